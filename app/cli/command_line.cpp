@@ -1,0 +1,102 @@
+#include "command_line.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+namespace streetgan::cli {
+
+CommandLine::CommandLine(std::string command, std::string usage, std::string summary,
+                         std::vector<OptionSpec> options)
+    : command_(std::move(command)),
+      usage_(std::move(usage)),
+      summary_(std::move(summary)),
+      options_(std::move(options)) {}
+
+const OptionSpec* CommandLine::find(const std::string& name) const {
+  for (const auto& option : options_)
+    if (option.name == name) return &option;
+  return nullptr;
+}
+
+Status CommandLine::parse(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string word = args[i];
+    if (word == "--help" || word == "-h") {
+      help_ = true;
+      continue;
+    }
+    if (word.size() < 2 || word[0] != '-' || word == "-") {
+      positionals_.push_back(word);
+      continue;
+    }
+    std::string inline_value;
+    bool has_inline = false;
+    if (const auto eq = word.find('='); word.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_value = word.substr(eq + 1);
+      word = word.substr(0, eq);
+      has_inline = true;
+    }
+    const OptionSpec* spec = find(word);
+    if (!spec)
+      return makeError("unknown option '" + word + "' (see " + program() + " --help)");
+    if (values_.count(word))
+      return makeError("option '" + word + "' is given more than once");
+    if (spec->value_name.empty()) {
+      if (has_inline) return makeError("option '" + word + "' takes no value");
+      values_[word] = "";
+      continue;
+    }
+    if (has_inline) {
+      values_[word] = inline_value;
+    } else {
+      if (i + 1 >= args.size())
+        return makeError("option '" + word + "' needs a value (" + word + " " + spec->value_name + ")");
+      values_[word] = args[++i];
+    }
+  }
+  return {};
+}
+
+std::string CommandLine::value(const std::string& name, const std::string& fallback) const {
+  const auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+Result<long long> CommandLine::integer(const std::string& name, long long fallback, long long lo,
+                                       long long hi) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& text = it->second;
+  char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || n < lo || n > hi)
+    return makeError("option '" + name + "': '" + text + "' is not allowed; allowed: an integer from " +
+                     std::to_string(lo) + " to " + std::to_string(hi));
+  return n;
+}
+
+std::string CommandLine::helpText() const {
+  std::ostringstream out;
+  out << "Usage: " << program() << " " << usage_ << "\n\n" << summary_ << "\n\nOptions:\n";
+  for (const auto& option : options_) {
+    std::string left = "  " + option.name + (option.value_name.empty() ? "" : " " + option.value_name);
+    if (left.size() < 26) left.resize(26, ' ');
+    else left += "\n" + std::string(26, ' ');
+    out << left << option.help << "\n";
+  }
+  out << "  --help                  show this help\n";
+  return out.str();
+}
+
+int fail(const std::string& program, const std::string& message, int code) {
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n') c = ' ';
+  std::fprintf(stderr, "%s: %s\n", program.c_str(), line.c_str());
+  return code;
+}
+
+}  // namespace streetgan::cli

@@ -1,0 +1,55 @@
+#pragma once
+// CommandLine: the options of one `streetgan` subcommand. Parses "--name value", "--name=value",
+// bare flags and the original tool's short "-t JSON" / "-c JSON" forms, and writes the --help
+// text from the same table, so help and parser never disagree.
+#include "result.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace streetgan::cli {
+
+struct OptionSpec {
+  std::string name;        ///< "--epochs" or "-t"
+  std::string value_name;  ///< "N"; empty for a flag without a value
+  std::string help;
+};
+
+class CommandLine {
+public:
+  CommandLine(std::string command, std::string usage, std::string summary,
+              std::vector<OptionSpec> options);
+
+  /// Parses `args` (the words after the subcommand). Errors name the option.
+  Status parse(const std::vector<std::string>& args);
+
+  bool helpRequested() const { return help_; }
+  std::string helpText() const;
+
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  std::string value(const std::string& name, const std::string& fallback = {}) const;
+  /// The option as an integer in [lo, hi], or an Error naming the option and the value.
+  Result<long long> integer(const std::string& name, long long fallback, long long lo,
+                            long long hi) const;
+  const std::vector<std::string>& positionals() const { return positionals_; }
+  /// "streetgan <command>", for messages.
+  std::string program() const { return "streetgan " + command_; }
+
+private:
+  const OptionSpec* find(const std::string& name) const;
+
+  std::string command_, usage_, summary_;
+  std::vector<OptionSpec> options_;
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positionals_;
+  bool help_ = false;
+};
+
+/// Exit codes of every command.
+enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+
+/// Prints "streetgan <command>: <message>" on stderr as one line and returns `code`.
+int fail(const std::string& program, const std::string& message, int code);
+
+}  // namespace streetgan::cli

@@ -1,0 +1,17 @@
+#pragma once
+// The `streetgan` subcommands. Each takes the words after its name and returns the exit code:
+// 0 ok, 2 usage or config error (nothing was started), 1 runtime failure.
+#include <string>
+#include <vector>
+
+namespace streetgan::cli {
+
+using Args = std::vector<std::string>;
+
+int runTrain(const Args& args);
+int runInfo(const Args& args);
+int runSample(const Args& args);
+int runDemoData(const Args& args);
+int runBench(const Args& args);
+
+}  // namespace streetgan::cli

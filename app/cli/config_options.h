@@ -1,0 +1,19 @@
+#pragma once
+// The config options shared by `train`, `info` and `bench`: --preset, --config, -t, -c and the
+// single-key shortcuts, applied in that order on top of the defaults.
+#include "command_line.h"
+#include "train_config.h"
+
+#include <vector>
+
+namespace streetgan::cli {
+
+std::vector<OptionSpec> configOptionSpecs();
+
+/// Builds the config the options describe; errors name the option, file, key and value.
+Result<TrainConfig> configFromOptions(const CommandLine& line);
+
+/// True when any option that changes the config was given (used to refuse them on --resume).
+std::vector<std::string> givenConfigOptions(const CommandLine& line);
+
+}  // namespace streetgan::cli

@@ -1,0 +1,49 @@
+#include "commands.h"
+#include "command_line.h"
+#include "demo_data_generator.h"
+
+#include <cstdio>
+#include <limits>
+
+namespace streetgan::cli {
+
+int runDemoData(const Args& args) {
+  CommandLine line("demo-data", "--out DIR [options]",
+                   "Renders procedural street scenes as 640x480 JPEGs in the MSLS layout\n"
+                   "(train_val/<city>/{database,query}/images, with seq_info.csv, postprocessed.csv\n"
+                   "and raw.csv). The same options and seed always give the same files.",
+                   {{"--out", "DIR", "folder to write (created; must not hold a train_val folder)"},
+                    {"--cities", "N", "number of cities, 1 to 8 (default 2)"},
+                    {"--sequences", "N", "sequences per city (default 4; the last is a query sequence)"},
+                    {"--frames", "N", "frames per sequence (default 8)"},
+                    {"--seed", "N", "random seed (default 1)"}});
+  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
+  if (line.helpRequested()) {
+    std::fputs(line.helpText().c_str(), stdout);
+    return kExitOk;
+  }
+  if (!line.has("--out")) return fail(line.program(), "missing --out DIR", kExitUsage);
+  DemoDataOptions options;
+  options.out_dir = line.value("--out");
+  auto cities = line.integer("--cities", options.cities, 1, 8);
+  auto sequences = line.integer("--sequences", options.sequences_per_city, 1, 1000);
+  auto frames = line.integer("--frames", options.frames_per_sequence, 1, 1000);
+  auto seed = line.integer("--seed", 1, 0, std::numeric_limits<long long>::max());
+  for (const auto* value : {&cities, &sequences, &frames, &seed})
+    if (!*value) return fail(line.program(), value->error(), kExitUsage);
+  options.cities = static_cast<int>(*cities);
+  options.sequences_per_city = static_cast<int>(*sequences);
+  options.frames_per_sequence = static_cast<int>(*frames);
+  options.seed = static_cast<std::uint64_t>(*seed);
+
+  auto summary = DemoDataGenerator(options).generate([](int done, int total) {
+    if (done % 16 == 0 || done == total) std::fprintf(stderr, "\rrendered %d/%d images", done, total);
+    if (done == total) std::fputc('\n', stderr);
+  });
+  if (!summary) return fail(line.program(), summary.error(), kExitFailure);
+  std::printf("wrote %d images in %zu cities to %s\n", summary->images, summary->cities.size(),
+              options.out_dir.c_str());
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli

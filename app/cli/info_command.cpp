@@ -1,0 +1,75 @@
+#include "commands.h"
+#include "compute_device.h"
+#include "config_options.h"
+#include "discriminator.h"
+#include "generator.h"
+#include "weight_init.h"
+
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+#include <torch/version.h>
+
+#include <cstdio>
+
+namespace streetgan::cli {
+namespace {
+
+nlohmann::json describe(const TrainConfig& config) {
+  Generator generator(GeneratorOptions{config.nz, config.ngf, config.nc, config.img_size});
+  Discriminator discriminator(DiscriminatorOptions{config.ndf, config.nc, config.img_size});
+  return {{"preset", config.preset},     {"img_size", config.img_size}, {"nz", config.nz},
+          {"ngf", config.ngf},           {"ndf", config.ndf},           {"nc", config.nc},
+          {"params_g", countParameters(*generator)},
+          {"params_d", countParameters(*discriminator)}};
+}
+
+}  // namespace
+
+int runInfo(const Args& args) {
+  auto specs = configOptionSpecs();
+  specs.push_back({"--json", "", "print one JSON object"});
+  CommandLine line("info", "[--preset NAME | --config FILE | -t JSON] [--json]",
+                   "Prints the parameter counts of G and D for a preset or config (default: the\n"
+                   "defaults, which equal naive-64), every preset, and the devices this build can use.",
+                   specs);
+  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
+  if (line.helpRequested()) {
+    std::fputs(line.helpText().c_str(), stdout);
+    return kExitOk;
+  }
+  if (!line.positionals().empty())
+    return fail(line.program(), "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
+  auto config = configFromOptions(line);
+  if (!config) return fail(line.program(), config.error(), kExitUsage);
+
+  nlohmann::json out = describe(*config);
+  out["devices"] = availableDevices();
+  out["version"] = STREETGAN_VERSION;
+  out["libtorch"] = TORCH_VERSION;
+  out["threads"] = at::get_num_threads();
+  out["presets"] = nlohmann::json::array();
+  for (const auto& name : presetNames()) out["presets"].push_back(describe(*presetConfig(name)));
+
+  if (line.has("--json")) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("streetgan %s (LibTorch %s, %d CPU threads)\n", STREETGAN_VERSION, TORCH_VERSION,
+              at::get_num_threads());
+  std::printf("devices: ");
+  for (std::size_t i = 0; i < out["devices"].size(); ++i)
+    std::printf("%s%s", i ? ", " : "", out["devices"][i].get<std::string>().c_str());
+  std::printf("\n\nthis config: img_size %d, nz %d, ngf %d, ndf %d, nc %d\n", config->img_size,
+              config->nz, config->ngf, config->ndf, config->nc);
+  std::printf("  G parameters: %lld\n  D parameters: %lld\n\n",
+              out["params_g"].get<long long>(), out["params_d"].get<long long>());
+  std::printf("%-10s %8s %5s %5s %5s %14s %14s\n", "preset", "img_size", "nz", "ngf", "ndf",
+              "G parameters", "D parameters");
+  for (const auto& p : out["presets"])
+    std::printf("%-10s %8d %5d %5d %5d %14lld %14lld\n", p["preset"].get<std::string>().c_str(),
+                p["img_size"].get<int>(), p["nz"].get<int>(), p["ngf"].get<int>(),
+                p["ndf"].get<int>(), p["params_g"].get<long long>(), p["params_d"].get<long long>());
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli

@@ -1,0 +1,49 @@
+#include "command_line.h"
+#include "commands.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace {
+
+const char* kUsage =
+    "Usage: streetgan <command> [options]\n"
+    "\n"
+    "Train a DCGAN on street-level photographs and work with its runs.\n"
+    "\n"
+    "Commands:\n"
+    "  train       train a model (locally; the studio also runs this)\n"
+    "  sample      write a grid of generated images from a checkpoint\n"
+    "  info        parameter counts of a preset or config, and the devices\n"
+    "  demo-data   render procedural street scenes to train on without a download\n"
+    "  bench       measure training speed (bench train)\n"
+    "\n"
+    "Run 'streetgan <command> --help' for the options of a command.\n"
+    "  --version   print the version\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace streetgan::cli;
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  const std::string command = argv[1];
+  const Args args(argv + 2, argv + argc);
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (command == "--version") {
+    std::printf("streetgan %s\n", STREETGAN_VERSION);
+    return kExitOk;
+  }
+  if (command == "train") return runTrain(args);
+  if (command == "info") return runInfo(args);
+  if (command == "sample") return runSample(args);
+  if (command == "demo-data") return runDemoData(args);
+  if (command == "bench") return runBench(args);
+  return fail("streetgan", "unknown command '" + command + "' (see streetgan --help)", kExitUsage);
+}

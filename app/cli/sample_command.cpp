@@ -1,0 +1,63 @@
+#include "checkpoint.h"
+#include "commands.h"
+#include "command_line.h"
+#include "compute_device.h"
+#include "image_grid.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <limits>
+
+namespace streetgan::cli {
+
+int runSample(const Args& args) {
+  CommandLine line("sample", "--checkpoint FILE --out FILE.png [options]",
+                   "Writes a PNG grid of images generated from a checkpoint. The latents are\n"
+                   "drawn from --seed (the same seed gives the same images), or with --fixed are\n"
+                   "the run's fixed sample noise.",
+                   {{"--checkpoint", "FILE", "checkpoint (.pt) of a run"},
+                    {"--out", "FILE", "PNG file to write"},
+                    {"--n", "N", "number of images (default 64)"},
+                    {"--seed", "N", "latent seed (default 0)"},
+                    {"--fixed", "", "use the run's fixed sample noise instead of --seed"},
+                    {"--columns", "N", "images per row (default: square grid)"},
+                    {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"},
+                    {"--device", "DEV", "auto, cpu, cuda or cuda:N (default cpu)"}});
+  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
+  if (line.helpRequested()) {
+    std::fputs(line.helpText().c_str(), stdout);
+    return kExitOk;
+  }
+  if (!line.has("--checkpoint")) return fail(line.program(), "missing --checkpoint FILE", kExitUsage);
+  if (!line.has("--out")) return fail(line.program(), "missing --out FILE.png", kExitUsage);
+  auto n = line.integer("--n", 64, 1, 4096);
+  if (!n) return fail(line.program(), n.error(), kExitUsage);
+  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
+  if (!seed) return fail(line.program(), seed.error(), kExitUsage);
+  auto columns = line.integer("--columns", 0, 0, 4096);
+  if (!columns) return fail(line.program(), columns.error(), kExitUsage);
+  auto device = resolveDevice(line.value("--device", "cpu"));
+  if (!device) return fail(line.program(), "option '--device': " + device.error(), kExitUsage);
+
+  auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), *device);
+  if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
+  torch::Tensor noise;
+  if (line.has("--fixed")) {
+    noise = loaded->fixed_noise.narrow(0, 0, std::min<long long>(*n, loaded->fixed_noise.size(0)));
+  } else {
+    auto rng = at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(*seed));
+    noise = torch::randn({*n, loaded->config.nz, 1, 1}, rng, torch::kFloat32);
+  }
+  torch::NoGradGuard no_grad;
+  if (line.has("--train-mode")) loaded->generator->train(); else loaded->generator->eval();
+  const auto images = loaded->generator->forward(noise.to(*device));
+  if (Status written = writeImageGrid(images, line.value("--out"), static_cast<int>(*columns)); !written)
+    return fail(line.program(), written.error(), kExitFailure);
+  std::fprintf(stderr, "wrote %lld images (step %lld) to %s\n", static_cast<long long>(images.size(0)),
+               static_cast<long long>(loaded->progress.step), line.value("--out").c_str());
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli

@@ -1,0 +1,323 @@
+#include "train_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <regex>
+#include <sstream>
+
+namespace streetgan {
+namespace {
+
+using json = nlohmann::json;
+
+enum class KeyGroup { Training, Checkpoint, Run, Augment };
+
+// A config key: how to read it into a TrainConfig (returning an error text, empty when valid)
+// and how to write it back.
+struct ConfigKey {
+  std::string name;
+  KeyGroup group;
+  std::function<std::string(TrainConfig&, const json&)> set;
+  std::function<json(const TrainConfig&)> get;
+};
+
+std::string shown(const json& value) {
+  std::string text = value.dump();
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
+bool readInteger(const json& value, long long& out) {
+  if (value.is_number_integer()) {
+    out = value.get<long long>();
+    return true;
+  }
+  if (value.is_number_float()) {
+    const double d = value.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) {
+      out = static_cast<long long>(d);
+      return true;
+    }
+  }
+  return false;
+}
+
+template <class Member>
+ConfigKey intKey(std::string name, KeyGroup group, Member member, long long lo, long long hi) {
+  const std::string allowed = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return {name, group,
+          [=](TrainConfig& c, const json& v) -> std::string {
+            long long n = 0;
+            if (!readInteger(v, n) || n < lo || n > hi)
+              return shown(v) + " is not allowed; allowed: " + allowed;
+            c.*member = static_cast<std::remove_reference_t<decltype(c.*member)>>(n);
+            return {};
+          },
+          [=](const TrainConfig& c) { return json(c.*member); }};
+}
+
+ConfigKey choiceKey(std::string name, KeyGroup group, int TrainConfig::*member,
+                    std::vector<int> choices) {
+  std::string allowed;
+  for (size_t i = 0; i < choices.size(); ++i)
+    allowed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::to_string(choices[i]);
+  return {name, group,
+          [=](TrainConfig& c, const json& v) -> std::string {
+            long long n = 0;
+            if (!readInteger(v, n) || std::find(choices.begin(), choices.end(), n) == choices.end())
+              return shown(v) + " is not allowed; allowed: " + allowed;
+            c.*member = static_cast<int>(n);
+            return {};
+          },
+          [=](const TrainConfig& c) { return json(c.*member); }};
+}
+
+// A real number in [lo, hi) or (lo, hi) (open_lo), described by `allowed`.
+ConfigKey numberKey(std::string name, KeyGroup group, std::function<double&(TrainConfig&)> field,
+                    double lo, double hi, bool open_lo, std::string allowed) {
+  return {name, group,
+          [=](TrainConfig& c, const json& v) -> std::string {
+            if (!v.is_number()) return shown(v) + " is not a number; allowed: " + allowed;
+            const double d = v.get<double>();
+            if (!std::isfinite(d) || d < lo || (open_lo && d == lo) || d >= hi)
+              return shown(v) + " is not allowed; allowed: " + allowed;
+            field(c) = d;
+            return {};
+          },
+          [=](const TrainConfig& c) { return json(field(const_cast<TrainConfig&>(c))); }};
+}
+
+ConfigKey stringKey(std::string name, KeyGroup group, std::string TrainConfig::*member,
+                    std::function<bool(const std::string&)> valid, std::string allowed) {
+  return {name, group,
+          [=](TrainConfig& c, const json& v) -> std::string {
+            if (!v.is_string() || !valid(v.get<std::string>()))
+              return shown(v) + " is not allowed; allowed: " + allowed;
+            c.*member = v.get<std::string>();
+            return {};
+          },
+          [=](const TrainConfig& c) { return json(c.*member); }};
+}
+
+bool validRunName(const std::string& s) {
+  return !s.empty() && s.size() <= 200 && s != "." && s != ".." &&
+         s.find('/') == std::string::npos && s.find('\0') == std::string::npos &&
+         s.find('\n') == std::string::npos;
+}
+
+bool validDevice(const std::string& s) {
+  static const std::regex pattern("auto|cpu|cuda(:[0-9]{1,2})?");
+  return std::regex_match(s, pattern);
+}
+
+const std::vector<ConfigKey>& keys() {
+  using G = KeyGroup;
+  static const std::vector<ConfigKey> table = {
+      choiceKey("nc", G::Training, &TrainConfig::nc, {1, 3}),
+      intKey("nz", G::Training, &TrainConfig::nz, 1, 4096),
+      intKey("ngf", G::Training, &TrainConfig::ngf, 1, 2048),
+      intKey("ndf", G::Training, &TrainConfig::ndf, 1, 2048),
+      numberKey("lr", G::Training, [](TrainConfig& c) -> double& { return c.lr; }, 0.0, 10.0, true,
+                "a positive number below 10"),
+      numberKey("beta1", G::Training, [](TrainConfig& c) -> double& { return c.beta1; }, 0.0, 1.0,
+                false, "a number in [0, 1)"),
+      numberKey("beta2", G::Training, [](TrainConfig& c) -> double& { return c.beta2; }, 0.0, 1.0,
+                false, "a number in [0, 1)"),
+      intKey("batch_size", G::Training, &TrainConfig::batch_size, 1, 65536),
+      choiceKey("img_size", G::Training, &TrainConfig::img_size, {64, 128}),
+      numberKey("weight_decay", G::Training,
+                [](TrainConfig& c) -> double& { return c.weight_decay; }, 0.0, 1e3, false,
+                "a number from 0 up to 1000"),
+      stringKey("name", G::Checkpoint, &TrainConfig::name, validRunName,
+                "a non-empty name without '/' or a line break, not \".\" or \"..\""),
+      stringKey("root", G::Checkpoint, &TrainConfig::root,
+                [](const std::string& s) { return !s.empty() && s.find('\0') == std::string::npos; },
+                "a non-empty folder path"),
+      intKey("log_frequency", G::Checkpoint, &TrainConfig::log_frequency, 1, 100000000),
+      intKey("save_frequency", G::Checkpoint, &TrainConfig::save_frequency, 1, 1000000),
+      intKey("keep_checkpoints", G::Checkpoint, &TrainConfig::keep_checkpoints, 1, 1000000),
+      stringKey("dataroot", G::Run, &TrainConfig::dataroot,
+                [](const std::string& s) { return s.find('\0') == std::string::npos; },
+                "a folder path"),
+      intKey("epochs", G::Run, &TrainConfig::epochs, 1, 1000000),
+      intKey("seed", G::Run, &TrainConfig::seed, 0, std::numeric_limits<std::int64_t>::max()),
+      stringKey("device", G::Run, &TrainConfig::device, validDevice,
+                "auto, cpu, cuda or cuda:N"),
+      stringKey("precision", G::Run, &TrainConfig::precision,
+                [](const std::string& s) {
+                  return s == "auto" || s == "fp32" || s == "fp16" || s == "bf16";
+                },
+                "auto, fp32, fp16 or bf16"),
+      intKey("threads", G::Run, &TrainConfig::threads, 0, 1024),
+      intKey("sample_count", G::Run, &TrainConfig::sample_count, 1, 1024),
+      stringKey("preset", G::Run, &TrainConfig::preset,
+                [](const std::string& s) { return !s.empty() && s.size() <= 64; },
+                "a non-empty label of at most 64 characters"),
+      numberKey("augment.shift", G::Augment,
+                [](TrainConfig& c) -> double& { return c.augment.shift; }, 0.0, 1.0, false,
+                "a number in [0, 1)"),
+      numberKey("augment.crop_scale", G::Augment,
+                [](TrainConfig& c) -> double& { return c.augment.crop_scale; }, 0.0, 65.0, true,
+                "a positive number up to 64"),
+      numberKey("augment.noise_std", G::Augment,
+                [](TrainConfig& c) -> double& { return c.augment.noise_std; }, 0.0, 10.0, false,
+                "a number in [0, 10)"),
+      {"augment.flip", G::Augment,
+       [](TrainConfig& c, const json& v) -> std::string {
+         if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
+         c.augment.flip = v.get<bool>();
+         return {};
+       },
+       [](const TrainConfig& c) { return json(c.augment.flip); }},
+      numberKey("augment.rotate_deg", G::Augment,
+                [](TrainConfig& c) -> double& { return c.augment.rotate_deg; }, 0.0, 180.0, false,
+                "a number of degrees in [0, 180)"),
+      numberKey("augment.scale_jitter", G::Augment,
+                [](TrainConfig& c) -> double& { return c.augment.scale_jitter; }, 0.0, 1.0, false,
+                "a number in [0, 1)"),
+  };
+  return table;
+}
+
+const ConfigKey* findKey(const std::string& name) {
+  for (const auto& key : keys())
+    if (key.name == name) return &key;
+  return nullptr;
+}
+
+bool inScope(KeyGroup group, ConfigScope scope) {
+  switch (scope) {
+    case ConfigScope::All: return true;
+    case ConfigScope::Training: return group == KeyGroup::Training || group == KeyGroup::Augment;
+    case ConfigScope::Checkpoint: return group == KeyGroup::Checkpoint;
+  }
+  return false;
+}
+
+std::string scopeKeyList(ConfigScope scope) {
+  std::string list;
+  for (const auto& key : keys())
+    if (inScope(key.group, scope) && key.group != KeyGroup::Augment)
+      list += (list.empty() ? "" : ", ") + key.name;
+  if (scope != ConfigScope::Checkpoint) list += ", augment";
+  return list;
+}
+
+// Flattens {"augment": {"shift": 1}} into ("augment.shift", 1) and the original tool's grouped
+// form {"training": {...}, "checkpoint": {...}} into its keys.
+Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
+               const std::string& source, std::vector<std::pair<std::string, json>>& out) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    const std::string name = prefix + it.key();
+    if (prefix.empty() && (name == "augment" || name == "training" || name == "checkpoint")) {
+      if (!it.value().is_object())
+        return makeError(source + ": config key \"" + name + "\" must be a JSON object");
+      const bool grouped = name != "augment";
+      if (grouped && scope != ConfigScope::All)
+        return makeError(source + ": config key \"" + name + "\" is not allowed here; allowed: " +
+                         scopeKeyList(scope));
+      const ConfigScope inner = name == "training"     ? ConfigScope::Training
+                                : name == "checkpoint" ? ConfigScope::Checkpoint
+                                                       : scope;
+      const Status status =
+          flatten(it.value(), grouped ? "" : "augment.", inner, source, out);
+      if (!status) return status;
+      continue;
+    }
+    const ConfigKey* key = findKey(name);
+    if (!key)
+      return makeError(source + ": unknown config key \"" + name + "\"; allowed: " +
+                       scopeKeyList(scope));
+    if (!inScope(key->group, scope))
+      return makeError(source + ": config key \"" + name + "\" is not allowed here; allowed: " +
+                       scopeKeyList(scope));
+    out.emplace_back(name, it.value());
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<TrainConfig> applyConfigJson(const TrainConfig& base, const json& object, ConfigScope scope,
+                                    const std::string& source) {
+  if (!object.is_object())
+    return makeError(source + ": the config must be a JSON object ({...}), not " + shown(object));
+  std::vector<std::pair<std::string, json>> entries;
+  if (Status status = flatten(object, "", scope, source, entries); !status) return makeError(status.error());
+  TrainConfig config = base;
+  for (const auto& [name, value] : entries) {
+    const std::string problem = findKey(name)->set(config, value);
+    if (!problem.empty()) return makeError(source + ": config key \"" + name + "\": " + problem);
+  }
+  if (Status status = validateConfig(config); !status)
+    return makeError(source + ": " + status.error());
+  return config;
+}
+
+Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& text,
+                                    ConfigScope scope, const std::string& source) {
+  json parsed;
+  try {
+    parsed = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return makeError(source + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  return applyConfigJson(base, parsed, scope, source);
+}
+
+Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return makeError(path + ": cannot open the config file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return makeError(path + ": cannot read the config file");
+  return applyConfigText(base, buffer.str(), ConfigScope::All, path);
+}
+
+Status validateConfig(const TrainConfig& config) {
+  if (config.augment.crop_scale * config.img_size < 1.0)
+    return makeError("config key \"augment.crop_scale\": " + std::to_string(config.augment.crop_scale) +
+                     " gives a crop smaller than one pixel at img_size " +
+                     std::to_string(config.img_size));
+  return {};
+}
+
+json configToJson(const TrainConfig& config) {
+  json out = json::object();
+  for (const auto& key : keys()) {
+    if (key.group == KeyGroup::Augment)
+      out["augment"][key.name.substr(std::string("augment.").size())] = key.get(config);
+    else
+      out[key.name] = key.get(config);
+  }
+  return out;
+}
+
+Result<TrainConfig> presetConfig(const std::string& name) {
+  TrainConfig config;
+  config.preset = name;
+  if (name == "naive-64") {
+    config.nz = 100, config.ngf = 64, config.ndf = 64, config.img_size = 64;
+  } else if (name == "safe-64") {
+    config.nz = 256, config.ngf = 256, config.ndf = 64, config.img_size = 64;
+  } else if (name == "safe-128") {
+    config.nz = 256, config.ngf = 256, config.ndf = 128, config.img_size = 128;
+  } else {
+    return makeError("unknown preset \"" + name + "\"; allowed: naive-64, safe-64, safe-128");
+  }
+  return config;
+}
+
+std::vector<std::string> presetNames() { return {"naive-64", "safe-64", "safe-128"}; }
+
+std::vector<std::string> configKeyNames() {
+  std::vector<std::string> names;
+  for (const auto& key : keys()) names.push_back(key.name);
+  return names;
+}
+
+}  // namespace streetgan

@@ -1,0 +1,314 @@
+#include "trainer.h"
+
+#include "atomic_file.h"
+#include "batch_loader.h"
+#include "checkpoint.h"
+#include "compute_device.h"
+#include "dcgan_step.h"
+#include "event_log.h"
+#include "image_grid.h"
+#include "run_directory.h"
+#include "weight_init.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+namespace streetgan {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct Trainer::State {
+  TrainConfig config;
+  TrainerOptions options;
+  RunDirectory run{""};
+  c10::Device device{c10::kCPU};
+  Precision precision = Precision::Fp32;
+  std::unique_ptr<BatchLoader> loader;
+  std::unique_ptr<DcganStep> model;
+  EventLog events;
+  TrainingProgress progress;
+  torch::Tensor fixed_noise;
+  at::Generator noise_rng;
+  std::string resumed_from;
+  std::int64_t last_checkpoint_step = -1;
+  std::int64_t last_sample_step = -1;
+  std::int64_t skipped_files = 0;
+
+  std::string log_error;  ///< first failure to append to events.jsonl; ends the run
+
+  void emit(const std::string& type, json fields) {
+    if (options.on_event) {
+      json copy = fields;
+      copy["type"] = type;
+      options.on_event(copy);
+    }
+    if (Status written = events.emit(type, std::move(fields)); !written && log_error.empty())
+      log_error = written.error();
+  }
+  bool stopRequested() const {
+    return options.stop_requested && options.stop_requested->load(std::memory_order_relaxed);
+  }
+  Status writeSamples();
+  Status writeCheckpoint();
+  Status restoreLatest();
+  Result<RunOutcome> loop();
+};
+
+namespace {
+
+std::string relativeTo(const std::string& path, const std::string& base) {
+  return fs::path(path).lexically_relative(base).generic_string();
+}
+
+// Noise for the training steps and the fixed sample noise come from their own generators, so
+// sampling never shifts the training stream and both are restored exactly on resume.
+at::Generator makeCpuGenerator(std::uint64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
+}  // namespace
+
+Trainer::Trainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Trainer::~Trainer() = default;
+const std::string& Trainer::runDirectory() const { return state_->run.path(); }
+
+Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
+                                                  const TrainerOptions& options) {
+  auto s = std::make_unique<State>();
+  s->options = options;
+  s->config = requested;
+  const std::string run_path = options.run_dir.empty()
+                                   ? (fs::path(requested.root) / requested.name).string()
+                                   : options.run_dir;
+  s->run = RunDirectory(run_path);
+
+  if (options.resume) {
+    const auto checkpoints = s->run.checkpoints();
+    if (checkpoints.empty())
+      return makeError(run_path + ": no checkpoint to resume from (looked in " +
+                       s->run.checkpointsDir() + ")");
+    auto stored = readCheckpointConfig(checkpoints.back());
+    if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
+    if (!stored) return makeError(stored.error());
+    s->config = *stored;
+    if (options.dataroot) s->config.dataroot = *options.dataroot;
+    if (options.epochs) s->config.epochs = *options.epochs;
+    if (options.device) s->config.device = *options.device;
+    if (options.threads) s->config.threads = *options.threads;
+  } else if (s->run.holdsRun()) {
+    return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
+                     "or choose another --run-dir or name");
+  }
+  if (Status valid = validateConfig(s->config); !valid) return makeError(valid.error());
+
+  auto device = resolveDevice(s->config.device);
+  if (!device) return makeError(device.error());
+  s->device = *device;
+  auto precision = resolvePrecision(s->config.precision, s->device);
+  if (!precision) return makeError(precision.error());
+  s->precision = *precision;
+  setComputeThreads(s->config.threads);
+
+  if (s->config.dataroot.empty())
+    return makeError("no data folder given: pass --dataroot DIR (or set \"dataroot\" in the config)");
+  auto dataset = ImageFolderDataset::open(s->config.dataroot);
+  if (!dataset) return makeError(dataset.error());
+  s->loader = std::make_unique<BatchLoader>(
+      std::move(*dataset), SamplePipeline(s->config.augment, s->config.img_size, s->config.nc),
+      s->config.batch_size, static_cast<std::uint64_t>(s->config.seed));
+
+  if (Status created = s->run.create(); !created) return makeError(created.error());
+  auto events = EventLog::open(s->run.eventsPath(), options.events_to_stdout);
+  if (!events) return makeError(events.error());
+  s->events = std::move(*events);
+  return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
+}
+
+Status Trainer::State::restoreLatest() {
+  auto checkpoints = run.checkpoints();
+  while (!checkpoints.empty()) {
+    const std::string path = checkpoints.back();
+    checkpoints.pop_back();
+    auto restored = loadCheckpoint(path, *model);
+    if (restored) {
+      progress = restored->progress;
+      fixed_noise = restored->fixed_noise.to(device);
+      noise_rng.set_state(restored->noise_rng_state);
+      resumed_from = relativeTo(path, run.path());
+      last_checkpoint_step = progress.step;
+      return {};
+    }
+    emit("warning", {{"message", restored.error() + "; trying the previous checkpoint"},
+                     {"path", relativeTo(path, run.path())}});
+    // A failed load can leave the model half restored: start again from a fresh one.
+    model = std::make_unique<DcganStep>(config, device, precision);
+  }
+  return makeError(run.path() + ": no readable checkpoint to resume from");
+}
+
+Status Trainer::State::writeSamples() {
+  if (last_sample_step == progress.step) return {};
+  torch::Tensor images;
+  {
+    torch::NoGradGuard no_grad;
+    model->generator()->eval();
+    images = model->generator()->forward(fixed_noise);
+    model->generator()->train();
+  }
+  const std::string relative = run.sampleRelativePath(progress.step);
+  if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string()); !written)
+    return written;
+  last_sample_step = progress.step;
+  emit("samples", {{"path", relative}, {"step", progress.step},
+                          {"epoch", progress.epoch + (progress.batch > 0 ? 1 : 0)},
+                          {"images_seen", progress.images_seen}});
+  return {};
+}
+
+Status Trainer::State::writeCheckpoint() {
+  if (last_checkpoint_step == progress.step) return {};
+  const std::string path = run.checkpointPath(progress.step);
+  CheckpointState state{progress, fixed_noise, noise_rng.get_state(), config};
+  if (Status saved = saveCheckpoint(path, *model, state); !saved) return saved;
+  last_checkpoint_step = progress.step;
+  run.pruneCheckpoints(config.keep_checkpoints);
+  emit("checkpoint", {{"path", relativeTo(path, run.path())}, {"step", progress.step},
+                             {"epoch", progress.epoch}, {"images_seen", progress.images_seen}});
+  return {};
+}
+
+Result<RunOutcome> Trainer::run() {
+  State& s = *state_;
+  std::string message;
+  try {
+    auto outcome = s.loop();
+    if (outcome) return outcome;
+    message = outcome.error();
+  } catch (const c10::Error& e) {
+    message = std::string("training failed: ") + e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    message = std::string("training failed: ") + e.what();
+  }
+  s.emit("error", {{"message", message}});
+  s.emit("run_finished", {{"status", "failed"}, {"message", message}, {"step", s.progress.step}});
+  return makeError(message);
+}
+
+Result<RunOutcome> Trainer::State::loop() {
+  const int removed = run.removeTemporaryFiles();
+  model = std::make_unique<DcganStep>(config, device, precision);
+  noise_rng = makeCpuGenerator(static_cast<std::uint64_t>(config.seed) * 2 + 1);
+  fixed_noise = torch::randn({config.sample_count, config.nz, 1, 1},
+                             makeCpuGenerator(static_cast<std::uint64_t>(config.seed) * 2),
+                             torch::kFloat32)
+                    .to(device);
+  if (options.resume)
+    if (Status restored = restoreLatest(); !restored) return makeError(restored.error());
+  if (Status written = writeFileAtomically(run.configPath(), configToJson(config).dump(2) + "\n");
+      !written)
+    return makeError(written.error());
+
+  const std::int64_t batches = loader->batchesPerEpoch();
+  emit("run_started",
+       {{"config", configToJson(config)},
+        {"device", deviceName(device)},
+        {"precision", precisionName(precision)},
+        {"params_g", countParameters(*model->generator())},
+        {"params_d", countParameters(*model->discriminator())},
+        {"resumed_from", resumed_from.empty() ? json(nullptr) : json(resumed_from)},
+        {"epoch", progress.epoch},
+        {"step", progress.step},
+        {"images_seen", progress.images_seen},
+        {"dataset", {{"root", loader->dataset().root()}, {"images", loader->datasetSize()}}},
+        {"batches_per_epoch", batches},
+        {"threads", at::get_num_threads()},
+        {"pid", static_cast<long long>(::getpid())},
+        {"version", STREETGAN_VERSION}});
+  if (removed > 0)
+    emit("warning", {{"message", "removed " + std::to_string(removed) +
+                                     " unfinished file(s) left by an earlier process"}});
+
+  bool stopped = false;
+  while (progress.epoch < config.epochs && !stopped) {
+    const auto epoch_start = Clock::now();
+    double sum_d = 0, sum_g = 0;
+    std::int64_t steps_in_epoch = 0, images_in_epoch = 0;
+    while (progress.batch < batches) {
+      if (stopRequested()) {
+        stopped = true;
+        break;
+      }
+      const auto t0 = Clock::now();
+      Batch batch = loader->load(progress.epoch, progress.batch);
+      const auto t1 = Clock::now();
+      for (const auto& skipped : batch.skipped) {
+        ++skipped_files;
+        emit("warning", {{"message", skipped.reason}, {"path", skipped.path},
+                         {"skipped_total", skipped_files}});
+      }
+      ++progress.batch;
+      const std::int64_t n = batch.images.size(0);
+      if (n == 0) continue;
+      const auto noise = torch::randn({n, config.nz, 1, 1}, noise_rng, torch::kFloat32);
+      const StepStats stats = model->step(batch.images.to(device), noise.to(device));
+      const auto t2 = Clock::now();
+      ++progress.step;
+      progress.images_seen += n;
+      ++steps_in_epoch;
+      images_in_epoch += n;
+      sum_d += stats.loss_d;
+      sum_g += stats.loss_g;
+      const double seconds = std::chrono::duration<double>(t2 - t0).count();
+      const double wait = std::chrono::duration<double>(t1 - t0).count();
+      json step = {{"epoch", progress.epoch + 1},     {"iteration", progress.batch},
+                   {"iterations", batches},           {"step", progress.step},
+                   {"images_seen", progress.images_seen}, {"loss_d", stats.loss_d},
+                   {"loss_g", stats.loss_g},          {"d_x", stats.d_x},
+                   {"d_g_z1", stats.d_g_z1},          {"d_g_z2", stats.d_g_z2},
+                   {"images_per_s", seconds > 0 ? n / seconds : 0.0},
+                   {"data_wait_fraction", seconds > 0 ? wait / seconds : 0.0}};
+      if (model->scaler().enabled()) {
+        step["loss_scale"] = model->scaler().currentScale();
+        step["skipped_step"] = stats.skipped;
+      }
+      emit("step", std::move(step));
+      if (!log_error.empty()) return makeError(log_error);
+      if (progress.step % config.log_frequency == 0)
+        if (Status s = writeSamples(); !s) return makeError(s.error());
+    }
+    if (stopped) break;
+    if (images_in_epoch == 0 && progress.step == 0)
+      return makeError(loader->dataset().root() + ": not one image could be read in epoch " +
+                       std::to_string(progress.epoch + 1));
+    ++progress.epoch;
+    progress.batch = 0;
+    emit("epoch_end",
+         {{"epoch", progress.epoch}, {"epochs", config.epochs}, {"step", progress.step},
+          {"images_seen", progress.images_seen},
+          {"steps", steps_in_epoch},
+          {"mean_loss_d", steps_in_epoch ? sum_d / steps_in_epoch : 0.0},
+          {"mean_loss_g", steps_in_epoch ? sum_g / steps_in_epoch : 0.0},
+          {"seconds", std::chrono::duration<double>(Clock::now() - epoch_start).count()}});
+    if (Status s = writeSamples(); !s) return makeError(s.error());
+    if (progress.epoch % config.save_frequency == 0 || progress.epoch == config.epochs)
+      if (Status s = writeCheckpoint(); !s) return makeError(s.error());
+  }
+  if (stopped) {
+    if (Status s = writeCheckpoint(); !s) return makeError(s.error());
+    emit("run_finished", {{"status", "stopped"}, {"epoch", progress.epoch},
+                          {"step", progress.step}, {"images_seen", progress.images_seen}});
+    return RunOutcome::Stopped;
+  }
+  emit("run_finished", {{"status", "completed"}, {"epoch", progress.epoch},
+                        {"step", progress.step}, {"images_seen", progress.images_seen}});
+  return RunOutcome::Completed;
+}
+
+}  // namespace streetgan

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs everything StreetGAN Studio needs to build, run and test on Debian bookworm (as root).
+#   packaging/install-deps.sh            build + runtime + test dependencies
+#   packaging/install-deps.sh --cli-only only what the headless `streetgan` CLI needs (no Qt)
+#   packaging/install-deps.sh --bench    also the Python reference used by bench/ scripts
+set -euo pipefail
+
+cli_only=0
+bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --cli-only) cli_only=1 ;;
+    --bench) bench=1 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (allowed: --cli-only, --bench)" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build ccache pkg-config git
+  # engine: LibTorch 1.13 (CPU) with a fast BLAS, OpenCV for image I/O, JSON
+  libtorch-dev libopenblas0-pthread
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  nlohmann-json3-dev
+  # tools the tests drive
+  procps
+)
+if [ "$cli_only" -eq 0 ]; then
+  packages+=(
+    qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
+  )
+fi
+if [ "$bench" -eq 1 ]; then
+  packages+=(python3 python3-torch python3-numpy python3-pil)
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps.sh: must run as root (it calls apt-get)" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps.sh: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
