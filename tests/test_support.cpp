@@ -1,0 +1,69 @@
+#include "test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QtTest>
+
+namespace streetgan::test {
+
+CliResult runCli(const QStringList& args, int timeout_ms) {
+  QProcess process;
+  process.start(STREETGAN_CLI, args);
+  CliResult result;
+  if (!process.waitForStarted(30000)) return result;
+  if (!process.waitForFinished(timeout_ms)) {
+    process.kill();
+    process.waitForFinished();
+  }
+  result.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+  result.out = QString::fromUtf8(process.readAllStandardOutput());
+  result.err = QString::fromUtf8(process.readAllStandardError());
+  return result;
+}
+
+QString makeTinyDataset(const QString& dir) {
+  const QString root = dir + "/data";
+  if (!QDir(root + "/train_val").exists()) {
+    const auto r = runCli({"demo-data", "--out", root, "--cities", "1", "--sequences", "4",
+                           "--frames", "8", "--seed", "5"});
+    if (r.exit_code != 0) qFatal("demo-data failed: %s", qPrintable(r.err));
+  }
+  return root;
+}
+
+QStringList tinyTrainArgs(const QString& dataroot, const QString& run_dir, int epochs) {
+  return {"train", "--dataroot", dataroot, "--run-dir", run_dir, "--epochs",
+          QString::number(epochs), "--seed", "7", "--threads", "2", "-t",
+          R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16})", "-c",
+          R"({"log_frequency":3,"save_frequency":1,"keep_checkpoints":10})"};
+}
+
+QVector<QJsonObject> readEvents(const QString& run_dir) {
+  QVector<QJsonObject> events;
+  QFile file(run_dir + "/events.jsonl");
+  if (!file.open(QIODevice::ReadOnly)) return events;
+  for (const QByteArray& line : file.readAll().split('\n')) {
+    if (line.trimmed().isEmpty()) continue;
+    QJsonParseError error;
+    const auto doc = QJsonDocument::fromJson(line, &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+      qFatal("events.jsonl line is not a JSON object: %s", line.constData());
+    events.push_back(doc.object());
+  }
+  return events;
+}
+
+QVector<QJsonObject> eventsOfType(const QVector<QJsonObject>& events, const QString& type) {
+  QVector<QJsonObject> out;
+  for (const auto& e : events)
+    if (e.value("type").toString() == type) out.push_back(e);
+  return out;
+}
+
+QString testOutputDir() {
+  QDir().mkpath(STREETGAN_TEST_OUTPUT);
+  return STREETGAN_TEST_OUTPUT;
+}
+
+}  // namespace streetgan::test
