@@ -1,5 +1,7 @@
 #include "discriminator.h"
 
+#include "conv_layout.h"
+
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
@@ -36,7 +38,16 @@ DiscriminatorImpl::DiscriminatorImpl(const DiscriminatorOptions& options) : opti
 }
 
 torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& images) {
-  return net_->forward(images).view({-1});
+  torch::Tensor x = images;
+  for (auto& layer : *net_) {
+    if (auto* conv = layer.ptr()->as<torch::nn::Conv2d>()) {
+      const auto in = x.size(2);
+      const auto stride = (*conv->options.stride())[0];
+      x = inConvLayout(x, in, stride == 2 ? in / 2 : 1);
+    }
+    x = layer.forward(x);
+  }
+  return x.reshape({-1});
 }
 
 }  // namespace streetgan

@@ -16,6 +16,7 @@ private slots:
   void roundTrip();
   void everyKeyIsWrittenOut();
   void configFileErrors();
+  void shippedConfigParses();
 };
 
 void TestTrainConfig::defaults() {
@@ -187,6 +188,14 @@ void TestTrainConfig::configFileErrors() {
   QVERIFY(!bad.ok());
   QCOMPARE(QString::fromStdString(bad.error()),
            path + ": config key \"img_size\": 100 is not allowed; allowed: 64 or 128");
+}
+
+void TestTrainConfig::shippedConfigParses() {
+  const auto config = applyConfigFile(TrainConfig{}, STREETGAN_SOURCE_DIR "/resources/configs/msls-safe-64.json");
+  QVERIFY2(config.ok(), config.error().c_str());
+  QCOMPARE(config->nz, 256);
+  QCOMPARE(config->ngf, 256);
+  QCOMPARE(QString::fromStdString(config->name), QString("msls-safe-64"));
 }
 
 QTEST_APPLESS_MAIN(TestTrainConfig)
