@@ -11,6 +11,7 @@ Reference only: python3-torch is never a runtime dependency of StreetGAN.
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -130,7 +131,7 @@ def main():
     common = ["--preset", args.preset, "--batch", str(args.batch), "--steps", str(args.steps),
               "--warmup", str(args.warmup), "--threads", str(args.threads), "--device", args.device,
               "--precision", args.precision]
-    engine, reference = [], []
+    engine, reference, reference_tuned = [], [], []
     for rep in range(args.repeats):
         # Alternate the two so drift in machine load hits both alike; each runs in its own process.
         out = subprocess.run([args.streetgan, "bench", "train", "--json"] + common,
@@ -139,16 +140,23 @@ def main():
         out = subprocess.run([sys.executable, __file__, "--reference-only"] + common,
                              check=True, capture_output=True, text=True).stdout
         reference.append(json.loads(out)["images_per_s"])
-        print(f"run {rep + 1}/{args.repeats}: streetgan {engine[-1]:.1f} img/s, pytorch eager {reference[-1]:.1f} img/s",
-              file=sys.stderr)
+        # PyTorch as shipped runs a multi-threaded OpenBLAS under its OpenMP threads; the engine
+        # keeps BLAS single-threaded. Show PyTorch with that setting too, for a fair picture.
+        out = subprocess.run([sys.executable, __file__, "--reference-only"] + common,
+                             check=True, capture_output=True, text=True,
+                             env=dict(os.environ, OPENBLAS_NUM_THREADS="1")).stdout
+        reference_tuned.append(json.loads(out)["images_per_s"])
+        print(f"run {rep + 1}/{args.repeats}: streetgan {engine[-1]:.1f} img/s, pytorch eager {reference[-1]:.1f} img/s, "
+              f"pytorch eager with OPENBLAS_NUM_THREADS=1 {reference_tuned[-1]:.1f} img/s", file=sys.stderr)
 
-    e, r = statistics.median(engine), statistics.median(reference)
+    e, r, t = statistics.median(engine), statistics.median(reference), statistics.median(reference_tuned)
     print(f"{'preset':<10} {'batch':>5} {'threads':>7} {'device':<6} {'precision':<9} "
-          f"{'streetgan img/s':>15} {'pytorch img/s':>13} {'ratio':>6}")
+          f"{'streetgan img/s':>15} {'pytorch img/s':>13} {'ratio':>6} {'pytorch blas=1':>14} {'ratio':>6}")
     print(f"{args.preset:<10} {args.batch:>5} {args.threads:>7} {args.device:<6} {args.precision:<9} "
-          f"{e:>15.1f} {r:>13.1f} {e / r:>6.3f}")
+          f"{e:>15.1f} {r:>13.1f} {e / r:>6.3f} {t:>14.1f} {e / t:>6.3f}")
     print(f"(medians of {args.repeats} runs of {args.steps} steps each; "
-          f"streetgan {', '.join(f'{x:.1f}' for x in engine)}; pytorch {', '.join(f'{x:.1f}' for x in reference)})")
+          f"streetgan {', '.join(f'{x:.1f}' for x in engine)}; pytorch {', '.join(f'{x:.1f}' for x in reference)}; "
+          f"pytorch blas=1 {', '.join(f'{x:.1f}' for x in reference_tuned)})")
     return 0
 
 

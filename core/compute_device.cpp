@@ -5,6 +5,7 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <dlfcn.h>
 #include <regex>
 
 // LibTorch 2.4 replaced the per-device autocast setters with ones taking a device type.
@@ -69,6 +70,12 @@ std::vector<std::string> availableDevices() {
 
 void setComputeThreads(int threads) {
   if (threads > 0) at::set_num_threads(threads);
+  // LibTorch already splits convolutions over its OpenMP threads and calls BLAS from each of
+  // them; a multi-threaded OpenBLAS underneath then runs threads × cores threads on the cores
+  // (2-4× slower on 2 cores, see bench/README.md). Keep BLAS single-threaded when it is OpenBLAS.
+  using SetThreads = void (*)(int);
+  if (auto set_blas_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set_blas_threads(1);
 }
 
 AutocastScope::AutocastScope(Precision precision, const c10::Device& device)

@@ -41,6 +41,7 @@ int runSample(const Args& args) {
   auto device = resolveDevice(line.value("--device", "cpu"));
   if (!device) return fail(line.program(), "option '--device': " + device.error(), kExitUsage);
 
+  setComputeThreads(0);
   auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), *device);
   if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
   torch::Tensor noise;
