@@ -29,7 +29,11 @@ std::vector<std::int64_t> BatchLoader::epochOrder(std::int64_t epoch) const {
 }
 
 Batch BatchLoader::load(std::int64_t epoch, std::int64_t batch_index) const {
-  const auto order = epochOrder(epoch);
+  if (order_epoch_ != epoch) {
+    order_ = epochOrder(epoch);
+    order_epoch_ = epoch;
+  }
+  const auto& order = order_;
   const std::int64_t begin = batch_index * batch_size_;
   const std::int64_t end = std::min<std::int64_t>(begin + batch_size_, datasetSize());
   const std::int64_t count = std::max<std::int64_t>(0, end - begin);

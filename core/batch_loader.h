@@ -36,7 +36,8 @@ public:
 
   /// The dataset indices of `epoch`, in the order they are served.
   std::vector<std::int64_t> epochOrder(std::int64_t epoch) const;
-  /// Batch `batch_index` of `epoch` (the last batch of an epoch may be smaller).
+  /// Batch `batch_index` of `epoch` (the last batch of an epoch may be smaller). Not for use
+  /// from several threads at once (it caches the epoch order).
   Batch load(std::int64_t epoch, std::int64_t batch_index) const;
 
 private:
@@ -44,6 +45,9 @@ private:
   SamplePipeline pipeline_;
   int batch_size_;
   std::uint64_t seed_;
+  // The shuffle of the epoch being served, so it is computed once per epoch, not per batch.
+  mutable std::int64_t order_epoch_ = -1;
+  mutable std::vector<std::int64_t> order_;
 };
 
 }  // namespace streetgan

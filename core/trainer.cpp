@@ -155,12 +155,19 @@ Status Trainer::State::restoreLatest() {
 
 Status Trainer::State::writeSamples() {
   if (last_sample_step == progress.step) return {};
+  // The grid uses BatchNorm's batch statistics over the fixed noise batch, as the reference
+  // tool's grids did: early in training the running statistics are far from the batch ones and
+  // eval-mode samples come out flat grey. The running statistics are restored afterwards, so
+  // writing a grid never changes the model (resumed runs stay bit-identical).
   torch::Tensor images;
   {
     torch::NoGradGuard no_grad;
-    model->generator()->eval();
-    images = model->generator()->forward(fixed_noise);
+    std::vector<torch::Tensor> saved;
+    for (const auto& buffer : model->generator()->buffers()) saved.push_back(buffer.clone());
     model->generator()->train();
+    images = model->generator()->forward(fixed_noise);
+    std::size_t i = 0;
+    for (auto& buffer : model->generator()->buffers()) buffer.copy_(saved[i++]);
   }
   const std::string relative = run.sampleRelativePath(progress.step);
   if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string()); !written)

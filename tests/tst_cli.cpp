@@ -215,6 +215,7 @@ void TestCli::sampleFromCheckpoint() {
   QCOMPARE(ia.size(), QSize(4 * 66 + 2, 4 * 66 + 2));  // 4x4 tiles of 64 px with 2 px borders
   QCOMPARE(ia, ib);
   QVERIFY(ia != ic);
+  QFile::remove(testOutputDir() + "/sample_grid.png");
   QFile::copy(a, testOutputDir() + "/sample_grid.png");
 }
 

@@ -127,6 +127,7 @@ void TestResume::eventsCarrySpecFields() {
   QCOMPARE(events.last().value("type").toString(), QString("run_finished"));
   QCOMPARE(events.last().value("status").toString(), QString("completed"));
   QCOMPARE(eventsOfType(events, "step").last().value("images_seen").toInt(), 64);
+  QFile::remove(testOutputDir() + "/training_samples.png");
   QFile::copy(dir_.path() + "/reference2/" + samples.last().value("path").toString(),
               testOutputDir() + "/training_samples.png");
 }
