@@ -102,15 +102,13 @@ Result<std::string> StreetSceneRenderer::renderJpeg(int frame) const {
        scalar(road_));
   // Lane marks: dashes that move towards the camera from frame to frame.
   const double dash = 3.0, period = 9.0;
-  for (double z = std::floor(camera_z / period) * period; z < camera_z + 200; z += period) {
+  for (double z = std::floor(camera_z / period) * period; dashed_centre_ && z < camera_z + 200;
+       z += period) {
     if (z + dash < camera_z + kNear) continue;
     const double z0 = std::max(z, camera_z + kNear);
-    for (const double x : {0.0}) {
-      if (!dashed_centre_) continue;
-      fill({project(x - 0.08, 0, z0), project(x + 0.08, 0, z0), project(x + 0.08, 0, z + dash),
-            project(x - 0.08, 0, z + dash)},
-           scalar(lane_));
-    }
+    fill({project(-0.08, 0, z0), project(0.08, 0, z0), project(0.08, 0, z + dash),
+          project(-0.08, 0, z + dash)},
+         scalar(lane_));
   }
   for (const double edge : {-road_half_width_ + 0.3, road_half_width_ - 0.3})
     fill({project(edge - 0.07, 0, camera_z + kNear), project(edge + 0.07, 0, camera_z + kNear),

@@ -88,7 +88,10 @@ ConfigKey numberKey(std::string name, KeyGroup group, std::function<double&(Trai
             field(c) = d;
             return {};
           },
-          [=](const TrainConfig& c) { return json(field(const_cast<TrainConfig&>(c))); }};
+          [=](const TrainConfig& c) {
+            TrainConfig copy = c;  // `field` hands out a mutable reference; read it from a copy
+            return json(field(copy));
+          }};
 }
 
 ConfigKey stringKey(std::string name, KeyGroup group, std::string TrainConfig::*member,
