@@ -15,7 +15,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class KeyGroup { Training, Checkpoint, Run, Augment };
+enum class KeyGroup { Training, Checkpoint, Run, Augment, Data };
 
 // A config key: how to read it into a TrainConfig (returning an error text, empty when valid)
 // and how to write it back.
@@ -58,6 +58,24 @@ ConfigKey intKey(std::string name, KeyGroup group, Member member, long long lo, 
             return {};
           },
           [=](const TrainConfig& c) { return json(c.*member); }};
+}
+
+// An integer key reached through `field` (for nested structs).
+template <class Field>
+ConfigKey nestedIntKey(std::string name, KeyGroup group, Field field, long long lo, long long hi) {
+  const std::string allowed = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  return {name, group,
+          [=](TrainConfig& c, const json& v) -> std::string {
+            long long n = 0;
+            if (!readInteger(v, n) || n < lo || n > hi)
+              return shown(v) + " is not allowed; allowed: " + allowed;
+            field(c) = static_cast<std::remove_reference_t<decltype(field(c))>>(n);
+            return {};
+          },
+          [=](const TrainConfig& c) {
+            TrainConfig copy = c;
+            return json(field(copy));
+          }};
 }
 
 ConfigKey choiceKey(std::string name, KeyGroup group, int TrainConfig::*member,
@@ -104,6 +122,71 @@ ConfigKey stringKey(std::string name, KeyGroup group, std::string TrainConfig::*
             return {};
           },
           [=](const TrainConfig& c) { return json(c.*member); }};
+}
+
+ConfigKey boolKey(std::string name, std::function<bool&(TrainConfig&)> field) {
+  return {name, KeyGroup::Data,
+          [=](TrainConfig& c, const json& v) -> std::string {
+            if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
+            field(c) = v.get<bool>();
+            return {};
+          },
+          [=](const TrainConfig& c) {
+            TrainConfig copy = c;
+            return json(field(copy));
+          }};
+}
+
+// A list of names (cities); a single string is taken as a comma-separated list.
+ConfigKey namesKey(std::string name, std::function<std::vector<std::string>&(TrainConfig&)> field) {
+  return {name, KeyGroup::Data,
+          [=](TrainConfig& c, const json& v) -> std::string {
+            std::vector<std::string> names;
+            auto add = [&](const std::string& text) {
+              std::size_t start = 0;
+              while (start <= text.size()) {
+                const std::size_t comma = std::min(text.find(',', start), text.size());
+                const std::string item = text.substr(start, comma - start);
+                if (!item.empty()) names.push_back(item);
+                start = comma + 1;
+              }
+            };
+            if (v.is_string()) {
+              add(v.get<std::string>());
+            } else if (v.is_array()) {
+              for (const auto& item : v) {
+                if (!item.is_string() || item.get<std::string>().empty())
+                  return shown(v) + " is not allowed; allowed: a list of names";
+                names.push_back(item.get<std::string>());
+              }
+            } else {
+              return shown(v) + " is not allowed; allowed: a list of names";
+            }
+            field(c) = names;
+            return {};
+          },
+          [=](const TrainConfig& c) {
+            TrainConfig copy = c;
+            return json(field(copy));
+          }};
+}
+
+ConfigKey dataChoiceKey(std::string name, std::function<std::string&(TrainConfig&)> field,
+                        std::vector<std::string> choices) {
+  std::string allowed;
+  for (size_t i = 0; i < choices.size(); ++i)
+    allowed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+  return {name, KeyGroup::Data,
+          [=](TrainConfig& c, const json& v) -> std::string {
+            if (!v.is_string() || std::find(choices.begin(), choices.end(), v.get<std::string>()) == choices.end())
+              return shown(v) + " is not allowed; allowed: " + allowed;
+            field(c) = v.get<std::string>();
+            return {};
+          },
+          [=](const TrainConfig& c) {
+            TrainConfig copy = c;
+            return json(field(copy));
+          }};
 }
 
 bool validRunName(const std::string& s) {
@@ -182,6 +265,37 @@ const std::vector<ConfigKey>& keys() {
       numberKey("augment.scale_jitter", G::Augment,
                 [](TrainConfig& c) -> double& { return c.augment.scale_jitter; }, 0.0, 1.0, false,
                 "a number in [0, 1)"),
+      namesKey("data.cities", [](TrainConfig& c) -> std::vector<std::string>& { return c.data.filter.cities; }),
+      namesKey("data.exclude_cities",
+               [](TrainConfig& c) -> std::vector<std::string>& { return c.data.filter.exclude_cities; }),
+      dataChoiceKey("data.msls_split", [](TrainConfig& c) -> std::string& { return c.data.filter.msls_split; },
+                    {"all", "train_val", "test"}),
+      dataChoiceKey("data.subset", [](TrainConfig& c) -> std::string& { return c.data.filter.subset; },
+                    {"all", "database", "query"}),
+      boolKey("data.drop_panoramas", [](TrainConfig& c) -> bool& { return c.data.filter.drop_panoramas; }),
+      dataChoiceKey("data.time_of_day", [](TrainConfig& c) -> std::string& { return c.data.filter.time_of_day; },
+                    {"all", "day", "night"}),
+      nestedIntKey("data.max_per_sequence", G::Data,
+                   [](TrainConfig& c) -> int& { return c.data.filter.max_per_sequence; }, 0, 1000000),
+      namesKey("data.holdout_cities",
+               [](TrainConfig& c) -> std::vector<std::string>& { return c.data.filter.holdout_cities; }),
+      numberKey("data.holdout_fraction", G::Data,
+                [](TrainConfig& c) -> double& { return c.data.filter.holdout_fraction; }, 0.0, 1.0,
+                false, "a number in [0, 1)"),
+      nestedIntKey("data.holdout_seed", G::Data,
+                   [](TrainConfig& c) -> std::int64_t& { return c.data.filter.holdout_seed; }, 0,
+                   std::numeric_limits<std::int64_t>::max()),
+      nestedIntKey("data.workers", G::Data, [](TrainConfig& c) -> int& { return c.data.workers; }, 0, 1024),
+      nestedIntKey("data.prefetch", G::Data, [](TrainConfig& c) -> int& { return c.data.prefetch; }, 0, 1024),
+      {"data.cache", G::Data,
+       [](TrainConfig& c, const json& v) -> std::string {
+         if (!v.is_string() || v.get<std::string>().find('\0') != std::string::npos)
+           return shown(v) + " is not allowed; allowed: a cache file path, or \"\" for none";
+         c.data.cache = v.get<std::string>();
+         return {};
+       },
+       [](const TrainConfig& c) { return json(c.data.cache); }},
+      boolKey("data.reduced_decode", [](TrainConfig& c) -> bool& { return c.data.reduced_decode; }),
   };
   return table;
 }
@@ -204,22 +318,24 @@ bool inScope(KeyGroup group, ConfigScope scope) {
 std::string scopeKeyList(ConfigScope scope) {
   std::string list;
   for (const auto& key : keys())
-    if (inScope(key.group, scope) && key.group != KeyGroup::Augment)
+    if (inScope(key.group, scope) && key.group != KeyGroup::Augment && key.group != KeyGroup::Data)
       list += (list.empty() ? "" : ", ") + key.name;
   if (scope != ConfigScope::Checkpoint) list += ", augment";
+  if (scope == ConfigScope::All) list += ", data";
   return list;
 }
 
-// Flattens {"augment": {"shift": 1}} into ("augment.shift", 1) and the original tool's grouped
+// Flattens {"augment": {"shift": 1}} into ("augment.shift", 1) (and "data" likewise) and the original tool's grouped
 // form {"training": {...}, "checkpoint": {...}} into its keys.
 Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
                const std::string& source, std::vector<std::pair<std::string, json>>& out) {
   for (auto it = object.begin(); it != object.end(); ++it) {
     const std::string name = prefix + it.key();
-    if (prefix.empty() && (name == "augment" || name == "training" || name == "checkpoint")) {
+    if (prefix.empty() &&
+        (name == "augment" || name == "data" || name == "training" || name == "checkpoint")) {
       if (!it.value().is_object())
         return makeError(source + ": config key \"" + name + "\" must be a JSON object");
-      const bool grouped = name != "augment";
+      const bool grouped = name == "training" || name == "checkpoint";
       if (grouped && scope != ConfigScope::All)
         return makeError(source + ": config key \"" + name + "\" is not allowed here; allowed: " +
                          scopeKeyList(scope));
@@ -227,7 +343,7 @@ Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
                                 : name == "checkpoint" ? ConfigScope::Checkpoint
                                                        : scope;
       const Status status =
-          flatten(it.value(), grouped ? "" : "augment.", inner, source, out);
+          flatten(it.value(), grouped ? "" : name + ".", inner, source, out);
       if (!status) return status;
       continue;
     }
@@ -292,10 +408,12 @@ Status validateConfig(const TrainConfig& config) {
 json configToJson(const TrainConfig& config) {
   json out = json::object();
   for (const auto& key : keys()) {
-    if (key.group == KeyGroup::Augment)
-      out["augment"][key.name.substr(std::string("augment.").size())] = key.get(config);
-    else
+    if (key.group == KeyGroup::Augment || key.group == KeyGroup::Data) {
+      const std::size_t dot = key.name.find('.');
+      out[key.name.substr(0, dot)][key.name.substr(dot + 1)] = key.get(config);
+    } else {
       out[key.name] = key.get(config);
+    }
   }
   return out;
 }

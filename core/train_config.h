@@ -4,6 +4,7 @@
 // CLI) and written back fully resolved to the run directory's config.json. Parsing validates each
 // key as it is read and reports the first bad one as an Error naming the key, the value and what
 // is allowed; nothing is half-applied.
+#include "data_config.h"
 #include "result.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -55,6 +56,7 @@ struct TrainConfig {
   std::string preset = "custom";  ///< the preset this config started from, for display
 
   AugmentConfig augment;
+  DataConfig data;            ///< which images, and how they are loaded ("data" keys)
 };
 
 /// Which keys a JSON object may set: the original CLI's `-t` takes training keys only,
@@ -76,14 +78,14 @@ Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& 
 /// Checks the rules that span keys (run after every key is set).
 Status validateConfig(const TrainConfig& config);
 
-/// Every key written out, nested as `augment: {...}`; applyConfigJson of it gives back `config`.
+/// Every key written out, nested as `augment: {...}` and `data: {...}`; applyConfigJson of it gives back `config`.
 nlohmann::json configToJson(const TrainConfig& config);
 
 /// Named presets: naive-64, safe-64, safe-128.
 Result<TrainConfig> presetConfig(const std::string& name);
 std::vector<std::string> presetNames();
 
-/// Every key a config may hold, in the dotted form used by messages (`augment.shift`).
+/// Every key a config may hold, in the dotted form used by messages (`augment.shift`, `data.cities`).
 std::vector<std::string> configKeyNames();
 
 }  // namespace streetgan

@@ -2,10 +2,12 @@
 
 #include "atomic_file.h"
 #include "batch_loader.h"
+#include "batch_prefetcher.h"
 #include "checkpoint.h"
 #include "compute_device.h"
 #include "dcgan_step.h"
 #include "event_log.h"
+#include "image_cache_builder.h"
 #include "image_grid.h"
 #include "run_directory.h"
 #include "weight_init.h"
@@ -40,6 +42,7 @@ struct Trainer::State {
   std::int64_t last_checkpoint_step = -1;
   std::int64_t last_sample_step = -1;
   std::int64_t skipped_files = 0;
+  std::string first_skip_reason;
 
   std::string log_error;  ///< first failure to append to events.jsonl; ends the run
 
@@ -102,6 +105,8 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
     if (options.epochs) s->config.epochs = *options.epochs;
     if (options.device) s->config.device = *options.device;
     if (options.threads) s->config.threads = *options.threads;
+    if (options.cache) s->config.data.cache = *options.cache;
+    if (options.workers) s->config.data.workers = *options.workers;
   } else if (s->run.holdsRun()) {
     return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
                      "or choose another --run-dir or name");
@@ -118,11 +123,20 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
 
   if (s->config.dataroot.empty())
     return makeError("no data folder given: pass --dataroot DIR (or set \"dataroot\" in the config)");
-  auto dataset = ImageFolderDataset::open(s->config.dataroot);
+  auto dataset = ImageDataset::open(s->config.dataroot, s->config.data.filter, DatasetPart::Train);
   if (!dataset) return makeError(dataset.error());
-  s->loader = std::make_unique<BatchLoader>(
-      std::move(*dataset), SamplePipeline(s->config.augment, s->config.img_size, s->config.nc),
-      s->config.batch_size, static_cast<std::uint64_t>(s->config.seed));
+  SamplePipeline pipeline(s->config.augment, s->config.img_size, s->config.nc,
+                          s->config.data.reduced_decode);
+  std::shared_ptr<const ImageCache> cache;
+  if (!s->config.data.cache.empty()) {
+    auto opened = ImageCache::open(s->config.data.cache);
+    if (!opened) return makeError(opened.error());
+    if (auto mismatch = BatchLoader::cacheMismatch(**opened, pipeline); !mismatch.empty())
+      return makeError(mismatch);
+    cache = std::move(*opened);
+  }
+  s->loader = std::make_unique<BatchLoader>(std::move(*dataset), pipeline, s->config.batch_size,
+                                            static_cast<std::uint64_t>(s->config.seed), cache);
 
   if (Status created = s->run.create(); !created) return makeError(created.error());
   auto events = EventLog::open(s->run.eventsPath(), options.events_to_stdout);
@@ -223,6 +237,7 @@ Result<RunOutcome> Trainer::State::loop() {
     return makeError(written.error());
 
   const std::int64_t batches = loader->batchesPerEpoch();
+  const int workers = resolveWorkerCount(config.data.workers);
   emit("run_started",
        {{"config", configToJson(config)},
         {"device", deviceName(device)},
@@ -233,7 +248,13 @@ Result<RunOutcome> Trainer::State::loop() {
         {"epoch", progress.epoch},
         {"step", progress.step},
         {"images_seen", progress.images_seen},
-        {"dataset", {{"root", loader->dataset().root()}, {"images", loader->datasetSize()}}},
+        {"dataset", {{"root", loader->dataset().root()},
+                     {"layout", layoutName(loader->dataset().layout())},
+                     {"images", loader->datasetSize()},
+                     {"held_out", loader->dataset().otherPartSize()},
+                     {"cache", config.data.cache.empty() ? json(nullptr) : json(config.data.cache)},
+                     {"decode_reduction", loader->pipeline().reduction()},
+                     {"workers", workers}}},
         {"batches_per_epoch", batches},
         {"threads", at::get_num_threads()},
         {"pid", static_cast<long long>(::getpid())},
@@ -241,25 +262,41 @@ Result<RunOutcome> Trainer::State::loop() {
   if (removed > 0)
     emit("warning", {{"message", "removed " + std::to_string(removed) +
                                      " unfinished file(s) left by an earlier process"}});
+  if (loader->uncachedCount() > 0)
+    emit("warning", {{"message", std::to_string(loader->uncachedCount()) + " of " +
+                                     std::to_string(loader->datasetSize()) + " images are not in the cache " +
+                                     config.data.cache + "; they are decoded from their files"}});
+  BatchPrefetcher prefetcher(*loader, workers, config.data.prefetch, progress.epoch, progress.batch,
+                             config.epochs);
+  // Without a single readable image after this many attempts the data set is unusable.
+  const std::int64_t give_up_after = std::min<std::int64_t>(loader->datasetSize(), 1000);
 
   bool stopped = false;
   while (progress.epoch < config.epochs && !stopped) {
     const auto epoch_start = Clock::now();
     double sum_d = 0, sum_g = 0;
-    std::int64_t steps_in_epoch = 0, images_in_epoch = 0;
+    std::int64_t steps_in_epoch = 0, images_in_epoch = 0, skipped_in_epoch = 0;
     while (progress.batch < batches) {
       if (stopRequested()) {
         stopped = true;
         break;
       }
       const auto t0 = Clock::now();
-      Batch batch = loader->load(progress.epoch, progress.batch);
+      auto next = prefetcher.next();
+      if (!next) return makeError(next.error());
+      Batch& batch = next->batch;
       const auto t1 = Clock::now();
       for (const auto& skipped : batch.skipped) {
         ++skipped_files;
+        ++skipped_in_epoch;
+        if (first_skip_reason.empty()) first_skip_reason = skipped.reason;
         emit("warning", {{"message", skipped.reason}, {"path", skipped.path},
                          {"skipped_total", skipped_files}});
       }
+      if (progress.images_seen == 0 && batch.images.size(0) == 0 && skipped_files >= give_up_after)
+        return makeError(loader->dataset().root() + ": none of the first " +
+                         std::to_string(skipped_files) + " images could be read (the first: " +
+                         first_skip_reason + ")");
       ++progress.batch;
       const std::int64_t n = batch.images.size(0);
       if (n == 0) continue;
@@ -300,6 +337,8 @@ Result<RunOutcome> Trainer::State::loop() {
          {{"epoch", progress.epoch}, {"epochs", config.epochs}, {"step", progress.step},
           {"images_seen", progress.images_seen},
           {"steps", steps_in_epoch},
+          {"images", images_in_epoch},
+          {"skipped_files", skipped_in_epoch},
           {"mean_loss_d", steps_in_epoch ? sum_d / steps_in_epoch : 0.0},
           {"mean_loss_g", steps_in_epoch ? sum_g / steps_in_epoch : 0.0},
           {"seconds", std::chrono::duration<double>(Clock::now() - epoch_start).count()}});

@@ -25,6 +25,8 @@ struct TrainerOptions {
   std::optional<int> epochs;              ///< on resume: the new total epoch count
   std::optional<std::string> device;      ///< on resume: train on another device
   std::optional<int> threads;             ///< on resume: another CPU thread count
+  std::optional<std::string> cache;       ///< on resume: another image cache ("" for none)
+  std::optional<int> workers;             ///< on resume: another data worker count
   bool events_to_stdout = false;          ///< also print every event line to stdout
   const std::atomic<bool>* stop_requested = nullptr;  ///< polled between steps
   std::function<void(const nlohmann::json&)> on_event;  ///< called with every event

@@ -28,10 +28,13 @@ packages=(
 if [ "$cli_only" -eq 0 ]; then
   packages+=(
     qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
+    # tests: libjpeg writes the CMYK JPEG of the bad-input cases
+    libjpeg-dev
   )
 fi
 if [ "$bench" -eq 1 ]; then
-  packages+=(python3 python3-torch python3-numpy python3-pil)
+  # the reference loader and the photographs bench/make_corpus.py cuts its corpus from
+  packages+=(python3 python3-torch python3-torchvision python3-numpy python3-pil opencv-doc)
 fi
 
 if [ "$(id -u)" -ne 0 ]; then

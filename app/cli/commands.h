@@ -13,5 +13,8 @@ int runInfo(const Args& args);
 int runSample(const Args& args);
 int runDemoData(const Args& args);
 int runBench(const Args& args);
+int runBenchData(const Args& args);
+int runData(const Args& args);
+int runCache(const Args& args);
 
 }  // namespace streetgan::cli

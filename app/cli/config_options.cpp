@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <limits>
+#include <tuple>
 
 namespace streetgan::cli {
 
@@ -18,6 +20,66 @@ std::vector<OptionSpec> configOptionSpecs() {
       {"--threads", "N", "CPU threads (0 = all cores)"},
   };
 }
+
+std::vector<OptionSpec> dataFilterOptionSpecs() {
+  return {
+      {"--cities", "A,B", "use only these cities (MSLS) or top-level folders"},
+      {"--exclude-cities", "A,B", "leave out these cities"},
+      {"--msls-split", "S", "MSLS top folder: all, train_val or test (default all)"},
+      {"--subset", "S", "MSLS images: all, database or query (default all)"},
+      {"--drop-panoramas", "", "leave out panoramas (needs raw.csv)"},
+      {"--time-of-day", "T", "all, day or night (needs postprocessed.csv; default all)"},
+      {"--max-per-sequence", "N", "keep at most N evenly spaced frames per sequence (needs seq_info.csv)"},
+      {"--holdout-cities", "A,B", "hold these cities out of training (for evaluation)"},
+      {"--holdout-fraction", "F", "hold out this seeded fraction of the sequences (0 to 1)"},
+      {"--holdout-seed", "N", "seed of --holdout-fraction (default 0)"},
+  };
+}
+
+std::vector<OptionSpec> dataLoaderOptionSpecs() {
+  return {
+      {"--workers", "N", "data loading threads (0 = one per core; default 0)"},
+      {"--prefetch", "N", "ready batches kept ahead of training (default 2)"},
+      {"--cache", "FILE", "read images from a cache made by 'streetgan cache build'"},
+      {"--full-decode", "", "decode JPEGs at full size (no DCT reduction)"},
+  };
+}
+
+namespace {
+
+Status addDataShortcuts(const CommandLine& line, nlohmann::json& data) {
+  for (const auto& [flag, key] : {std::pair<const char*, const char*>{"--cities", "cities"},
+                                  {"--exclude-cities", "exclude_cities"},
+                                  {"--holdout-cities", "holdout_cities"},
+                                  {"--msls-split", "msls_split"},
+                                  {"--subset", "subset"},
+                                  {"--time-of-day", "time_of_day"},
+                                  {"--cache", "cache"}})
+    if (line.has(flag)) data[key] = line.value(flag);
+  if (line.has("--drop-panoramas")) data["drop_panoramas"] = true;
+  if (line.has("--full-decode")) data["reduced_decode"] = false;
+  for (const auto& [flag, key, hi] :
+       {std::tuple<const char*, const char*, long long>{"--max-per-sequence", "max_per_sequence", 1000000},
+        {"--holdout-seed", "holdout_seed", std::numeric_limits<long long>::max()},
+        {"--workers", "workers", 1024},
+        {"--prefetch", "prefetch", 1024}}) {
+    if (!line.has(flag)) continue;
+    auto value = line.integer(flag, 0, 0, hi);
+    if (!value) return makeError(value.error());
+    data[key] = *value;
+  }
+  if (line.has("--holdout-fraction")) {
+    const std::string text = line.value("--holdout-fraction");
+    char* end = nullptr;
+    const double fraction = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0')
+      return makeError("option '--holdout-fraction': \"" + text + "\" is not a number");
+    data["holdout_fraction"] = fraction;
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<TrainConfig> configFromOptions(const CommandLine& line) {
   TrainConfig config;
@@ -58,12 +120,19 @@ Result<TrainConfig> configFromOptions(const CommandLine& line) {
   if (line.has("--device")) shortcuts["device"] = line.value("--device");
   if (line.has("--dataroot")) shortcuts["dataroot"] = line.value("--dataroot");
   if (line.has("--precision")) shortcuts["precision"] = line.value("--precision");
+  nlohmann::json data = nlohmann::json::object();
+  if (Status added = addDataShortcuts(line, data); !added) return makeError(added.error());
+  if (!data.empty()) shortcuts["data"] = data;
   return applyConfigJson(config, shortcuts, ConfigScope::All, "command line");
 }
 
 std::vector<std::string> givenConfigOptions(const CommandLine& line) {
   std::vector<std::string> given;
   for (const char* name : {"--preset", "--config", "-t", "-c", "--seed", "--precision"})
+    if (line.has(name)) given.push_back(name);
+  for (const auto& spec : dataFilterOptionSpecs())
+    if (line.has(spec.name)) given.push_back(spec.name);
+  for (const char* name : {"--prefetch", "--full-decode"})
     if (line.has(name)) given.push_back(name);
   return given;
 }

@@ -1,6 +1,7 @@
 #pragma once
-// The config options shared by `train`, `info` and `bench`: --preset, --config, -t, -c and the
-// single-key shortcuts, applied in that order on top of the defaults.
+// The config options shared by `train`, `info`, `bench`, `data` and `cache`: --preset, --config,
+// -t, -c and the single-key shortcuts (including the data filters), applied in that order on top
+// of the defaults.
 #include "command_line.h"
 #include "train_config.h"
 
@@ -9,6 +10,9 @@
 namespace streetgan::cli {
 
 std::vector<OptionSpec> configOptionSpecs();
+/// The data options (filters, held-out split, loader): --cities ... --cache; they set "data" keys.
+std::vector<OptionSpec> dataFilterOptionSpecs();
+std::vector<OptionSpec> dataLoaderOptionSpecs();
 
 /// Builds the config the options describe; errors name the option, file, key and value.
 Result<TrainConfig> configFromOptions(const CommandLine& line);

@@ -17,7 +17,9 @@ const char* kUsage =
     "  sample      write a grid of generated images from a checkpoint\n"
     "  info        parameter counts of a preset or config, and the devices\n"
     "  demo-data   render procedural street scenes to train on without a download\n"
-    "  bench       measure training speed (bench train)\n"
+    "  data        data set statistics and augmentation previews (data stats, data preview)\n"
+    "  cache       pre-decode a data set into one file for fast loading (cache build, cache info)\n"
+    "  bench       measure training or data loading speed (bench train, bench data)\n"
     "\n"
     "Run 'streetgan <command> --help' for the options of a command.\n"
     "  --version   print the version\n";
@@ -45,5 +47,7 @@ int main(int argc, char** argv) {
   if (command == "sample") return runSample(args);
   if (command == "demo-data") return runDemoData(args);
   if (command == "bench") return runBench(args);
+  if (command == "data") return runData(args);
+  if (command == "cache") return runCache(args);
   return fail("streetgan", "unknown command '" + command + "' (see streetgan --help)", kExitUsage);
 }

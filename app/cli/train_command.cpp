@@ -1,5 +1,6 @@
 #include "commands.h"
 #include "config_options.h"
+#include "stop_signal.h"
 #include "trainer.h"
 
 #include <nlohmann/json.hpp>
@@ -10,19 +11,6 @@
 
 namespace streetgan::cli {
 namespace {
-
-std::atomic<bool> g_stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
-
-extern "C" void requestStop(int) { g_stop_requested.store(true); }
-
-void installStopHandlers() {
-  struct sigaction action {};
-  action.sa_handler = requestStop;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
 
 // One human line per epoch and at the end, on stderr (stdout may carry the event stream).
 void printProgress(const nlohmann::json& event) {
@@ -46,6 +34,8 @@ int runTrain(const Args& args) {
                 {"--epochs", "N", "total epochs of the run; a resumed run continues up to N"},
                 {"--run-dir", "DIR", "run directory (default: <root>/<name> from the config)"},
                 {"--resume", "", "continue the run in --run-dir from its latest checkpoint"}});
+  for (const auto& spec : dataFilterOptionSpecs()) specs.push_back(spec);
+  for (const auto& spec : dataLoaderOptionSpecs()) specs.push_back(spec);
   specs.push_back({"--precision", "P", "auto, fp32, fp16 (CUDA) or bf16 (default auto)"});
   specs.push_back({"--events", "-", "also print every event as a JSON line on stdout"});
   CommandLine line("train", "--dataroot DIR [options]",
@@ -67,7 +57,7 @@ int runTrain(const Args& args) {
   options.resume = line.has("--resume");
   options.run_dir = line.value("--run-dir");
   options.events_to_stdout = line.has("--events");
-  options.stop_requested = &g_stop_requested;
+  options.stop_requested = &installStopHandlers();
   options.on_event = printProgress;
 
   TrainConfig config;
@@ -76,7 +66,8 @@ int runTrain(const Args& args) {
     if (!refused.empty())
       return fail(line.program(), "option '" + refused.front() +
                   "' cannot be used with --resume: a resumed run keeps its stored config "
-                  "(only --epochs, --device, --threads and --dataroot may change)", kExitUsage);
+                  "(only --epochs, --device, --threads, --dataroot, --workers and --cache may change)",
+                  kExitUsage);
     if (!line.has("--run-dir"))
       return fail(line.program(), "--resume needs --run-dir DIR (the run to continue)", kExitUsage);
     auto epochs = line.integer("--epochs", 0, 1, 1000000);
@@ -87,6 +78,10 @@ int runTrain(const Args& args) {
     if (line.has("--threads")) options.threads = static_cast<int>(*threads);
     if (line.has("--device")) options.device = line.value("--device");
     if (line.has("--dataroot")) options.dataroot = line.value("--dataroot");
+    if (line.has("--cache")) options.cache = line.value("--cache");
+    auto workers = line.integer("--workers", 0, 0, 1024);
+    if (!workers) return fail(line.program(), workers.error(), kExitUsage);
+    if (line.has("--workers")) options.workers = static_cast<int>(*workers);
   } else {
     auto built = configFromOptions(line);
     if (!built) return fail(line.program(), built.error(), kExitUsage);
@@ -97,7 +92,6 @@ int runTrain(const Args& args) {
 
   auto trainer = Trainer::prepare(config, options);
   if (!trainer) return fail(line.program(), trainer.error(), kExitUsage);
-  installStopHandlers();
   std::fprintf(stderr, "run directory: %s\n", (*trainer)->runDirectory().c_str());
   auto outcome = (*trainer)->run();
   if (!outcome) return fail(line.program(), outcome.error(), kExitFailure);
