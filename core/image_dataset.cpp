@@ -51,7 +51,7 @@ std::vector<std::size_t> evenlySpaced(std::size_t n, std::size_t count) {
 
 class Builder {
 public:
-  Builder(const std::string& root, const DatasetFilter& filter) : root_(root), filter_(filter) {}
+  explicit Builder(const std::string& root) : root_(root) {}
 
   Status scan(std::vector<DatasetEntry>& entries, DatasetLayout& layout) {
     std::error_code ec;
@@ -117,7 +117,6 @@ public:
 
 private:
   std::string root_;
-  DatasetFilter filter_;
   std::map<std::string, MslsMetadata> metadata_;
 };
 
@@ -145,7 +144,7 @@ Result<ImageDataset> ImageDataset::open(const std::string& root, const DatasetFi
                                         DatasetPart part) {
   ImageDataset d;
   d.root_ = root;
-  Builder builder(root, filter);
+  Builder builder(root);
   if (Status scanned = builder.scan(d.entries_, d.layout_); !scanned) return makeError(scanned.error());
   auto& entries = d.entries_;
   std::set<std::string> groups;

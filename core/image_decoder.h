@@ -37,7 +37,7 @@ struct DecodedImage {
 };
 
 struct DecodeLimits {
-  std::int64_t max_pixels = 200'000'000;          ///< refuse headers claiming more (200 MP)
+  std::int64_t max_pixels = 100'000'000;          ///< refuse headers claiming more (100 MP)
   std::int64_t max_file_bytes = 512LL << 20;      ///< refuse files larger than 512 MiB
 };
 
