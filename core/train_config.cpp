@@ -46,20 +46,6 @@ bool readInteger(const json& value, long long& out) {
   return false;
 }
 
-template <class Member>
-ConfigKey intKey(std::string name, KeyGroup group, Member member, long long lo, long long hi) {
-  const std::string allowed = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
-  return {name, group,
-          [=](TrainConfig& c, const json& v) -> std::string {
-            long long n = 0;
-            if (!readInteger(v, n) || n < lo || n > hi)
-              return shown(v) + " is not allowed; allowed: " + allowed;
-            c.*member = static_cast<std::remove_reference_t<decltype(c.*member)>>(n);
-            return {};
-          },
-          [=](const TrainConfig& c) { return json(c.*member); }};
-}
-
 // An integer key reached through `field` (for nested structs).
 template <class Field>
 ConfigKey nestedIntKey(std::string name, KeyGroup group, Field field, long long lo, long long hi) {
@@ -76,6 +62,11 @@ ConfigKey nestedIntKey(std::string name, KeyGroup group, Field field, long long 
             TrainConfig copy = c;
             return json(field(copy));
           }};
+}
+
+template <class Member>
+ConfigKey intKey(std::string name, KeyGroup group, Member member, long long lo, long long hi) {
+  return nestedIntKey(std::move(name), group, [member](TrainConfig& c) -> auto& { return c.*member; }, lo, hi);
 }
 
 ConfigKey choiceKey(std::string name, KeyGroup group, int TrainConfig::*member,

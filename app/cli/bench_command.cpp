@@ -27,11 +27,7 @@ int benchTrain(const Args& args) {
                     {"--device", "DEV", "auto, cpu, cuda or cuda:N (default auto)"},
                     {"--precision", "P", "fp32, fp16 or bf16 (default fp32)"},
                     {"--json", "", "print one JSON object"}});
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   auto config = presetConfig(line.value("--preset", "naive-64"));
   if (!config) return fail(line.program(), "option '--preset': " + config.error(), kExitUsage);
   auto batch = line.integer("--batch", 64, 1, 65536);

@@ -63,11 +63,7 @@ int runBenchData(const Args& args) {
                    "the training pipeline on worker threads, for a fixed time. The last line is\n"
                    "the rate in images per second. bench/bench_data.py runs the reference beside it.",
                    specs);
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--dataroot")) return fail(line.program(), "option '--dataroot' is required", kExitUsage);
   auto config = configFromOptions(line);
   if (!config) return fail(line.program(), config.error(), kExitUsage);

@@ -25,11 +25,7 @@ int cacheBuild(const Args& args) {
                    "'streetgan train --cache FILE' reads instead of the JPEGs, giving the same batches.\n"
                    "SIGINT or SIGTERM stops the build and removes the unfinished file.",
                    specs);
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (!line.positionals().empty())
     return fail(line.program(), "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
   for (const char* required : {"--dataroot", "--out"})
@@ -65,11 +61,7 @@ int cacheBuild(const Args& args) {
 
 int cacheInfo(const Args& args) {
   CommandLine line("cache info", "FILE", "Checks a cache file (header, index and every record's checksum)\nand prints what it holds.", {});
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1) return fail(line.program(), "give exactly one cache file", kExitUsage);
   auto cache = ImageCache::open(line.positionals().front());
   if (!cache) return fail(line.program(), cache.error(), kExitFailure);

@@ -20,6 +20,15 @@ const OptionSpec* CommandLine::find(const std::string& name) const {
   return nullptr;
 }
 
+std::optional<int> CommandLine::parseOrExit(const std::vector<std::string>& args) {
+  if (Status parsed = parse(args); !parsed) return fail(program(), parsed.error(), kExitUsage);
+  if (help_) {
+    std::fputs(helpText().c_str(), stdout);
+    return kExitOk;
+  }
+  return std::nullopt;
+}
+
 Status CommandLine::parse(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string word = args[i];

@@ -5,6 +5,7 @@
 #include "result.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ public:
 
   /// Parses `args` (the words after the subcommand). Errors name the option.
   Status parse(const std::vector<std::string>& args);
+
+  /// Parses `args` and deals with the two outcomes every command treats alike: a bad option
+  /// (one-line error, returns kExitUsage) and --help (help on stdout, returns kExitOk). Returns
+  /// nothing when the command should go on.
+  std::optional<int> parseOrExit(const std::vector<std::string>& args);
 
   bool helpRequested() const { return help_; }
   std::string helpText() const;

@@ -24,11 +24,7 @@ int dataStats(const Args& args) {
                    "Counts the images of a data folder after the filters, per city (MSLS) or\n"
                    "top-level folder, with each one's share of the sample.",
                    specs);
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1)
     return fail(line.program(), "give exactly one data folder (see --help)", kExitUsage);
   auto config = configFromOptions(line);
@@ -94,11 +90,7 @@ int dataPreview(const Args& args) {
   CommandLine line("data preview", "IMAGE --out grid.png [--n 16] [augmentation options]",
                    "Renders augmented variants of one image with the training pipeline, as a grid.",
                    specs);
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1)
     return fail(line.program(), "give exactly one image (see --help)", kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "option '--out' is required", kExitUsage);

@@ -17,11 +17,7 @@ int runDemoData(const Args& args) {
                     {"--sequences", "N", "sequences per city (default 4; the last is a query sequence)"},
                     {"--frames", "N", "frames per sequence (default 8)"},
                     {"--seed", "N", "random seed (default 1)"}});
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--out")) return fail(line.program(), "missing --out DIR", kExitUsage);
   DemoDataOptions options;
   options.out_dir = line.value("--out");

@@ -32,11 +32,7 @@ int runInfo(const Args& args) {
                    "Prints the parameter counts of G and D for a preset or config (default: the\n"
                    "defaults, which equal naive-64), every preset, and the devices this build can use.",
                    specs);
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (!line.positionals().empty())
     return fail(line.program(), "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
   auto config = configFromOptions(line);

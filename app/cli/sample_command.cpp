@@ -25,11 +25,7 @@ int runSample(const Args& args) {
                     {"--columns", "N", "images per row (default: square grid)"},
                     {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"},
                     {"--device", "DEV", "auto, cpu, cuda or cuda:N (default cpu)"}});
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--checkpoint")) return fail(line.program(), "missing --checkpoint FILE", kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out FILE.png", kExitUsage);
   auto n = line.integer("--n", 64, 1, 4096);

@@ -43,11 +43,7 @@ int runTrain(const Args& args) {
                    "to the run directory. SIGINT or SIGTERM finishes the current step, saves a\n"
                    "checkpoint and exits 0; --resume continues from it.",
                    specs);
-  if (Status parsed = line.parse(args); !parsed) return fail(line.program(), parsed.error(), kExitUsage);
-  if (line.helpRequested()) {
-    std::fputs(line.helpText().c_str(), stdout);
-    return kExitOk;
-  }
+  if (auto done = line.parseOrExit(args)) return *done;
   if (!line.positionals().empty())
     return fail(line.program(), "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
   if (line.has("--events") && line.value("--events") != "-")
