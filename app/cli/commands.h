@@ -16,5 +16,6 @@ int runBench(const Args& args);
 int runBenchData(const Args& args);
 int runData(const Args& args);
 int runCache(const Args& args);
+int runParzen(const Args& args);
 
 }  // namespace streetgan::cli

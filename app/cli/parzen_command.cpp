@@ -1,0 +1,203 @@
+#include "commands.h"
+#include "config_options.h"
+#include "stop_signal.h"
+
+#include "checkpoint.h"
+#include "compute_device.h"
+#include "image_dataset.h"
+#include "parzen_estimator.h"
+#include "parzen_inputs.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <limits>
+
+namespace streetgan::cli {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Result<std::vector<double>> parseSigmas(const std::string& text) {
+  std::vector<double> sigmas;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    char* end = nullptr;
+    const double value = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !(value > 0) || !std::isfinite(value))
+      return makeError("option '--sigmas': \"" + item + "\" is not a positive number");
+    sigmas.push_back(value);
+    start = comma + 1;
+  }
+  return sigmas;
+}
+
+Result<std::vector<std::string>> imagesIn(const std::string& folder, const char* option) {
+  auto dataset = ImageDataset::open(folder);
+  if (!dataset) return makeError(std::string("option '") + option + "': " + dataset.error());
+  std::vector<std::string> paths;
+  for (const auto& e : dataset->entries()) paths.push_back(e.path);
+  return paths;
+}
+
+Result<ImageRows> rowsOf(const std::vector<std::string>& paths, int size, int channels, double crop, const char* what) {
+  auto rows = loadImageRows(paths, size, channels, crop);
+  if (!rows) return makeError(std::string(what) + ": " + rows.error());
+  for (const auto& skipped : rows->skipped) std::fprintf(stderr, "warning: skipped %s\n", skipped.reason.c_str());
+  return rows;
+}
+
+}  // namespace
+
+int runParzen(const Args& args) {
+  auto specs = std::vector<OptionSpec>{
+      {"--checkpoint", "FILE", "score samples of this checkpoint's generator"},
+      {"--samples", "DIR", "score the images in DIR as the samples instead"},
+      {"--dataroot", "DIR", "take the validation and test images from this data set's held-out split"},
+      {"--valid", "DIR", "every image in DIR is the validation split"},
+      {"--test", "DIR", "every image in DIR is the test split"},
+      {"--n-samples", "N", "generated samples (default 10000)"},
+      {"--n-valid", "N", "validation images from the held-out split (default 1000)"},
+      {"--n-test", "N", "test images from the held-out split (default 1000)"},
+      {"--sigmas", "A,B,..", "the σ grid (default logspace(-1, 0, 10))"},
+      {"--img-size", "S", "image size without a checkpoint (default 64)"},
+      {"--seed", "N", "seed of the sample noise and of the split draw (default 0)"},
+      {"--batch", "B", "generator batch size (default 256)"},
+      {"--train-mode", "", "sample with BatchNorm batch statistics, as the original tool did"},
+      {"--device", "DEV", "auto, cpu, cuda or cuda:N (default auto)"},
+      {"--threads", "N", "CPU threads (0 = all cores)"},
+      {"--json", "", "print one JSON object"}};
+  for (const auto& spec : dataFilterOptionSpecs()) specs.push_back(spec);
+  CommandLine line("parzen", "(--checkpoint FILE | --samples DIR) (--dataroot DIR | --valid DIR --test DIR)",
+                   "Parzen-window log-likelihood of held-out images under generated samples\n"
+                   "(Goodfellow et al.): σ is chosen on the validation split, the mean and its\n"
+                   "standard error are reported on the test split.",
+                   specs);
+  if (auto done = line.parseOrExit(args)) return *done;
+  if (line.has("--checkpoint") == line.has("--samples"))
+    return fail(line.program(), "give one of --checkpoint FILE or --samples DIR", kExitUsage);
+  if (line.has("--valid") != line.has("--test"))
+    return fail(line.program(), "--valid and --test go together", kExitUsage);
+  if (line.has("--valid") == line.has("--dataroot"))
+    return fail(line.program(), "give --dataroot DIR (its held-out split) or --valid DIR --test DIR", kExitUsage);
+  auto n_samples = line.integer("--n-samples", 10000, 1, 10000000);
+  auto n_valid = line.integer("--n-valid", 1000, 1, 10000000);
+  auto n_test = line.integer("--n-test", 1000, 1, 10000000);
+  auto img_size = line.integer("--img-size", 64, 1, 4096);
+  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
+  auto batch = line.integer("--batch", 256, 1, 65536);
+  auto threads = line.integer("--threads", 0, 0, 1024);
+  for (const auto* value : {&n_samples, &n_valid, &n_test, &img_size, &seed, &batch, &threads})
+    if (!*value) return fail(line.program(), value->error(), kExitUsage);
+  ParzenOptions options;
+  if (line.has("--sigmas")) {
+    auto sigmas = parseSigmas(line.value("--sigmas"));
+    if (!sigmas) return fail(line.program(), sigmas.error(), kExitUsage);
+    options.sigmas = *sigmas;
+  }
+  auto device = resolveDevice(line.value("--device", "auto"));
+  if (!device) return fail(line.program(), "option '--device': " + device.error(), kExitUsage);
+  options.device = *device;
+  setComputeThreads(static_cast<int>(*threads));
+
+  // What the images must look like, and which held-out split: the checkpoint's config, unless
+  // filter options say otherwise.
+  TrainConfig model_config;
+  model_config.img_size = static_cast<int>(*img_size);
+  const auto samples_start = Clock::now();
+  torch::Tensor samples;
+  if (line.has("--checkpoint")) {
+    auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), *device);
+    if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
+    model_config = loaded->config;
+    samples = generateSampleRows(loaded->generator, loaded->config.nz, *n_samples, static_cast<std::uint64_t>(*seed),
+                                 *batch, *device, line.has("--train-mode"));
+  } else {
+    auto paths = imagesIn(line.value("--samples"), "--samples");
+    if (!paths) return fail(line.program(), paths.error(), kExitFailure);
+    auto rows = rowsOf(*paths, model_config.img_size, model_config.nc, model_config.augment.crop_scale, "--samples");
+    if (!rows) return fail(line.program(), rows.error(), kExitFailure);
+    samples = rows->rows;
+  }
+  const double samples_seconds = secondsSince(samples_start);
+
+  std::vector<std::string> valid_paths, test_paths;
+  if (line.has("--valid")) {
+    auto valid = imagesIn(line.value("--valid"), "--valid");
+    auto test = imagesIn(line.value("--test"), "--test");
+    if (!valid) return fail(line.program(), valid.error(), kExitFailure);
+    if (!test) return fail(line.program(), test.error(), kExitFailure);
+    valid_paths = *valid, test_paths = *test;
+  } else {
+    TrainConfig filters = model_config;
+    bool given = false;
+    for (const auto& spec : dataFilterOptionSpecs()) given = given || line.has(spec.name);
+    if (given) {
+      auto parsed = configFromOptions(line);
+      if (!parsed) return fail(line.program(), parsed.error(), kExitUsage);
+      filters.data.filter = parsed->data.filter;
+    }
+    if (!filters.data.filter.hasHoldout())
+      return fail(line.program(), "no held-out split: pass --holdout-cities or --holdout-fraction (the "
+                  "checkpoint's config has none), or --valid DIR --test DIR", kExitUsage);
+    auto held = ImageDataset::open(line.value("--dataroot"), filters.data.filter, DatasetPart::Holdout);
+    if (!held) return fail(line.program(), held.error(), kExitFailure);
+    if (held->size() < 2)
+      return fail(line.program(), line.value("--dataroot") + ": the held-out split has " +
+                  std::to_string(held->size()) + " image(s); it needs at least 2 (validation and test)", kExitFailure);
+    // Validation and test come from one seeded shuffle of the held-out images and never overlap.
+    const std::size_t valid_count = std::min<std::size_t>(static_cast<std::size_t>(*n_valid), held->size() / 2);
+    valid_paths = shuffledPaths(*held, static_cast<std::uint64_t>(*seed), 0, valid_count);
+    test_paths = shuffledPaths(*held, static_cast<std::uint64_t>(*seed), valid_count, static_cast<std::size_t>(*n_test));
+  }
+  auto valid = rowsOf(valid_paths, model_config.img_size, model_config.nc, model_config.augment.crop_scale, "validation split");
+  if (!valid) return fail(line.program(), valid.error(), kExitFailure);
+  auto test = rowsOf(test_paths, model_config.img_size, model_config.nc, model_config.augment.crop_scale, "test split");
+  if (!test) return fail(line.program(), test.error(), kExitFailure);
+
+  const auto& stop = installStopHandlers();
+  int last_percent = -1;
+  const bool interactive = !line.has("--json");
+  options.progress = [&](double fraction) {
+    const int percent = static_cast<int>(fraction * 100);
+    if (interactive && percent != last_percent) std::fprintf(stderr, "\rParzen estimate: %3d%%", percent);
+    last_percent = percent;
+    return !stop.load();
+  };
+  const auto estimator_start = Clock::now();
+  auto result = ParzenEstimator::evaluate(samples, valid->rows, test->rows, options);
+  const double estimator_seconds = secondsSince(estimator_start);
+  if (interactive) std::fputc('\n', stderr);
+  if (!result) return fail(line.program(), result.error(), kExitFailure);
+
+  if (line.has("--json")) {
+    json out = {{"sigma", result->sigma}, {"mean_ll", result->mean_ll}, {"stderr", result->stderr_ll},
+                {"n_test", result->n_test}, {"n_valid", result->n_valid}, {"n_samples", result->n_samples},
+                {"dimensions", samples.size(1)}, {"curve", json::array()},
+                {"seconds", {{"samples", samples_seconds}, {"estimator", estimator_seconds}}}};
+    for (const auto& point : result->curve) out["curve"].push_back({{"sigma", point.sigma}, {"mean_ll", point.mean_ll}});
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("%10s %16s\n", "sigma", "valid mean LL");
+  for (const auto& point : result->curve)
+    std::printf("%10.4f %16.2f%s\n", point.sigma, point.mean_ll, point.sigma == result->sigma ? "  <- chosen" : "");
+  std::printf("\nParzen log-likelihood (test): %.2f ± %.2f (σ %.4f; %lld test, %lld validation images; "
+              "%lld samples, d %lld)\n",
+              result->mean_ll, result->stderr_ll, result->sigma, static_cast<long long>(result->n_test),
+              static_cast<long long>(result->n_valid), static_cast<long long>(result->n_samples),
+              static_cast<long long>(samples.size(1)));
+  std::printf("time: samples %.1f s, estimator %.1f s\n", samples_seconds, estimator_seconds);
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli
