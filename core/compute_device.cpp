@@ -6,7 +6,9 @@
 #include <torch/version.h>
 
 #include <dlfcn.h>
+
 #include <regex>
+#include <thread>
 
 // LibTorch 2.4 replaced the per-device autocast setters with ones taking a device type.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
@@ -69,7 +71,9 @@ std::vector<std::string> availableDevices() {
 }
 
 void setComputeThreads(int threads) {
-  if (threads > 0) at::set_num_threads(threads);
+  // 0 means every core; Debian's LibTorch would otherwise start with a single thread.
+  const unsigned cores = std::thread::hardware_concurrency();
+  at::set_num_threads(threads > 0 ? threads : static_cast<int>(cores > 0 ? cores : 1));
   // LibTorch already splits convolutions over its OpenMP threads and calls BLAS from each of
   // them; a multi-threaded OpenBLAS underneath then runs threads × cores threads on the cores
   // (2-4× slower on 2 cores, see bench/README.md). Keep BLAS single-threaded when it is OpenBLAS.

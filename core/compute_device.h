@@ -22,7 +22,7 @@ std::string deviceName(const c10::Device& device);
 /// Every device this build can train on: "cpu", then "cuda:0", "cuda:1", ...
 std::vector<std::string> availableDevices();
 
-/// Sets LibTorch's intra-op thread count (0 = leave LibTorch's default: all cores) and keeps
+/// Sets LibTorch's intra-op thread count (0 = one per core) and keeps
 /// OpenBLAS single-threaded under it. Call before training or benchmarking.
 void setComputeThreads(int threads);
 

@@ -62,10 +62,21 @@ torch::Tensor generateSampleRows(Generator& generator, int nz, std::int64_t coun
   // All noise first, from one generator: the rows do not depend on the batch size.
   auto rng = at::make_generator<at::CPUGeneratorImpl>(seed);
   const torch::Tensor noise = torch::randn({count, nz, 1, 1}, rng, torch::kFloat32);
-  std::vector<torch::Tensor> parts;
-  for (std::int64_t i = 0; i < count; i += batch) {
-    const std::int64_t n = std::min(batch, count - i);
-    parts.push_back(generator->forward(noise.narrow(0, i, n).to(device)).to(torch::kCPU, torch::kFloat32).flatten(1));
+  const std::int64_t batches = (count + batch - 1) / batch;
+  std::vector<torch::Tensor> parts(static_cast<std::size_t>(batches));
+  auto run = [&](std::int64_t b) {
+    const std::int64_t i = b * batch, n = std::min(batch, count - i);
+    parts[static_cast<std::size_t>(b)] =
+        generator->forward(noise.narrow(0, i, n).to(device)).to(torch::kCPU, torch::kFloat32).flatten(1);
+  };
+  if (device.is_cpu() && !train_mode) {
+    // LibTorch 1.13 runs a CPU transposed convolution on one core; batches side by side use them
+    // all. Eval-mode BatchNorm treats every image alone, so the rows are the same either way.
+    at::parallel_for(0, batches, 1, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t b = lo; b < hi; ++b) run(b);
+    });
+  } else {
+    for (std::int64_t b = 0; b < batches; ++b) run(b);
   }
   return torch::cat(parts);
 }

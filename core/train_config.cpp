@@ -15,7 +15,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class KeyGroup { Training, Checkpoint, Run, Augment, Data };
+enum class KeyGroup { Training, Checkpoint, Run, Augment, Data, Parzen };
 
 // A config key: how to read it into a TrainConfig (returning an error text, empty when valid)
 // and how to write it back.
@@ -287,6 +287,24 @@ const std::vector<ConfigKey>& keys() {
        },
        [](const TrainConfig& c) { return json(c.data.cache); }},
       boolKey("data.reduced_decode", [](TrainConfig& c) -> bool& { return c.data.reduced_decode; }),
+      nestedIntKey("parzen.every_epochs", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.every_epochs; }, 0, 1000000),
+      nestedIntKey("parzen.n_samples", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_samples; }, 1, 10000000),
+      nestedIntKey("parzen.n_valid", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_valid; }, 1, 10000000),
+      nestedIntKey("parzen.n_test", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_test; }, 1, 10000000),
+      {"parzen.sigmas", G::Parzen,
+       [](TrainConfig& c, const json& v) -> std::string {
+         const std::string allowed = "a list of positive numbers ([] = logspace(-1, 0, 10))";
+         if (!v.is_array()) return shown(v) + " is not allowed; allowed: " + allowed;
+         std::vector<double> sigmas;
+         for (const auto& item : v) {
+           if (!item.is_number() || !(item.get<double>() > 0) || !std::isfinite(item.get<double>()))
+             return shown(v) + " is not allowed; allowed: " + allowed;
+           sigmas.push_back(item.get<double>());
+         }
+         c.parzen.sigmas = sigmas;
+         return {};
+       },
+       [](const TrainConfig& c) { return json(c.parzen.sigmas); }},
   };
   return table;
 }
@@ -309,10 +327,11 @@ bool inScope(KeyGroup group, ConfigScope scope) {
 std::string scopeKeyList(ConfigScope scope) {
   std::string list;
   for (const auto& key : keys())
-    if (inScope(key.group, scope) && key.group != KeyGroup::Augment && key.group != KeyGroup::Data)
+    if (inScope(key.group, scope) && key.group != KeyGroup::Augment && key.group != KeyGroup::Data &&
+        key.group != KeyGroup::Parzen)
       list += (list.empty() ? "" : ", ") + key.name;
   if (scope != ConfigScope::Checkpoint) list += ", augment";
-  if (scope == ConfigScope::All) list += ", data";
+  if (scope == ConfigScope::All) list += ", data, parzen";
   return list;
 }
 
@@ -323,7 +342,8 @@ Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
   for (auto it = object.begin(); it != object.end(); ++it) {
     const std::string name = prefix + it.key();
     if (prefix.empty() &&
-        (name == "augment" || name == "data" || name == "training" || name == "checkpoint")) {
+        (name == "augment" || name == "data" || name == "parzen" || name == "training" ||
+         name == "checkpoint")) {
       if (!it.value().is_object())
         return makeError(source + ": config key \"" + name + "\" must be a JSON object");
       const bool grouped = name == "training" || name == "checkpoint";
@@ -399,7 +419,7 @@ Status validateConfig(const TrainConfig& config) {
 json configToJson(const TrainConfig& config) {
   json out = json::object();
   for (const auto& key : keys()) {
-    if (key.group == KeyGroup::Augment || key.group == KeyGroup::Data) {
+    if (key.group == KeyGroup::Augment || key.group == KeyGroup::Data || key.group == KeyGroup::Parzen) {
       const std::size_t dot = key.name.find('.');
       out[key.name.substr(0, dot)][key.name.substr(dot + 1)] = key.get(config);
     } else {

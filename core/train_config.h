@@ -25,6 +25,15 @@ struct AugmentConfig {
   double scale_jitter = 0.0; ///< random zoom factor in [1−scale_jitter, 1+scale_jitter]
 };
 
+/// Parzen evaluation during training (SPEC § Evaluation), on the data set's held-out split.
+struct ParzenConfig {
+  int every_epochs = 0;        ///< evaluate after every N epochs; 0 = off
+  int n_samples = 1000;        ///< generated samples
+  int n_valid = 200;           ///< held-out images that choose σ
+  int n_test = 200;            ///< held-out images scored at that σ
+  std::vector<double> sigmas;  ///< the σ grid; empty = logspace(−1, 0, 10)
+};
+
 struct TrainConfig {
   // Training keys of the original tool (`-t`).
   int nc = 3;                 ///< image channels: 3 (RGB) or 1 (grayscale)
@@ -57,6 +66,7 @@ struct TrainConfig {
 
   AugmentConfig augment;
   DataConfig data;            ///< which images, and how they are loaded ("data" keys)
+  ParzenConfig parzen;        ///< Parzen evaluation while training ("parzen" keys)
 };
 
 /// Which keys a JSON object may set: the original CLI's `-t` takes training keys only,

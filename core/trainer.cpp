@@ -9,6 +9,8 @@
 #include "event_log.h"
 #include "image_cache_builder.h"
 #include "image_grid.h"
+#include "parzen_estimator.h"
+#include "parzen_inputs.h"
 #include "run_directory.h"
 #include "weight_init.h"
 
@@ -43,6 +45,7 @@ struct Trainer::State {
   std::int64_t last_sample_step = -1;
   std::int64_t skipped_files = 0;
   std::string first_skip_reason;
+  torch::Tensor parzen_valid, parzen_test;  ///< held-out rows, loaded once when Parzen is on
 
   std::string log_error;  ///< first failure to append to events.jsonl; ends the run
 
@@ -60,6 +63,8 @@ struct Trainer::State {
   }
   Status writeSamples();
   Status writeCheckpoint();
+  void evaluateParzen();
+  Status loadParzenSplits();
   Status restoreLatest();
   Result<RunOutcome> loop();
 };
@@ -137,6 +142,8 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   }
   s->loader = std::make_unique<BatchLoader>(std::move(*dataset), pipeline, s->config.batch_size,
                                             static_cast<std::uint64_t>(s->config.seed), cache);
+  if (s->config.parzen.every_epochs > 0)
+    if (Status loaded = s->loadParzenSplits(); !loaded) return makeError(loaded.error());
 
   if (Status created = s->run.create(); !created) return makeError(created.error());
   auto events = EventLog::open(s->run.eventsPath(), options.events_to_stdout);
@@ -203,6 +210,55 @@ Status Trainer::State::writeCheckpoint() {
   emit("checkpoint", {{"path", relativeTo(path, run.path())}, {"step", progress.step},
                              {"epoch", progress.epoch}, {"images_seen", progress.images_seen}});
   return {};
+}
+
+Status Trainer::State::loadParzenSplits() {
+  const auto& filter = config.data.filter;
+  if (!filter.hasHoldout())
+    return makeError("config key \"parzen.every_epochs\": Parzen evaluation needs a held-out split "
+                     "(data.holdout_cities or data.holdout_fraction; --holdout-cities, --holdout-fraction)");
+  auto held = ImageDataset::open(config.dataroot, filter, DatasetPart::Holdout);
+  if (!held) return makeError("Parzen held-out split: " + held.error());
+  if (held->size() < 2)
+    return makeError(config.dataroot + ": the held-out split has " + std::to_string(held->size()) +
+                     " image(s); Parzen evaluation needs at least 2 (validation and test)");
+  // One seeded shuffle of the held-out images: validation first, test after, never overlapping.
+  const auto seed = static_cast<std::uint64_t>(config.seed);
+  const std::size_t n_valid = std::min<std::size_t>(static_cast<std::size_t>(config.parzen.n_valid), held->size() / 2);
+  auto valid = loadImageRows(shuffledPaths(*held, seed, 0, n_valid), config.img_size, config.nc, config.augment.crop_scale);
+  if (!valid) return makeError("Parzen validation split: " + valid.error());
+  auto test = loadImageRows(shuffledPaths(*held, seed, n_valid, static_cast<std::size_t>(config.parzen.n_test)),
+                            config.img_size, config.nc, config.augment.crop_scale);
+  if (!test) return makeError("Parzen test split: " + test.error());
+  parzen_valid = valid->rows;
+  parzen_test = test->rows;
+  return {};
+}
+
+void Trainer::State::evaluateParzen() {
+  const auto start = Clock::now();
+  // The same noise at every evaluation, from its own generator: the curve over epochs compares
+  // like with like, and the training streams are untouched (eval-mode G changes no buffer).
+  const torch::Tensor samples = generateSampleRows(model->generator(), config.nz, config.parzen.n_samples,
+                                                   static_cast<std::uint64_t>(config.seed) * 2 + 7,
+                                                   std::max(1, config.batch_size), device, false);
+  model->generator()->train();
+  ParzenOptions options;
+  if (!config.parzen.sigmas.empty()) options.sigmas = config.parzen.sigmas;
+  options.device = device;
+  options.progress = [this](double) { return !stopRequested(); };
+  auto result = ParzenEstimator::evaluate(samples, parzen_valid, parzen_test, options);
+  if (!result) {
+    if (!stopRequested()) emit("warning", {{"message", "Parzen evaluation failed: " + result.error()}});
+    return;
+  }
+  json curve = json::array();
+  for (const auto& point : result->curve) curve.push_back({{"sigma", point.sigma}, {"mean_ll", point.mean_ll}});
+  emit("parzen", {{"epoch", progress.epoch}, {"step", progress.step}, {"images_seen", progress.images_seen},
+                  {"sigma", result->sigma}, {"mean_ll", result->mean_ll}, {"stderr", result->stderr_ll},
+                  {"n_test", result->n_test}, {"n_valid", result->n_valid}, {"n_samples", result->n_samples},
+                  {"curve", curve},
+                  {"seconds", std::chrono::duration<double>(Clock::now() - start).count()}});
 }
 
 Result<RunOutcome> Trainer::run() {
@@ -343,6 +399,7 @@ Result<RunOutcome> Trainer::State::loop() {
           {"mean_loss_g", steps_in_epoch ? sum_g / steps_in_epoch : 0.0},
           {"seconds", std::chrono::duration<double>(Clock::now() - epoch_start).count()}});
     if (Status s = writeSamples(); !s) return makeError(s.error());
+    if (config.parzen.every_epochs > 0 && progress.epoch % config.parzen.every_epochs == 0) evaluateParzen();
     if (progress.epoch % config.save_frequency == 0 || progress.epoch == config.epochs)
       if (Status s = writeCheckpoint(); !s) return makeError(s.error());
   }

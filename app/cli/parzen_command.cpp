@@ -7,11 +7,13 @@
 #include "image_dataset.h"
 #include "parzen_estimator.h"
 #include "parzen_inputs.h"
+#include "run_directory.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <limits>
 
@@ -56,11 +58,110 @@ Result<ImageRows> rowsOf(const std::vector<std::string>& paths, int size, int ch
   return rows;
 }
 
+struct Splits {
+  ImageRows valid, test;
+};
+
+// The validation and test rows: every image of --valid and --test, or one seeded shuffle of the
+// held-out split of --dataroot (filters from the options, else from `model`'s config).
+Result<Splits> loadSplits(const CommandLine& line, const TrainConfig& model, std::uint64_t seed,
+                          std::size_t n_valid, std::size_t n_test) {
+  std::vector<std::string> valid_paths, test_paths;
+  if (line.has("--valid")) {
+    auto valid = imagesIn(line.value("--valid"), "--valid");
+    if (!valid) return makeError(valid.error());
+    auto test = imagesIn(line.value("--test"), "--test");
+    if (!test) return makeError(test.error());
+    valid_paths = *valid, test_paths = *test;
+  } else {
+    DatasetFilter filter = model.data.filter;
+    bool given = false;
+    for (const auto& spec : dataFilterOptionSpecs()) given = given || line.has(spec.name);
+    if (given) {
+      auto parsed = configFromOptions(line);
+      if (!parsed) return makeError(parsed.error());
+      filter = parsed->data.filter;
+    }
+    if (!filter.hasHoldout())
+      return makeError("no held-out split: pass --holdout-cities or --holdout-fraction (the "
+                       "checkpoint's config has none), or --valid DIR --test DIR");
+    const std::string root = line.value("--dataroot", model.dataroot);
+    auto held = ImageDataset::open(root, filter, DatasetPart::Holdout);
+    if (!held) return makeError(held.error());
+    if (held->size() < 2)
+      return makeError(root + ": the held-out split has " + std::to_string(held->size()) +
+                       " image(s); it needs at least 2 (validation and test)");
+    // Validation and test come from one seeded shuffle of the held-out images and never overlap.
+    const std::size_t valid_count = std::min(n_valid, held->size() / 2);
+    valid_paths = shuffledPaths(*held, seed, 0, valid_count);
+    test_paths = shuffledPaths(*held, seed, valid_count, n_test);
+  }
+  auto valid = rowsOf(valid_paths, model.img_size, model.nc, model.augment.crop_scale, "validation split");
+  if (!valid) return makeError(valid.error());
+  auto test = rowsOf(test_paths, model.img_size, model.nc, model.augment.crop_scale, "test split");
+  if (!test) return makeError(test.error());
+  return Splits{std::move(*valid), std::move(*test)};
+}
+
+// Every checkpoint of a run at one σ (given, or chosen on the latest checkpoint).
+int parzenOverRun(const CommandLine& line, std::int64_t n_samples, std::size_t n_valid, std::size_t n_test,
+                  std::uint64_t seed, std::int64_t batch, ParzenOptions options) {
+  const RunDirectory run(line.value("--run"));
+  const auto checkpoints = run.checkpoints();
+  if (checkpoints.empty())
+    return fail(line.program(), run.path() + ": no checkpoint in " + run.checkpointsDir(), kExitFailure);
+  auto latest = loadCheckpointGenerator(checkpoints.back(), options.device);
+  if (!latest) return fail(line.program(), latest.error(), kExitFailure);
+  auto splits = loadSplits(line, latest->config, seed, n_valid, n_test);
+  if (!splits) return fail(line.program(), splits.error(), kExitFailure);
+  const bool train_mode = line.has("--train-mode");
+  double sigma = 0;
+  json curve = json::array();
+  if (line.has("--sigma")) {
+    auto given = parseSigmas(line.value("--sigma"));
+    if (!given || given->size() != 1) return fail(line.program(), "option '--sigma': give one positive number", kExitUsage);
+    sigma = given->front();
+  } else {
+    const auto samples = generateSampleRows(latest->generator, latest->config.nz, n_samples, seed, batch,
+                                            options.device, train_mode);
+    auto chosen = ParzenEstimator::evaluate(samples, splits->valid.rows, splits->test.rows, options);
+    if (!chosen) return fail(line.program(), chosen.error(), kExitFailure);
+    sigma = chosen->sigma;
+    for (const auto& point : chosen->curve) curve.push_back({{"sigma", point.sigma}, {"mean_ll", point.mean_ll}});
+  }
+  json rows = json::array();
+  for (std::size_t i = 0; i < checkpoints.size(); ++i) {
+    std::fprintf(stderr, "checkpoint %zu/%zu: %s\n", i + 1, checkpoints.size(), checkpoints[i].c_str());
+    auto loaded = loadCheckpointGenerator(checkpoints[i], options.device);
+    if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
+    const auto samples = generateSampleRows(loaded->generator, loaded->config.nz, n_samples, seed, batch,
+                                            options.device, train_mode);
+    auto scored = ParzenEstimator::evaluateAt(samples, splits->test.rows, sigma, options);
+    if (!scored) return fail(line.program(), scored.error(), kExitFailure);
+    rows.push_back({{"checkpoint", std::filesystem::path(checkpoints[i]).filename().string()},
+                    {"epoch", loaded->progress.epoch}, {"step", loaded->progress.step},
+                    {"images_seen", loaded->progress.images_seen}, {"mean_ll", scored->mean_ll},
+                    {"stderr", scored->stderr_ll}, {"n_test", scored->n_test}});
+  }
+  if (line.has("--json")) {
+    std::printf("%s\n", json({{"sigma", sigma}, {"curve", curve}, {"checkpoints", rows}}).dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("σ %.4f (%s)\n%8s %10s %14s %10s\n", sigma, line.has("--sigma") ? "given" : "chosen on the latest checkpoint",
+              "epoch", "step", "test mean LL", "stderr");
+  for (const auto& row : rows)
+    std::printf("%8lld %10lld %14.2f %10.2f\n", row["epoch"].get<long long>(), row["step"].get<long long>(),
+                row["mean_ll"].get<double>(), row["stderr"].get<double>());
+  return kExitOk;
+}
+
 }  // namespace
 
 int runParzen(const Args& args) {
   auto specs = std::vector<OptionSpec>{
       {"--checkpoint", "FILE", "score samples of this checkpoint's generator"},
+      {"--run", "DIR", "score every checkpoint of a run at one σ (the curve over epochs)"},
+      {"--sigma", "S", "with --run: this σ instead of the one chosen on the latest checkpoint"},
       {"--samples", "DIR", "score the images in DIR as the samples instead"},
       {"--dataroot", "DIR", "take the validation and test images from this data set's held-out split"},
       {"--valid", "DIR", "every image in DIR is the validation split"},
@@ -77,17 +178,19 @@ int runParzen(const Args& args) {
       {"--threads", "N", "CPU threads (0 = all cores)"},
       {"--json", "", "print one JSON object"}};
   for (const auto& spec : dataFilterOptionSpecs()) specs.push_back(spec);
-  CommandLine line("parzen", "(--checkpoint FILE | --samples DIR) (--dataroot DIR | --valid DIR --test DIR)",
+  CommandLine line("parzen", "(--checkpoint FILE | --samples DIR | --run DIR) (--dataroot DIR | --valid DIR --test DIR)",
                    "Parzen-window log-likelihood of held-out images under generated samples\n"
                    "(Goodfellow et al.): σ is chosen on the validation split, the mean and its\n"
                    "standard error are reported on the test split.",
                    specs);
   if (auto done = line.parseOrExit(args)) return *done;
-  if (line.has("--checkpoint") == line.has("--samples"))
-    return fail(line.program(), "give one of --checkpoint FILE or --samples DIR", kExitUsage);
+  if (int(line.has("--checkpoint")) + int(line.has("--samples")) + int(line.has("--run")) != 1)
+    return fail(line.program(), "give one of --checkpoint FILE, --samples DIR or --run DIR", kExitUsage);
   if (line.has("--valid") != line.has("--test"))
     return fail(line.program(), "--valid and --test go together", kExitUsage);
-  if (line.has("--valid") == line.has("--dataroot"))
+  if (line.has("--valid") && line.has("--dataroot"))
+    return fail(line.program(), "give --dataroot DIR (its held-out split) or --valid DIR --test DIR, not both", kExitUsage);
+  if (!line.has("--valid") && !line.has("--dataroot") && !line.has("--run"))
     return fail(line.program(), "give --dataroot DIR (its held-out split) or --valid DIR --test DIR", kExitUsage);
   auto n_samples = line.integer("--n-samples", 10000, 1, 10000000);
   auto n_valid = line.integer("--n-valid", 1000, 1, 10000000);
@@ -108,6 +211,9 @@ int runParzen(const Args& args) {
   if (!device) return fail(line.program(), "option '--device': " + device.error(), kExitUsage);
   options.device = *device;
   setComputeThreads(static_cast<int>(*threads));
+  if (line.has("--run"))
+    return parzenOverRun(line, *n_samples, static_cast<std::size_t>(*n_valid), static_cast<std::size_t>(*n_test),
+                         static_cast<std::uint64_t>(*seed), *batch, options);
 
   // What the images must look like, and which held-out split: the checkpoint's config, unless
   // filter options say otherwise.
@@ -130,39 +236,11 @@ int runParzen(const Args& args) {
   }
   const double samples_seconds = secondsSince(samples_start);
 
-  std::vector<std::string> valid_paths, test_paths;
-  if (line.has("--valid")) {
-    auto valid = imagesIn(line.value("--valid"), "--valid");
-    auto test = imagesIn(line.value("--test"), "--test");
-    if (!valid) return fail(line.program(), valid.error(), kExitFailure);
-    if (!test) return fail(line.program(), test.error(), kExitFailure);
-    valid_paths = *valid, test_paths = *test;
-  } else {
-    TrainConfig filters = model_config;
-    bool given = false;
-    for (const auto& spec : dataFilterOptionSpecs()) given = given || line.has(spec.name);
-    if (given) {
-      auto parsed = configFromOptions(line);
-      if (!parsed) return fail(line.program(), parsed.error(), kExitUsage);
-      filters.data.filter = parsed->data.filter;
-    }
-    if (!filters.data.filter.hasHoldout())
-      return fail(line.program(), "no held-out split: pass --holdout-cities or --holdout-fraction (the "
-                  "checkpoint's config has none), or --valid DIR --test DIR", kExitUsage);
-    auto held = ImageDataset::open(line.value("--dataroot"), filters.data.filter, DatasetPart::Holdout);
-    if (!held) return fail(line.program(), held.error(), kExitFailure);
-    if (held->size() < 2)
-      return fail(line.program(), line.value("--dataroot") + ": the held-out split has " +
-                  std::to_string(held->size()) + " image(s); it needs at least 2 (validation and test)", kExitFailure);
-    // Validation and test come from one seeded shuffle of the held-out images and never overlap.
-    const std::size_t valid_count = std::min<std::size_t>(static_cast<std::size_t>(*n_valid), held->size() / 2);
-    valid_paths = shuffledPaths(*held, static_cast<std::uint64_t>(*seed), 0, valid_count);
-    test_paths = shuffledPaths(*held, static_cast<std::uint64_t>(*seed), valid_count, static_cast<std::size_t>(*n_test));
-  }
-  auto valid = rowsOf(valid_paths, model_config.img_size, model_config.nc, model_config.augment.crop_scale, "validation split");
-  if (!valid) return fail(line.program(), valid.error(), kExitFailure);
-  auto test = rowsOf(test_paths, model_config.img_size, model_config.nc, model_config.augment.crop_scale, "test split");
-  if (!test) return fail(line.program(), test.error(), kExitFailure);
+  auto splits = loadSplits(line, model_config, static_cast<std::uint64_t>(*seed), static_cast<std::size_t>(*n_valid),
+                           static_cast<std::size_t>(*n_test));
+  if (!splits) return fail(line.program(), splits.error(), splits.error().rfind("no held-out split", 0) == 0 ? kExitUsage : kExitFailure);
+  const auto& valid = splits->valid;
+  const auto& test = splits->test;
 
   const auto& stop = installStopHandlers();
   int last_percent = -1;
@@ -174,7 +252,7 @@ int runParzen(const Args& args) {
     return !stop.load();
   };
   const auto estimator_start = Clock::now();
-  auto result = ParzenEstimator::evaluate(samples, valid->rows, test->rows, options);
+  auto result = ParzenEstimator::evaluate(samples, valid.rows, test.rows, options);
   const double estimator_seconds = secondsSince(estimator_start);
   if (interactive) std::fputc('\n', stderr);
   if (!result) return fail(line.program(), result.error(), kExitFailure);
