@@ -66,13 +66,14 @@ Result<torch::Tensor> ParzenEstimator::logLikelihoodsUnchecked(const torch::Tens
 
   torch::NoGradGuard no_grad;
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(options.device);
-  const torch::Tensor mu = samples.to(f64);
+  // The samples stay as given (float32 images: half the memory); each block is widened to float64
+  // when it is used.
+  const torch::Tensor mu = samples.to(options.device);
   const torch::Tensor x = points.to(f64);
   const std::int64_t n_mu = mu.size(0), n_x = x.size(0), d = mu.size(1);
   const auto s = static_cast<std::int64_t>(options.sigmas.size());
   const torch::Tensor sigma = torch::tensor(options.sigmas, torch::kFloat64).to(options.device);
   const torch::Tensor scale = (-0.5 / (sigma * sigma)).view({1, 1, s});  // multiplies ‖x−μ‖²
-  const torch::Tensor mu_sq = (mu * mu).sum(1);
   // log N + d·log(σ√(2π)), per σ
   const torch::Tensor norm = std::log(static_cast<double>(n_mu)) +
                              static_cast<double>(d) * (torch::log(sigma) + 0.5 * std::log(2.0 * M_PI));
@@ -85,6 +86,7 @@ Result<torch::Tensor> ParzenEstimator::logLikelihoodsUnchecked(const torch::Tens
   std::mutex progress_mutex;
   // One block of x against every μ, with a running log-sum-exp per (x, σ).
   auto scoreBlock = [&](std::int64_t block) {
+    torch::NoGradGuard no_grad_here;  // grad mode is per thread
     const std::int64_t i0 = block * options.block, m = std::min(options.block, n_x - i0);
     const torch::Tensor xc = x.narrow(0, i0, m);
     const torch::Tensor x_sq = (xc * xc).sum(1, /*keepdim=*/true);
@@ -92,9 +94,9 @@ Result<torch::Tensor> ParzenEstimator::logLikelihoodsUnchecked(const torch::Tens
     torch::Tensor run_sum = torch::zeros({m, s}, f64);
     for (std::int64_t j0 = 0; j0 < n_mu && !cancelled.load(); j0 += options.block) {
       const std::int64_t c = std::min(options.block, n_mu - j0);
-      const torch::Tensor mc = mu.narrow(0, j0, c);
-      const torch::Tensor dist =
-          (x_sq + mu_sq.narrow(0, j0, c).view({1, c}) - 2.0 * xc.mm(mc.t())).clamp_min_(0.0);
+      const torch::Tensor mc = mu.narrow(0, j0, c).to(torch::kFloat64);
+      const torch::Tensor mc_sq = (mc * mc).sum(1).view({1, c});
+      const torch::Tensor dist = (x_sq + mc_sq - 2.0 * xc.mm(mc.t())).clamp_min_(0.0);
       const torch::Tensor e = dist.unsqueeze(2) * scale;  // (m, c, S): −‖x−μ‖²/(2σ²)
       const torch::Tensor new_max = torch::maximum(run_max, std::get<0>(e.max(1)));
       run_sum = run_sum * torch::exp(run_max - new_max) + torch::exp(e - new_max.unsqueeze(1)).sum(1);

@@ -65,6 +65,7 @@ torch::Tensor generateSampleRows(Generator& generator, int nz, std::int64_t coun
   const std::int64_t batches = (count + batch - 1) / batch;
   std::vector<torch::Tensor> parts(static_cast<std::size_t>(batches));
   auto run = [&](std::int64_t b) {
+    torch::NoGradGuard no_grad_here;  // grad mode is per thread: parallel_for's threads need their own
     const std::int64_t i = b * batch, n = std::min(batch, count - i);
     parts[static_cast<std::size_t>(b)] =
         generator->forward(noise.narrow(0, i, n).to(device)).to(torch::kCPU, torch::kFloat32).flatten(1);
