@@ -38,7 +38,7 @@ struct ParzenCurvePoint {
 struct ParzenResult {
   double sigma = 0;        ///< the σ chosen on the validation split
   double mean_ll = 0;      ///< mean log-likelihood of the test split at that σ
-  double stderr_ll = 0;    ///< its standard error: sample std / √n
+  double stderr_ll = 0;    ///< its standard error: sample std (n − 1 in the variance) / √n
   std::int64_t n_test = 0;
   std::int64_t n_valid = 0;
   std::int64_t n_samples = 0;
