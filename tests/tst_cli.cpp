@@ -217,6 +217,18 @@ void TestCli::sampleFromCheckpoint() {
   QVERIFY(ia != ic);
   QFile::remove(testOutputDir() + "/sample_grid.png");
   QFile::copy(a, testOutputDir() + "/sample_grid.png");
+
+  // --seeds: one tile per seed, and a seed's tile is the same wherever it stands.
+  const QString s1 = run.path() + "/s1.png", s2 = run.path() + "/s2.png";
+  QCOMPARE(runCli({"sample", "--checkpoint", checkpoint, "--out", s1, "--seeds", "3,14,15", "--columns", "3"}).exit_code, 0);
+  QCOMPARE(runCli({"sample", "--checkpoint", checkpoint, "--out", s2, "--seeds", "15,3", "--columns", "2"}).exit_code, 0);
+  const QImage g1(s1), g2(s2);
+  QCOMPARE(g1.size(), QSize(3 * 66 + 2, 66 + 2));
+  QCOMPARE(g1.copy(2, 2, 64, 64), g2.copy(68, 2, 64, 64));      // seed 3
+  QCOMPARE(g1.copy(134, 2, 64, 64), g2.copy(2, 2, 64, 64));     // seed 15
+  const auto bad = runCli({"sample", "--checkpoint", checkpoint, "--out", s1, "--seeds", "3,x"});
+  QCOMPARE(bad.exit_code, 2);
+  QVERIFY2(bad.err.contains("option '--seeds': \"x\" is not a seed"), qPrintable(bad.err));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

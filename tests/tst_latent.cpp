@@ -1,6 +1,7 @@
 // Latent interpolation, easing, walks and arithmetic: endpoints exact, norms, the (anti)parallel
 // guard, t outside [0, 1], loop closure, the walk file round trip bit for bit, group arithmetic.
 #include "latent_walk.h"
+#include "walk_renderer.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -35,6 +36,8 @@ private slots:
   void gridWalk();
   void arithmeticOfGroupMeans();
   void seedsGiveTheSameLatents();
+  void renderedFramesDoNotDependOnTheBatch();
+  void gridFramesAndCancel();
 };
 
 void TestLatent::easing_data() {
@@ -247,6 +250,70 @@ void TestLatent::seedsGiveTheSameLatents() {
   QVERIFY(torch::equal(latentFromSeed(42, 100), latentFromSeed(42, 100)));
   QVERIFY(!torch::equal(latentFromSeed(42, 100), latentFromSeed(43, 100)));
   QCOMPARE(latentFromSeed(1, 256).size(0), std::int64_t(256));
+}
+
+namespace {
+
+Generator tinyGenerator() {
+  torch::manual_seed(11);
+  GeneratorOptions options;
+  options.nz = 16;
+  options.ngf = 8;
+  return Generator(options);
+}
+
+std::vector<torch::Tensor> renderAll(Generator& g, const LatentWalk& walk, std::int64_t batch) {
+  std::vector<torch::Tensor> frames;
+  WalkRenderOptions options;
+  options.batch = batch;
+  const Status done = WalkRenderer::render(g, walk, options, [&](std::int64_t index, const torch::Tensor& frame) {
+    if (index != std::int64_t(frames.size())) return Status(makeError("frames out of order"));
+    frames.push_back(frame.clone());
+    return Status{};
+  });
+  if (!done) qFatal("%s", done.error().c_str());
+  return frames;
+}
+
+}  // namespace
+
+void TestLatent::renderedFramesDoNotDependOnTheBatch() {
+  Generator g = tinyGenerator();
+  LatentWalk walk = LatentWalk::fromSeeds({3, 14, 15}, 16);
+  walk.frames_per_key = 5;
+  const auto one = renderAll(g, walk, 1), four = renderAll(g, walk, 4), all = renderAll(g, walk, 64);
+  QCOMPARE(one.size(), std::size_t(11));
+  QCOMPARE(one[0].sizes(), (torch::IntArrayRef{3, 64, 64}));
+  QCOMPARE(one[0].scalar_type(), torch::kUInt8);
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    QVERIFY2(torch::equal(one[i], four[i]), qPrintable(QString("frame %1, batch 4").arg(i)));
+    QVERIFY2(torch::equal(one[i], all[i]), qPrintable(QString("frame %1, batch 64").arg(i)));
+  }
+  QVERIFY(!torch::equal(one[0], one[5]));
+}
+
+void TestLatent::gridFramesAndCancel() {
+  Generator g = tinyGenerator();
+  LatentWalk settings;
+  settings.frames_per_key = 3;
+  const GridWalk grid = GridWalk::fromSeedBase(2, 2, 2, 7, 16, settings);
+  std::int64_t frames = 0;
+  WalkRenderOptions options;
+  options.batch = 5;
+  const Status done = WalkRenderer::render(g, grid, options, [&](std::int64_t, const torch::Tensor& frame) {
+    ++frames;
+    return frame.sizes() == torch::IntArrayRef{3, 2 * 66 + 2, 2 * 66 + 2} ? Status{} : Status(makeError("bad frame size"));
+  });
+  QVERIFY2(done, done.error().c_str());
+  QCOMPARE(frames, grid.frameCount());
+  options.progress = [](std::int64_t done_frames, std::int64_t) { return done_frames < 2; };
+  const Status cancelled = WalkRenderer::render(g, grid, options, [](std::int64_t, const torch::Tensor&) { return Status{}; });
+  QVERIFY(!cancelled);
+  QCOMPARE(QString::fromStdString(cancelled.error()), QString("rendering cancelled"));
+  const Status refused = WalkRenderer::render(g, grid, options, [](std::int64_t, const torch::Tensor&) {
+    return Status(makeError("disk full"));
+  });
+  QCOMPARE(QString::fromStdString(refused.error()), QString("disk full"));
 }
 
 QTEST_GUILESS_MAIN(TestLatent)

@@ -3,6 +3,7 @@
 #include "command_line.h"
 #include "compute_device.h"
 #include "image_grid.h"
+#include "latent_math.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
@@ -15,12 +16,14 @@ namespace streetgan::cli {
 int runSample(const Args& args) {
   CommandLine line("sample", "--checkpoint FILE --out FILE.png [options]",
                    "Writes a PNG grid of images generated from a checkpoint. The latents are\n"
-                   "drawn from --seed (the same seed gives the same images), or with --fixed are\n"
-                   "the run's fixed sample noise.",
+                   "drawn from --seed (the same seed gives the same images), one per seed with\n"
+                   "--seeds (each seed's latent, as the explorer and walks use it), or with --fixed\n"
+                   "are the run's fixed sample noise.",
                    {{"--checkpoint", "FILE", "checkpoint (.pt) of a run"},
                     {"--out", "FILE", "PNG file to write"},
                     {"--n", "N", "number of images (default 64)"},
                     {"--seed", "N", "latent seed (default 0)"},
+                    {"--seeds", "A,B,..", "one image per seed, in this order (instead of --n and --seed)"},
                     {"--fixed", "", "use the run's fixed sample noise instead of --seed"},
                     {"--columns", "N", "images per row (default: square grid)"},
                     {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"},
@@ -28,6 +31,8 @@ int runSample(const Args& args) {
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--checkpoint")) return fail(line.program(), "missing --checkpoint FILE", kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out FILE.png", kExitUsage);
+  if (line.has("--seeds") && line.has("--fixed"))
+    return fail(line.program(), "--seeds and --fixed cannot be used together", kExitUsage);
   auto n = line.integer("--n", 64, 1, 4096);
   if (!n) return fail(line.program(), n.error(), kExitUsage);
   auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
@@ -41,7 +46,20 @@ int runSample(const Args& args) {
   auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), *device);
   if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
   torch::Tensor noise;
-  if (line.has("--fixed")) {
+  if (line.has("--seeds")) {
+    std::vector<torch::Tensor> latents;
+    const std::string text = line.value("--seeds");
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t comma = std::min(text.find(',', start), text.size());
+      const std::string item = text.substr(start, comma - start);
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 19)
+        return fail(line.program(), "option '--seeds': \"" + item + "\" is not a seed (a non-negative integer)", kExitUsage);
+      latents.push_back(latentFromSeed(std::stoull(item), loaded->config.nz));
+      start = comma + 1;
+    }
+    noise = torch::stack(latents).view({-1, loaded->config.nz, 1, 1});
+  } else if (line.has("--fixed")) {
     noise = loaded->fixed_noise.narrow(0, 0, std::min<long long>(*n, loaded->fixed_noise.size(0)));
   } else {
     auto rng = at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(*seed));
