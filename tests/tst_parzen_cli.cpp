@@ -175,6 +175,8 @@ void TestParzenCli::errors_data() {
   QTest::addColumn<int>("code");
   QTest::addColumn<QString>("message");
   QTest::newRow("no source") << QStringList{"--dataroot", "x"} << 2 << "give one of --checkpoint FILE, --samples DIR or --run DIR";
+  QTest::newRow("sigma without run") << QStringList{"--samples", "S", "--valid", "V", "--test", "T", "--sigma", "0.2"} << 2
+                                     << "--sigma goes with --run";
   QTest::newRow("valid without test") << QStringList{"--samples", "S", "--valid", "V"} << 2 << "--valid and --test go together";
   QTest::newRow("no held-out split") << QStringList{"--samples", "S", "--dataroot", "D"} << 2 << "no held-out split";
   QTest::newRow("bad sigma") << QStringList{"--samples", "S", "--valid", "V", "--test", "T", "--sigmas", "0.1,-2"} << 2

@@ -188,6 +188,9 @@ int runParzen(const Args& args) {
     return fail(line.program(), "give one of --checkpoint FILE, --samples DIR or --run DIR", kExitUsage);
   if (line.has("--valid") != line.has("--test"))
     return fail(line.program(), "--valid and --test go together", kExitUsage);
+  if (line.has("--sigma") && !line.has("--run"))
+    return fail(line.program(), "--sigma goes with --run (otherwise σ is chosen on the validation split; "
+                "--sigmas sets the grid)", kExitUsage);
   if (line.has("--valid") && line.has("--dataroot"))
     return fail(line.program(), "give --dataroot DIR (its held-out split) or --valid DIR --test DIR, not both", kExitUsage);
   if (!line.has("--valid") && !line.has("--dataroot") && !line.has("--run"))
