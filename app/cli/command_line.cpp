@@ -1,5 +1,6 @@
 #include "command_line.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,17 @@ const OptionSpec* CommandLine::find(const std::string& name) const {
   for (const auto& option : options_)
     if (option.name == name) return &option;
   return nullptr;
+}
+
+std::vector<std::string> splitCommaList(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
 }
 
 std::optional<int> CommandLine::parseOrExit(const std::vector<std::string>& args) {

@@ -52,6 +52,10 @@ private:
   bool help_ = false;
 };
 
+/// The items of a comma-separated option value ("3,14,15"), empty items included so the caller
+/// can name them in its error.
+std::vector<std::string> splitCommaList(const std::string& text);
+
 /// Exit codes of every command.
 enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
 

@@ -29,16 +29,12 @@ double secondsSince(Clock::time_point start) {
 
 Result<std::vector<double>> parseSigmas(const std::string& text) {
   std::vector<double> sigmas;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
+  for (const std::string& item : splitCommaList(text)) {
     char* end = nullptr;
     const double value = std::strtod(item.c_str(), &end);
     if (item.empty() || *end != '\0' || !(value > 0) || !std::isfinite(value))
       return makeError("option '--sigmas': \"" + item + "\" is not a positive number");
     sigmas.push_back(value);
-    start = comma + 1;
   }
   return sigmas;
 }

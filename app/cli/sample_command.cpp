@@ -48,15 +48,10 @@ int runSample(const Args& args) {
   torch::Tensor noise;
   if (line.has("--seeds")) {
     std::vector<torch::Tensor> latents;
-    const std::string text = line.value("--seeds");
-    std::size_t start = 0;
-    while (start <= text.size()) {
-      const std::size_t comma = std::min(text.find(',', start), text.size());
-      const std::string item = text.substr(start, comma - start);
+    for (const std::string& item : splitCommaList(line.value("--seeds"))) {
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 19)
         return fail(line.program(), "option '--seeds': \"" + item + "\" is not a seed (a non-negative integer)", kExitUsage);
       latents.push_back(latentFromSeed(std::stoull(item), loaded->config.nz));
-      start = comma + 1;
     }
     noise = torch::stack(latents).view({-1, loaded->config.nz, 1, 1});
   } else if (line.has("--fixed")) {
