@@ -22,6 +22,8 @@ packages=(
   libtorch-dev libopenblas0-pthread
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev
+  # export: FFmpeg's libraries (libavcodec brings libx264 and libvpx)
+  libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
   # tools the tests drive
   procps
 )
@@ -33,8 +35,9 @@ if [ "$cli_only" -eq 0 ]; then
   )
 fi
 if [ "$bench" -eq 1 ]; then
-  # the reference loader and the photographs bench/make_corpus.py cuts its corpus from
-  packages+=(python3 python3-torch python3-torchvision python3-numpy python3-pil opencv-doc)
+  # the reference loader, the photographs bench/make_corpus.py cuts its corpus from, and the
+  # `ffmpeg` program the reference walk export pipes its frames into
+  packages+=(python3 python3-torch python3-torchvision python3-numpy python3-pil opencv-doc ffmpeg)
 fi
 
 if [ "$(id -u)" -ne 0 ]; then

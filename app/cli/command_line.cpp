@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <sstream>
 
 namespace streetgan::cli {
@@ -30,6 +31,16 @@ std::vector<std::string> splitCommaList(const std::string& text) {
     start = comma + 1;
   }
   return items;
+}
+
+Result<std::vector<std::uint64_t>> parseSeedList(const std::string& option, const std::string& text) {
+  std::vector<std::uint64_t> seeds;
+  for (const std::string& item : splitCommaList(text)) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 19)
+      return makeError("option '" + option + "': \"" + item + "\" is not a seed (a non-negative integer)");
+    seeds.push_back(std::stoull(item));
+  }
+  return seeds;
 }
 
 std::optional<int> CommandLine::parseOrExit(const std::vector<std::string>& args) {
@@ -97,6 +108,21 @@ Result<long long> CommandLine::integer(const std::string& name, long long fallba
     return makeError("option '" + name + "': '" + text + "' is not allowed; allowed: an integer from " +
                      std::to_string(lo) + " to " + std::to_string(hi));
   return n;
+}
+
+Result<double> CommandLine::number(const std::string& name, double fallback, double lo, double hi) const {
+  const auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& text = it->second;
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(x) || x <= lo || x > hi) {
+    std::ostringstream range;
+    range << "a number above " << lo << " and at most " << hi;
+    return makeError("option '" + name + "': '" + text + "' is not allowed; allowed: " + range.str());
+  }
+  return x;
 }
 
 std::string CommandLine::helpText() const {

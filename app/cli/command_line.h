@@ -4,6 +4,7 @@
 // text from the same table, so help and parser never disagree.
 #include "result.h"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +39,8 @@ public:
   /// The option as an integer in [lo, hi], or an Error naming the option and the value.
   Result<long long> integer(const std::string& name, long long fallback, long long lo,
                             long long hi) const;
+  /// The option as a finite number in (lo, hi], or an Error naming the option and the value.
+  Result<double> number(const std::string& name, double fallback, double lo, double hi) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
   /// "streetgan <command>", for messages.
   std::string program() const { return "streetgan " + command_; }
@@ -55,6 +58,9 @@ private:
 /// The items of a comma-separated option value ("3,14,15"), empty items included so the caller
 /// can name them in its error.
 std::vector<std::string> splitCommaList(const std::string& text);
+
+/// The seeds of a comma-separated list ("3,14,15"); an Error names `option` and the bad item.
+Result<std::vector<std::uint64_t>> parseSeedList(const std::string& option, const std::string& text);
 
 /// Exit codes of every command.
 enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };

@@ -17,5 +17,6 @@ int runBenchData(const Args& args);
 int runData(const Args& args);
 int runCache(const Args& args);
 int runParzen(const Args& args);
+int runWalk(const Args& args);
 
 }  // namespace streetgan::cli

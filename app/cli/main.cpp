@@ -19,6 +19,7 @@ const char* kUsage =
     "  demo-data   render procedural street scenes to train on without a download\n"
     "  data        data set statistics and augmentation previews (data stats, data preview)\n"
     "  cache       pre-decode a data set into one file for fast loading (cache build, cache info)\n"
+    "  walk        render a latent-space walk to GIF, MP4, WebM or PNG frames\n"
     "  parzen      Parzen-window log-likelihood of held-out images under a model's samples\n"
     "  bench       measure training or data loading speed (bench train, bench data)\n"
     "\n"
@@ -51,5 +52,6 @@ int main(int argc, char** argv) {
   if (command == "data") return runData(args);
   if (command == "cache") return runCache(args);
   if (command == "parzen") return runParzen(args);
+  if (command == "walk") return runWalk(args);
   return fail("streetgan", "unknown command '" + command + "' (see streetgan --help)", kExitUsage);
 }

@@ -47,12 +47,10 @@ int runSample(const Args& args) {
   if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
   torch::Tensor noise;
   if (line.has("--seeds")) {
+    auto seeds = parseSeedList("--seeds", line.value("--seeds"));
+    if (!seeds) return fail(line.program(), seeds.error(), kExitUsage);
     std::vector<torch::Tensor> latents;
-    for (const std::string& item : splitCommaList(line.value("--seeds"))) {
-      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 19)
-        return fail(line.program(), "option '--seeds': \"" + item + "\" is not a seed (a non-negative integer)", kExitUsage);
-      latents.push_back(latentFromSeed(std::stoull(item), loaded->config.nz));
-    }
+    for (std::uint64_t s : *seeds) latents.push_back(latentFromSeed(s, loaded->config.nz));
     noise = torch::stack(latents).view({-1, loaded->config.nz, 1, 1});
   } else if (line.has("--fixed")) {
     noise = loaded->fixed_noise.narrow(0, 0, std::min<long long>(*n, loaded->fixed_noise.size(0)));

@@ -1,0 +1,227 @@
+#include "checkpoint.h"
+#include "command_line.h"
+#include "commands.h"
+#include "compute_device.h"
+#include "latent_walk.h"
+#include "stop_signal.h"
+#include "walk_exporter.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <limits>
+
+namespace streetgan::cli {
+
+namespace {
+
+/// Reads "RxC" (e.g. "3x3") into rows and columns of 1 to 16.
+Result<std::pair<int, int>> parseGrid(const std::string& text) {
+  const auto x = text.find('x');
+  const std::string bad = "option '--grid': '" + text + "' is not allowed; allowed: ROWSxCOLUMNS, each 1 to 16 (e.g. 3x3)";
+  if (x == std::string::npos || x == 0 || x + 1 >= text.size()) return makeError(bad);
+  const std::string rows = text.substr(0, x), columns = text.substr(x + 1);
+  if (rows.find_first_not_of("0123456789") != std::string::npos || columns.find_first_not_of("0123456789") != std::string::npos ||
+      rows.size() > 2 || columns.size() > 2)
+    return makeError(bad);
+  const int r = std::stoi(rows), c = std::stoi(columns);
+  if (r < 1 || r > 16 || c < 1 || c > 16) return makeError(bad);
+  return std::make_pair(r, c);
+}
+
+/// The walk settings given on the command line, over `walk` (a loaded file's, or the defaults).
+Status applyWalkOptions(const CommandLine& line, LatentWalk& walk) {
+  auto frames = line.integer("--frames-per-key", walk.frames_per_key, 1, 100000);
+  if (!frames) return Error{frames.error()};
+  walk.frames_per_key = static_cast<int>(*frames);
+  if (line.has("--mode")) {
+    auto mode = parseInterpolation(line.value("--mode"));
+    if (!mode) return makeError("option '--mode': " + mode.error());
+    walk.mode = *mode;
+  }
+  if (line.has("--easing")) {
+    auto easing = parseEasing(line.value("--easing"));
+    if (!easing) return makeError("option '--easing': " + easing.error());
+    walk.easing = *easing;
+  }
+  if (line.has("--loop")) walk.loop = true;
+  return {};
+}
+
+Result<VideoExportOptions> videoOptions(const CommandLine& line) {
+  VideoExportOptions video;
+  if (line.has("--format")) {
+    auto format = parseExportFormat(line.value("--format"));
+    if (!format) return makeError("option '--format': " + format.error());
+    video.format = *format;
+  } else if (line.has("--out-dir")) {
+    video.format = ExportFormat::PngSequence;
+  } else {
+    auto format = exportFormatForPath(line.value("--out"));
+    if (!format) return makeError(format.error() + " (or give --format)");
+    video.format = *format;
+  }
+  if (line.has("--out-dir") && video.format != ExportFormat::PngSequence)
+    return makeError("--out-dir writes PNG frames; use --out FILE for " + exportFormatName(video.format));
+  if (line.has("--out") && video.format == ExportFormat::PngSequence)
+    return makeError("PNG frames go to a folder: use --out-dir DIR");
+  auto fps = line.number("--fps", 30, 0, 1000);
+  if (!fps) return Error{fps.error()};
+  video.fps = *fps;
+  auto size = line.integer("--size", 512, 0, 8192);
+  if (!size) return Error{size.error()};
+  video.long_side = static_cast<int>(*size);
+  if (line.has("--filter")) {
+    auto filter = parseScaleFilter(line.value("--filter"));
+    if (!filter) return makeError("option '--filter': " + filter.error());
+    video.scale_filter = *filter;
+  }
+  auto crf = line.integer("--crf", -1, -1, 63);
+  if (!crf) return Error{crf.error()};
+  video.crf = static_cast<int>(*crf);
+  video.preset = line.value("--preset", video.preset);
+  video.encoder = line.value("--encoder");
+  if (line.has("--gif-palette")) {
+    auto palette = parseGifPalette(line.value("--gif-palette"));
+    if (!palette) return makeError("option '--gif-palette': " + palette.error());
+    video.gif_palette = *palette;
+  }
+  video.gif_dither = !line.has("--no-dither");
+  if (Status valid = validateExportOptions(video); !valid) return Error{valid.error()};
+  return video;
+}
+
+}  // namespace
+
+int runWalk(const Args& args) {
+  CommandLine line(
+      "walk", "--checkpoint FILE (--seeds A,B,.. | --walk FILE | --grid RxC) (--out FILE | --out-dir DIR) [options]",
+      "Renders a walk through the latent space of a checkpoint's generator and writes it\n"
+      "as a GIF, an MP4 (H.264), a WebM (VP9) or a folder of PNG frames, encoded in-process\n"
+      "with FFmpeg's libraries. The walk goes through the latents of --seeds (or of a walk\n"
+      "file saved by the studio or --save-walk), with --frames-per-key frames from one\n"
+      "keyframe to the next; --loop returns to the first keyframe. --grid renders R×C tiles,\n"
+      "each walking through --keys seeds of its own, starting at --seed. SIGINT or SIGTERM\n"
+      "cancels the export and leaves nothing at the output path.",
+      {{"--checkpoint", "FILE", "checkpoint (.pt) of a run"},
+       {"--seeds", "A,B,..", "keyframes: one latent per seed, in this order"},
+       {"--walk", "FILE", "keyframes and settings from a walk file (JSON)"},
+       {"--grid", "RxC", "R×C tiles, each its own walk (e.g. 3x3)"},
+       {"--keys", "N", "with --grid: keyframes per tile (default 3)"},
+       {"--seed", "N", "with --grid: first seed (default 0)"},
+       {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
+       {"--mode", "M", "slerp or lerp (default slerp)"},
+       {"--easing", "E", "linear, ease-in-out, ease-in or ease-out (default ease-in-out)"},
+       {"--loop", "", "return to the first keyframe, so the video repeats seamlessly"},
+       {"--out", "FILE", "video file; .gif, .mp4 or .webm chooses the format"},
+       {"--out-dir", "DIR", "write PNG frames (frame_000000.png, ...) to this new or empty folder"},
+       {"--format", "F", "gif, mp4, webm or png (default: from the --out extension)"},
+       {"--fps", "X", "frames per second, any positive number (default 30; GIF at most 50)"},
+       {"--size", "N", "long side of the output in pixels (default 512; 0 keeps the model's size)"},
+       {"--filter", "F", "upscaling: nearest or lanczos (default lanczos)"},
+       {"--crf", "N", "quality, lower is better: H.264 0-51 (default 20), VP9 0-63 (default 32)"},
+       {"--preset", "P", "libx264 speed preset, ultrafast to veryslow (default medium)"},
+       {"--encoder", "NAME", "FFmpeg encoder to use instead of the format's default"},
+       {"--gif-palette", "P", "global (one palette for all frames, default) or per-frame"},
+       {"--no-dither", "", "GIF: map colours to the palette without dithering"},
+       {"--save-walk", "FILE", "also save the walk (keyframes and settings) as JSON"},
+       {"--batch", "N", "frames per generator call (default 64)"},
+       {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"},
+       {"--device", "DEV", "auto, cpu, cuda or cuda:N (default cpu)"},
+       {"--threads", "N", "CPU threads (0 = all cores; default 0)"}});
+  if (auto done = line.parseOrExit(args)) return *done;
+  const std::string program = line.program();
+  if (!line.has("--checkpoint")) return fail(program, "missing --checkpoint FILE", kExitUsage);
+  const int sources = line.has("--seeds") + line.has("--walk") + line.has("--grid");
+  if (sources != 1) return fail(program, "give exactly one of --seeds, --walk and --grid", kExitUsage);
+  if (line.has("--out") == line.has("--out-dir")) return fail(program, "give one of --out FILE and --out-dir DIR", kExitUsage);
+  if (line.has("--grid") && line.has("--save-walk"))
+    return fail(program, "--save-walk saves a single walk; it cannot be used with --grid", kExitUsage);
+  if (!line.has("--grid") && (line.has("--keys") || line.has("--seed")))
+    return fail(program, "--keys and --seed go with --grid (use --seeds for a single walk)", kExitUsage);
+  auto video = videoOptions(line);
+  if (!video) return fail(program, video.error(), kExitUsage);
+  auto batch = line.integer("--batch", 64, 1, 4096);
+  if (!batch) return fail(program, batch.error(), kExitUsage);
+  auto keys = line.integer("--keys", 3, 2, 1000);
+  if (!keys) return fail(program, keys.error(), kExitUsage);
+  auto base = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
+  if (!base) return fail(program, base.error(), kExitUsage);
+  auto threads = line.integer("--threads", 0, 0, 1024);
+  if (!threads) return fail(program, threads.error(), kExitUsage);
+  auto device = resolveDevice(line.value("--device", "cpu"));
+  if (!device) return fail(program, "option '--device': " + device.error(), kExitUsage);
+  std::vector<std::uint64_t> seeds;
+  if (line.has("--seeds")) {
+    auto parsed = parseSeedList("--seeds", line.value("--seeds"));
+    if (!parsed) return fail(program, parsed.error(), kExitUsage);
+    seeds = *parsed;
+    if (seeds.size() < 2) return fail(program, "option '--seeds': a walk needs at least 2 seeds", kExitUsage);
+  }
+  std::optional<std::pair<int, int>> grid;
+  if (line.has("--grid")) {
+    auto parsed = parseGrid(line.value("--grid"));
+    if (!parsed) return fail(program, parsed.error(), kExitUsage);
+    grid = *parsed;
+  }
+
+  setComputeThreads(static_cast<int>(*threads));
+  auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), *device);
+  if (!loaded) return fail(program, loaded.error(), kExitFailure);
+  const int nz = static_cast<int>(loaded->config.nz);
+
+  LatentWalk walk;
+  if (line.has("--walk")) {
+    auto read = LatentWalk::load(line.value("--walk"));
+    if (!read) return fail(program, read.error(), kExitFailure);
+    walk = std::move(*read);
+    if (!walk.keyframes.empty() && walk.keyframes.front().latent.size(0) != nz)
+      return fail(program, line.value("--walk") + ": its latents have " + std::to_string(walk.keyframes.front().latent.size(0)) +
+                  " values but the checkpoint's generator takes " + std::to_string(nz), kExitFailure);
+  } else if (!seeds.empty()) {
+    walk = LatentWalk::fromSeeds(seeds, nz);
+  }
+  if (Status applied = applyWalkOptions(line, walk); !applied) return fail(program, applied.error(), kExitUsage);
+  GridWalk grid_walk;
+  if (grid) {
+    grid_walk = GridWalk::fromSeedBase(grid->first, grid->second, static_cast<int>(*keys),
+                                       static_cast<std::uint64_t>(*base), nz, walk);
+  } else {
+    grid_walk.tiles = {walk};
+  }
+  if (Status valid = grid_walk.validate(); !valid) return fail(program, valid.error(), kExitUsage);
+  if (line.has("--save-walk")) {
+    if (Status saved = walk.save(line.value("--save-walk")); !saved) return fail(program, saved.error(), kExitFailure);
+  }
+
+  const std::string out = line.has("--out") ? line.value("--out") : line.value("--out-dir");
+  const std::atomic<bool>& stop = installStopHandlers();
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  WalkRenderOptions render;
+  render.batch = *batch;
+  render.batch_statistics = line.has("--train-mode");
+  render.device = *device;
+  render.padding = grid ? 2 : 0;
+  render.progress = [&](std::int64_t done, std::int64_t total) {
+    std::fprintf(stderr, terminal ? "\rframe %lld/%lld" : "frame %lld/%lld\n", static_cast<long long>(done),
+                 static_cast<long long>(total));
+    std::fflush(stderr);
+    return !stop.load();
+  };
+  auto exported = WalkExporter::exportWalk(loaded->generator, grid_walk, render, out, *video);
+  if (terminal) std::fputc('\n', stderr);
+  if (!exported) {
+    if (stop.load()) return fail(program, "export cancelled; nothing was written to " + out, kExitFailure);
+    return fail(program, exported.error(), kExitFailure);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::fprintf(stderr, "wrote %lld frames of %dx%d (%s, %s, %g fps) to %s in %.2f s (%.1f frames/s)\n",
+               static_cast<long long>(exported->frames), exported->width, exported->height,
+               exportFormatName(video->format).c_str(), exported->encoder.c_str(), video->fps, out.c_str(), seconds,
+               exported->frames / seconds);
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli
