@@ -9,15 +9,41 @@ extern "C" {
 #include <libavutil/opt.h>
 }
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 namespace streetgan {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+/// Writes one PNG frame; the Error is the system's reason (e.g. "No space left on device").
+Status writeWholeFile(const std::string& file, const std::uint8_t* data, int size) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return makeError(std::strerror(errno));
+  for (int done = 0; done < size;) {
+    const ssize_t n = ::write(fd, data + done, static_cast<std::size_t>(size - done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string reason = std::strerror(n < 0 ? errno : ENOSPC);
+      ::close(fd);
+      return makeError(reason);
+    }
+    done += static_cast<int>(n);
+  }
+  if (::close(fd) != 0) return makeError(std::strerror(errno));
+  return {};
+}
+
+}  // namespace
 
 struct VideoEncoder::State {
   std::string path;
@@ -59,13 +85,10 @@ struct VideoEncoder::State {
       char name[32];
       std::snprintf(name, sizeof name, "frame_%06lld.png", static_cast<long long>(packets));
       const std::string file = (fs::path(temporary) / name).string();
-      std::ofstream out(file, std::ios::binary);
-      out.write(reinterpret_cast<const char*>(packet->data), packet->size);
-      out.close();
-      if (!out) return fail("cannot write frame " + std::to_string(packets) + " to " + file +
-                            " (is the disk full?)");
-      ++packets;
+      const Status written = writeWholeFile(file, packet->data, packet->size);
       av_packet_unref(packet.get());
+      if (!written) return fail("cannot write frame " + std::to_string(packets) + ": " + written.error());
+      ++packets;
       return {};
     }
     if (options.format == ExportFormat::Gif) {
@@ -157,6 +180,9 @@ VideoEncoder::~VideoEncoder() = default;
 Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path, int width, int height,
                                                          const VideoExportOptions& options) {
   if (Status valid = validateExportOptions(options); !valid) return makeError(path + ": " + valid.error());
+  // libav logs to stderr at "info" by default; every failure reaches the user through our Error,
+  // so quieten it unless the program chose a level of its own.
+  if (av_log_get_level() == AV_LOG_INFO) av_log_set_level(AV_LOG_QUIET);
   if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
     return makeError(path + ": frames of " + std::to_string(width) + "x" + std::to_string(height) +
                      " pixels cannot be exported");
@@ -240,7 +266,7 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path
     code = avcodec_parameters_from_context(s.stream->codecpar, c);
     if (code < 0) return s.fail("cannot set up the stream", code);
     code = avio_open(&s.muxer->pb, s.temporary.c_str(), AVIO_FLAG_WRITE);
-    if (code < 0) return s.fail("cannot write " + s.temporary, code);
+    if (code < 0) return s.fail("cannot create the file", code);
     AVDictionary* muxer_options_raw = nullptr;
     if (options.format == ExportFormat::Mp4) av_dict_set(&muxer_options_raw, "movflags", "+faststart", 0);
     if (options.format == ExportFormat::Gif) av_dict_set(&muxer_options_raw, "loop", "0", 0);  // forever
