@@ -43,6 +43,56 @@ Status writeWholeFile(const std::string& file, const std::uint8_t* data, int siz
   return {};
 }
 
+const char* defaultEncoder(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::Gif: return "gif";
+    case ExportFormat::Mp4: return "libx264";
+    case ExportFormat::WebM: return "libvpx-vp9";
+    case ExportFormat::PngSequence: return "png";
+  }
+  return "";
+}
+
+const char* muxerName(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::Gif: return "gif";
+    case ExportFormat::Mp4: return "mp4";
+    case ExportFormat::WebM: return "webm";
+    case ExportFormat::PngSequence: return nullptr;
+  }
+  return nullptr;
+}
+
+AVPixelFormat codecPixelFormat(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::Gif: return AV_PIX_FMT_PAL8;
+    case ExportFormat::Mp4:
+    case ExportFormat::WebM: return AV_PIX_FMT_YUV420P;
+    case ExportFormat::PngSequence: return AV_PIX_FMT_RGB24;
+  }
+  return AV_PIX_FMT_NONE;
+}
+
+/// Checks where the output goes before anything is written, so the message names the real problem.
+Status checkDestination(const std::string& path, ExportFormat format) {
+  if (path.empty()) return makeError("no output path given");
+  const fs::path target(path);
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code error;
+  if (!fs::is_directory(parent, error))
+    return makeError(path + ": the folder " + parent.string() + " does not exist");
+  const fs::file_status status = fs::status(target, error);
+  if (format == ExportFormat::PngSequence) {
+    if (fs::exists(status) && !fs::is_directory(status))
+      return makeError(path + ": exists and is not a folder");
+    if (fs::is_directory(status) && !fs::is_empty(target, error))
+      return makeError(path + ": the folder is not empty (PNG frames go to a new or empty folder)");
+  } else if (fs::is_directory(status)) {
+    return makeError(path + ": is a folder; give a file name ending in ." + exportFormatName(format));
+  }
+  return {};
+}
+
 }  // namespace
 
 struct VideoEncoder::State {
@@ -119,60 +169,6 @@ struct VideoEncoder::State {
     return palette->pull([this](AVFrame* frame) { return encode(frame); });
   }
 };
-
-namespace {
-
-const char* defaultEncoder(ExportFormat format) {
-  switch (format) {
-    case ExportFormat::Gif: return "gif";
-    case ExportFormat::Mp4: return "libx264";
-    case ExportFormat::WebM: return "libvpx-vp9";
-    case ExportFormat::PngSequence: return "png";
-  }
-  return "";
-}
-
-const char* muxerName(ExportFormat format) {
-  switch (format) {
-    case ExportFormat::Gif: return "gif";
-    case ExportFormat::Mp4: return "mp4";
-    case ExportFormat::WebM: return "webm";
-    case ExportFormat::PngSequence: return nullptr;
-  }
-  return nullptr;
-}
-
-AVPixelFormat codecPixelFormat(ExportFormat format) {
-  switch (format) {
-    case ExportFormat::Gif: return AV_PIX_FMT_PAL8;
-    case ExportFormat::Mp4:
-    case ExportFormat::WebM: return AV_PIX_FMT_YUV420P;
-    case ExportFormat::PngSequence: return AV_PIX_FMT_RGB24;
-  }
-  return AV_PIX_FMT_NONE;
-}
-
-/// Checks where the output goes before anything is written, so the message names the real problem.
-Status checkDestination(const std::string& path, ExportFormat format) {
-  if (path.empty()) return makeError("no output path given");
-  const fs::path target(path);
-  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code error;
-  if (!fs::is_directory(parent, error))
-    return makeError(path + ": the folder " + parent.string() + " does not exist");
-  const fs::file_status status = fs::status(target, error);
-  if (format == ExportFormat::PngSequence) {
-    if (fs::exists(status) && !fs::is_directory(status))
-      return makeError(path + ": exists and is not a folder");
-    if (fs::is_directory(status) && !fs::is_empty(target, error))
-      return makeError(path + ": the folder is not empty (PNG frames go to a new or empty folder)");
-  } else if (fs::is_directory(status)) {
-    return makeError(path + ": is a folder; give a file name ending in ." + exportFormatName(format));
-  }
-  return {};
-}
-
-}  // namespace
 
 VideoEncoder::VideoEncoder(std::unique_ptr<State> state) : state_(std::move(state)) {}
 VideoEncoder::~VideoEncoder() = default;
