@@ -12,12 +12,14 @@ extern "C" {
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 namespace streetgan {
 
@@ -101,14 +103,15 @@ struct VideoEncoder::State {
   VideoExportOptions options;
   int width = 0, height = 0;
   int out_width = 0, out_height = 0;
-  libav::ScaleContextPtr scaler;  // none for GIF: its filter graph scales
-  libav::FramePtr scaled;         // codec input, or for GIF the palette filter's input
+  libav::ScaleContextPtr scaler;  // none for GIF: its filter graphs scale
+  libav::FramePtr scaled;         // codec input (not for GIF)
   libav::CodecContextPtr codec;
   libav::OutputContextPtr muxer;  // none for PNG frames
   AVStream* stream = nullptr;     // owned by muxer
   libav::PacketPtr packet;
   std::unique_ptr<GifPaletteFilter> palette;
   std::int64_t frames = 0;
+  std::int64_t encoded = 0;
   std::int64_t packets = 0;
   bool finished = false;
 
@@ -165,9 +168,6 @@ struct VideoEncoder::State {
     }
   }
 
-  Status drainPalette() {
-    return palette->pull([this](AVFrame* frame) { return encode(frame); });
-  }
 };
 
 VideoEncoder::VideoEncoder(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -272,10 +272,9 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path
   }
 
   if (options.format == ExportFormat::Gif) {
-    s.scaled = libav::allocateFrame(width, height, AV_PIX_FMT_RGB24);
-    if (!s.scaled) return s.fail("out of memory");
+    const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
     auto palette = GifPaletteFilter::create(width, height, s.out_width, s.out_height, options.scale_filter,
-                                            options.gif_palette, options.gif_dither);
+                                            options.gif_dither, threads);
     if (!palette) return s.fail(palette.error());
     s.palette = std::move(*palette);
   } else {
@@ -293,29 +292,35 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path
 Status VideoEncoder::addFrame(const std::uint8_t* rgb, int stride) {
   State& s = *state_;
   if (s.finished) return s.fail("the export is already finished");
-  int code = av_frame_make_writable(s.scaled.get());
-  if (code < 0) return s.fail("out of memory", code);
   const std::int64_t index = s.frames++;
-  if (s.options.format == ExportFormat::Gif) {
-    av_image_copy_plane(s.scaled->data[0], s.scaled->linesize[0], rgb, stride, s.width * 3, s.height);
-    s.scaled->pts = s.gifPts(index);
-    if (Status pushed = s.palette->push(s.scaled.get()); !pushed) return s.fail(pushed.error());
-    return s.drainPalette();
+  if (s.palette) {
+    if (Status added = s.palette->add(rgb, stride, s.gifPts(index)); !added) return s.fail(added.error());
+    return {};
   }
+  const int code = av_frame_make_writable(s.scaled.get());
+  if (code < 0) return s.fail("out of memory", code);
   const std::uint8_t* const source[] = {rgb};
   const int source_stride[] = {stride};
   sws_scale(s.scaler.get(), source, source_stride, 0, s.height, s.scaled->data, s.scaled->linesize);
   s.scaled->pts = index;
+  ++s.encoded;
   return s.encode(s.scaled.get());
 }
 
-Status VideoEncoder::finish() {
+Status VideoEncoder::finish(const std::function<bool(std::int64_t, std::int64_t)>& progress) {
   State& s = *state_;
   if (s.finished) return {};
   if (s.frames == 0) return s.fail("no frames to export");
   if (s.palette) {
-    if (Status ended = s.palette->push(nullptr); !ended) return s.fail(ended.error());
-    if (Status drained = s.drainPalette(); !drained) return drained;
+    const auto encode = [&s](AVFrame* frame) {
+      ++s.encoded;
+      return s.encode(frame);
+    };
+    Status mapped = s.palette->finish(encode, progress);
+    if (!mapped) {
+      if (mapped.error().rfind(s.path + ": ", 0) == 0) return mapped;
+      return s.fail(mapped.error());
+    }
   }
   if (Status drained = s.encode(nullptr); !drained) return drained;
 
@@ -340,6 +345,7 @@ Status VideoEncoder::finish() {
 int VideoEncoder::outputWidth() const { return state_->out_width; }
 int VideoEncoder::outputHeight() const { return state_->out_height; }
 std::int64_t VideoEncoder::framesAdded() const { return state_->frames; }
+std::int64_t VideoEncoder::framesEncoded() const { return state_->encoded; }
 std::string VideoEncoder::encoderName() const { return state_->codec->codec->name; }
 
 }  // namespace streetgan

@@ -11,6 +11,7 @@
 #include "video_export_options.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,12 +28,16 @@ public:
 
   /// Adds the next frame: height rows of width RGB24 pixels, `stride` bytes apart.
   Status addFrame(const std::uint8_t* rgb, int stride);
-  /// Drains the encoder, writes the trailer and renames the output into place.
-  Status finish();
+  /// Drains the encoder, writes the trailer and renames the output into place. A GIF is mapped
+  /// to its palette and encoded here (the palette needs every frame): `progress(encoded, total)`
+  /// reports that, and returning false cancels.
+  Status finish(const std::function<bool(std::int64_t, std::int64_t)>& progress = {});
 
   int outputWidth() const;
   int outputHeight() const;
   std::int64_t framesAdded() const;
+  /// Frames handed to the codec so far (a GIF's only in finish()).
+  std::int64_t framesEncoded() const;
   /// The encoder FFmpeg is using, e.g. "libx264".
   std::string encoderName() const;
 

@@ -49,12 +49,6 @@ std::string scaleFilterName(ScaleFilter filter) {
   return filter == ScaleFilter::Nearest ? "nearest" : "lanczos";
 }
 
-Result<GifPalette> parseGifPalette(const std::string& name) {
-  if (name == "global") return GifPalette::Global;
-  if (name == "per-frame") return GifPalette::PerFrame;
-  return makeError("unknown GIF palette \"" + name + "\" (use global or per-frame)");
-}
-
 Status validateExportOptions(const VideoExportOptions& options) {
   if (!std::isfinite(options.fps) || options.fps <= 0 || options.fps > 1000)
     return makeError("frame rate must be a number above 0 and at most 1000, not " + std::to_string(options.fps));

@@ -12,9 +12,6 @@ namespace streetgan {
 
 enum class ExportFormat { Gif, Mp4, WebM, PngSequence };
 enum class ScaleFilter { Nearest, Lanczos };
-/// GIF colour tables: one palette built from every frame (small files, no flicker between
-/// frames), or a palette per frame (truer colours, larger files).
-enum class GifPalette { Global, PerFrame };
 
 struct VideoExportOptions {
   ExportFormat format = ExportFormat::Mp4;
@@ -25,7 +22,6 @@ struct VideoExportOptions {
                                            ///< VP9 0–63 (default 32); -1 = the format's default
   std::string preset = "medium";           ///< libx264 speed preset (ultrafast … veryslow)
   std::string encoder;                     ///< FFmpeg encoder name; empty = libx264/libvpx-vp9/gif/png
-  GifPalette gif_palette = GifPalette::Global;
   bool gif_dither = true;                  ///< ordered (Bayer) dithering against the palette
 };
 
@@ -35,7 +31,6 @@ std::string exportFormatName(ExportFormat format);
 Result<ExportFormat> exportFormatForPath(const std::string& path);
 Result<ScaleFilter> parseScaleFilter(const std::string& name);    ///< nearest, lanczos
 std::string scaleFilterName(ScaleFilter filter);
-Result<GifPalette> parseGifPalette(const std::string& name);      ///< global, per-frame
 
 /// Checks the options on their own (fps, size, crf ranges); the encoder checks the rest.
 Status validateExportOptions(const VideoExportOptions& options);

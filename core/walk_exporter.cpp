@@ -8,9 +8,11 @@ namespace streetgan {
 
 Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const GridWalk& walk,
                                                    const WalkRenderOptions& render, const std::string& path,
-                                                   const VideoExportOptions& video) {
-  // Refuse bad options and destinations before spending time on the generator.
+                                                   const VideoExportOptions& video,
+                                                   const WalkExportProgressCallback& progress) {
+  // Refuse bad options before spending time on the generator.
   if (Status valid = validateExportOptions(video); !valid) return makeError(path + ": " + valid.error());
+  auto cancelled = [&path]() { return makeError(path + ": export cancelled"); };
 
   std::unique_ptr<VideoEncoder> encoder;
   const FrameSink sink = [&](std::int64_t, const torch::Tensor& frame) -> Status {
@@ -26,24 +28,34 @@ Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const G
     }
     return encoder->addFrame(rgb.data_ptr<std::uint8_t>(), width * 3);
   };
-  if (Status rendered = WalkRenderer::render(generator, walk, render, sink); !rendered) {
+  WalkRenderOptions options = render;
+  options.progress = [&](std::int64_t done, std::int64_t total) {
+    return !progress || progress({done, encoder ? encoder->framesEncoded() : 0, total});
+  };
+  if (Status rendered = WalkRenderer::render(generator, walk, options, sink); !rendered) {
+    if (rendered.error() == "rendering cancelled") return cancelled();
     const std::string message = rendered.error();
-    return makeError(message.rfind(path, 0) == 0 ? message : path + ": " + message);
+    return makeError(message.rfind(path + ": ", 0) == 0 ? message : path + ": " + message);
   }
   if (!encoder) return makeError(path + ": the walk has no frames");
-  if (Status finished = encoder->finish(); !finished) return Error{finished.error()};
+  const std::int64_t total = encoder->framesAdded();
+  Status finished = encoder->finish([&](std::int64_t encoded, std::int64_t) {
+    return !progress || progress({total, encoded, total});
+  });
+  if (!finished) return Error{finished.error()};
   return WalkExportSummary{path, encoder->outputWidth(), encoder->outputHeight(), encoder->framesAdded(),
                            encoder->encoderName()};
 }
 
 Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const LatentWalk& walk,
                                                    const WalkRenderOptions& render, const std::string& path,
-                                                   const VideoExportOptions& video) {
+                                                   const VideoExportOptions& video,
+                                                   const WalkExportProgressCallback& progress) {
   GridWalk grid;
   grid.tiles.push_back(walk);
   WalkRenderOptions single = render;
   single.padding = 0;
-  return exportWalk(generator, grid, single, path, video);
+  return exportWalk(generator, grid, single, path, video, progress);
 }
 
 }  // namespace streetgan

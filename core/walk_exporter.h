@@ -1,15 +1,17 @@
 #pragma once
 // WalkExporter: renders a walk (or a grid of walks) with a generator and encodes it in one pass
 // (WalkRenderer → VideoEncoder), so frames stream to the encoder in batches and never all sit in
-// memory. Progress and cancellation come through the render options' `progress` callback; a
-// cancelled or failed export leaves nothing at the output path (VideoEncoder's temporary-name
-// rule) and comes back as an Error.
+// memory at the output size. `progress` reports frames rendered and encoded (a GIF is encoded
+// after the last frame is rendered: its palette needs them all) and cancels by returning false;
+// a cancelled or failed export leaves nothing at the output path (VideoEncoder's temporary-name
+// rule) and comes back as an Error. The render options' own `progress` is not used.
 #include "latent_walk.h"
 #include "result.h"
 #include "video_export_options.h"
 #include "walk_renderer.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace streetgan {
@@ -21,14 +23,23 @@ struct WalkExportSummary {
   std::string encoder;        ///< the FFmpeg encoder used
 };
 
+struct WalkExportProgress {
+  std::int64_t rendered = 0;
+  std::int64_t encoded = 0;
+  std::int64_t total = 0;     ///< frames of the walk
+};
+using WalkExportProgressCallback = std::function<bool(const WalkExportProgress&)>;
+
 class WalkExporter {
 public:
   static Result<WalkExportSummary> exportWalk(Generator& generator, const GridWalk& walk,
                                               const WalkRenderOptions& render, const std::string& path,
-                                              const VideoExportOptions& video);
+                                              const VideoExportOptions& video,
+                                              const WalkExportProgressCallback& progress = {});
   static Result<WalkExportSummary> exportWalk(Generator& generator, const LatentWalk& walk,
                                               const WalkRenderOptions& render, const std::string& path,
-                                              const VideoExportOptions& video);
+                                              const VideoExportOptions& video,
+                                              const WalkExportProgressCallback& progress = {});
 };
 
 }  // namespace streetgan

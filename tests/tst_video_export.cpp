@@ -461,14 +461,15 @@ void TestVideoExport::walkExportMatchesRenderedFrames() {
   mp4.long_side = 128;
   WalkRenderOptions render;
   render.batch = 4;
-  std::int64_t last_done = 0;
-  render.progress = [&](std::int64_t done, std::int64_t total) {
-    last_done = done;
-    return total == walk.frameCount();
+  WalkExportProgress last;
+  const auto progress = [&](const WalkExportProgress& p) {
+    last = p;
+    return p.total == walk.frameCount();
   };
-  auto video = WalkExporter::exportWalk(generator, walk, render, dir.filePath("walk.mp4").toStdString(), mp4);
+  auto video = WalkExporter::exportWalk(generator, walk, render, dir.filePath("walk.mp4").toStdString(), mp4, progress);
   QVERIFY2(video.ok(), video.error().c_str());
-  QCOMPARE(last_done, walk.frameCount());
+  QCOMPARE(last.rendered, walk.frameCount());
+  QCOMPARE(last.encoded, walk.frameCount());
   QCOMPARE(video->encoder, std::string("libx264"));
   const DecodedVideo decoded = decodeVideo(dir.filePath("walk.mp4"));
   QCOMPARE(static_cast<std::int64_t>(decoded.frames.size()), walk.frameCount());
@@ -499,19 +500,33 @@ void TestVideoExport::cancelledWalkExportLeavesNothing() {
   walk.frames_per_key = 40;
   WalkRenderOptions render;
   render.batch = 8;
-  int calls = 0;
-  render.progress = [&](std::int64_t, std::int64_t) { return ++calls < 3; };  // cancel on the third batch
-  for (const QString format : {"gif", "mp4", "png"}) {
-    QTemporaryDir dir;
-    VideoExportOptions options;
-    options.format = *parseExportFormat(format.toStdString());
-    calls = 0;
-    const QString path = dir.filePath(format == "png" ? "frames" : "walk." + format);
-    auto result = WalkExporter::exportWalk(generator, walk, render, path.toStdString(), options);
-    QVERIFY(!result.ok());
-    QVERIFY2(QString::fromStdString(result.error()).contains("cancelled"), result.error().c_str());
-    QCOMPARE(calls, 3);
-    QVERIFY2(entries(dir.path()).isEmpty(), qPrintable(entries(dir.path()).join(", ")));
+  // Cancel while rendering (third batch), and for a GIF also while it is mapped and encoded.
+  for (const bool while_encoding : {false, true}) {
+    for (const QString format : {"gif", "mp4", "png"}) {
+      if (while_encoding && format != "gif") continue;
+      QTemporaryDir dir;
+      VideoExportOptions options;
+      options.format = *parseExportFormat(format.toStdString());
+      int calls = 0;
+      WalkExportProgress last;
+      const auto progress = [&](const WalkExportProgress& p) {
+        last = p;
+        ++calls;
+        return while_encoding ? p.encoded == 0 : calls < 3;
+      };
+      const QString path = dir.filePath(format == "png" ? "frames" : "walk." + format);
+      auto result = WalkExporter::exportWalk(generator, walk, render, path.toStdString(), options, progress);
+      QVERIFY(!result.ok());
+      QCOMPARE(QString::fromStdString(result.error()), path + ": export cancelled");
+      if (while_encoding) {
+        QCOMPARE(last.rendered, walk.frameCount());
+        QVERIFY(last.encoded > 0 && last.encoded < walk.frameCount());
+      } else {
+        QCOMPARE(calls, 3);
+        QCOMPARE(last.rendered, 24);
+      }
+      QVERIFY2(entries(dir.path()).isEmpty(), qPrintable(entries(dir.path()).join(", ")));
+    }
   }
 }
 

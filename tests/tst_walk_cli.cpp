@@ -77,7 +77,7 @@ void TestWalkCli::videosDecodeBack() {
                                               "--frames-per-key", "4", "--loop", "--fps", "20", "--out", path} +
                                   options);
   QVERIFY2(result.exit_code == 0, qPrintable(result.err));
-  QVERIFY2(result.err.contains("frame 12/12\n"), qPrintable(result.err));  // the progress line
+  QVERIFY2(result.err.contains("rendered 12/12, encoded 12/12\n"), qPrintable(result.err));  // the progress line
   QVERIFY2(result.err.contains(QString("wrote 12 frames of %1x%1").arg(size)), qPrintable(result.err));
   QCOMPARE(entries(out.path()), QStringList{name});
   const DecodedVideo video = decodeVideo(path);
@@ -172,11 +172,11 @@ void TestWalkCli::sigintCancelsAndLeavesNothing() {
   QByteArray err;
   QElapsedTimer timer;
   timer.start();
-  while (!err.contains("frame 32/") && timer.elapsed() < 60000) {
+  while (!err.contains("rendered 32/") && timer.elapsed() < 60000) {
     process.waitForReadyRead(200);
     err += process.readAllStandardError();
   }
-  QVERIFY2(err.contains("frame 32/"), err.constData());
+  QVERIFY2(err.contains("rendered 32/"), err.constData());
   QVERIFY(!entries(out.path()).isEmpty());  // the temporary file is being written
   ::kill(static_cast<pid_t>(process.processId()), SIGINT);
   QVERIFY(process.waitForFinished(60000));

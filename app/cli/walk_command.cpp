@@ -82,11 +82,6 @@ Result<VideoExportOptions> videoOptions(const CommandLine& line) {
   video.crf = static_cast<int>(*crf);
   video.preset = line.value("--preset", video.preset);
   video.encoder = line.value("--encoder");
-  if (line.has("--gif-palette")) {
-    auto palette = parseGifPalette(line.value("--gif-palette"));
-    if (!palette) return makeError("option '--gif-palette': " + palette.error());
-    video.gif_palette = *palette;
-  }
   video.gif_dither = !line.has("--no-dither");
   if (Status valid = validateExportOptions(video); !valid) return Error{valid.error()};
   return video;
@@ -123,7 +118,6 @@ int runWalk(const Args& args) {
        {"--crf", "N", "quality, lower is better: H.264 0-51 (default 20), VP9 0-63 (default 32)"},
        {"--preset", "P", "libx264 speed preset, ultrafast to veryslow (default medium)"},
        {"--encoder", "NAME", "FFmpeg encoder to use instead of the format's default"},
-       {"--gif-palette", "P", "global (one palette for all frames, default) or per-frame"},
        {"--no-dither", "", "GIF: map colours to the palette without dithering"},
        {"--save-walk", "FILE", "also save the walk (keyframes and settings) as JSON"},
        {"--batch", "N", "frames per generator call (default 64)"},
@@ -204,13 +198,14 @@ int runWalk(const Args& args) {
   render.batch_statistics = line.has("--train-mode");
   render.device = *device;
   render.padding = grid ? 2 : 0;
-  render.progress = [&](std::int64_t done, std::int64_t total) {
-    std::fprintf(stderr, terminal ? "\rframe %lld/%lld" : "frame %lld/%lld\n", static_cast<long long>(done),
-                 static_cast<long long>(total));
+  const auto progress = [&](const WalkExportProgress& p) {
+    std::fprintf(stderr, terminal ? "\rrendered %lld/%lld, encoded %lld/%lld" : "rendered %lld/%lld, encoded %lld/%lld\n",
+                 static_cast<long long>(p.rendered), static_cast<long long>(p.total),
+                 static_cast<long long>(p.encoded), static_cast<long long>(p.total));
     std::fflush(stderr);
     return !stop.load();
   };
-  auto exported = WalkExporter::exportWalk(loaded->generator, grid_walk, render, out, *video);
+  auto exported = WalkExporter::exportWalk(loaded->generator, grid_walk, render, out, *video, progress);
   if (terminal) std::fputc('\n', stderr);
   if (!exported) {
     if (stop.load()) return fail(program, "export cancelled; nothing was written to " + out, kExitFailure);
