@@ -1,0 +1,52 @@
+#pragma once
+// EventStreamReader: the reader side of the event protocol (docs/events.md). Turns the bytes of an
+// event stream — a training process's stdout, or events.jsonl followed from a byte offset — into
+// parsed events, one per complete line, whatever chunks the bytes arrive in. A line that is not a
+// JSON object with a string "type" is skipped and counted, never fatal; so is a line longer than
+// `max_line_bytes` (its bytes are dropped as they arrive, so memory stays bounded). Not
+// thread-safe; one reader per stream.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace streetgan {
+
+struct StreamEvent {
+  std::string type;
+  double time = 0;       ///< unix seconds ("time"), 0 when absent
+  nlohmann::json body;   ///< the whole object
+};
+
+class EventStreamReader {
+public:
+  explicit EventStreamReader(std::size_t max_line_bytes = 16u << 20) : max_line_bytes_(max_line_bytes) {}
+
+  /// Parses every line completed by `bytes`; a partial last line waits for the next call.
+  std::vector<StreamEvent> feed(std::string_view bytes);
+  /// The stream ended: parses a last line that had no newline (a killed writer's last words).
+  std::vector<StreamEvent> finish();
+
+  std::int64_t malformedLines() const { return malformed_; }
+  std::int64_t eventsRead() const { return events_; }
+  /// Bytes of the stream up to the end of the last complete line: where to follow on from.
+  std::uint64_t completeBytes() const { return complete_bytes_; }
+  /// The first malformed lines (up to 10, shortened to 200 bytes), for a diagnostic.
+  const std::vector<std::string>& malformedSamples() const { return samples_; }
+
+private:
+  void parseLine(std::string_view line, std::vector<StreamEvent>& out);
+
+  std::size_t max_line_bytes_;
+  std::string pending_;
+  std::uint64_t line_bytes_ = 0;  // bytes of the current line so far, dropped ones included
+  bool overlong_ = false;  // dropping the rest of a line that grew past the limit
+  std::int64_t malformed_ = 0;
+  std::int64_t events_ = 0;
+  std::uint64_t complete_bytes_ = 0;
+  std::vector<std::string> samples_;
+};
+
+}  // namespace streetgan
