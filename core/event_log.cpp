@@ -48,8 +48,14 @@ Status EventLog::emit(const std::string& type, nlohmann::json fields) {
   const std::string line =
       event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (echo_stdout_) {
-    std::fwrite(line.data(), 1, line.size(), stdout);
-    std::fflush(stdout);
+    // A reader that went away (a closed studio, `| head`) must not stop training: stop echoing
+    // and go on writing events.jsonl. (The CLI ignores SIGPIPE, so this is an EPIPE here.)
+    const bool echoed = std::fwrite(line.data(), 1, line.size(), stdout) == line.size() && std::fflush(stdout) == 0;
+    if (!echoed) {
+      echo_stdout_ = false;
+      std::fprintf(stderr, "warning: the events reader on stdout went away (%s); events go on to %s\n",
+                   std::strerror(errno), path_.c_str());
+    }
   }
   if (fd_ < 0) return makeError("the event log is not open");
   std::size_t written = 0;

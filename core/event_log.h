@@ -2,7 +2,8 @@
 // EventLog: the writer side of the event protocol (SPEC § Training is a process that speaks
 // events; docs/events.md). Each event is one JSON object on one line with "v": 1, "type" and
 // "time" (unix seconds), appended to events.jsonl with a single write() so a reader never sees
-// half a line, and echoed to stdout when asked. Failing to write the log is reported by emit().
+// half a line, and echoed to stdout when asked. Failing to write the log is reported by emit();
+// failing to echo (the reader on stdout went away) only ends the echo, with one line on stderr.
 #include "result.h"
 
 #include <nlohmann/json.hpp>

@@ -167,7 +167,6 @@ struct VideoEncoder::State {
       if (Status written = writePacket(); !written) return written;
     }
   }
-
 };
 
 VideoEncoder::VideoEncoder(std::unique_ptr<State> state) : state_(std::move(state)) {}

@@ -20,6 +20,7 @@ private slots:
   void demoDataLayout();
   void demoDataIsDeterministic();
   void sampleFromCheckpoint();
+  void trainingOutlivesItsStdoutReader();
 
 private:
   QTemporaryDir dir_;
@@ -229,6 +230,30 @@ void TestCli::sampleFromCheckpoint() {
   const auto bad = runCli({"sample", "--checkpoint", checkpoint, "--out", s1, "--seeds", "3,x"});
   QCOMPARE(bad.exit_code, 2);
   QVERIFY2(bad.err.contains("option '--seeds': \"x\" is not a seed"), qPrintable(bad.err));
+}
+
+void TestCli::trainingOutlivesItsStdoutReader() {
+  // `--events - | head -n 1`: the reader leaves after the first event; training must go on, and
+  // events.jsonl must hold the whole run.
+  const QString run = dir_.filePath("pipe-closed");
+  QStringList args = tinyTrainArgs(data_, run, 2) + QStringList{"--events", "-"};
+  QString command = "set -o pipefail; '" STREETGAN_CLI "'";
+  for (const QString& arg : args) command += " '" + arg + "'";
+  command += " | head -n 1 > '" + dir_.filePath("first-line.txt") + "'";
+  QProcess shell;
+  shell.start("bash", {"-c", command});
+  QVERIFY(shell.waitForFinished(300000));
+  const QString err = QString::fromUtf8(shell.readAllStandardError());
+  QVERIFY2(shell.exitCode() == 0, qPrintable(err));  // pipefail: streetgan's own exit status
+  QVERIFY2(err.contains("warning: the events reader on stdout went away (Broken pipe)"), qPrintable(err));
+  QFile first(dir_.filePath("first-line.txt"));
+  QVERIFY(first.open(QIODevice::ReadOnly));
+  QVERIFY(first.readAll().contains("\"type\":\"run_started\""));
+  const auto events = readEvents(run);
+  QVERIFY(!events.isEmpty());
+  QCOMPARE(events.last().value("type").toString(), QString("run_finished"));
+  QCOMPARE(events.last().value("status").toString(), QString("completed"));
+  QCOMPARE(eventsOfType(events, "epoch_end").size(), 2);
 }
 
 QTEST_GUILESS_MAIN(TestCli)

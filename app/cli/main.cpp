@@ -1,6 +1,7 @@
 #include "command_line.h"
 #include "commands.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -30,6 +31,9 @@ const char* kUsage =
 
 int main(int argc, char** argv) {
   using namespace streetgan::cli;
+  // A reader that goes away (`--events - | head`, a closed studio) must not kill a training run:
+  // writes to a closed pipe fail with EPIPE instead, and each writer decides what that means.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2) {
     std::fputs(kUsage, stderr);
     return kExitUsage;
