@@ -11,19 +11,18 @@ std::vector<double> smoothSeries(const std::vector<double>& values, double weigh
   const bool constant = std::all_of(values.begin(), values.end(), [&](double v) { return v == values.front(); });
   if (constant) return values;
   std::vector<double> out(values.size());
-  double last = 0;
-  double weight_power = 1;  // w^n after n finite points
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const double v = values[i];
-    if (!std::isfinite(v)) {
-      out[i] = v;
-      continue;
-    }
-    last = last * weight + (1 - weight) * v;
-    weight_power *= weight;
-    out[i] = last / (1 - weight_power);
-  }
+  SmoothingState state;
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = smoothNext(state, values[i], weight);
   return out;
+}
+
+double smoothNext(SmoothingState& state, double value, double weight) {
+  if (!std::isfinite(value)) return value;
+  if (!(weight > 0)) return value;
+  weight = std::min(weight, 0.999999);
+  state.last = state.last * weight + (1 - weight) * value;
+  state.weight_power *= weight;
+  return state.last / (1 - state.weight_power);
 }
 
 std::vector<std::size_t> decimateForDrawing(const std::vector<double>& xs, const std::vector<double>& ys,
@@ -37,16 +36,19 @@ std::vector<std::size_t> decimateForDrawing(const std::vector<double>& xs, const
   const double per_column = columns / (x_max - x_min);
   std::size_t i = first;
   while (i < end) {
-    const auto column = static_cast<long long>(std::floor((xs[i] - x_min) * per_column));
-    std::size_t j = i, low = i, high = i;
-    while (j < end && static_cast<long long>(std::floor((xs[j] - x_min) * per_column)) == column) {
-      if (ys[j] < ys[low]) low = j;
-      if (ys[j] > ys[high]) high = j;
-      ++j;
+    // The column of point i, and where it ends: found by bisection, then one tight min/max pass.
+    const double column = std::floor((xs[i] - x_min) * per_column);
+    const double column_end = x_min + (column + 1) / per_column;
+    std::size_t j = static_cast<std::size_t>(std::lower_bound(xs.begin() + i, xs.begin() + end, column_end) - xs.begin());
+    if (j <= i) j = i + 1;
+    std::size_t low = i, high = i;
+    for (std::size_t k = i + 1; k < j; ++k) {
+      if (ys[k] < ys[low]) low = k;
+      if (ys[k] > ys[high]) high = k;
     }
     const std::size_t last = j - 1;
     // first, then the extremes in x order, then last; duplicates removed.
-    std::size_t picks[4] = {i, std::min(low, high), std::max(low, high), last};
+    const std::size_t picks[4] = {i, std::min(low, high), std::max(low, high), last};
     for (std::size_t pick : picks)
       if (out.empty() || out.back() < pick) out.push_back(pick);
     i = j;

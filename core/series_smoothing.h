@@ -14,6 +14,15 @@ namespace streetgan {
 
 std::vector<double> smoothSeries(const std::vector<double>& values, double weight);
 
+/// The running state of smoothSeries(), for series that grow a point at a time.
+struct SmoothingState {
+  double last = 0;
+  double weight_power = 1;  ///< weight^n after n finite points
+};
+/// The smoothed value of the next point; the same numbers smoothSeries() gives (for a series
+/// that is not constant).
+double smoothNext(SmoothingState& state, double value, double weight);
+
 /// Indices of the points of (xs, ys) to draw, xs ascending, in a view from x_min to x_max that is
 /// `columns` pixels wide: at most 4 per column, plus the nearest point outside the view on each
 /// side (so lines run to the edges). Empty when the view is empty or columns < 1.

@@ -1,0 +1,331 @@
+#include "training_chart.h"
+
+#include "series_smoothing.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QMouseEvent>
+#include <QPushButton>
+#include <QSlider>
+#include <QValueAxis>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace streetgan::widgets {
+
+namespace {
+
+/// [lo, hi] widened to multiples of a 1-2-5 step giving about `ticks` intervals: the axis range
+/// then changes only when the data crosses a step, not on every redraw (each change makes Qt
+/// Charts lay out every series again).
+double niceStep(double span, int intervals) {
+  const double raw = span / intervals;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double fraction = raw / magnitude;
+  return (fraction <= 1 ? 1 : fraction <= 2 ? 2 : fraction <= 5 ? 5 : 10) * magnitude;
+}
+
+std::pair<double, double> niceRange(double lo, double hi, int intervals) {
+  if (!(hi > lo)) {
+    const double pad = std::max(1e-9, std::abs(lo) * 0.05);
+    lo -= pad;
+    hi += pad;
+  }
+  const double step = niceStep(hi - lo, intervals);
+  return {std::floor(lo / step) * step, std::ceil(hi / step) * step};
+}
+
+/// [lo, hi] (both > 0) widened to whole decades.
+std::pair<double, double> decadeRange(double lo, double hi) {
+  return {std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi)))};
+}
+
+void setAxisRange(QAbstractAxis* axis, std::pair<double, double> range) {
+  if (auto* linear = qobject_cast<QValueAxis*>(axis)) {
+    if (linear->min() == range.first && linear->max() == range.second) return;
+    // Labels at round values, about five of them.
+    linear->setTickType(QValueAxis::TicksDynamic);
+    linear->setTickAnchor(0);
+    linear->setTickInterval(niceStep(range.second - range.first, 5));
+    linear->setRange(range.first, range.second);
+  } else if (auto* log = qobject_cast<QLogValueAxis*>(axis)) {
+    if (log->min() != range.first || log->max() != range.second) log->setRange(range.first, range.second);
+  }
+}
+
+}  // namespace
+
+struct TrainingChart::Series {
+  QString name;
+  QColor color;
+  std::vector<double> images, epochs, values;
+  std::vector<double> smoothed;   // kept up to date point by point
+  SmoothingState smoothing;
+  QLineSeries* raw = nullptr;     // owned by the chart
+  QLineSeries* smooth = nullptr;  // owned by the chart
+  int drawn = 0;
+};
+
+TrainingChart::TrainingChart(const QString& title, QWidget* parent) : QWidget(parent) {
+  chart_ = new QChart();
+  chart_->setTitle(title);
+  chart_->legend()->setAlignment(Qt::AlignBottom);
+  chart_->setMargins(QMargins(4, 4, 4, 4));
+  view_ = new QChartView(chart_, this);
+  view_->setRenderHint(QPainter::Antialiasing);
+  view_->viewport()->setMouseTracking(true);
+  view_->viewport()->installEventFilter(this);
+
+  smoothing_slider_ = new QSlider(Qt::Horizontal, this);
+  smoothing_slider_->setRange(0, 999);
+  smoothing_slider_->setValue(static_cast<int>(smoothing_ * 1000));
+  smoothing_slider_->setToolTip("Exponential smoothing weight (0 = raw points)");
+  log_box_ = new QCheckBox("Log scale", this);
+  x_box_ = new QComboBox(this);
+  x_box_->addItems({"Images seen", "Epochs"});
+  auto* save_image = new QPushButton("Save Image…", this);
+  auto* save_csv = new QPushButton("Save CSV…", this);
+  readout_ = new QLabel(" ", this);
+  readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* controls = new QHBoxLayout();
+  controls->addWidget(new QLabel("Smoothing", this));
+  controls->addWidget(smoothing_slider_, 1);
+  controls->addWidget(log_box_);
+  controls->addWidget(new QLabel("X axis", this));
+  controls->addWidget(x_box_);
+  controls->addWidget(save_image);
+  controls->addWidget(save_csv);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(controls);
+  layout->addWidget(view_, 1);
+  layout->addWidget(readout_);
+
+  connect(smoothing_slider_, &QSlider::valueChanged, this, [this](int value) { setSmoothing(value / 1000.0); });
+  connect(log_box_, &QCheckBox::toggled, this, &TrainingChart::setLogY);
+  connect(x_box_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { setXAxis(index == 0 ? XAxis::ImagesSeen : XAxis::Epochs); });
+  connect(save_image, &QPushButton::clicked, this, &TrainingChart::exportImageRequested);
+  connect(save_csv, &QPushButton::clicked, this, &TrainingChart::exportCsvRequested);
+
+  redraw_timer_.setSingleShot(true);
+  redraw_timer_.setInterval(100);
+  connect(&redraw_timer_, &QTimer::timeout, this, &TrainingChart::redraw);
+  rebuildAxes();
+}
+
+TrainingChart::~TrainingChart() = default;
+
+int TrainingChart::addSeries(const QString& name, const QColor& color) {
+  Series series;
+  series.name = name;
+  series.color = color;
+  series.raw = new QLineSeries();
+  series.raw->setName(name + " (raw)");
+  QColor faint = color;
+  faint.setAlpha(60);
+  series.raw->setPen(QPen(faint, 1));
+  series.smooth = new QLineSeries();
+  series.smooth->setName(name);
+  series.smooth->setPen(QPen(color, 2));
+  chart_->addSeries(series.raw);
+  chart_->addSeries(series.smooth);
+  // Only the smoothed line gets a legend entry.
+  const auto markers = chart_->legend()->markers(series.raw);
+  for (auto* marker : markers) marker->setVisible(false);
+  series_.push_back(std::move(series));
+  rebuildAxes();
+  return static_cast<int>(series_.size()) - 1;
+}
+
+void TrainingChart::append(int series, double images_seen, double epoch, double value) {
+  Series& s = series_.at(static_cast<std::size_t>(series));
+  s.images.push_back(images_seen);
+  s.epochs.push_back(epoch);
+  s.values.push_back(value);
+  s.smoothed.push_back(smoothNext(s.smoothing, value, smoothing_));
+  scheduleRedraw();
+}
+
+void TrainingChart::clear() {
+  for (Series& s : series_) {
+    s.images.clear();
+    s.epochs.clear();
+    s.values.clear();
+    s.smoothed.clear();
+    s.smoothing = SmoothingState();
+  }
+  redraw();
+}
+
+void TrainingChart::setSmoothing(double weight) {
+  smoothing_ = std::clamp(weight, 0.0, 0.999);
+  const int position = static_cast<int>(std::lround(smoothing_ * 1000));
+  if (smoothing_slider_->value() != position) smoothing_slider_->setValue(position);
+  for (Series& s : series_) {
+    s.smoothing = SmoothingState();
+    for (std::size_t i = 0; i < s.values.size(); ++i) s.smoothed[i] = smoothNext(s.smoothing, s.values[i], smoothing_);
+  }
+  scheduleRedraw();
+}
+
+void TrainingChart::setLogY(bool log_y) {
+  if (log_y_ == log_y) return;
+  log_y_ = log_y;
+  log_box_->setChecked(log_y);
+  rebuildAxes();
+  redraw();
+}
+
+void TrainingChart::setXAxis(XAxis axis) {
+  if (x_axis_ == axis) return;
+  x_axis_ = axis;
+  x_box_->setCurrentIndex(axis == XAxis::ImagesSeen ? 0 : 1);
+  rebuildAxes();
+  redraw();
+}
+
+std::size_t TrainingChart::pointCount(int series) const { return series_.at(static_cast<std::size_t>(series)).values.size(); }
+int TrainingChart::drawnPointCount(int series) const { return series_.at(static_cast<std::size_t>(series)).drawn; }
+
+const std::vector<double>& TrainingChart::xsOf(const Series& series) const {
+  return x_axis_ == XAxis::ImagesSeen ? series.images : series.epochs;
+}
+
+void TrainingChart::scheduleRedraw() {
+  if (!redraw_timer_.isActive()) redraw_timer_.start();
+}
+
+void TrainingChart::rebuildAxes() {
+  for (QAbstractAxis* axis : chart_->axes()) {
+    chart_->removeAxis(axis);
+    delete axis;
+  }
+  auto* x = new QValueAxis();
+  x->setTitleText(x_axis_ == XAxis::ImagesSeen ? "Images seen" : "Epoch");
+  x->setLabelFormat(x_axis_ == XAxis::ImagesSeen ? "%.0f" : "%.1f");
+  x_ = x;
+  if (log_y_) {
+    auto* y = new QLogValueAxis();
+    y->setLabelFormat("%.3g");
+    y->setMinorTickCount(-1);
+    y_ = y;
+  } else {
+    auto* y = new QValueAxis();
+    y->setLabelFormat("%.3g");
+    y_ = y;
+  }
+  chart_->addAxis(x_, Qt::AlignBottom);
+  chart_->addAxis(y_, Qt::AlignLeft);
+  for (Series& s : series_) {
+    for (QLineSeries* line : {s.raw, s.smooth}) {
+      line->attachAxis(x_);
+      line->attachAxis(y_);
+    }
+  }
+}
+
+void TrainingChart::redraw() {
+  redraw_timer_.stop();
+  double x_min = std::numeric_limits<double>::infinity(), x_max = -x_min;
+  for (const Series& s : series_) {
+    const auto& xs = xsOf(s);
+    if (xs.empty()) continue;
+    x_min = std::min(x_min, xs.front());
+    x_max = std::max(x_max, xs.back());
+  }
+  if (!(x_max >= x_min)) {
+    for (Series& s : series_) {
+      s.raw->clear();
+      s.smooth->clear();
+      s.drawn = 0;
+    }
+    return;
+  }
+  if (x_max == x_min) x_max = x_min + 1;
+  const int columns = std::max(100, static_cast<int>(chart_->plotArea().width()));
+  double y_min = std::numeric_limits<double>::infinity(), y_max = -y_min;
+  auto drawable = [this](double y) { return std::isfinite(y) && (!log_y_ || y > 0); };
+  std::vector<QList<QPointF>> raws(series_.size()), smooths(series_.size());
+  for (std::size_t k = 0; k < series_.size(); ++k) {
+    const Series& s = series_[k];
+    const auto& xs = xsOf(s);
+    for (std::size_t i : decimateForDrawing(xs, s.values, x_min, x_max, columns)) {
+      if (!drawable(s.values[i])) continue;
+      raws[k].append(QPointF(xs[i], s.values[i]));
+      y_min = std::min(y_min, s.values[i]);
+      y_max = std::max(y_max, s.values[i]);
+    }
+    for (std::size_t i : decimateForDrawing(xs, s.smoothed, x_min, x_max, columns))
+      if (drawable(s.smoothed[i])) smooths[k].append(QPointF(xs[i], s.smoothed[i]));
+  }
+  // Axes first, so each series is laid out once, with its new points.
+  // x grows in twentieths of its span, so the newest points stay near the right edge.
+  setAxisRange(x_, niceRange(x_min, x_max, 20));
+  if (y_max >= y_min) setAxisRange(y_, log_y_ ? decadeRange(y_min, y_max) : niceRange(y_min, y_max, 10));
+  for (std::size_t k = 0; k < series_.size(); ++k) {
+    series_[k].raw->replace(raws[k]);
+    series_[k].smooth->replace(smooths[k]);
+    series_[k].drawn = static_cast<int>(raws[k].size());
+  }
+}
+
+QString TrainingChart::csv() const {
+  QString out = "series,images_seen,epoch,value,smoothed\n";
+  for (const Series& s : series_) {
+    const std::vector<double>& smoothed = s.smoothed;
+    for (std::size_t i = 0; i < s.values.size(); ++i)
+      out += QString("%1,%2,%3,%4,%5\n")
+                 .arg(s.name)
+                 .arg(s.images[i], 0, 'g', 17)
+                 .arg(s.epochs[i], 0, 'g', 17)
+                 .arg(s.values[i], 0, 'g', 17)
+                 .arg(smoothed[i], 0, 'g', 17);
+  }
+  return out;
+}
+
+QImage TrainingChart::image() {
+  redraw();
+  return view_->grab().toImage();
+}
+
+QString TrainingChart::readoutAt(double x) const {
+  QStringList parts;
+  for (const Series& s : series_) {
+    const auto& xs = xsOf(s);
+    if (xs.empty()) continue;
+    auto it = std::lower_bound(xs.begin(), xs.end(), x);
+    std::size_t i = static_cast<std::size_t>(it - xs.begin());
+    if (i == xs.size() || (i > 0 && x - xs[i - 1] < xs[i] - x)) --i;
+    const std::vector<double>& smoothed = s.smoothed;
+    if (parts.isEmpty())
+      parts << QString("images seen %1, epoch %2").arg(s.images[i], 0, 'f', 0).arg(s.epochs[i], 0, 'f', 2);
+    parts << QString("%1 %2 (smoothed %3)").arg(s.name).arg(s.values[i], 0, 'g', 4).arg(smoothed[i], 0, 'g', 4);
+  }
+  return parts.join("   ");
+}
+
+bool TrainingChart::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == view_->viewport() && event->type() == QEvent::MouseMove) {
+    const auto* mouse = static_cast<QMouseEvent*>(event);
+    const QPointF scene = view_->mapToScene(mouse->position().toPoint());
+    const QPointF value = chart_->mapToValue(chart_->mapFromScene(scene));
+    readout_->setText(readoutAt(value.x()));
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+}  // namespace streetgan::widgets
