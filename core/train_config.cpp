@@ -452,4 +452,18 @@ std::vector<std::string> configKeyNames() {
   return names;
 }
 
+std::string configKeyGroup(const std::string& name) {
+  const ConfigKey* key = findKey(name);
+  if (key == nullptr) return {};
+  switch (key->group) {
+    case KeyGroup::Training: return "Training";
+    case KeyGroup::Checkpoint: return "Checkpoint";
+    case KeyGroup::Run: return "Run";
+    case KeyGroup::Augment: return "Augment";
+    case KeyGroup::Data: return "Data";
+    case KeyGroup::Parzen: return "Parzen";
+  }
+  return {};
+}
+
 }  // namespace streetgan

@@ -98,4 +98,8 @@ std::vector<std::string> presetNames();
 /// Every key a config may hold, in the dotted form used by messages (`augment.shift`, `data.cities`).
 std::vector<std::string> configKeyNames();
 
+/// The group a key belongs to, for forms: Training, Checkpoint, Run, Augment, Data or Parzen
+/// (empty for an unknown key).
+std::string configKeyGroup(const std::string& name);
+
 }  // namespace streetgan
