@@ -1,0 +1,127 @@
+#include "main_window.h"
+
+#include "train_tab.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStatusBar>
+#include <QTabWidget>
+
+namespace streetgan::studio {
+
+namespace {
+
+QWidget* placeholder(const QString& text, QWidget* parent) {
+  auto* label = new QLabel(text, parent);
+  label->setAlignment(Qt::AlignCenter);
+  label->setEnabled(false);
+  return label;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QString program, QWidget* parent) : QMainWindow(parent), settings_(StudioSettings::load()) {
+  setWindowTitle("StreetGAN Studio");
+  tabs_ = new QTabWidget(this);
+  train_tab_ = new TrainTab(program, settings_.runs_root, tabs_);
+  tabs_->addTab(train_tab_, "&Train");
+  tabs_->addTab(placeholder("The latent-space explorer is not built yet.", tabs_), "&Explore");
+  tabs_->addTab(placeholder("The data set browser is not built yet.", tabs_), "&Dataset");
+  tabs_->addTab(placeholder("The evaluation views are not built yet.", tabs_), "E&valuate");
+  tabs_->addTab(placeholder("The list of runs is not built yet.", tabs_), "R&uns");
+  setCentralWidget(tabs_);
+  status_ = new QLabel(QString("streetgan: %1   runs: %2").arg(program, settings_.runs_root), this);
+  statusBar()->addWidget(status_, 1);
+
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Settings…", QKeySequence::Preferences, this, &MainWindow::showSettings);
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&About StreetGAN Studio", this, &MainWindow::showAbout);
+
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
+  connect(train_tab_, &TrainTab::runFinished, this,
+          [this](SessionState, const QString& message) { statusBar()->showMessage(message.section('\n', 0, 0), 10000); });
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  TrainingSession* session = train_tab_->session();
+  if (session && session->isActive()) {
+    QMessageBox box(QMessageBox::Question, "A run is in progress",
+                    "Training is still running in " + train_tab_->runDirectory() + ".", QMessageBox::NoButton, this);
+    QPushButton* stop = box.addButton("Stop the Run", QMessageBox::DestructiveRole);
+    QPushButton* leave = box.addButton("Leave It Running", QMessageBox::AcceptRole);
+    box.addButton(QMessageBox::Cancel);
+    box.setInformativeText("Stop it (a checkpoint is written, and Resume continues it), or leave it running: it "
+                           "keeps writing its run directory without the studio.");
+    box.exec();
+    if (box.clickedButton() == stop) {
+      session->stop();
+    } else if (box.clickedButton() == leave) {
+      session->detach();
+    } else {
+      event->ignore();
+      return;
+    }
+  }
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
+  settings.setValue("window/tab", tabs_->currentIndex());
+  event->accept();
+}
+
+void MainWindow::showSettings() {
+  QDialog dialog(this);
+  dialog.setWindowTitle("Settings");
+  auto* root = new QLineEdit(settings_.runs_root, &dialog);
+  auto* device = new QComboBox(&dialog);
+  device->setEditable(true);
+  device->addItems({"auto", "cpu", "cuda"});
+  device->setCurrentText(settings_.device);
+  auto* threads = new QSpinBox(&dialog);
+  threads->setRange(0, 1024);
+  threads->setSpecialValueText("every core");
+  threads->setValue(settings_.threads);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
+  auto* form = new QFormLayout(&dialog);
+  form->addRow("Runs folder", root);
+  form->addRow("Default device", device);
+  form->addRow("CPU threads", threads);
+  form->addRow(buttons);
+  connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+  connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+  if (dialog.exec() != QDialog::Accepted) return;
+  settings_.runs_root = root->text();
+  settings_.device = device->currentText();
+  settings_.threads = threads->value();
+  settings_.save();
+  train_tab_->setRunsRoot(settings_.runs_root);
+}
+
+void MainWindow::showAbout() {
+  QMessageBox::about(this, "About StreetGAN Studio",
+                     QString("<b>StreetGAN Studio %1</b><p>Train a DCGAN on street-level photographs, watch it "
+                             "learn, explore its latent space and export videos.</p><p>Built on LibTorch, Qt %2, "
+                             "OpenCV and FFmpeg.</p>")
+                         .arg(STREETGAN_VERSION, qVersion()));
+}
+
+}  // namespace streetgan::studio

@@ -1,0 +1,38 @@
+#pragma once
+// MainWindow: the studio's shell — tabs Train, Explore, Dataset, Evaluate and Runs, a status bar,
+// Settings and About, keyboard shortcuts, and the window's size and layout remembered between
+// starts. Closing with a run in progress asks whether to stop it or leave it running.
+#include "studio_settings.h"
+
+#include <QMainWindow>
+
+class QLabel;
+class QTabWidget;
+
+namespace streetgan::studio {
+
+class TrainTab;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+public:
+  explicit MainWindow(QString program, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  TrainTab& trainTab() { return *train_tab_; }
+  QTabWidget& tabs() { return *tabs_; }
+
+protected:
+  void closeEvent(QCloseEvent* event) override;
+
+private:
+  void showSettings();
+  void showAbout();
+
+  StudioSettings settings_;
+  QTabWidget* tabs_ = nullptr;
+  TrainTab* train_tab_ = nullptr;
+  QLabel* status_ = nullptr;
+};
+
+}  // namespace streetgan::studio

@@ -1,0 +1,21 @@
+#pragma once
+// StudioSettings: the studio's preferences (runs root, default device, CPU threads) kept with
+// QSettings, and where the `streetgan` program is found.
+#include <QString>
+
+namespace streetgan::studio {
+
+struct StudioSettings {
+  QString runs_root;            ///< default: ~/StreetGAN/runs
+  QString device = "auto";      ///< auto, cpu, cuda or cuda:N
+  int threads = 0;              ///< 0 = every core
+
+  static StudioSettings load();
+  void save() const;
+};
+
+/// The `streetgan` program: $STREETGAN_CLI, else beside the studio, else ../cli/streetgan (the
+/// build tree), else "streetgan" from PATH.
+QString findStreetganProgram();
+
+}  // namespace streetgan::studio
