@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
-# The main job until the studio lands: installs what the CLI needs, builds `streetgan`, renders the
-# demo street scenes (once) and trains a short run on them. Prints where the run was written.
-# Run as root on Debian bookworm: bash packaging/run-demo.sh [extra streetgan train options]
+# The main job: installs everything, builds, and opens StreetGAN Studio on the demo street scenes
+# (rendered on first use) or on the data set given:
+#   bash packaging/run-demo.sh [DATASET_FOLDER]
+# Without a display (no DISPLAY or WAYLAND_DISPLAY) it runs the same demo headless instead: the
+# demo scenes, a short training run with the CLI, and where its run directory is.
+# Run as root on Debian bookworm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash packaging/install-deps.sh --cli-only
-cmake -S . -B build-cli -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTREETGAN_CLI_ONLY=ON
-cmake --build build-cli -j2 --target streetgan
-cli=build-cli/app/cli/streetgan
-data=demo-data
-if [ ! -d "$data/train_val" ]; then
-  "$cli" demo-data --out "$data" --cities 2 --sequences 8 --frames 16
+bash packaging/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTREETGAN_CLI_ONLY=OFF
+cmake --build build -j2 --target streetgan streetgan-studio
+cli=build/app/cli/streetgan
+studio=build/app/studio/streetgan-studio
+
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  export STREETGAN_CLI="$(pwd)/$cli"
+  if [ $# -ge 1 ]; then
+    exec "$studio" --dataroot "$1"
+  fi
+  exec "$studio" --demo
+fi
+
+echo "run-demo.sh: no display (DISPLAY and WAYLAND_DISPLAY are unset); running the demo headless" >&2
+data=${1:-demo-data}
+if [ ! -d "$data" ]; then
+  "$cli" demo-data --out "$data" --cities 4 --sequences 6 --frames 10
 fi
 run="runs/demo-$(date +%Y%m%d-%H%M%S)"
 "$cli" train --dataroot "$data" --run-dir "$run" --preset naive-64 --epochs 3 \
-  -t '{"batch_size":32}' -c '{"log_frequency":4}' "$@"
+  -t '{"batch_size":32}' -c '{"log_frequency":4}'
 echo
 echo "run written to: $(pwd)/$run"
 echo "  sample grids: $(pwd)/$run/samples/"

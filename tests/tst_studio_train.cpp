@@ -5,6 +5,7 @@
 #include "test_support.h"
 #include "train_tab.h"
 
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -19,6 +20,7 @@ class TestStudioTrain : public QObject {
 private slots:
   void initTestCase();
   void shellHasItsTabs();
+  void demoDataIsRenderedOnceAndSelected();
   void runFromTheForm();
   void stopAndResumeFromTheTab();
 
@@ -52,6 +54,25 @@ void TestStudioTrain::shellHasItsTabs() {
   QStringList names;
   for (int i = 0; i < window.tabs().count(); ++i) names << window.tabs().tabText(i).remove('&');
   QCOMPARE(names, (QStringList{"Train", "Explore", "Dataset", "Evaluate", "Runs"}));
+}
+
+void TestStudioTrain::demoDataIsRenderedOnceAndSelected() {
+  MainWindow window(STREETGAN_CLI);
+  TrainTab& tab = window.trainTab();
+  const QString folder = dir_.filePath("demo-data");
+  QSignalSpy ready(&tab, &TrainTab::demoDataFinished);
+  tab.useDemoData(folder);
+  QVERIFY(tab.demoDataBusy());
+  QVERIFY(ready.wait(300000));
+  QCOMPARE(ready.first().first().toBool(), true);
+  QCOMPARE(QString::fromStdString(tab.form().config().dataroot), folder);
+  QVERIFY(QFileInfo(folder + "/train_val").isDir());
+  // The second time it is only selected.
+  tab.setDataroot(data_);
+  tab.useDemoData(folder);
+  QVERIFY(!tab.demoDataBusy());
+  QCOMPARE(ready.size(), 2);
+  QCOMPARE(QString::fromStdString(tab.form().config().dataroot), folder);
 }
 
 void TestStudioTrain::runFromTheForm() {

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QFormLayout>
@@ -60,6 +61,10 @@ MainWindow::MainWindow(QString program, QWidget* parent) : QMainWindow(parent), 
 }
 
 MainWindow::~MainWindow() = default;
+
+QString MainWindow::demoDataFolder() const {
+  return QDir::cleanPath(QDir(settings_.runs_root).absoluteFilePath("../demo-data"));
+}
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   TrainingSession* session = train_tab_->session();

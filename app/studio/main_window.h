@@ -20,6 +20,8 @@ public:
   ~MainWindow() override;
 
   TrainTab& trainTab() { return *train_tab_; }
+  /// Where the demo street scenes live: beside the runs folder.
+  QString demoDataFolder() const;
   QTabWidget& tabs() { return *tabs_; }
 
 protected:

@@ -1,5 +1,6 @@
 #include "train_tab.h"
 
+#include "child_process.h"
 #include "local_process_transport.h"
 
 #include <QComboBox>
@@ -54,6 +55,8 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   dataroot_ = new QLineEdit(this);
   dataroot_->setPlaceholderText("folder of images (plain tree or MSLS layout)");
   auto* browse = new QPushButton("Browse…", this);
+  demo_ = new QPushButton("Use Demo Data", this);
+  demo_->setToolTip("Procedural street scenes (MSLS layout), rendered once on this computer");
   form_ = new widgets::ConfigForm();
   auto* form_area = new QScrollArea(this);
   form_area->setWidget(form_);
@@ -74,6 +77,7 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   top->addWidget(new QLabel("Data set", left), 1, 0);
   top->addWidget(dataroot_, 1, 1);
   top->addWidget(browse, 1, 2);
+  top->addWidget(demo_, 2, 1, 1, 2);
   left_layout->addLayout(top);
   left_layout->addWidget(form_area, 1);
   auto* buttons = new QHBoxLayout();
@@ -159,6 +163,8 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     const QString dir = QFileDialog::getExistingDirectory(this, "Data set folder", dataroot_->text());
     if (!dir.isEmpty()) setDataroot(dir);
   });
+  connect(demo_, &QPushButton::clicked, this,
+          [this] { useDemoData(QDir::cleanPath(QDir(runs_root_).absoluteFilePath("../demo-data"))); });
   connect(dataroot_, &QLineEdit::editingFinished, this, [this] { setDataroot(dataroot_->text()); });
   connect(start_, &QPushButton::clicked, this, [this] { startRun(); });
   connect(stop_, &QPushButton::clicked, this, &TrainTab::stopRun);
@@ -181,6 +187,58 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   connect(form_, &widgets::ConfigForm::validityChanged, this, &TrainTab::updateButtons);
   auto preset = presetConfig("naive-64");
   if (preset) form_->setConfig(*preset);
+  status_->setText("Choose a data set folder, or Use Demo Data to train on procedural street scenes.");
+  updateButtons();
+}
+
+void TrainTab::useDemoData(const QString& folder) {
+  const QString clean = QDir::cleanPath(folder);
+  if (QFileInfo(clean + "/train_val").isDir()) {
+    setDataroot(clean);
+    status_->setText("Data set: the demo street scenes in " + clean);
+    emit demoDataFinished(true, clean);
+    return;
+  }
+  if (demo_process_) return;
+  demo_process_ = std::make_unique<ChildProcess>();
+  demo_stderr_.clear();
+  status_->setText("Rendering the demo street scenes into " + clean + " …");
+  progress_->setValue(0);
+  connect(demo_process_.get(), &ChildProcess::standardError, this, [this](const QByteArray& bytes) {
+    demo_stderr_ += bytes;
+    // "rendered 16/240 images": show the latest count.
+    const int at = demo_stderr_.lastIndexOf("rendered ");
+    if (at < 0) return;
+    const QByteArray tail = demo_stderr_.mid(at + 9).split(' ').value(0);
+    const QList<QByteArray> parts = tail.split('/');
+    if (parts.size() == 2 && parts[1].toInt() > 0) {
+      progress_->setValue(1000 * parts[0].toInt() / parts[1].toInt());
+      progress_->setFormat("demo data: " + QString::fromUtf8(tail) + " images");
+    }
+  });
+  connect(demo_process_.get(), &ChildProcess::finished, this, [this, clean](int exit_code, int) {
+    demo_process_.release()->deleteLater();
+    const bool ok = exit_code == 0 && QFileInfo(clean + "/train_val").isDir();
+    if (ok) {
+      setDataroot(clean);
+      status_->setText("Data set: the demo street scenes in " + clean);
+      progress_->setFormat("demo data ready");
+      progress_->setValue(1000);
+    } else {
+      const QString why = QString::fromUtf8(demo_stderr_).trimmed().section('\n', -1);
+      status_->setText("Could not render the demo data: " + (why.isEmpty() ? QString("exit code %1").arg(exit_code) : why));
+    }
+    updateButtons();
+    emit demoDataFinished(ok, ok ? clean : status_->text());
+  });
+  QString error;
+  QDir().mkpath(QFileInfo(clean).absolutePath());
+  if (!demo_process_->start(program_, {"demo-data", "--out", clean, "--cities", "4", "--sequences", "6", "--frames", "10"},
+                            &error)) {
+    demo_process_.reset();
+    status_->setText("Could not render the demo data: " + error);
+    emit demoDataFinished(false, error);
+  }
   updateButtons();
 }
 
@@ -336,7 +394,8 @@ void TrainTab::onFinished(SessionState state, const QString& message) {
 
 void TrainTab::updateButtons() {
   const bool active = session_ && session_->isActive();
-  start_->setEnabled(!active && form_->isValid());
+  start_->setEnabled(!active && form_->isValid() && !demo_process_);
+  demo_->setEnabled(!demo_process_);
   stop_->setEnabled(active && session_->state() != SessionState::Stopping);
   resume_->setEnabled(!active && !run_dir_.isEmpty());
 }

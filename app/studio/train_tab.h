@@ -38,6 +38,10 @@ public:
   /// Starts a run of the form's config; false with a message in statusText() when it cannot.
   bool startRun();
   void stopRun();
+  /// Uses the procedural demo street scenes as the data set: renders them into `folder` with
+  /// `streetgan demo-data` on first use (progress in the status line), then selects them.
+  void useDemoData(const QString& folder);
+  bool demoDataBusy() const { return demo_process_ != nullptr; }
   /// Continues the last run (or `run_dir`) from its latest checkpoint.
   bool resumeRun(const QString& run_dir = {});
   TrainingSession* session() { return session_.get(); }
@@ -52,6 +56,8 @@ public:
   int warningCount() const;
 
 signals:
+  /// The demo data set is ready (or failed, with `ok` false and the reason).
+  void demoDataFinished(bool ok, const QString& message);
   void runFinished(streetgan::studio::SessionState state, const QString& message);
 
 private:
@@ -63,11 +69,14 @@ private:
   void clearRun();
 
   QString program_, runs_root_, run_dir_;
+  std::unique_ptr<class ChildProcess> demo_process_;
+  QByteArray demo_stderr_;
   std::unique_ptr<TrainingSession> session_;
   std::unique_ptr<QTemporaryFile> config_file_;
   widgets::ConfigForm* form_ = nullptr;
   QComboBox* preset_ = nullptr;
   QLineEdit* dataroot_ = nullptr;
+  QPushButton* demo_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* stop_ = nullptr;
   QPushButton* resume_ = nullptr;
