@@ -5,7 +5,10 @@
 #include "test_support.h"
 #include "train_tab.h"
 
+#include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
+#include <QTimer>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -23,6 +26,7 @@ private slots:
   void demoDataIsRenderedOnceAndSelected();
   void runFromTheForm();
   void stopAndResumeFromTheTab();
+  void guiNeverStallsAt2000EventsPerSecond();
 
 private:
   /// A tiny, fast config in the form (as tinyTrainArgs).
@@ -124,6 +128,62 @@ void TestStudioTrain::stopAndResumeFromTheTab() {
   const auto events = readEvents(run);
   QCOMPARE(eventsOfType(events, "run_started").size(), 2);
   QCOMPARE(events.last().value("status").toString(), QString("completed"));
+}
+
+void TestStudioTrain::guiNeverStallsAt2000EventsPerSecond() {
+  // A real process that speaks the protocol at 2,000 step events a second for 5 s (100 every
+  // 50 ms), in place of `streetgan train`.
+  QTemporaryDir dir;
+  const QString script = dir.filePath("fast-trainer");
+  QFile file(script);
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  file.write("#!/bin/sh\n"
+             "printf '{\"v\":1,\"type\":\"run_started\",\"time\":0,\"device\":\"cpu\",\"config\":{\"epochs\":1}}\\n'\n"
+             "i=0\n"
+             "while [ $i -lt 10000 ]; do\n"
+             "  j=0\n"
+             "  while [ $j -lt 100 ]; do\n"
+             "    i=$((i+1)); j=$((j+1))\n"
+             "    printf '{\"v\":1,\"type\":\"step\",\"time\":%d,\"epoch\":1,\"iteration\":%d,\"iterations\":10000,"
+             "\"step\":%d,\"images_seen\":%d,\"loss_d\":0.%d,\"loss_g\":1.%d,\"d_x\":0.7,\"d_g_z1\":0.3,\"d_g_z2\":0.2,"
+             "\"images_per_s\":500,\"data_wait_fraction\":0.01}\\n' $i $i $i $((i*64)) $((i%97)) $((i%89))\n"
+             "  done\n"
+             "  sleep 0.045\n"
+             "done\n"
+             "printf '{\"v\":1,\"type\":\"run_finished\",\"status\":\"completed\"}\\n'\n");
+  file.close();
+  QVERIFY(file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+
+  MainWindow window(script);
+  window.resize(1600, 1000);
+  window.show();
+  TrainTab& tab = window.trainTab();
+  tab.setRunsRoot(dir.filePath("runs"));
+  tab.setDataroot(data_);
+  QSignalSpy finished(&tab, &TrainTab::runFinished);
+
+  // The probe: a 10 ms timer on the GUI thread; how late does it fire?
+  QElapsedTimer clock;
+  qint64 last = 0, worst = 0;
+  int ticks = 0;
+  QTimer probe;
+  probe.setTimerType(Qt::PreciseTimer);
+  probe.setInterval(10);
+  QObject::connect(&probe, &QTimer::timeout, [&] {
+    const qint64 now = clock.nsecsElapsed();
+    if (ticks++ > 0) worst = std::max(worst, now - last - 10'000'000);
+    last = now;
+  });
+  clock.start();
+  probe.start();
+  QVERIFY(tab.startRun());
+  QVERIFY(finished.wait(120000));
+  probe.stop();
+  const double seconds = clock.nsecsElapsed() / 1e9;
+  QCOMPARE(static_cast<int>(tab.lossChart().pointCount(0)), 10000);
+  qInfo("10,000 events in %.1f s (%.0f/s); worst timer lateness %.1f ms over %d ticks", seconds, 10000 / seconds,
+        worst / 1e6, ticks);
+  QVERIFY2(worst < 50'000'000, qPrintable(QString("the GUI thread stalled %1 ms").arg(worst / 1e6)));
 }
 
 QTEST_MAIN(TestStudioTrain)

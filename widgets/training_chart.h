@@ -58,9 +58,15 @@ public:
   /// The read-out for x (in the current x unit): each series' nearest point, raw and smoothed.
   QString readoutAt(double x) const;
 
+  /// Redraws on its own at most every `ms` milliseconds after new points (default 100); 0 leaves
+  /// redrawing to the owner (redrawIfChanged), e.g. to take turns between several charts.
+  void setRedrawInterval(int ms);
+
 public slots:
   /// Redraws now (normally it happens on its own, coalesced).
   void redraw();
+  /// Redraws if points came in since the last redraw.
+  void redrawIfChanged();
 
 signals:
   void exportImageRequested();
@@ -88,6 +94,8 @@ private:
   QComboBox* x_box_ = nullptr;
   QLabel* readout_ = nullptr;
   QTimer redraw_timer_;
+  bool auto_redraw_ = true;
+  bool dirty_ = false;
 };
 
 }  // namespace streetgan::widgets

@@ -170,6 +170,15 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   connect(stop_, &QPushButton::clicked, this, &TrainTab::stopRun);
   connect(resume_, &QPushButton::clicked, this, [this] { resumeRun(); });
   connect(sample_slider_, &QSlider::valueChanged, this, &TrainTab::showSample);
+  // Four charts redrawing in the same event-loop pass would stall it: they take turns, one per
+  // 60 ms tick (each is redrawn at most every 240 ms).
+  chart_turns_.setInterval(60);
+  connect(&chart_turns_, &QTimer::timeout, this, [this] {
+    widgets::TrainingChart* charts[] = {loss_chart_, d_chart_, speed_chart_, parzen_chart_};
+    charts[next_chart_++ % 4]->redrawIfChanged();
+  });
+  for (auto* chart : {loss_chart_, d_chart_, speed_chart_, parzen_chart_}) chart->setRedrawInterval(0);
+  chart_turns_.start();
   for (auto* chart : {loss_chart_, d_chart_, speed_chart_, parzen_chart_}) {
     connect(chart, &widgets::TrainingChart::exportImageRequested, this, [this, chart] {
       const QString path = QFileDialog::getSaveFileName(this, "Save Chart Image", QString(), "PNG image (*.png)");
@@ -325,6 +334,8 @@ void TrainTab::clearRun() {
 }
 
 void TrainTab::onEvents(const std::vector<StreamEvent>& events) {
+  // The progress line is set once per batch of events, not once per step.
+  QString progress_format, eta_text;
   for (const StreamEvent& event : events) {
     const auto& body = event.body;
     if (event.type == "run_started") {
@@ -344,10 +355,10 @@ void TrainTab::onEvents(const std::vector<StreamEvent>& events) {
       speed_chart_->append(wait_, images, epoch, 100 * number(body, "data_wait_fraction"));
       if (epochs_total_ > 0) {
         const double done = std::clamp(epoch / epochs_total_, 0.0, 1.0);
-        progress_->setValue(static_cast<int>(done * 1000));
-        progress_->setFormat(QString("epoch %1/%2, step %3").arg(number(body, "epoch")).arg(epochs_total_).arg(number(body, "step")));
+        last_progress_ = done;
+        progress_format = QString("epoch %1/%2, step %3").arg(number(body, "epoch")).arg(epochs_total_).arg(number(body, "step"));
         const double elapsed = event.time - started_time_;
-        eta_->setText(done > 0 ? "ETA " + duration(elapsed * (1 - done) / done) : QString());
+        eta_text = done > 0 ? "ETA " + duration(elapsed * (1 - done) / done) : QString();
       }
     } else if (event.type == "samples") {
       sample_paths_ << QDir(run_dir_).filePath(QString::fromStdString(body.value("path", std::string())));
@@ -369,6 +380,11 @@ void TrainTab::onEvents(const std::vector<StreamEvent>& events) {
       if (body.contains("path") && body["path"].is_string()) text += " — " + QString::fromStdString(body["path"].get<std::string>());
       warnings_->addItem(text);
     }
+  }
+  if (!progress_format.isEmpty()) {
+    progress_->setValue(static_cast<int>(last_progress_ * 1000));
+    progress_->setFormat(progress_format);
+    eta_->setText(eta_text);
   }
 }
 

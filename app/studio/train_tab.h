@@ -11,6 +11,7 @@
 #include <QImage>
 #include <QStringList>
 #include <QTemporaryFile>
+#include <QTimer>
 #include <QWidget>
 
 #include <memory>
@@ -95,6 +96,9 @@ private:
   QStringList sample_paths_, sample_captions_;
   QListWidget* warnings_ = nullptr;
   double started_time_ = 0, epochs_total_ = 0;
+  QTimer chart_turns_;  // redraws one chart per tick, so no tick does them all
+  int next_chart_ = 0;
+  double last_progress_ = -1;
 };
 
 }  // namespace streetgan::studio
