@@ -61,6 +61,13 @@ QVector<QJsonObject> eventsOfType(const QVector<QJsonObject>& events, const QStr
   return out;
 }
 
+bool writeScript(const QString& path, const QByteArray& body) {
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly) || file.write("#!/bin/sh\n" + body) < 0) return false;
+  file.close();
+  return file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+}
+
 QString testOutputDir() {
   QDir().mkpath(STREETGAN_TEST_OUTPUT);
   return STREETGAN_TEST_OUTPUT;

@@ -28,6 +28,9 @@ QVector<QJsonObject> readEvents(const QString& run_dir);
 /// Only the events of `type`.
 QVector<QJsonObject> eventsOfType(const QVector<QJsonObject>& events, const QString& type);
 
+/// Writes an executable shell script (a stand-in program for a test); false when it cannot.
+bool writeScript(const QString& path, const QByteArray& body);
+
 /// Folder for files a person may want to look at after the tests (screenshots, samples).
 QString testOutputDir();
 

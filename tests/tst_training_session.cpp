@@ -169,17 +169,13 @@ void TestTrainingSession::garbageOnTheStreamIsSkippedAndCounted() {
   // A real process printing a stream with garbage between events, and a truncated last line.
   QTemporaryDir dir;
   const QString script = dir.filePath("fake-streetgan");
-  QFile file(script);
-  QVERIFY(file.open(QIODevice::WriteOnly));
-  file.write("#!/bin/sh\n"
+  QVERIFY(writeScript(script,
              "printf 'Loading...\\n'\n"
              "printf '{\"v\":1,\"type\":\"run_started\",\"time\":1}\\n'\n"
              "printf '{\"v\":1,\"type\":\"step\",\"step\":1,\"loss_d\":0.5}\\n'\n"
              "printf '\\001\\002 not json\\n[1,2]\\n{\"type\":\\n'\n"
              "printf '{\"v\":1,\"type\":\"run_finished\",\"status\":\"completed\"}\\n'\n"
-             "printf '{\"v\":1,\"type\":\"ste'\n");
-  file.close();
-  QVERIFY(file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+             "printf '{\"v\":1,\"type\":\"ste'\n"));
   TrainingSession session(std::make_unique<LocalProcessTransport>(script));
   Recorder recorder;
   recorder.attach(session);

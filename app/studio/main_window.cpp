@@ -68,6 +68,10 @@ QString MainWindow::demoDataFolder() const {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   TrainingSession* session = train_tab_->session();
+  if (session && session->state() == SessionState::Stopping) {
+    event->ignore();  // it closes on its own once the run has stopped
+    return;
+  }
   if (session && session->isActive()) {
     QMessageBox box(QMessageBox::Question, "A run is in progress",
                     "Training is still running in " + train_tab_->runDirectory() + ".", QMessageBox::NoButton, this);
@@ -78,7 +82,13 @@ void MainWindow::closeEvent(QCloseEvent* event) {
                            "keeps writing its run directory without the studio.");
     box.exec();
     if (box.clickedButton() == stop) {
+      // Close once the run has finished its step and written its checkpoint: closing now would
+      // take the process down with the window.
       session->stop();
+      statusBar()->showMessage("Stopping the run; the window closes once its checkpoint is written …");
+      connect(session, &TrainingSession::finished, this, [this] { close(); }, Qt::SingleShotConnection);
+      event->ignore();
+      return;
     } else if (box.clickedButton() == leave) {
       session->detach();
     } else {
