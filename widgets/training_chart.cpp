@@ -169,6 +169,7 @@ void TrainingChart::clear() {
     s.smoothed.clear();
     s.smoothing = SmoothingState();
   }
+  axes_set_ = false;
   redraw();
 }
 
@@ -222,6 +223,7 @@ void TrainingChart::redrawIfChanged() {
 }
 
 void TrainingChart::rebuildAxes() {
+  axes_set_ = false;
   for (QAbstractAxis* axis : chart_->axes()) {
     chart_->removeAxis(axis);
     delete axis;
@@ -286,9 +288,20 @@ void TrainingChart::redraw() {
       if (drawable(s.smoothed[i])) smooths[k].append(QPointF(xs[i], s.smoothed[i]));
   }
   // Axes first, so each series is laid out once, with its new points.
-  // x grows in twentieths of its span, so the newest points stay near the right edge.
-  setAxisRange(x_, niceRange(x_min, x_max, 20));
-  if (y_max >= y_min) setAxisRange(y_, log_y_ ? decadeRange(y_min, y_max) : niceRange(y_min, y_max, 10));
+  // The axes only grow while a run goes on, with headroom, so Qt Charts (which lays every series
+  // out again on a range change) relayouts a few dozen times a run, not at every redraw.
+  auto* x_axis = static_cast<QValueAxis*>(x_);
+  if (!axes_set_ || x_min < x_axis->min() || x_max > x_axis->max())
+    setAxisRange(x_, niceRange(x_min, x_min + (x_max - x_min) * 1.25, 20));
+  if (y_max >= y_min) {
+    const auto [y_lo, y_hi] = log_y_ ? std::pair<double, double>(static_cast<QLogValueAxis*>(y_)->min(), static_cast<QLogValueAxis*>(y_)->max())
+                                     : std::pair<double, double>(static_cast<QValueAxis*>(y_)->min(), static_cast<QValueAxis*>(y_)->max());
+    if (!axes_set_ || y_min < y_lo || y_max > y_hi) {
+      const double pad = (y_max - y_min) * 0.1;
+      setAxisRange(y_, log_y_ ? decadeRange(y_min, y_max) : niceRange(y_min - pad, y_max + pad, 10));
+    }
+  }
+  axes_set_ = true;
   for (std::size_t k = 0; k < series_.size(); ++k) {
     series_[k].raw->replace(raws[k]);
     series_[k].smooth->replace(smooths[k]);

@@ -96,6 +96,7 @@ private:
   QTimer redraw_timer_;
   bool auto_redraw_ = true;
   bool dirty_ = false;
+  bool axes_set_ = false;  // the axes hold a range for the current data (they only grow)
 };
 
 }  // namespace streetgan::widgets
