@@ -88,7 +88,7 @@ void TestStudioTrain::runFromTheForm() {
   tinyConfig(tab, 3);
   QSignalSpy finished(&tab, &TrainTab::runFinished);
   QVERIFY2(tab.startRun(), qPrintable(tab.statusText()));
-  QTRY_VERIFY_WITH_TIMEOUT(tab.lossChart().pointCount(0) >= 6, 120000);
+  QTRY_VERIFY_WITH_TIMEOUT(tab.dashboard().lossChart().pointCount(0) >= 6, 120000);
   const QString running = testOutputDir() + "/studio-train-running.png";
   QVERIFY(window.grab().save(running));
   QVERIFY(finished.wait(300000));
@@ -97,12 +97,12 @@ void TestStudioTrain::runFromTheForm() {
   const auto events = readEvents(tab.runDirectory());
   const int steps = eventsOfType(events, "step").size();
   QVERIFY(steps > 0);
-  QCOMPARE(static_cast<int>(tab.lossChart().pointCount(0)), steps);
-  QCOMPARE(static_cast<int>(tab.discriminatorChart().pointCount(2)), steps);
-  QCOMPARE(static_cast<int>(tab.speedChart().pointCount(1)), steps);
-  QCOMPARE(tab.sampleCount(), eventsOfType(events, "samples").size());
+  QCOMPARE(static_cast<int>(tab.dashboard().lossChart().pointCount(0)), steps);
+  QCOMPARE(static_cast<int>(tab.dashboard().discriminatorChart().pointCount(2)), steps);
+  QCOMPARE(static_cast<int>(tab.dashboard().speedChart().pointCount(1)), steps);
+  QCOMPARE(tab.dashboard().sampleCount(), eventsOfType(events, "samples").size());
   QVERIFY(tab.statusText().startsWith("Completed: training completed"));
-  tab.lossChart().redraw();
+  tab.dashboard().lossChart().redraw();
   const QString done = testOutputDir() + "/studio-train-completed.png";
   QVERIFY(window.grab().save(done));
   qInfo("screenshots: %s, %s", qPrintable(running), qPrintable(done));
@@ -115,7 +115,7 @@ void TestStudioTrain::stopAndResumeFromTheTab() {
   tinyConfig(tab, 300);
   QSignalSpy finished(&tab, &TrainTab::runFinished);
   QVERIFY(tab.startRun());
-  QTRY_VERIFY_WITH_TIMEOUT(tab.lossChart().pointCount(0) >= 1, 120000);
+  QTRY_VERIFY_WITH_TIMEOUT(tab.dashboard().lossChart().pointCount(0) >= 1, 120000);
   tab.stopRun();
   QVERIFY(finished.wait(120000));
   QCOMPARE(finished.first().first().value<SessionState>(), SessionState::Stopped);
@@ -183,7 +183,7 @@ void TestStudioTrain::guiNeverStallsAt2000EventsPerSecond() {
     QVERIFY(finished.wait(120000));
     probe.stop();
     const double seconds = clock.nsecsElapsed() / 1e9;
-    QCOMPARE(static_cast<int>(tab.lossChart().pointCount(0)), 10000);
+    QCOMPARE(static_cast<int>(tab.dashboard().lossChart().pointCount(0)), 10000);
     qInfo("attempt %d: 10,000 events in %.1f s (%.0f/s); worst timer lateness %.1f ms over %d ticks", attempt,
           seconds, 10000 / seconds, worst / 1e6, ticks);
     best = std::min(best, worst / 1e6);

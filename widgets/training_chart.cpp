@@ -173,6 +173,24 @@ void TrainingChart::clear() {
   redraw();
 }
 
+void TrainingChart::truncateFrom(double images_seen) {
+  bool changed = false;
+  for (Series& s : series_) {
+    const auto keep = static_cast<std::size_t>(std::lower_bound(s.images.begin(), s.images.end(), images_seen) - s.images.begin());
+    if (keep == s.images.size()) continue;
+    changed = true;
+    s.images.resize(keep);
+    s.epochs.resize(keep);
+    s.values.resize(keep);
+    s.smoothed.resize(keep);
+    s.smoothing = SmoothingState();
+    for (std::size_t i = 0; i < keep; ++i) smoothNext(s.smoothing, s.values[i], smoothing_);
+  }
+  if (!changed) return;
+  axes_set_ = false;
+  scheduleRedraw();
+}
+
 void TrainingChart::setSmoothing(double weight) {
   smoothing_ = std::clamp(weight, 0.0, 0.999);
   const int position = static_cast<int>(std::lround(smoothing_ * 1000));

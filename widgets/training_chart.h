@@ -39,6 +39,9 @@ public:
   /// Appends a point (kept for good); non-finite values are kept and drawn as gaps.
   void append(int series, double images_seen, double epoch, double value);
   void clear();
+  /// Drops every point at or past `images_seen` (a resumed run replaces the steps its killed
+  /// predecessor logged after its last checkpoint). Points must have been appended in order.
+  void truncateFrom(double images_seen);
 
   void setSmoothing(double weight);  ///< 0 (none) to 0.999
   double smoothing() const { return smoothing_; }

@@ -100,8 +100,11 @@ void TrainingSession::onDiagnostics(const QByteArray& bytes) {
 void TrainingSession::handle(std::vector<StreamEvent> events) {
   if (events.empty()) return;
   for (const StreamEvent& event : events) {
-    if (event.type == "run_started" && state_ == SessionState::Starting) {
-      setState(SessionState::Running);
+    if (event.type == "run_started") {
+      // A log read from its start holds every process of the run: only the last one's end counts.
+      finished_status_.clear();
+      error_.clear();
+      if (state_ == SessionState::Starting) setState(SessionState::Running);
     } else if (event.type == "error") {
       error_ = QString::fromStdString(event.body.value("message", std::string()));
     } else if (event.type == "run_finished") {
