@@ -1,6 +1,8 @@
 // The studio's main window and Train tab offscreen, driving a real `streetgan train` on tiny demo
 // data: the form's config runs, every step reaches the charts (compared with events.jsonl), sample
 // grids are browsable, stop and resume go through the tab; screenshots of the window are saved.
+#include "dataset_picker.h"
+#include "image_dataset.h"
 #include "main_window.h"
 #include "test_support.h"
 #include "train_tab.h"
@@ -24,6 +26,7 @@ private slots:
   void initTestCase();
   void shellHasItsTabs();
   void demoDataIsRenderedOnceAndSelected();
+  void datasetPickerCountsAfterTheFilters();
   void runFromTheForm();
   void stopAndResumeFromTheTab();
   void guiNeverStallsAt2000EventsPerSecond();
@@ -77,6 +80,48 @@ void TestStudioTrain::demoDataIsRenderedOnceAndSelected() {
   QVERIFY(!tab.demoDataBusy());
   QCOMPARE(ready.size(), 2);
   QCOMPARE(QString::fromStdString(tab.form().config().dataroot), folder);
+}
+
+void TestStudioTrain::datasetPickerCountsAfterTheFilters() {
+  MainWindow window(STREETGAN_CLI);
+  TrainTab& tab = window.trainTab();
+  DatasetPicker& picker = tab.datasetPicker();
+  auto countFinished = [&picker] {
+    QSignalSpy counted(&picker, &DatasetPicker::counted);
+    return picker.isCounting() ? counted.wait(30000) : true;
+  };
+  tab.setDataroot(data_);
+  QVERIFY(countFinished());
+  QVERIFY2(picker.lastCount().ok, qPrintable(picker.lastCount().text));
+  QCOMPARE(picker.lastCount().images, 32);
+  QVERIFY2(picker.lastCount().text.startsWith("MSLS layout: 32 images to train on"), qPrintable(picker.lastCount().text));
+  // A filter from the form narrows it at once (one frame per sequence).
+  tab.form().enterText("data.max_per_sequence", "1");
+  QVERIFY(countFinished());
+  DatasetFilter filter;
+  filter.max_per_sequence = 1;
+  const auto expected = ImageDataset::open(data_.toStdString(), filter);
+  QVERIFY(expected.ok());
+  QVERIFY(expected->size() < 32);
+  QCOMPARE(picker.lastCount().images, qint64(expected->size()));
+  QVERIFY2(picker.lastCount().text.contains("→"), qPrintable(picker.lastCount().text));  // each filter's count
+  // A held-out split is counted apart.
+  tab.form().enterText("data.max_per_sequence", "0");
+  tab.form().enterText("data.holdout_fraction", "0.25");
+  QVERIFY(countFinished());
+  QVERIFY(picker.lastCount().held_out > 0);
+  QCOMPARE(picker.lastCount().images + picker.lastCount().held_out, 32);
+  // Bad choices are said beside the field.
+  tab.form().enterText("data.cities", "atlantis");
+  QVERIFY(countFinished());
+  QVERIFY(!picker.lastCount().ok);
+  QVERIFY2(picker.lastCount().text.contains("atlantis"), qPrintable(picker.lastCount().text));
+  tab.setDataroot(dir_.filePath("no-such-folder"));
+  QVERIFY(countFinished());
+  QCOMPARE(picker.lastCount().text, dir_.filePath("no-such-folder") + " does not exist.");
+  const QString shot = testOutputDir() + "/studio-dataset-picker-error.png";
+  window.resize(1400, 900);
+  QVERIFY(window.grab().save(shot));
 }
 
 void TestStudioTrain::runFromTheForm() {
@@ -151,10 +196,9 @@ void TestStudioTrain::guiNeverStallsAt2000EventsPerSecond() {
              "printf '{\"v\":1,\"type\":\"run_finished\",\"status\":\"completed\"}\\n'\n"));
 
   // This VM is shared: another tenant can take the CPU for tens of milliseconds at any moment,
-  // which no GUI code can prevent. Up to three runs of 5 s, and the best one is judged. The
-  // issue's target is 50 ms; measured here 16-56 ms depending on the machine's load, so until the
-  // GUI has more headroom the assertion is 80 ms, which still fails the 85 ms stalls of four
-  // charts redrawing in one pass with antialiasing. (Not met yet: the studio issue stays open.)
+  // which no GUI code can prevent. Up to three runs of 5 s, and the best one is judged against
+  // the issue's 50 ms (measured 10-20 ms on the 2-core dev VM; four charts redrawing in one pass
+  // with antialiasing stalled 60-85 ms).
   double best = 1e9;
   for (int attempt = 1; attempt <= 3 && best >= 50; ++attempt) {
     MainWindow window(script);
@@ -189,7 +233,7 @@ void TestStudioTrain::guiNeverStallsAt2000EventsPerSecond() {
     best = std::min(best, worst / 1e6);
   }
   qInfo("best attempt: %.1f ms (target 50 ms)", best);
-  QVERIFY2(best < 80, qPrintable(QString("the GUI thread stalled %1 ms in every attempt").arg(best)));
+  QVERIFY2(best < 50, qPrintable(QString("the GUI thread stalled %1 ms in every attempt").arg(best)));
 }
 
 QTEST_MAIN(TestStudioTrain)

@@ -88,6 +88,11 @@ TrainingChart::TrainingChart(const QString& title, QWidget* parent) : QWidget(pa
   view_->setRenderHint(QPainter::Antialiasing, false);
   view_->viewport()->setMouseTracking(true);
   view_->viewport()->installEventFilter(this);
+  empty_ = new QLabel("No points yet.", view_->viewport());
+  empty_->setAlignment(Qt::AlignCenter);
+  empty_->setWordWrap(true);
+  empty_->setEnabled(false);
+  empty_->setAttribute(Qt::WA_TransparentForMouseEvents);
 
   smoothing_slider_ = new QSlider(Qt::Horizontal, this);
   smoothing_slider_->setRange(0, 999);
@@ -149,6 +154,7 @@ int TrainingChart::addSeries(const QString& name, const QColor& color) {
   for (auto* marker : markers) marker->setVisible(false);
   series_.push_back(std::move(series));
   rebuildAxes();
+  redraw();  // shows the empty state until points come
   return static_cast<int>(series_.size()) - 1;
 }
 
@@ -172,6 +178,8 @@ void TrainingChart::clear() {
   axes_set_ = false;
   redraw();
 }
+
+void TrainingChart::setEmptyText(const QString& text) { empty_->setText(text); }
 
 void TrainingChart::truncateFrom(double images_seen) {
   bool changed = false;
@@ -280,7 +288,12 @@ void TrainingChart::redraw() {
     x_min = std::min(x_min, xs.front());
     x_max = std::max(x_max, xs.back());
   }
-  if (!(x_max >= x_min)) {
+  const bool empty = !(x_max >= x_min);
+  // No points: a sentence saying what will come instead of axes over nothing.
+  empty_->setVisible(empty);
+  x_->setVisible(!empty);
+  y_->setVisible(!empty);
+  if (empty) {
     for (Series& s : series_) {
       s.raw->clear();
       s.smooth->clear();
@@ -364,6 +377,7 @@ QString TrainingChart::readoutAt(double x) const {
 }
 
 bool TrainingChart::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == view_->viewport() && event->type() == QEvent::Resize) empty_->setGeometry(view_->viewport()->rect().adjusted(20, 20, -20, -20));
   if (watched == view_->viewport() && event->type() == QEvent::MouseMove) {
     const auto* mouse = static_cast<QMouseEvent*>(event);
     const QPointF scene = view_->mapToScene(mouse->position().toPoint());

@@ -43,6 +43,8 @@ public:
   /// predecessor logged after its last checkpoint). Points must have been appended in order.
   void truncateFrom(double images_seen);
 
+  /// What the chart says while it has no points (default "No points yet.").
+  void setEmptyText(const QString& text);
   void setSmoothing(double weight);  ///< 0 (none) to 0.999
   double smoothing() const { return smoothing_; }
   void setLogY(bool log_y);
@@ -96,6 +98,7 @@ private:
   QCheckBox* log_box_ = nullptr;
   QComboBox* x_box_ = nullptr;
   QLabel* readout_ = nullptr;
+  QLabel* empty_ = nullptr;        // shown over the chart while it has no points
   QTimer redraw_timer_;
   bool auto_redraw_ = true;
   bool dirty_ = false;

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "runs_tab.h"
 #include "train_tab.h"
 
 #include <QApplication>
@@ -32,7 +33,8 @@ QWidget* placeholder(const QString& text, QWidget* parent) {
 
 }  // namespace
 
-MainWindow::MainWindow(QString program, QWidget* parent) : QMainWindow(parent), settings_(StudioSettings::load()) {
+MainWindow::MainWindow(QString program, QWidget* parent)
+    : QMainWindow(parent), program_(program), settings_(StudioSettings::load()) {
   setWindowTitle("StreetGAN Studio");
   tabs_ = new QTabWidget(this);
   train_tab_ = new TrainTab(program, settings_.runs_root, tabs_);
@@ -40,7 +42,9 @@ MainWindow::MainWindow(QString program, QWidget* parent) : QMainWindow(parent), 
   tabs_->addTab(placeholder("The latent-space explorer is not built yet.", tabs_), "&Explore");
   tabs_->addTab(placeholder("The data set browser is not built yet.", tabs_), "&Dataset");
   tabs_->addTab(placeholder("The evaluation views are not built yet.", tabs_), "E&valuate");
-  tabs_->addTab(placeholder("The list of runs is not built yet.", tabs_), "R&uns");
+  runs_tab_ = new RunsTab(settings_.runs_root, tabs_);
+  tabs_->addTab(runs_tab_, "R&uns");
+  train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads);
   setCentralWidget(tabs_);
   status_ = new QLabel(QString("streetgan: %1   runs: %2").arg(program, settings_.runs_root), this);
   statusBar()->addWidget(status_, 1);
@@ -56,8 +60,37 @@ MainWindow::MainWindow(QString program, QWidget* parent) : QMainWindow(parent), 
   restoreGeometry(settings.value("window/geometry").toByteArray());
   restoreState(settings.value("window/state").toByteArray());
   tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
-  connect(train_tab_, &TrainTab::runFinished, this,
-          [this](SessionState, const QString& message) { statusBar()->showMessage(message.section('\n', 0, 0), 10000); });
+  connect(train_tab_, &TrainTab::runFinished, this, [this](SessionState, const QString& message) {
+    statusBar()->showMessage(message.section('\n', 0, 0), 10000);
+    runs_tab_->model().refresh();
+  });
+  connect(train_tab_, &TrainTab::runStarted, this, [this] { runs_tab_->model().refresh(); });
+  connect(runs_tab_, &RunsTab::openRequested, this, [this](const QString& run_dir) {
+    if (train_tab_->openRun(run_dir)) tabs_->setCurrentWidget(train_tab_);
+    else statusBar()->showMessage(train_tab_->statusText(), 10000);
+  });
+  connect(runs_tab_, &RunsTab::resumeRequested, this, [this](const QString& run_dir) {
+    if (train_tab_->resumeRun(run_dir)) tabs_->setCurrentWidget(train_tab_);
+    else statusBar()->showMessage(train_tab_->statusText(), 10000);
+  });
+  connect(runs_tab_, &RunsTab::duplicateRequested, this, [this](const QString& run_dir) {
+    if (train_tab_->loadConfigOf(run_dir)) {
+      tabs_->setCurrentWidget(train_tab_);
+      statusBar()->showMessage("The config of " + QDir(run_dir).dirName() + " is in the form; Start begins a new run with it.", 10000);
+    } else {
+      statusBar()->showMessage(train_tab_->statusText(), 10000);
+    }
+  });
+  runs_tab_->setBusyCheck([this](const QString& path) {
+    return train_tab_->session() && train_tab_->session()->isActive() && train_tab_->runDirectory() == path;
+  });
+  // Runs an earlier studio left running are found by their logs and followed.
+  connect(&runs_tab_->model(), &RunListModel::refreshed, this, [this] {
+    const int running = runs_tab_->model().runningCount();
+    if (running > 0 && !(train_tab_->session() && train_tab_->session()->isActive()))
+      statusBar()->showMessage(QString("%1 run%2 still running without the studio: the Runs tab follows %3 (Open shows it live).")
+                                   .arg(running).arg(running == 1 ? " is" : "s are").arg(running == 1 ? "it" : "them"), 15000);
+  }, Qt::SingleShotConnection);
 }
 
 MainWindow::~MainWindow() = default;
@@ -129,6 +162,9 @@ void MainWindow::showSettings() {
   settings_.threads = threads->value();
   settings_.save();
   train_tab_->setRunsRoot(settings_.runs_root);
+  train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads);
+  runs_tab_->setRunsRoot(settings_.runs_root);
+  status_->setText(QString("streetgan: %1   runs: %2").arg(program_, settings_.runs_root));
 }
 
 void MainWindow::showAbout() {

@@ -1,7 +1,8 @@
 #pragma once
 // MainWindow: the studio's shell — tabs Train, Explore, Dataset, Evaluate and Runs, a status bar,
 // Settings and About, keyboard shortcuts, and the window's size and layout remembered between
-// starts. Closing with a run in progress asks whether to stop it or leave it running.
+// starts. Closing with a run in progress asks whether to stop it or leave it running; on the next
+// start the Runs tab finds such runs by their logs and follows them.
 #include "studio_settings.h"
 
 #include <QMainWindow>
@@ -11,6 +12,7 @@ class QTabWidget;
 
 namespace streetgan::studio {
 
+class RunsTab;
 class TrainTab;
 
 class MainWindow : public QMainWindow {
@@ -20,6 +22,7 @@ public:
   ~MainWindow() override;
 
   TrainTab& trainTab() { return *train_tab_; }
+  RunsTab& runsTab() { return *runs_tab_; }
   /// Where the demo street scenes live: beside the runs folder.
   QString demoDataFolder() const;
   QTabWidget& tabs() { return *tabs_; }
@@ -31,9 +34,11 @@ private:
   void showSettings();
   void showAbout();
 
+  QString program_;
   StudioSettings settings_;
   QTabWidget* tabs_ = nullptr;
   TrainTab* train_tab_ = nullptr;
+  RunsTab* runs_tab_ = nullptr;
   QLabel* status_ = nullptr;
 };
 

@@ -60,6 +60,11 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
   parzen_low_ = parzen_chart_->addSeries("mean − stderr", QColor(31, 119, 180, 110));
   parzen_high_ = parzen_chart_->addSeries("mean + stderr", QColor(31, 119, 180, 110));
   parzen_chart_->setSmoothing(0);
+  parzen_chart_->setEmptyText("No Parzen estimate yet. A run estimates one every parzen.every_epochs epochs "
+                              "(0: never).");
+  loss_chart_->setEmptyText("No steps yet.");
+  d_chart_->setEmptyText("No steps yet.");
+  speed_chart_->setEmptyText("No steps yet.");
   sample_view_ = new QLabel(this);
   sample_view_->setMinimumSize(256, 256);
   sample_view_->setAlignment(Qt::AlignCenter);

@@ -228,15 +228,22 @@ bool TrainTab::openRun(const QString& run_dir) {
   return started;
 }
 
-void TrainTab::loadConfigOf(const QString& run_dir) {
+bool TrainTab::loadConfigOf(const QString& run_dir) {
   QFile file(QDir(run_dir).filePath("config.json"));
-  if (!file.open(QIODevice::ReadOnly)) return;
+  if (!file.open(QIODevice::ReadOnly)) {
+    dashboard_->setStatus("Cannot read " + file.fileName() + ": " + file.errorString());
+    return false;
+  }
   auto config = applyConfigText(TrainConfig(), file.readAll().toStdString(), ConfigScope::All, file.fileName().toStdString());
-  if (!config) return;  // the form keeps what it had; the run's own config stays in its folder
+  if (!config) {  // the form keeps what it had
+    dashboard_->setStatus(QString::fromStdString(config.error()));
+    return false;
+  }
   const QSignalBlocker block(preset_);
   const int preset = preset_->findText(QString::fromStdString(config->preset));
   preset_->setCurrentIndex(preset >= 0 ? preset : preset_->count() - 1);
   form_->setConfig(*config);
+  return true;
 }
 
 bool TrainTab::launch(const TrainingRequest& request, bool keep_history) {

@@ -49,6 +49,9 @@ public:
   /// events.jsonl, and, while its process is still going, its new events as they come (Stop
   /// works on it). False (with the reason in statusText()) while another run is in progress here.
   bool openRun(const QString& run_dir);
+  /// Loads a run's config.json into the form (its preset selected), to start a new run from it.
+  /// False (with the reason in statusText()) when it cannot be read.
+  bool loadConfigOf(const QString& run_dir);
   TrainingSession* session() { return session_.get(); }
   QString runDirectory() const { return run_dir_; }
   QString statusText() const;
@@ -64,7 +67,6 @@ private:
   bool launch(const TrainingRequest& request, bool keep_history);
   void onFinished(SessionState state, const QString& message);
   void updateButtons();
-  void loadConfigOf(const QString& run_dir);
 
   QString program_, runs_root_, run_dir_, device_;
   int threads_ = 0;

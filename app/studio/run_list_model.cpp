@@ -1,0 +1,161 @@
+#include "run_list_model.h"
+
+#include <QColor>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QLocale>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cmath>
+
+namespace streetgan::studio {
+
+namespace {
+
+// Reads the appended part of a run's log into its builder.
+void readOn(RunListModel::Entry& entry) {
+  QFile file(QDir(QString::fromStdString(entry.summary.path)).filePath("events.jsonl"));
+  const bool readable = file.open(QIODevice::ReadOnly) && file.seek(static_cast<qint64>(entry.offset));
+  while (readable) {
+    const QByteArray bytes = file.read(1 << 20);
+    if (bytes.isEmpty()) break;
+    entry.builder->feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    entry.offset += static_cast<std::uint64_t>(bytes.size());
+  }
+  entry.summary = entry.builder->summary(!entry.builder->finished() && trainingProcessAlive(entry.builder->pid()));
+}
+
+std::vector<RunListModel::Entry> listRuns(const QString& root) {
+  std::vector<RunListModel::Entry> runs;
+  const QFileInfoList folders = QDir(root).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
+  for (const QFileInfo& folder : folders) {
+    const QString path = folder.absoluteFilePath();
+    if (!QFile::exists(path + "/config.json") && !QFile::exists(path + "/events.jsonl")) continue;  // not a run
+    RunListModel::Entry entry;
+    entry.builder = std::make_shared<RunSummaryBuilder>(path.toStdString());
+    entry.builder->readConfig();
+    entry.summary.path = path.toStdString();
+    readOn(entry);
+    runs.push_back(std::move(entry));
+  }
+  return runs;
+}
+
+QString lossText(const RunSummary& s) {
+  if (!s.loss_d || !s.loss_g) return QString();
+  return QString("D %1, G %2").arg(*s.loss_d, 0, 'f', 3).arg(*s.loss_g, 0, 'f', 3);
+}
+
+}  // namespace
+
+RunListModel::RunListModel(QObject* parent) : QAbstractTableModel(parent) {
+  connect(&watcher_, &QFutureWatcher<std::vector<Entry>>::finished, this, [this] {
+    if (std::exchange(again_, false)) {
+      refresh();
+      return;
+    }
+    beginResetModel();
+    runs_ = watcher_.result();
+    endResetModel();
+    emit refreshed();
+  });
+}
+
+RunListModel::~RunListModel() { watcher_.waitForFinished(); }
+
+void RunListModel::setRoot(const QString& root) {
+  if (root == root_) return;
+  root_ = root;
+  beginResetModel();
+  runs_.clear();
+  endResetModel();
+  refresh();
+}
+
+void RunListModel::refresh() {
+  if (watcher_.isRunning()) {
+    again_ = true;
+    return;
+  }
+  watcher_.setFuture(QtConcurrent::run(&listRuns, root_));
+}
+
+void RunListModel::poll() {
+  if (watcher_.isRunning()) return;
+  for (std::size_t row = 0; row < runs_.size(); ++row) {
+    Entry& entry = runs_[row];
+    if (!entry.builder || entry.summary.state != RunState::Running) continue;
+    readOn(entry);
+    emit dataChanged(index(static_cast<int>(row), 0), index(static_cast<int>(row), ColumnCount - 1));
+  }
+}
+
+int RunListModel::rowOf(const QString& path) const {
+  for (std::size_t row = 0; row < runs_.size(); ++row)
+    if (QString::fromStdString(runs_[row].summary.path) == path) return static_cast<int>(row);
+  return -1;
+}
+
+int RunListModel::runningCount() const {
+  int running = 0;
+  for (const Entry& entry : runs_) running += entry.summary.state == RunState::Running;
+  return running;
+}
+
+int RunListModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(runs_.size());
+}
+
+int RunListModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* names[] = {"Name", "Preset", "Device", "State", "Epochs", "Images seen", "Last loss", "Best Parzen", "Last activity"};
+  return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
+}
+
+QVariant RunListModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const RunSummary& s = runs_[static_cast<std::size_t>(index.row())].summary;
+  if (role == PathRole) return QString::fromStdString(s.path);
+  const QLocale locale;
+  if (role == SortRole) {
+    switch (index.column()) {
+      case Epochs: return qlonglong(s.epoch);
+      case ImagesSeen: return qlonglong(s.images_seen);
+      case LastLoss: return s.loss_d ? QVariant(*s.loss_d) : QVariant(-1e300);
+      case BestParzen: return s.best_parzen ? QVariant(*s.best_parzen) : QVariant(-1e300);
+      case LastActivity: return s.last_event_time;
+      default: return data(index, Qt::DisplayRole);
+    }
+  }
+  if (role == Qt::ToolTipRole) {
+    QString tip = QString::fromStdString(s.path);
+    if (!s.message.empty()) tip += "\n" + QString::fromStdString(s.message);
+    if (s.malformed_lines > 0) tip += QString("\n%1 malformed lines in events.jsonl were skipped").arg(s.malformed_lines);
+    return tip;
+  }
+  if (role == Qt::ForegroundRole && index.column() == State && s.state == RunState::Failed) return QColor(192, 57, 43);
+  if (role == Qt::TextAlignmentRole && index.column() >= Epochs && index.column() <= BestParzen)
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case Name: return QString::fromStdString(s.name);
+    case Preset: return QString::fromStdString(s.preset);
+    case Device: return QString::fromStdString(s.device);
+    case State: return QString(runStateName(s.state));
+    case Epochs: return s.epochs > 0 ? QString("%1 / %2").arg(s.epoch).arg(s.epochs) : QString::number(s.epoch);
+    case ImagesSeen: return locale.toString(qlonglong(s.images_seen));
+    case LastLoss: return lossText(s);
+    case BestParzen:
+      return s.best_parzen ? QString("%1 (epoch %2)").arg(*s.best_parzen, 0, 'f', 1).arg(s.best_parzen_epoch.value_or(0)) : QString();
+    case LastActivity:
+      return s.last_event_time > 0
+                 ? QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(s.last_event_time * 1000)).toString("yyyy-MM-dd HH:mm")
+                 : QString();
+  }
+  return {};
+}
+
+}  // namespace streetgan::studio
