@@ -61,6 +61,14 @@ void TestStudioTrain::shellHasItsTabs() {
   QStringList names;
   for (int i = 0; i < window.tabs().count(); ++i) names << window.tabs().tabText(i).remove('&');
   QCOMPARE(names, (QStringList{"Train", "Explore", "Dataset", "Evaluate", "Runs"}));
+  // Ctrl+1 … Ctrl+5 switch tabs.
+  window.show();
+  window.activateWindow();
+  QVERIFY(QTest::qWaitForWindowActive(&window));
+  QTest::keyClick(&window, Qt::Key_5, Qt::ControlModifier);
+  QCOMPARE(window.tabs().currentIndex(), 4);
+  QTest::keyClick(&window, Qt::Key_1, Qt::ControlModifier);
+  QCOMPARE(window.tabs().currentIndex(), 0);
 }
 
 void TestStudioTrain::demoDataIsRenderedOnceAndSelected() {

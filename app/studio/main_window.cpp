@@ -53,6 +53,11 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   file->addAction("&Settings…", QKeySequence::Preferences, this, &MainWindow::showSettings);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  QMenu* view = menuBar()->addMenu("&View");
+  for (int i = 0; i < tabs_->count(); ++i) {
+    view->addAction(tabs_->tabText(i).remove('&') + " Tab", QKeySequence(QString("Ctrl+%1").arg(i + 1)), this,
+                    [this, i] { tabs_->setCurrentIndex(i); });
+  }
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&About StreetGAN Studio", this, &MainWindow::showAbout);
 

@@ -38,8 +38,10 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   resume_ = new QPushButton("Resume", this);
   start_->setShortcut(QKeySequence("Ctrl+R"));
   start_->setToolTip("Start a new run of this configuration (Ctrl+R)");
-  stop_->setToolTip("Finish the current step, write a checkpoint and stop");
-  resume_->setToolTip("Continue the run shown from its latest checkpoint, up to the epochs set here");
+  stop_->setShortcut(QKeySequence("Ctrl+."));
+  resume_->setShortcut(QKeySequence("Ctrl+Shift+R"));
+  stop_->setToolTip("Finish the current step, write a checkpoint and stop (Ctrl+.)");
+  resume_->setToolTip("Continue the run shown from its latest checkpoint, up to the epochs set here (Ctrl+Shift+R)");
 
   auto* left = new QWidget(this);
   auto* left_layout = new QVBoxLayout(left);
@@ -273,7 +275,10 @@ void TrainTab::stopRun() {
 
 void TrainTab::onFinished(SessionState state, const QString& message) {
   const QString name = TrainingSession::stateName(state);
-  dashboard_->setStatus(name.left(1).toUpper() + name.mid(1) + ": " + message + "\n" + run_dir_);
+  QString text = name.left(1).toUpper() + name.mid(1) + ": " + message + "\n" + run_dir_;
+  if (session_ && session_->malformedLines() > 0)
+    text += QString("\n%1 malformed event lines were skipped.").arg(session_->malformedLines());
+  dashboard_->setStatus(text);
   config_file_.reset();
   updateButtons();
   if (!resume_after_opening_.isEmpty()) {
