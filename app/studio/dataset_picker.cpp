@@ -1,4 +1,5 @@
 #include "dataset_picker.h"
+#include "worker_pool.h"
 
 #include "image_dataset.h"
 
@@ -96,7 +97,7 @@ void DatasetPicker::startCount() {
     return;
   }
   counting_ = true;
-  watcher_.setFuture(QtConcurrent::run(&DatasetPicker::count, path_->text().trimmed(), filter_));
+  watcher_.setFuture(QtConcurrent::run(studioWorkers(), &DatasetPicker::count, path_->text().trimmed(), filter_));
 }
 
 DatasetCount DatasetPicker::count(const QString& root, const DatasetFilter& filter) {

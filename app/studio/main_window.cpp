@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "explore_tab.h"
 #include "runs_tab.h"
 #include "train_tab.h"
 
@@ -39,7 +40,9 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   tabs_ = new QTabWidget(this);
   train_tab_ = new TrainTab(program, settings_.runs_root, tabs_);
   tabs_->addTab(train_tab_, "&Train");
-  tabs_->addTab(placeholder("The latent-space explorer is not built yet.", tabs_), "&Explore");
+  explore_tab_ = new ExploreTab(settings_.runs_root, tabs_);
+  explore_tab_->setDevice(settings_.device);
+  tabs_->addTab(explore_tab_, "&Explore");
   tabs_->addTab(placeholder("The data set browser is not built yet.", tabs_), "&Dataset");
   tabs_->addTab(placeholder("The evaluation views are not built yet.", tabs_), "E&valuate");
   runs_tab_ = new RunsTab(settings_.runs_root, tabs_);
@@ -169,6 +172,8 @@ void MainWindow::showSettings() {
   train_tab_->setRunsRoot(settings_.runs_root);
   train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads);
   runs_tab_->setRunsRoot(settings_.runs_root);
+  explore_tab_->setRunsRoot(settings_.runs_root);
+  explore_tab_->setDevice(settings_.device);
   status_->setText(QString("streetgan: %1   runs: %2").arg(program_, settings_.runs_root));
 }
 

@@ -12,6 +12,7 @@ class QTabWidget;
 
 namespace streetgan::studio {
 
+class ExploreTab;
 class RunsTab;
 class TrainTab;
 
@@ -23,6 +24,7 @@ public:
 
   TrainTab& trainTab() { return *train_tab_; }
   RunsTab& runsTab() { return *runs_tab_; }
+  ExploreTab& exploreTab() { return *explore_tab_; }
   /// Where the demo street scenes live: beside the runs folder.
   QString demoDataFolder() const;
   QTabWidget& tabs() { return *tabs_; }
@@ -39,6 +41,7 @@ private:
   QTabWidget* tabs_ = nullptr;
   TrainTab* train_tab_ = nullptr;
   RunsTab* runs_tab_ = nullptr;
+  ExploreTab* explore_tab_ = nullptr;
   QLabel* status_ = nullptr;
 };
 

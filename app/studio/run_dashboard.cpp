@@ -1,4 +1,5 @@
 #include "run_dashboard.h"
+#include "worker_pool.h"
 
 #include <QDir>
 #include <QFileDialog>
@@ -261,7 +262,7 @@ void RunDashboard::showSample(int index) {
   sample_loading_ = index;
   const QString path = sample_paths_[index];
   const QSize box = sample_view_->size();
-  sample_loader_.setFuture(QtConcurrent::run([path, box] {
+  sample_loader_.setFuture(QtConcurrent::run(studioWorkers(), [path, box] {
     QImage image(path);
     return image.isNull() ? image : image.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation);
   }));

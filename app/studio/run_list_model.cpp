@@ -1,4 +1,5 @@
 #include "run_list_model.h"
+#include "worker_pool.h"
 
 #include <QColor>
 #include <QDateTime>
@@ -78,7 +79,7 @@ void RunListModel::refresh() {
     again_ = true;
     return;
   }
-  watcher_.setFuture(QtConcurrent::run(&listRuns, root_));
+  watcher_.setFuture(QtConcurrent::run(studioWorkers(), &listRuns, root_));
 }
 
 void RunListModel::poll() {

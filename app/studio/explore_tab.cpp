@@ -1,0 +1,269 @@
+#include "explore_tab.h"
+#include "worker_pool.h"
+
+#include "export_walk_dialog.h"
+#include "keyframe_strip.h"
+#include "latent_arithmetic_panel.h"
+#include "rgb_image.h"
+#include "seed_grid.h"
+#include "walk_preview.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace streetgan::studio {
+
+namespace {
+
+/// The newest finished checkpoint of a run ("" when it has none).
+QString latestCheckpoint(const QString& run_dir) {
+  const QStringList files = QDir(run_dir + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
+  return files.isEmpty() ? QString() : QDir(run_dir + "/checkpoints").filePath(files.last());
+}
+
+}  // namespace
+
+ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), runs_root_(std::move(runs_root)) {
+  runs_ = new QComboBox(this);
+  runs_->setMinimumContentsLength(30);
+  runs_->setToolTip("Runs with a checkpoint, under the runs folder");
+  auto* open_run = new QPushButton("Open Latest", this);
+  open_run->setToolTip("Open the run's latest checkpoint");
+  follow_ = new QCheckBox("Follow the latest checkpoint", this);
+  follow_->setToolTip("Load each new checkpoint of the run as it lands: explore the model while it trains");
+  auto* open_file = new QPushButton("Open File…", this);
+  status_ = new QLabel("Open a checkpoint: the latest of a run, or a file.", this);
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* top = new QHBoxLayout();
+  top->addWidget(new QLabel("Run", this));
+  top->addWidget(runs_, 1);
+  top->addWidget(open_run);
+  top->addWidget(follow_);
+  top->addWidget(open_file);
+
+  seeds_ = new SeedGrid(this);
+  arithmetic_ = new LatentArithmeticPanel(this);
+  auto* left = new QTabWidget(this);
+  left->addTab(seeds_, "Samples");
+  left->addTab(arithmetic_, "Arithmetic");
+
+  strip_ = new KeyframeStrip(this);
+  preview_ = new WalkPreview(this);
+  auto* save_walk = new QPushButton("Save Walk…", this);
+  auto* load_walk = new QPushButton("Load Walk…", this);
+  auto* export_walk = new QPushButton("Export…", this);
+  export_walk->setToolTip("Export the walk as GIF, MP4, WebM or PNG frames");
+  auto* keys_box = new QGroupBox("Keyframes", this);
+  auto* keys_layout = new QVBoxLayout(keys_box);
+  keys_layout->addWidget(strip_);
+  auto* walk_buttons = new QHBoxLayout();
+  walk_buttons->addWidget(save_walk);
+  walk_buttons->addWidget(load_walk);
+  walk_buttons->addStretch(1);
+  walk_buttons->addWidget(export_walk);
+  auto* walk_box = new QGroupBox("Walk", this);
+  auto* walk_layout = new QVBoxLayout(walk_box);
+  walk_layout->addWidget(preview_, 1);
+  walk_layout->addLayout(walk_buttons);
+  auto* right = new QWidget(this);
+  auto* right_layout = new QVBoxLayout(right);
+  right_layout->setContentsMargins(0, 0, 0, 0);
+  right_layout->addWidget(keys_box);
+  right_layout->addWidget(walk_box, 1);
+
+  auto* splitter = new QSplitter(this);
+  splitter->addWidget(left);
+  splitter->addWidget(right);
+  splitter->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(top);
+  layout->addWidget(status_);
+  layout->addWidget(splitter, 1);
+
+  connect(open_run, &QPushButton::clicked, this, [this] {
+    if (runs_->currentIndex() >= 0) openRun(runs_->currentData().toString(), follow_->isChecked());
+  });
+  connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
+    if (on && runs_->currentIndex() >= 0) openRun(runs_->currentData().toString(), true);
+    if (!on) follow_run_.clear();
+  });
+  connect(open_file, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Open Checkpoint", runs_root_, "Checkpoints (*.pt)");
+    if (!path.isEmpty()) openCheckpoint(path);
+  });
+  connect(seeds_, &SeedGrid::keyframeRequested, this, [this](quint64 seed, const QImage& image) {
+    if (explorer_) strip_->addKeyframe(explorer_->latentOfSeed(seed), seed, image);
+  });
+  connect(seeds_, &SeedGrid::groupRequested, this,
+          [this](quint64 seed, int group, const QImage& image) { arithmetic_->addToGroup(group, seed, image); });
+  connect(arithmetic_, &LatentArithmeticPanel::keyframeRequested, this,
+          [this](const Latent& latent, const QImage& image) { strip_->addKeyframe(latent, std::nullopt, image); });
+  connect(strip_, &KeyframeStrip::changed, this, [this] { preview_->setKeys(strip_->latents(), strip_->seeds()); });
+  connect(save_walk, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "Save Walk", QString(), "Walk files (*.json)");
+    if (!path.isEmpty()) saveWalk(path);
+  });
+  connect(load_walk, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Load Walk", QString(), "Walk files (*.json)");
+    if (!path.isEmpty()) loadWalk(path);
+  });
+  connect(export_walk, &QPushButton::clicked, this, [this] {
+    auto dialog = makeExportDialog();
+    if (dialog) dialog->exec();
+  });
+  connect(&loader_, &QFutureWatcher<OpenedExplorer>::finished, this, [this] {
+    const OpenedExplorer opened = loader_.result();
+    const QString path = std::exchange(loading_path_, QString());
+    if (!opened.explorer) {
+      setStatus("Cannot open " + path + ": " + opened.error, true);
+      emit checkpointOpened(false, opened.error);
+    } else {
+      explorer_ = opened.explorer;
+      seeds_->setExplorer(explorer_);
+      arithmetic_->setExplorer(explorer_);
+      preview_->setExplorer(explorer_);
+      setStatus(QString("%1 — step %2, epoch %3; %4×%4 images, latent size %5%6")
+                    .arg(path).arg(explorer_->step()).arg(explorer_->epoch()).arg(explorer_->imageSize()).arg(explorer_->nz())
+                    .arg(follow_run_.isEmpty() ? QString() : "; following the run's checkpoints"));
+      emit checkpointOpened(true, path);
+    }
+    if (!pending_path_.isEmpty()) load(std::exchange(pending_path_, QString()));
+  });
+  follow_timer_.setInterval(2000);
+  connect(&follow_timer_, &QTimer::timeout, this, &ExploreTab::checkForNewerCheckpoint);
+  follow_timer_.start();
+  listRuns();
+}
+
+ExploreTab::~ExploreTab() { loader_.waitForFinished(); }
+
+void ExploreTab::setRunsRoot(const QString& root) {
+  runs_root_ = root;
+  listRuns();
+}
+
+void ExploreTab::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  listRuns();
+}
+
+void ExploreTab::listRuns() {
+  const QString current = runs_->currentData().toString();
+  const QSignalBlocker block(runs_);
+  runs_->clear();
+  for (const QFileInfo& run : QDir(runs_root_).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Time)) {
+    const QString latest = latestCheckpoint(run.absoluteFilePath());
+    if (!latest.isEmpty()) runs_->addItem(QString("%1 (%2)").arg(run.fileName(), QFileInfo(latest).completeBaseName()), run.absoluteFilePath());
+  }
+  const int index = runs_->findData(current);
+  if (index >= 0) runs_->setCurrentIndex(index);
+}
+
+QString ExploreTab::statusText() const { return status_->text(); }
+
+void ExploreTab::setStatus(const QString& text, bool error) {
+  status_->setText(text);
+  status_->setStyleSheet(error ? "color: #c0392b;" : QString());
+}
+
+void ExploreTab::openCheckpoint(const QString& path) {
+  follow_run_.clear();
+  const QSignalBlocker block(follow_);
+  follow_->setChecked(false);
+  load(path);
+}
+
+void ExploreTab::openRun(const QString& run_dir, bool follow) {
+  const QString latest = latestCheckpoint(run_dir);
+  if (latest.isEmpty()) {
+    setStatus(run_dir + " has no checkpoint yet.", true);
+    emit checkpointOpened(false, run_dir + " has no checkpoint yet");
+    return;
+  }
+  follow_run_ = follow ? run_dir : QString();
+  {
+    const QSignalBlocker block(follow_);
+    follow_->setChecked(follow);
+  }
+  load(latest);
+}
+
+void ExploreTab::load(const QString& path) {
+  if (loader_.isRunning()) {  // the newest wish waits for the load in progress
+    pending_path_ = path;
+    return;
+  }
+  loading_path_ = path;
+  setStatus("Opening " + path + " …");
+  const std::string file = path.toStdString(), device = device_.toStdString();
+  loader_.setFuture(QtConcurrent::run(studioWorkers(), [file, device] {
+    OpenedExplorer opened;
+    auto explorer = LatentExplorer::open(file, device);
+    if (explorer) opened.explorer = *explorer;
+    else opened.error = QString::fromStdString(explorer.error());
+    return opened;
+  }));
+}
+
+void ExploreTab::checkForNewerCheckpoint() {
+  if (follow_run_.isEmpty() || loader_.isRunning()) return;
+  const QString latest = latestCheckpoint(follow_run_);
+  if (!latest.isEmpty() && (!explorer_ || QString::fromStdString(explorer_->checkpointPath()) != latest)) load(latest);
+}
+
+bool ExploreTab::saveWalk(const QString& path) {
+  const Status saved = LatentExplorer::saveWalk(preview_->plan(), path.toStdString());
+  if (!saved) setStatus(QString::fromStdString(saved.error()), true);
+  else setStatus("Saved the walk to " + path + ".");
+  return saved.ok();
+}
+
+bool ExploreTab::loadWalk(const QString& path) {
+  auto plan = LatentExplorer::loadWalk(path.toStdString());
+  if (!plan) {
+    setStatus(QString::fromStdString(plan.error()), true);
+    return false;
+  }
+  if (!explorer_) {
+    setStatus("Open a checkpoint before loading a walk.", true);
+    return false;
+  }
+  // Thumbnails of the keys: a few small images, rendered here.
+  auto images = explorer_->render(plan->keys);
+  if (!images) {
+    setStatus(path + ": " + QString::fromStdString(images.error()), true);
+    return false;
+  }
+  const QSignalBlocker block(strip_);
+  strip_->clear();
+  for (std::size_t i = 0; i < plan->keys.size(); ++i)
+    strip_->addKeyframe(plan->keys[i], plan->seeds[i] ? std::optional<quint64>(*plan->seeds[i]) : std::nullopt, toQImage((*images)[i]));
+  preview_->setSettings(*plan);
+  preview_->setKeys(strip_->latents(), strip_->seeds());
+  setStatus(QString("Loaded %1 keyframes from %2.").arg(plan->keys.size()).arg(path));
+  return true;
+}
+
+std::unique_ptr<ExportWalkDialog> ExploreTab::makeExportDialog() {
+  const WalkPlan plan = preview_->plan();
+  if (!explorer_ || !explorer_->validate(plan)) {
+    setStatus(explorer_ ? "Add at least two keyframes to export a walk." : "Open a checkpoint first.", true);
+    return nullptr;
+  }
+  return std::make_unique<ExportWalkDialog>(explorer_, plan, preview_->framesPerSecond(), this);
+}
+
+}  // namespace streetgan::studio

@@ -1,0 +1,90 @@
+#pragma once
+// ExploreTab: explore a trained generator. Open a checkpoint — the latest of a run (optionally
+// following it: a new checkpoint of a running run is loaded as it lands) or any file — on a
+// worker thread. Then: a page of samples by seed (SeedGrid); keyframes picked from them or from
+// latent arithmetic (KeyframeStrip, LatentArithmeticPanel); the walk through them, previewed live
+// (WalkPreview), saved or loaded as a walk file, and exported (ExportWalkDialog).
+#include "latent_explorer.h"
+
+#include <QFutureWatcher>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+
+namespace streetgan::studio {
+
+class ExportWalkDialog;
+class KeyframeStrip;
+class LatentArithmeticPanel;
+class SeedGrid;
+class WalkPreview;
+
+/// A checkpoint opened on a worker, or why it could not be.
+struct OpenedExplorer {
+  std::shared_ptr<LatentExplorer> explorer;
+  QString error;
+};
+
+class ExploreTab : public QWidget {
+  Q_OBJECT
+public:
+  explicit ExploreTab(QString runs_root, QWidget* parent = nullptr);
+  ~ExploreTab() override;
+
+  void setRunsRoot(const QString& root);
+  /// The device checkpoints are opened on ("auto", "cpu", "cuda", "cuda:N"; default auto).
+  void setDevice(const QString& device) { device_ = device.isEmpty() ? QString("auto") : device; }
+  /// Opens a checkpoint file (stops following a run).
+  void openCheckpoint(const QString& path);
+  /// Opens the latest checkpoint of `run_dir`; with `follow`, newer ones as they land.
+  void openRun(const QString& run_dir, bool follow);
+  bool isLoading() const { return loader_.isRunning(); }
+  std::shared_ptr<LatentExplorer> explorer() const { return explorer_; }
+  QString statusText() const;
+
+  SeedGrid& seedGrid() { return *seeds_; }
+  KeyframeStrip& keyframes() { return *strip_; }
+  WalkPreview& preview() { return *preview_; }
+  LatentArithmeticPanel& arithmetic() { return *arithmetic_; }
+
+  /// Saves the keyframes and walk settings as a walk file; false with the reason in statusText().
+  bool saveWalk(const QString& path);
+  /// Loads a walk file's keyframes (rendered for the strip) and settings.
+  bool loadWalk(const QString& path);
+  /// A dialog to export the walk being previewed (null without a checkpoint or keyframes).
+  std::unique_ptr<ExportWalkDialog> makeExportDialog();
+
+signals:
+  /// A checkpoint was opened (ok) or could not be (the message says why).
+  void checkpointOpened(bool ok, const QString& message);
+
+protected:
+  void showEvent(QShowEvent* event) override;
+
+private:
+  void listRuns();
+  void load(const QString& path);
+  void checkForNewerCheckpoint();
+  void setStatus(const QString& text, bool error = false);
+
+  QString runs_root_, device_ = "auto";
+  QString follow_run_;          // the run whose checkpoints are followed ("" when none)
+  QString loading_path_, pending_path_;
+  std::shared_ptr<LatentExplorer> explorer_;
+  QComboBox* runs_ = nullptr;
+  QCheckBox* follow_ = nullptr;
+  QLabel* status_ = nullptr;
+  SeedGrid* seeds_ = nullptr;
+  KeyframeStrip* strip_ = nullptr;
+  WalkPreview* preview_ = nullptr;
+  LatentArithmeticPanel* arithmetic_ = nullptr;
+  QFutureWatcher<OpenedExplorer> loader_;
+  QTimer follow_timer_;
+};
+
+}  // namespace streetgan::studio
