@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
 
@@ -77,6 +78,31 @@ void RunSummaryBuilder::readConfig() {
   }
   summary_.preset = stringAt(config, "preset");
   summary_.epochs = integerAt(config, "epochs", summary_.epochs);
+}
+
+void RunSummaryBuilder::readEvaluations() {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  summary_.evaluations = 0;
+  evaluated_best_.reset();
+  for (const auto& entry : fs::directory_iterator(summary_.path + "/evaluations", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("parzen-", 0) != 0 || entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const json result = json::parse(in, nullptr, false);
+    if (!result.is_object()) continue;
+    ++summary_.evaluations;
+    auto consider = [this](const json& row) {
+      const auto mean = numberAt(row, "mean_ll");
+      if (mean && (!evaluated_best_ || *mean > *evaluated_best_)) {
+        evaluated_best_ = mean;
+        evaluated_best_epoch_ = integerAt(row, "epoch", 0);
+      }
+    };
+    consider(result);
+    if (result.contains("checkpoints") && result["checkpoints"].is_array())
+      for (const json& row : result["checkpoints"]) consider(row);
+  }
 }
 
 void RunSummaryBuilder::feed(std::string_view bytes) {
@@ -166,6 +192,10 @@ RunSummary RunSummaryBuilder::summary(bool process_alive) const {
       ++s.malformed_lines;
     }
   }
+  if (evaluated_best_ && (!s.best_parzen || *evaluated_best_ > *s.best_parzen)) {
+    s.best_parzen = evaluated_best_;
+    s.best_parzen_epoch = evaluated_best_epoch_;
+  }
   if (s.state == RunState::NotStarted) return s;
   if (finished_) {
     if (finished_status_ == "completed") {
@@ -192,6 +222,7 @@ Result<RunSummary> readRunSummary(const std::string& run_dir) {
   const bool has_events = isFile(events);
   if (!has_config && !has_events) return makeError(run_dir + " is not a run folder (no config.json or events.jsonl)");
   if (has_config) builder.readConfig();
+  builder.readEvaluations();
   if (has_events) {
     std::ifstream in(events, std::ios::binary);
     if (!in) return makeError("cannot read " + events);

@@ -44,6 +44,7 @@ struct RunSummary {
   std::optional<double> loss_d, loss_g;       ///< of the last step
   std::optional<double> best_parzen;          ///< highest Parzen mean log-likelihood
   std::optional<std::int64_t> best_parzen_epoch;
+  int evaluations = 0;          ///< Parzen result files in evaluations/
   std::int64_t pid = 0;         ///< of the latest process (0 when unknown)
   double started_time = 0;      ///< unix seconds of the first run_started
   double last_event_time = 0;   ///< unix seconds of the newest event
@@ -56,6 +57,9 @@ public:
 
   /// Reads config.json (preset, epochs); a missing or unreadable one is noted in the message.
   void readConfig();
+  /// Reads the Parzen results saved in evaluations/parzen-*.json (`streetgan parzen --save`), so
+  /// the best Parzen covers them too; unreadable files are skipped.
+  void readEvaluations();
   /// The next bytes of events.jsonl.
   void feed(std::string_view bytes);
   /// Bytes of events.jsonl consumed up to the last complete line: where to read on from.
@@ -78,6 +82,8 @@ private:
   std::uint64_t complete_bytes_ = 0;
   bool finished_ = false;
   std::string finished_status_;
+  std::optional<double> evaluated_best_;
+  std::int64_t evaluated_best_epoch_ = 0;
 };
 
 /// Reads a run directory's summary (config.json, then the whole events.jsonl) and checks whether

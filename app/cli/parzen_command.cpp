@@ -7,6 +7,7 @@
 #include "image_dataset.h"
 #include "parzen_estimator.h"
 #include "parzen_inputs.h"
+#include "atomic_file.h"
 #include "run_directory.h"
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,26 @@ Result<ImageRows> rowsOf(const std::vector<std::string>& paths, int size, int ch
   if (!rows) return makeError(std::string(what) + ": " + rows.error());
   for (const auto& skipped : rows->skipped) std::fprintf(stderr, "warning: skipped %s\n", skipped.reason.c_str());
   return rows;
+}
+
+// --save: the result goes into the run directory, evaluations/parzen-<name>.json, written atomically
+// (the studio's Runs and Evaluate tabs read it back).
+Status saveEvaluation(const std::string& run_dir, const std::string& name, json result) {
+  result["v"] = 1;
+  result["time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string folder = run_dir + "/evaluations";
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) return makeError("cannot create " + folder + ": " + error.message());
+  return writeFileAtomically(folder + "/parzen-" + name + ".json", result.dump(2) + "\n");
+}
+
+// The run a checkpoint belongs to: <run>/checkpoints/<file>.
+Result<std::string> runOfCheckpoint(const std::string& checkpoint) {
+  const std::filesystem::path path = std::filesystem::absolute(checkpoint);
+  if (path.parent_path().filename() != "checkpoints")
+    return makeError("option '--save': " + checkpoint + " is not in a run's checkpoints/ folder");
+  return path.parent_path().parent_path().string();
 }
 
 struct Splits {
@@ -139,8 +160,13 @@ int parzenOverRun(const CommandLine& line, std::int64_t n_samples, std::size_t n
                     {"images_seen", loaded->progress.images_seen}, {"mean_ll", scored->mean_ll},
                     {"stderr", scored->stderr_ll}, {"n_test", scored->n_test}});
   }
+  const json result = {{"kind", "run"}, {"sigma", sigma}, {"sigma_given", line.has("--sigma")}, {"curve", curve}, {"checkpoints", rows}};
+  if (line.has("--save")) {
+    if (Status saved = saveEvaluation(run.path(), "run", result); !saved)
+      return fail(line.program(), saved.error(), kExitFailure);
+  }
   if (line.has("--json")) {
-    std::printf("%s\n", json({{"sigma", sigma}, {"curve", curve}, {"checkpoints", rows}}).dump(2).c_str());
+    std::printf("%s\n", result.dump(2).c_str());
     return kExitOk;
   }
   std::printf("σ %.4f (%s)\n%8s %10s %14s %10s\n", sigma, line.has("--sigma") ? "given" : "chosen on the latest checkpoint",
@@ -159,7 +185,7 @@ int runParzen(const Args& args) {
       {"--run", "DIR", "score every checkpoint of a run at one σ (the curve over epochs)"},
       {"--sigma", "S", "with --run: this σ instead of the one chosen on the latest checkpoint"},
       {"--samples", "DIR", "score the images in DIR as the samples instead"},
-      {"--dataroot", "DIR", "take the validation and test images from this data set's held-out split"},
+      {"--dataroot", "DIR", "held-out split of this data set (default: the checkpoint's own data set)"},
       {"--valid", "DIR", "every image in DIR is the validation split"},
       {"--test", "DIR", "every image in DIR is the test split"},
       {"--n-samples", "N", "generated samples (default 10000)"},
@@ -172,9 +198,11 @@ int runParzen(const Args& args) {
       {"--train-mode", "", "sample with BatchNorm batch statistics, as the original tool did"},
       {"--device", "DEV", "auto, cpu, cuda or cuda:N (default auto)"},
       {"--threads", "N", "CPU threads (0 = all cores)"},
-      {"--json", "", "print one JSON object"}};
+      {"--json", "", "print one JSON object"},
+      {"--save", "", "also write the result into the run folder (evaluations/parzen-*.json)"},
+      {"--progress", "", "with --json: progress lines on stderr"}};
   for (const auto& spec : dataFilterOptionSpecs()) specs.push_back(spec);
-  CommandLine line("parzen", "(--checkpoint FILE | --samples DIR | --run DIR) (--dataroot DIR | --valid DIR --test DIR)",
+  CommandLine line("parzen", "(--checkpoint FILE | --samples DIR | --run DIR) [--dataroot DIR | --valid DIR --test DIR]",
                    "Parzen-window log-likelihood of held-out images under generated samples\n"
                    "(Goodfellow et al.): σ is chosen on the validation split, the mean and its\n"
                    "standard error are reported on the test split.",
@@ -187,9 +215,18 @@ int runParzen(const Args& args) {
   if (line.has("--sigma") && !line.has("--run"))
     return fail(line.program(), "--sigma goes with --run (otherwise σ is chosen on the validation split; "
                 "--sigmas sets the grid)", kExitUsage);
+  if (line.has("--save") && line.has("--samples"))
+    return fail(line.program(), "--save goes with --checkpoint or --run (a run folder to save into)", kExitUsage);
+  std::string save_run;
+  if (line.has("--save") && line.has("--checkpoint")) {
+    auto run = runOfCheckpoint(line.value("--checkpoint"));
+    if (!run) return fail(line.program(), run.error(), kExitUsage);
+    save_run = *run;
+  }
   if (line.has("--valid") && line.has("--dataroot"))
     return fail(line.program(), "give --dataroot DIR (its held-out split) or --valid DIR --test DIR, not both", kExitUsage);
-  if (!line.has("--valid") && !line.has("--dataroot") && !line.has("--run"))
+  // A checkpoint or a run knows its data set: its held-out split is the default.
+  if (!line.has("--valid") && !line.has("--dataroot") && !line.has("--run") && !line.has("--checkpoint"))
     return fail(line.program(), "give --dataroot DIR (its held-out split) or --valid DIR --test DIR", kExitUsage);
   auto n_samples = line.integer("--n-samples", 10000, 1, 10000000);
   auto n_valid = line.integer("--n-valid", 1000, 1, 10000000);
@@ -217,6 +254,7 @@ int runParzen(const Args& args) {
   // What the images must look like, and which held-out split: the checkpoint's config, unless
   // filter options say otherwise.
   TrainConfig model_config;
+  TrainingProgress checkpoint_progress;
   model_config.img_size = static_cast<int>(*img_size);
   const auto samples_start = Clock::now();
   torch::Tensor samples;
@@ -224,6 +262,7 @@ int runParzen(const Args& args) {
     auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), *device);
     if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
     model_config = loaded->config;
+    checkpoint_progress = loaded->progress;
     samples = generateSampleRows(loaded->generator, loaded->config.nz, *n_samples, static_cast<std::uint64_t>(*seed),
                                  *batch, *device, line.has("--train-mode"));
   } else {
@@ -244,9 +283,11 @@ int runParzen(const Args& args) {
   const auto& stop = installStopHandlers();
   int last_percent = -1;
   const bool interactive = !line.has("--json");
+  const bool progress_lines = line.has("--json") && line.has("--progress");
   options.progress = [&](double fraction) {
     const int percent = static_cast<int>(fraction * 100);
     if (interactive && percent != last_percent) std::fprintf(stderr, "\rParzen estimate: %3d%%", percent);
+    if (progress_lines && percent != last_percent) std::fprintf(stderr, "Parzen estimate: %d%%\n", percent);
     last_percent = percent;
     return !stop.load();
   };
@@ -256,14 +297,26 @@ int runParzen(const Args& args) {
   if (interactive) std::fputc('\n', stderr);
   if (!result) return fail(line.program(), result.error(), kExitFailure);
 
-  if (line.has("--json")) {
-    json out = {{"sigma", result->sigma}, {"mean_ll", result->mean_ll}, {"stderr", result->stderr_ll},
+  if (line.has("--json") || line.has("--save")) {
+    json out = {{"kind", "checkpoint"}, {"sigma", result->sigma}, {"mean_ll", result->mean_ll}, {"stderr", result->stderr_ll},
                 {"n_test", result->n_test}, {"n_valid", result->n_valid}, {"n_samples", result->n_samples},
                 {"dimensions", samples.size(1)}, {"curve", json::array()},
                 {"seconds", {{"samples", samples_seconds}, {"estimator", estimator_seconds}}}};
     for (const auto& point : result->curve) out["curve"].push_back({{"sigma", point.sigma}, {"mean_ll", point.mean_ll}});
-    std::printf("%s\n", out.dump(2).c_str());
-    return kExitOk;
+    if (line.has("--checkpoint")) {
+      out["checkpoint"] = std::filesystem::path(line.value("--checkpoint")).filename().string();
+      out["epoch"] = checkpoint_progress.epoch;
+      out["step"] = checkpoint_progress.step;
+      out["images_seen"] = checkpoint_progress.images_seen;
+    }
+    if (!save_run.empty()) {
+      const std::string name = std::filesystem::path(line.value("--checkpoint")).stem().string();
+      if (Status saved = saveEvaluation(save_run, name, out); !saved) return fail(line.program(), saved.error(), kExitFailure);
+    }
+    if (line.has("--json")) {
+      std::printf("%s\n", out.dump(2).c_str());
+      return kExitOk;
+    }
   }
   std::printf("%10s %16s\n", "sigma", "valid mean LL");
   for (const auto& point : result->curve)

@@ -5,6 +5,7 @@
 #include "keyframe_strip.h"
 #include "latent_arithmetic_panel.h"
 #include "rgb_image.h"
+#include "run_checkpoints.h"
 #include "seed_grid.h"
 #include "walk_preview.h"
 
@@ -23,16 +24,6 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace streetgan::studio {
-
-namespace {
-
-/// The newest finished checkpoint of a run ("" when it has none).
-QString latestCheckpoint(const QString& run_dir) {
-  const QStringList files = QDir(run_dir + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
-  return files.isEmpty() ? QString() : QDir(run_dir + "/checkpoints").filePath(files.last());
-}
-
-}  // namespace
 
 ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), runs_root_(std::move(runs_root)) {
   runs_ = new QComboBox(this);
@@ -164,9 +155,9 @@ void ExploreTab::listRuns() {
   const QString current = runs_->currentData().toString();
   const QSignalBlocker block(runs_);
   runs_->clear();
-  for (const QFileInfo& run : QDir(runs_root_).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Time)) {
+  for (const QFileInfo& run : runsWithCheckpoints(runs_root_)) {
     const QString latest = latestCheckpoint(run.absoluteFilePath());
-    if (!latest.isEmpty()) runs_->addItem(QString("%1 (%2)").arg(run.fileName(), QFileInfo(latest).completeBaseName()), run.absoluteFilePath());
+    runs_->addItem(QString("%1 (%2)").arg(run.fileName(), QFileInfo(latest).completeBaseName()), run.absoluteFilePath());
   }
   const int index = runs_->findData(current);
   if (index >= 0) runs_->setCurrentIndex(index);

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "evaluate_tab.h"
 #include "explore_tab.h"
 #include "runs_tab.h"
 #include "train_tab.h"
@@ -44,7 +45,8 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   explore_tab_->setDevice(settings_.device);
   tabs_->addTab(explore_tab_, "&Explore");
   tabs_->addTab(placeholder("The data set browser is not built yet.", tabs_), "&Dataset");
-  tabs_->addTab(placeholder("The evaluation views are not built yet.", tabs_), "E&valuate");
+  evaluate_tab_ = new EvaluateTab(program, settings_.runs_root, tabs_);
+  tabs_->addTab(evaluate_tab_, "E&valuate");
   runs_tab_ = new RunsTab(settings_.runs_root, tabs_);
   tabs_->addTab(runs_tab_, "R&uns");
   train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads);
@@ -173,6 +175,7 @@ void MainWindow::showSettings() {
   train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads);
   runs_tab_->setRunsRoot(settings_.runs_root);
   explore_tab_->setRunsRoot(settings_.runs_root);
+  evaluate_tab_->setRunsRoot(settings_.runs_root);
   explore_tab_->setDevice(settings_.device);
   status_->setText(QString("streetgan: %1   runs: %2").arg(program_, settings_.runs_root));
 }

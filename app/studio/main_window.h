@@ -12,6 +12,7 @@ class QTabWidget;
 
 namespace streetgan::studio {
 
+class EvaluateTab;
 class ExploreTab;
 class RunsTab;
 class TrainTab;
@@ -25,6 +26,7 @@ public:
   TrainTab& trainTab() { return *train_tab_; }
   RunsTab& runsTab() { return *runs_tab_; }
   ExploreTab& exploreTab() { return *explore_tab_; }
+  EvaluateTab& evaluateTab() { return *evaluate_tab_; }
   /// Where the demo street scenes live: beside the runs folder.
   QString demoDataFolder() const;
   QTabWidget& tabs() { return *tabs_; }
@@ -42,6 +44,7 @@ private:
   TrainTab* train_tab_ = nullptr;
   RunsTab* runs_tab_ = nullptr;
   ExploreTab* explore_tab_ = nullptr;
+  EvaluateTab* evaluate_tab_ = nullptr;
   QLabel* status_ = nullptr;
 };
 

@@ -36,6 +36,7 @@ std::vector<RunListModel::Entry> listRuns(const QString& root) {
     RunListModel::Entry entry;
     entry.builder = std::make_shared<RunSummaryBuilder>(path.toStdString());
     entry.builder->readConfig();
+    entry.builder->readEvaluations();
     entry.summary.path = path.toStdString();
     readOn(entry);
     runs.push_back(std::move(entry));

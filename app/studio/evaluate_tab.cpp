@@ -1,0 +1,413 @@
+#include "evaluate_tab.h"
+
+#include "child_process.h"
+#include "image_dataset.h"
+#include "latent_explorer.h"
+#include "rgb_image.h"
+#include "run_checkpoints.h"
+#include "sigma_curve_chart.h"
+#include "train_config.h"
+#include "training_chart.h"
+#include "worker_pool.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QImageReader>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+
+namespace streetgan::studio {
+
+namespace {
+
+constexpr int kCompareCount = 16;
+
+QImage gridOf(const QVector<QImage>& tiles, int side) {
+  const int columns = 4, pad = 2;
+  const int rows = (static_cast<int>(tiles.size()) + columns - 1) / columns;
+  QImage grid(columns * side + (columns + 1) * pad, rows * side + (rows + 1) * pad, QImage::Format_RGB888);
+  grid.fill(Qt::black);
+  QPainter painter(&grid);
+  for (int i = 0; i < tiles.size(); ++i)
+    painter.drawImage(pad + (i % columns) * (side + pad), pad + (i / columns) * (side + pad),
+                      tiles[i].scaled(side, side, Qt::IgnoreAspectRatio, Qt::SmoothTransformation));
+  return grid;
+}
+
+// Center square of a photograph, as the training crop sees it (no padding, no augmentation).
+QImage centerSquare(const QString& path) {
+  QImageReader reader(path);
+  reader.setAutoTransform(true);
+  const QSize size = reader.size();
+  if (size.isValid()) {
+    const int side = std::min(size.width(), size.height());
+    reader.setClipRect(QRect((size.width() - side) / 2, (size.height() - side) / 2, side, side));
+  }
+  return reader.read();
+}
+
+ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig& config) {
+  ComparisonGrids grids;
+  const DatasetPart part = config.data.filter.hasHoldout() ? DatasetPart::Holdout : DatasetPart::Train;
+  auto dataset = ImageDataset::open(config.dataroot, config.data.filter, part);
+  if (!dataset) {
+    grids.error = QString::fromStdString(dataset.error());
+    return grids;
+  }
+  QVector<QImage> real;
+  const std::size_t step = std::max<std::size_t>(1, dataset->size() / kCompareCount);
+  for (std::size_t i = 0; i < dataset->size() && real.size() < kCompareCount; i += step) {
+    QImage image = centerSquare(QString::fromStdString(dataset->path(i)));
+    if (!image.isNull()) real.push_back(image);
+  }
+  auto explorer = LatentExplorer::open(checkpoint, "cpu");
+  if (!explorer) {
+    grids.error = QString::fromStdString(explorer.error());
+    return grids;
+  }
+  std::vector<Latent> latents;
+  for (int seed = 0; seed < kCompareCount; ++seed) latents.push_back((*explorer)->latentOfSeed(static_cast<std::uint64_t>(seed)));
+  auto images = (*explorer)->render(latents);
+  if (!images) {
+    grids.error = QString::fromStdString(images.error());
+    return grids;
+  }
+  QVector<QImage> generated;
+  for (const RgbImage& image : *images) generated.push_back(toQImage(image));
+  const int side = (*explorer)->imageSize();
+  grids.real = gridOf(real, side);
+  grids.generated = gridOf(generated, side);
+  return grids;
+}
+
+}  // namespace
+
+EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
+    : QWidget(parent), program_(std::move(program)), runs_root_(std::move(runs_root)) {
+  runs_ = new QComboBox(this);
+  runs_->setMinimumContentsLength(24);
+  target_ = new QComboBox(this);
+  samples_ = new QSpinBox(this);
+  samples_->setRange(1, 10000000);
+  samples_->setValue(10000);
+  valid_ = new QSpinBox(this);
+  valid_->setRange(1, 10000000);
+  valid_->setValue(1000);
+  test_ = new QSpinBox(this);
+  test_->setRange(1, 10000000);
+  test_->setValue(1000);
+  valid_dir_ = new QLineEdit(this);
+  valid_dir_->setPlaceholderText("the run's held-out split");
+  test_dir_ = new QLineEdit(this);
+  test_dir_->setPlaceholderText("the run's held-out split");
+  evaluate_ = new QPushButton("Evaluate", this);
+  cancel_ = new QPushButton("Cancel", this);
+  cancel_->setEnabled(false);
+  auto* compare_button = new QPushButton("Show Real and Generated", this);
+  progress_ = new QProgressBar(this);
+  progress_->setRange(0, 100);
+  status_ = new QLabel("Choose a run, then Evaluate.", this);
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  result_ = new QLabel(this);
+  result_->setWordWrap(true);
+  result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* form = new QFormLayout();
+  form->addRow("Run", runs_);
+  form->addRow("Checkpoint", target_);
+  form->addRow("Generated samples", samples_);
+  form->addRow("Validation images", valid_);
+  form->addRow("Test images", test_);
+  form->addRow("Validation folder", valid_dir_);
+  form->addRow("Test folder", test_dir_);
+  auto* buttons = new QHBoxLayout();
+  buttons->addWidget(evaluate_);
+  buttons->addWidget(cancel_);
+  form->addRow(buttons);
+  form->addRow(progress_);
+  form->addRow(status_);
+  form->addRow(compare_button);
+
+  sigma_chart_ = new SigmaCurveChart(this);
+  epoch_chart_ = new widgets::TrainingChart("Parzen log-likelihood over training (test split, one σ)", this);
+  epoch_mean_ = epoch_chart_->addSeries("mean", QColor(31, 119, 180));
+  epoch_low_ = epoch_chart_->addSeries("mean − stderr", QColor(31, 119, 180, 110));
+  epoch_high_ = epoch_chart_->addSeries("mean + stderr", QColor(31, 119, 180, 110));
+  epoch_chart_->setSmoothing(0);
+  epoch_chart_->setXAxis(widgets::TrainingChart::XAxis::Epochs);
+  epoch_chart_->setEmptyText("Evaluate every checkpoint of the run to see the estimate over training.");
+  real_view_ = new QLabel(this);
+  generated_view_ = new QLabel(this);
+  auto* compare_box = new QGroupBox("Held-out photographs (left) and generated samples, seeds 0–15 (right)", this);
+  auto* compare_layout = new QHBoxLayout(compare_box);
+  compare_layout->addWidget(real_view_, 1, Qt::AlignCenter);
+  compare_layout->addWidget(generated_view_, 1, Qt::AlignCenter);
+
+  auto* charts = new QHBoxLayout();
+  charts->addWidget(sigma_chart_, 1);
+  charts->addWidget(epoch_chart_, 1);
+  auto* right = new QVBoxLayout();
+  right->addWidget(result_);
+  right->addLayout(charts, 3);
+  right->addWidget(compare_box, 2);
+  auto* layout = new QHBoxLayout(this);
+  layout->addLayout(form);
+  layout->addLayout(right, 1);
+
+  connect(runs_, &QComboBox::currentIndexChanged, this, [this] {
+    listCheckpoints();
+    showSaved();
+  });
+  connect(evaluate_, &QPushButton::clicked, this, [this] { evaluate(); });
+  connect(cancel_, &QPushButton::clicked, this, &EvaluateTab::cancel);
+  connect(compare_button, &QPushButton::clicked, this, &EvaluateTab::compare);
+  connect(&comparison_, &QFutureWatcher<ComparisonGrids>::finished, this, [this] {
+    const ComparisonGrids grids = comparison_.result();
+    real_ = grids.real;
+    generated_ = grids.generated;
+    real_view_->setPixmap(QPixmap::fromImage(real_.scaled(real_.size() * 2)));
+    generated_view_->setPixmap(QPixmap::fromImage(generated_.scaled(generated_.size() * 2)));
+    if (!grids.error.isEmpty()) status_->setText(grids.error);
+    emit comparisonReady(grids.error);
+  });
+  listRuns();
+}
+
+EvaluateTab::~EvaluateTab() { comparison_.waitForFinished(); }
+
+void EvaluateTab::setRunsRoot(const QString& root) {
+  runs_root_ = root;
+  listRuns();
+}
+
+void EvaluateTab::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (!isRunning()) listRuns();
+}
+
+void EvaluateTab::listRuns() {
+  const QString current = runs_->currentData().toString();
+  {
+    const QSignalBlocker block(runs_);
+    runs_->clear();
+    for (const QFileInfo& run : runsWithCheckpoints(runs_root_)) runs_->addItem(run.fileName(), run.absoluteFilePath());
+    const int index = runs_->findData(current);
+    runs_->setCurrentIndex(index >= 0 ? index : 0);
+  }
+  listCheckpoints();
+  showSaved();
+}
+
+void EvaluateTab::listCheckpoints() {
+  const QString current = target_->currentData().toString();
+  target_->clear();
+  target_->addItem("Latest checkpoint (σ chosen on the validation split)", "latest");
+  target_->addItem("Every checkpoint, at the σ chosen on the latest", "every");
+  for (const QString& file : checkpointFiles(runs_->currentData().toString())) target_->addItem(file, file);
+  const int index = target_->findData(current);
+  if (index >= 0) target_->setCurrentIndex(index);
+}
+
+bool EvaluateTab::selectRun(const QString& run_dir) {
+  listRuns();
+  const int index = runs_->findData(QFileInfo(run_dir).absoluteFilePath());
+  if (index < 0) return false;
+  runs_->setCurrentIndex(index);
+  return true;
+}
+
+void EvaluateTab::setTarget(const QString& target) {
+  const int index = target_->findData(target);
+  if (index >= 0) target_->setCurrentIndex(index);
+}
+
+void EvaluateTab::setSizes(int samples, int valid, int test) {
+  samples_->setValue(samples);
+  valid_->setValue(valid);
+  test_->setValue(test);
+}
+
+void EvaluateTab::setHeldOutFolders(const QString& valid, const QString& test) {
+  valid_dir_->setText(valid);
+  test_dir_->setText(test);
+}
+
+QString EvaluateTab::statusText() const { return status_->text(); }
+QString EvaluateTab::resultText() const { return result_->text(); }
+
+QString EvaluateTab::targetCheckpoint() const {
+  const QString run = runs_->currentData().toString();
+  const QStringList files = checkpointFiles(run);
+  if (files.isEmpty()) return {};
+  const QString target = target_->currentData().toString();
+  return QDir(run + "/checkpoints").filePath(target == "latest" || target == "every" ? files.last() : target);
+}
+
+bool EvaluateTab::evaluate() {
+  if (isRunning()) return false;
+  const QString run = runs_->currentData().toString();
+  if (run.isEmpty() || targetCheckpoint().isEmpty()) {
+    status_->setText("Choose a run with a checkpoint first.");
+    return false;
+  }
+  if (valid_dir_->text().isEmpty() != test_dir_->text().isEmpty()) {
+    status_->setText("Give both a validation and a test folder, or neither (the run's held-out split).");
+    return false;
+  }
+  const bool every = target_->currentData().toString() == "every";
+  QStringList arguments{"parzen", "--json", "--progress", "--save", "--n-samples", QString::number(samples_->value()),
+                        "--n-valid", QString::number(valid_->value()), "--n-test", QString::number(test_->value())};
+  arguments << (every ? QStringList{"--run", run} : QStringList{"--checkpoint", targetCheckpoint()});
+  if (!valid_dir_->text().isEmpty()) arguments << "--valid" << valid_dir_->text() << "--test" << test_dir_->text();
+  process_ = std::make_unique<ChildProcess>();
+  stdout_.clear();
+  stderr_.clear();
+  connect(process_.get(), &ChildProcess::standardOutput, this, [this](const QByteArray& bytes) { stdout_ += bytes; });
+  connect(process_.get(), &ChildProcess::standardError, this, [this](const QByteArray& bytes) {
+    stderr_ += bytes;
+    // "Parzen estimate: 42%" and, over a run, "checkpoint 3/10: …": the latest of each.
+    const QList<QByteArray> lines = stderr_.split('\n');
+    for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+      if (line->startsWith("Parzen estimate: ")) {
+        progress_->setValue(line->mid(17).replace('%', "").trimmed().toInt());
+        break;
+      }
+      if (line->startsWith("checkpoint ")) {
+        const QList<QByteArray> counts = line->mid(11).split(':').value(0).split('/');
+        if (counts.size() == 2 && counts[1].toInt() > 0) progress_->setValue(100 * (counts[0].toInt() - 1) / counts[1].toInt());
+        status_->setText("Scoring " + QString::fromUtf8(line->mid(11)));
+        break;
+      }
+    }
+  });
+  connect(process_.get(), &ChildProcess::finished, this, [this](int exit_code, int signal_number) {
+    process_.release()->deleteLater();
+    evaluate_->setEnabled(true);
+    cancel_->setEnabled(false);
+    if (exit_code != 0 || signal_number != 0) {
+      QString why = QString::fromUtf8(stderr_).trimmed().section('\n', -1);
+      if (signal_number != 0) why = "cancelled";
+      status_->setText("Parzen estimate failed: " + (why.isEmpty() ? QString("exit code %1").arg(exit_code) : why));
+      emit evaluated(false, status_->text());
+      return;
+    }
+    const nlohmann::json result = nlohmann::json::parse(stdout_.toStdString(), nullptr, false);
+    if (!result.is_object()) {
+      status_->setText("Parzen estimate: the output was not JSON");
+      emit evaluated(false, status_->text());
+      return;
+    }
+    progress_->setValue(100);
+    status_->setText("Saved in " + runs_->currentData().toString() + "/evaluations.");
+    showResult(result);
+    emit evaluated(true, result_->text());
+  });
+  QString error;
+  if (!process_->start(program_, arguments, &error)) {
+    process_.reset();
+    status_->setText("Cannot start " + program_ + ": " + error);
+    return false;
+  }
+  progress_->setValue(0);
+  status_->setText("Sampling and estimating …");
+  evaluate_->setEnabled(false);
+  cancel_->setEnabled(true);
+  return true;
+}
+
+void EvaluateTab::cancel() {
+  if (!process_) return;
+  process_->sendSignal(SIGINT);
+  // Sampling does not look at SIGINT; if the process is still there in 2 s, it is ended.
+  QTimer::singleShot(2000, this, [this] {
+    if (process_) process_->sendSignal(SIGKILL);
+  });
+}
+
+void EvaluateTab::showSaved() {
+  const QString run = runs_->currentData().toString();
+  QFileInfoList files = QDir(run + "/evaluations").entryInfoList({"parzen-*.json"}, QDir::Files, QDir::Time);
+  sigma_chart_->setCurve({}, 0);
+  epoch_chart_->clear();
+  result_->clear();
+  // The newest single-checkpoint result and the newest over-the-run result.
+  bool single = false, over_run = false;
+  for (const QFileInfo& info : files) {
+    QFile file(info.filePath());
+    if (!file.open(QIODevice::ReadOnly)) continue;
+    const nlohmann::json result = nlohmann::json::parse(file.readAll().toStdString(), nullptr, false);
+    if (!result.is_object()) continue;
+    const bool is_run = result.value("kind", std::string()) == "run";
+    if ((is_run && over_run) || (!is_run && single)) continue;
+    (is_run ? over_run : single) = true;
+    showResult(result);
+  }
+}
+
+void EvaluateTab::showResult(const nlohmann::json& result) {
+  std::vector<std::pair<double, double>> curve;
+  if (result.contains("curve") && result["curve"].is_array())
+    for (const auto& point : result["curve"]) curve.emplace_back(point.value("sigma", 0.0), point.value("mean_ll", 0.0));
+  const double sigma = result.value("sigma", 0.0);
+  if (!curve.empty()) sigma_chart_->setCurve(curve, sigma);
+  if (result.value("kind", std::string()) == "run") {
+    epoch_chart_->clear();
+    for (const auto& row : result.value("checkpoints", nlohmann::json::array())) {
+      const double images = row.value("images_seen", 0.0), epoch = row.value("epoch", 0.0);
+      const double mean = row.value("mean_ll", 0.0), err = row.value("stderr", 0.0);
+      epoch_chart_->append(epoch_mean_, images, epoch, mean);
+      epoch_chart_->append(epoch_low_, images, epoch, mean - err);
+      epoch_chart_->append(epoch_high_, images, epoch, mean + err);
+    }
+    epoch_chart_->redraw();
+    result_->setText(QString("Over %1 checkpoints at σ %2.").arg(result.value("checkpoints", nlohmann::json::array()).size()).arg(sigma, 0, 'g', 4));
+    return;
+  }
+  result_->setText(QString("Parzen log-likelihood (test): %1 ± %2 at σ %3; %4 test and %5 validation images, %6 samples (%7, epoch %8).")
+                       .arg(result.value("mean_ll", 0.0), 0, 'f', 2)
+                       .arg(result.value("stderr", 0.0), 0, 'f', 2)
+                       .arg(sigma, 0, 'g', 4)
+                       .arg(result.value("n_test", 0))
+                       .arg(result.value("n_valid", 0))
+                       .arg(result.value("n_samples", 0))
+                       .arg(QString::fromStdString(result.value("checkpoint", std::string("?"))))
+                       .arg(result.value("epoch", 0)));
+}
+
+void EvaluateTab::compare() {
+  const QString checkpoint = targetCheckpoint();
+  if (checkpoint.isEmpty() || comparison_.isRunning()) return;
+  QFile file(runs_->currentData().toString() + "/config.json");
+  if (!file.open(QIODevice::ReadOnly)) {
+    status_->setText("Cannot read " + file.fileName() + ": " + file.errorString());
+    return;
+  }
+  auto config = applyConfigText(TrainConfig(), file.readAll().toStdString(), ConfigScope::All, file.fileName().toStdString());
+  if (!config) {
+    status_->setText(QString::fromStdString(config.error()));
+    return;
+  }
+  const std::string path = checkpoint.toStdString();
+  const TrainConfig run_config = *config;
+  comparison_.setFuture(QtConcurrent::run(studioWorkers(), [path, run_config] { return makeComparison(path, run_config); }));
+}
+
+}  // namespace streetgan::studio
