@@ -56,4 +56,14 @@ Status writeImageGrid(const torch::Tensor& images, const std::string& path, int 
   return writeFileAtomically(path, *png);
 }
 
+RgbImage toRgbImage(const torch::Tensor& chw_uint8) {
+  const torch::Tensor hwc = chw_uint8.to(torch::kCPU, torch::kUInt8).permute({1, 2, 0}).contiguous();
+  RgbImage image;
+  image.height = static_cast<int>(hwc.size(0));
+  image.width = static_cast<int>(hwc.size(1));
+  image.channels = static_cast<int>(hwc.size(2));
+  image.pixels.assign(hwc.data_ptr<std::uint8_t>(), hwc.data_ptr<std::uint8_t>() + hwc.numel());
+  return image;
+}
+
 }  // namespace streetgan

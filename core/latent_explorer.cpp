@@ -30,16 +30,6 @@ Latent toLatent(const torch::Tensor& tensor) {
   return Latent(flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel());
 }
 
-RgbImage toImage(const torch::Tensor& chw_uint8) {
-  const torch::Tensor hwc = chw_uint8.permute({1, 2, 0}).contiguous();
-  RgbImage image;
-  image.height = static_cast<int>(hwc.size(0));
-  image.width = static_cast<int>(hwc.size(1));
-  image.channels = static_cast<int>(hwc.size(2));
-  image.pixels.assign(hwc.data_ptr<std::uint8_t>(), hwc.data_ptr<std::uint8_t>() + hwc.numel());
-  return image;
-}
-
 Result<LatentWalk> toWalk(const WalkPlan& plan) {
   LatentWalk walk;
   for (std::size_t i = 0; i < plan.keys.size(); ++i) {
@@ -116,7 +106,7 @@ Result<std::vector<RgbImage>> LatentExplorer::render(const std::vector<Latent>& 
   try {
     torch::NoGradGuard no_grad;
     const torch::Tensor out = state_->loaded.generator->forward(torch::cat(rows).to(state_->device)).to(torch::kCPU);
-    for (std::int64_t i = 0; i < out.size(0); ++i) images.push_back(toImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
+    for (std::int64_t i = 0; i < out.size(0); ++i) images.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
   } catch (const c10::Error& e) {
     return makeError(std::string("sampling failed: ") + e.what_without_backtrace());
   }
@@ -159,13 +149,13 @@ Result<std::vector<RgbImage>> LatentExplorer::renderFrames(const WalkPlan& plan,
     Generator& g = state_->loaded.generator;
     if (!grid) {
       const torch::Tensor out = g->forward(walk->frames(begin, count).to(state_->device)).to(torch::kCPU);
-      for (std::int64_t i = 0; i < count; ++i) frames.push_back(toImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
+      for (std::int64_t i = 0; i < count; ++i) frames.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
     } else {
       std::vector<torch::Tensor> latents;
       for (std::int64_t i = begin; i < begin + count; ++i) latents.push_back(tiles.frame(i));
       const torch::Tensor out = g->forward(torch::cat(latents).to(state_->device)).to(torch::kCPU);
       const std::int64_t n = plan.rows * plan.columns;
-      for (std::int64_t i = 0; i < count; ++i) frames.push_back(toImage(makeImageGrid(out.narrow(0, i * n, n), plan.columns, 2)));
+      for (std::int64_t i = 0; i < count; ++i) frames.push_back(toRgbImage(makeImageGrid(out.narrow(0, i * n, n), plan.columns, 2)));
     }
   } catch (const c10::Error& e) {
     return makeError(std::string("rendering the walk failed: ") + e.what_without_backtrace());

@@ -8,6 +8,7 @@
 // One explorer is shared by worker threads; every call that runs the generator holds an internal
 // lock, so calls are safe from any thread and run one at a time. Bad files, sizes and settings
 // come back as an Error naming the file or value; nothing here throws.
+#include "image_pixels.h"
 #include "result.h"
 #include "video_export_options.h"
 
@@ -21,12 +22,6 @@
 namespace streetgan {
 
 using Latent = std::vector<float>;
-
-/// An 8-bit image, rows of width × channels bytes (RGB or grey), top row first.
-struct RgbImage {
-  int width = 0, height = 0, channels = 3;
-  std::vector<std::uint8_t> pixels;
-};
 
 /// A walk as the explorer edits it. With rows × columns > 1 every tile walks through
 /// `keys.size()` seeds of its own from `grid_seed` (GridWalk::fromSeedBase) instead of `keys`.

@@ -48,6 +48,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
     const QString group = QString::fromStdString(configKeyGroup(name));
     if (!groups.contains(group)) {
       auto* box = new QGroupBox(group, this);
+      group_boxes_[group] = box;
       groups[group] = new QFormLayout(box);
       layout->addWidget(box);
     }
@@ -199,6 +200,10 @@ QString ConfigForm::fieldText(const QString& key) const {
   const Field& field = fields_[key];
   if (field.check) return field.check->isChecked() ? "true" : "false";
   return field.edit->text();
+}
+
+void ConfigForm::showOnlyGroups(const QStringList& groups) {
+  for (auto it = group_boxes_.begin(); it != group_boxes_.end(); ++it) it.value()->setVisible(groups.contains(it.key()));
 }
 
 }  // namespace streetgan::widgets

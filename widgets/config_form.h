@@ -35,6 +35,8 @@ public:
   void enterText(const QString& key, const QString& text);
   /// The text `key`'s field shows.
   QString fieldText(const QString& key) const;
+  /// Shows only the groups named (e.g. {"Data"}); every key still belongs to config().
+  void showOnlyGroups(const QStringList& groups);
 
 signals:
   void configChanged();
@@ -52,6 +54,7 @@ private:
 
   TrainConfig config_;
   QMap<QString, Field> fields_;
+  QMap<QString, QWidget*> group_boxes_;
   QMap<QString, QString> errors_;
 };
 

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "dataset_tab.h"
 #include "evaluate_tab.h"
 #include "explore_tab.h"
 #include "runs_tab.h"
@@ -24,17 +25,6 @@
 
 namespace streetgan::studio {
 
-namespace {
-
-QWidget* placeholder(const QString& text, QWidget* parent) {
-  auto* label = new QLabel(text, parent);
-  label->setAlignment(Qt::AlignCenter);
-  label->setEnabled(false);
-  return label;
-}
-
-}  // namespace
-
 MainWindow::MainWindow(QString program, QWidget* parent)
     : QMainWindow(parent), program_(program), settings_(StudioSettings::load()) {
   setWindowTitle("StreetGAN Studio");
@@ -44,7 +34,8 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   explore_tab_ = new ExploreTab(settings_.runs_root, tabs_);
   explore_tab_->setDevice(settings_.device);
   tabs_->addTab(explore_tab_, "&Explore");
-  tabs_->addTab(placeholder("The data set browser is not built yet.", tabs_), "&Dataset");
+  dataset_tab_ = new DatasetTab(tabs_);
+  tabs_->addTab(dataset_tab_, "&Dataset");
   evaluate_tab_ = new EvaluateTab(program, settings_.runs_root, tabs_);
   tabs_->addTab(evaluate_tab_, "E&valuate");
   runs_tab_ = new RunsTab(settings_.runs_root, tabs_);
@@ -90,6 +81,12 @@ MainWindow::MainWindow(QString program, QWidget* parent)
     } else {
       statusBar()->showMessage(train_tab_->statusText(), 10000);
     }
+  });
+  connect(dataset_tab_, &DatasetTab::settingsForTraining, this, [this](const QString& root, const QMap<QString, QString>& keys) {
+    train_tab_->setDataroot(root);
+    for (auto it = keys.begin(); it != keys.end(); ++it) train_tab_->form().enterText(it.key(), it.value());
+    tabs_->setCurrentWidget(train_tab_);
+    statusBar()->showMessage("The data set, its filters and the augmentation settings are in the Train tab's form.", 10000);
   });
   runs_tab_->setBusyCheck([this](const QString& path) {
     return train_tab_->session() && train_tab_->session()->isActive() && train_tab_->runDirectory() == path;

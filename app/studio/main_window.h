@@ -12,6 +12,7 @@ class QTabWidget;
 
 namespace streetgan::studio {
 
+class DatasetTab;
 class EvaluateTab;
 class ExploreTab;
 class RunsTab;
@@ -27,6 +28,7 @@ public:
   RunsTab& runsTab() { return *runs_tab_; }
   ExploreTab& exploreTab() { return *explore_tab_; }
   EvaluateTab& evaluateTab() { return *evaluate_tab_; }
+  DatasetTab& datasetTab() { return *dataset_tab_; }
   /// Where the demo street scenes live: beside the runs folder.
   QString demoDataFolder() const;
   QTabWidget& tabs() { return *tabs_; }
@@ -45,6 +47,7 @@ private:
   RunsTab* runs_tab_ = nullptr;
   ExploreTab* explore_tab_ = nullptr;
   EvaluateTab* evaluate_tab_ = nullptr;
+  DatasetTab* dataset_tab_ = nullptr;
   QLabel* status_ = nullptr;
 };
 
