@@ -26,6 +26,7 @@ private slots:
   void initTestCase();
   void shellHasItsTabs();
   void demoDataIsRenderedOnceAndSelected();
+  void studioProgramOptions();
   void datasetPickerCountsAfterTheFilters();
   void runFromTheForm();
   void stopAndResumeFromTheTab();
@@ -88,6 +89,30 @@ void TestStudioTrain::demoDataIsRenderedOnceAndSelected() {
   QVERIFY(!tab.demoDataBusy());
   QCOMPARE(ready.size(), 2);
   QCOMPARE(QString::fromStdString(tab.form().config().dataroot), folder);
+}
+
+void TestStudioTrain::studioProgramOptions() {
+  // The program itself: a screenshot of a chosen tab, and plain errors for bad options.
+  QProcess studio;
+  QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+  environment.insert("QT_QPA_PLATFORM", "offscreen");
+  studio.setProcessEnvironment(environment);
+  const QString shot = dir_.filePath("runs-tab.png");
+  studio.start(STREETGAN_STUDIO, {"--tab", "runs", "--size", "1600x1000", "--screenshot", shot, "--after", "0.5"});
+  QVERIFY(studio.waitForFinished(60000));
+  QCOMPARE(studio.exitCode(), 0);
+  QCOMPARE(QImage(shot).size(), QSize(1600, 1000));
+  const QList<QPair<QStringList, QString>> bad = {
+      {{"--tab", "sideways"}, "streetgan-studio: --tab: \"sideways\" is not one of train, explore, dataset, evaluate, runs"},
+      {{"--size", "big"}, "streetgan-studio: --size: \"big\" is not <width>x<height>"},
+      {{"--after", "-1"}, "streetgan-studio: --after: \"-1\" is not a number of seconds"}};
+  for (const auto& [arguments, message] : bad) {
+    studio.start(STREETGAN_STUDIO, arguments);
+    QVERIFY(studio.waitForFinished(60000));
+    QCOMPARE(studio.exitCode(), 2);
+    // (Qt itself may warn first, e.g. about XDG_RUNTIME_DIR; the last line is ours.)
+    QCOMPARE(QString::fromUtf8(studio.readAllStandardError()).trimmed().section('\n', -1), message);
+  }
 }
 
 void TestStudioTrain::datasetPickerCountsAfterTheFilters() {
