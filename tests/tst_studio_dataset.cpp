@@ -125,7 +125,7 @@ void TestStudioDataset::treePicksACity() {
 void TestStudioDataset::thumbnailsAreDecodedLazily() {
   DatasetTab& tab = window_->datasetTab();
   QTRY_VERIFY_WITH_TIMEOUT(tab.thumbnails().decodedCount() > 0 && tab.thumbnails().pendingCount() == 0, 30000);
-  const QImage first = tab.thumbnails().index(0).data(Qt::DecorationRole).value<QImage>();
+  const QPixmap first = tab.thumbnails().index(0).data(Qt::DecorationRole).value<QPixmap>();
   QVERIFY(!first.isNull());
   QVERIFY(std::max(first.width(), first.height()) <= tab.thumbnails().thumbnailSize());
   QVERIFY(std::max(first.width(), first.height()) >= tab.thumbnails().thumbnailSize() / 2);
@@ -241,7 +241,7 @@ void TestStudioDataset::hundredThousandThumbnailsScrollSmoothly() {
   const QModelIndex last_row = model.index(99999);
   QTRY_VERIFY_WITH_TIMEOUT(model.pendingCount() == 0, 30000);
   view.scrollTo(last_row);
-  QTRY_VERIFY_WITH_TIMEOUT(model.data(last_row, Qt::DecorationRole).value<QImage>().width() <= model.thumbnailSize() &&
+  QTRY_VERIFY_WITH_TIMEOUT(model.data(last_row, Qt::DecorationRole).value<QPixmap>().width() <= model.thumbnailSize() &&
                                model.pendingCount() == 0 && model.cachedCount() > 0, 30000);
 }
 

@@ -193,6 +193,7 @@ void DatasetTab::showListing() {
     item->setData(0, Qt::UserRole + 1, it.key().second);
   }
   tree_->setCurrentItem(all);
+  if (thumbnails_->rowCount() > 0 && augmentation_->imagePath().isEmpty()) grid_->setCurrentIndex(thumbnails_->index(0));
   // Counts: a table and a bar chart.
   auto* bars = new QBarSet("images");
   QStringList names;

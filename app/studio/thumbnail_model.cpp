@@ -31,8 +31,9 @@ QImage decodeThumbnail(const QString& path, int side) {
 ThumbnailModel::ThumbnailModel(QObject* parent)
     : QAbstractListModel(parent), alive_(std::make_shared<std::atomic<bool>>(true)) {
   cache_.setMaxCost(64 * 1024);  // KiB
-  placeholder_ = QImage(side_, side_, QImage::Format_RGB32);
-  placeholder_.fill(QColor(225, 225, 225));
+  QImage placeholder(side_, side_, QImage::Format_RGB32);
+  placeholder.fill(QColor(225, 225, 225));
+  placeholder_ = QPixmap::fromImage(placeholder);
 }
 
 ThumbnailModel::~ThumbnailModel() { *alive_ = false; }
@@ -61,7 +62,7 @@ QVariant ThumbnailModel::data(const QModelIndex& index, int role) const {
     case Qt::ToolTipRole:
     case PathRole: return paths_[row];
     case Qt::DecorationRole:
-      if (const QImage* image = cache_.object(row)) return *image;
+      if (const QPixmap* pixmap = cache_.object(row)) return *pixmap;
       request(row);
       return placeholder_;
     case Qt::SizeHintRole: return QSize(side_ + 8, side_ + 24);
@@ -93,6 +94,7 @@ void ThumbnailModel::startJobs() const {
     const int side = side_;
     const auto alive = alive_;
     studioWorkers()->start([self, alive, generation, rows, files, side] {
+      yieldToTheGuiThread();
       QVector<QImage> images;
       for (const QString& file : files) {
         if (!*alive) return;
@@ -113,12 +115,13 @@ void ThumbnailModel::onDecoded(quint64 generation, const QVector<int>& rows, con
   if (generation == generation_) {
     for (int i = 0; i < rows.size(); ++i) {
       QImage image = images[i];
-      if (image.isNull()) {  // unreadable: a red-crossed placeholder, so it is not asked for again
-        image = placeholder_.copy();
+      if (image.isNull()) {  // unreadable: a reddish placeholder, so it is not asked for again
+        image = QImage(side_, side_, QImage::Format_RGB32);
         image.fill(QColor(240, 200, 200));
       }
       const int cost = std::max<int>(1, static_cast<int>(image.sizeInBytes() / 1024));
-      cache_.insert(rows[i], new QImage(std::move(image)), cost);
+      // Converted once here, so painting never converts an image again.
+      cache_.insert(rows[i], new QPixmap(QPixmap::fromImage(std::move(image))), cost);
       ++decoded_;
       const QModelIndex at = index(rows[i]);
       emit dataChanged(at, at, {Qt::DecorationRole});

@@ -7,6 +7,7 @@
 #include <QAbstractListModel>
 #include <QCache>
 #include <QImage>
+#include <QPixmap>
 #include <QSet>
 #include <QStringList>
 #include <QVector>
@@ -47,13 +48,13 @@ private:
 
   QStringList paths_;
   int side_ = 96;
-  mutable QCache<int, QImage> cache_;  // cost: bytes / 1024
+  mutable QCache<int, QPixmap> cache_;  // cost: bytes / 1024
   mutable QVector<int> queue_;          // rows waiting, newest last
   mutable QSet<int> queued_;
   mutable int in_flight_ = 0;
   int decoded_ = 0;
   quint64 generation_ = 0;              // of paths_; results of an older list are dropped
-  QImage placeholder_;
+  QPixmap placeholder_;
   std::shared_ptr<std::atomic<bool>> alive_;  // false once the model is gone
 };
 

@@ -236,6 +236,7 @@ void WalkPreview::renderAhead() {
   const auto explorer = explorer_;
   const WalkPlan walk = plan();
   watcher_.setFuture(QtConcurrent::run(studioWorkers(), [explorer, walk, from, count] {
+    yieldToTheGuiThread();
     RenderedImages result;
     auto frames = explorer->renderFrames(walk, from, count);
     if (!frames) {

@@ -2,6 +2,10 @@
 
 #include <QThread>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 namespace streetgan::studio {
 
 QThreadPool* studioWorkers() {
@@ -11,6 +15,14 @@ QThreadPool* studioWorkers() {
     return created;
   }();
   return pool;
+}
+
+void yieldToTheGuiThread() {
+  thread_local bool lowered = false;
+  if (lowered) return;
+  lowered = true;
+  // On Linux a thread has its own nice value; elsewhere this is a no-op.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
 }
 
 }  // namespace streetgan::studio

@@ -10,4 +10,8 @@ namespace streetgan::studio {
 /// generator must not starve the others).
 QThreadPool* studioWorkers();
 
+/// Lowers the calling worker thread's CPU priority (Linux: its nice value to 10), so a stream of
+/// background jobs (thumbnails, preview frames) never takes a core from the GUI thread.
+void yieldToTheGuiThread();
+
 }  // namespace streetgan::studio
