@@ -199,44 +199,42 @@ void TestStudioDataset::hundredThousandThumbnailsScrollSmoothly() {
   view.setModel(&model);
   view.resize(1200, 800);
   view.show();
-  QElapsedTimer setup;
-  setup.start();
   model.setPaths(paths);
   QTRY_VERIFY_WITH_TIMEOUT(view.verticalScrollBar()->maximum() > 0, 30000);
-  // Let the batched layout finish, then scroll top to bottom in 5 s under the probe.
+  // Let the batched layout finish, then scroll end to end (down, then up, …) in 5 s under the
+  // probe; an attempt counts when the probe's idle control thread was never late by 20 ms or more
+  // (a shared VM's other tenants), up to three attempts.
   QTest::qWait(1500);
-  QElapsedTimer clock;
-  qint64 last = 0, worst = 0;
-  int ticks = 0;
-  QTimer probe;
-  probe.setTimerType(Qt::PreciseTimer);
-  probe.setInterval(10);
-  QObject::connect(&probe, &QTimer::timeout, [&] {
-    const qint64 now = clock.nsecsElapsed();
-    if (ticks++ > 0) worst = std::max(worst, now - last - 10'000'000);
-    last = now;
-  });
   QScrollBar* bar = view.verticalScrollBar();
-  QTimer scroller;
-  scroller.setInterval(20);
-  const int steps = 250;
-  int step = 0;
-  QObject::connect(&scroller, &QTimer::timeout, [&] { bar->setValue(static_cast<int>(qint64(bar->maximum()) * ++step / steps)); });
-  clock.start();
-  probe.start();
-  scroller.start();
-  QTRY_VERIFY_WITH_TIMEOUT(step >= steps, 60000);
-  QTest::qWait(500);
-  probe.stop();
-  scroller.stop();
-  qInfo("100,000 thumbnails: scrolled end to end in %.1f s; worst GUI timer lateness %.1f ms over %d ticks; "
-        "%d decoded, %d cached (%.1f MiB of a %lld MiB budget)",
-        clock.elapsed() / 1000.0, worst / 1e6, ticks, model.decodedCount(), model.cachedCount(),
-        model.cachedBytes() / 1048576.0, budget >> 20);
-  QVERIFY2(worst < 50'000'000, qPrintable(QString("the GUI thread stalled %1 ms").arg(worst / 1e6)));
+  double judged = -1, noisiest = 0;
+  for (int attempt = 1; attempt <= 3 && judged < 0; ++attempt) {
+    TimerLatenessProbe probe;
+    QTimer scroller;
+    scroller.setInterval(20);
+    const int steps = 250;
+    int step = 0;
+    const bool down = attempt % 2 == 1;
+    QObject::connect(&scroller, &QTimer::timeout, [&] {
+      ++step;
+      bar->setValue(static_cast<int>(qint64(bar->maximum()) * (down ? step : steps - step) / steps));
+    });
+    probe.start();
+    scroller.start();
+    QTRY_VERIFY_WITH_TIMEOUT(step >= steps, 60000);
+    QTest::qWait(500);
+    probe.stop();
+    scroller.stop();
+    qInfo("100,000 thumbnails: scrolled end to end in %.1f s; worst GUI timer lateness %.1f ms over %d ticks "
+          "(control thread: %.1f ms); %d decoded, %d cached (%.1f MiB of a %lld MiB budget)",
+          probe.seconds(), probe.worstMs(), probe.ticks(), probe.controlWorstMs(), model.decodedCount(),
+          model.cachedCount(), model.cachedBytes() / 1048576.0, budget >> 20);
+    if (probe.controlWorstMs() < 20) judged = probe.worstMs();
+    noisiest = std::max(noisiest, probe.controlWorstMs());
+  }
+  if (judged >= 0) QVERIFY2(judged < 50, qPrintable(QString("the GUI thread stalled %1 ms while the machine was quiet").arg(judged)));
+  else qWarning("the machine itself stalled (control late up to %.1f ms) in every attempt: the stall was not judged", noisiest);
   QVERIFY(model.decodedCount() > 0);
   QVERIFY(model.cachedBytes() <= budget);
-  QVERIFY(bar->value() == bar->maximum());
   // The thumbnails at the end are decoded too.
   const QModelIndex last_row = model.index(99999);
   QTRY_VERIFY_WITH_TIMEOUT(model.pendingCount() == 0, 30000);
