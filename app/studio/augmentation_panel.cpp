@@ -152,14 +152,7 @@ void AugmentationPanel::render() {
   const std::string path = path_.toStdString();
   const int size = imageSize();
   watcher_.setFuture(QtConcurrent::run(studioWorkers(), [augment, size, path] {
-    RenderedImages result;
-    auto images = augmentedVariantImages(augment, size, 3, true, path, kVariants, 0);
-    if (!images) {
-      result.error = QString::fromStdString(images.error());
-      return result;
-    }
-    for (const RgbImage& image : *images) result.images.push_back(toQImage(image));
-    return result;
+    return toRenderedImages(augmentedVariantImages(augment, size, 3, true, path, kVariants, 0));
   }));
 }
 

@@ -120,14 +120,7 @@ bool LatentArithmeticPanel::compute() {
   const auto explorer = explorer_;
   const auto latents = results_;
   watcher_->setFuture(QtConcurrent::run(studioWorkers(), [explorer, latents] {
-    RenderedImages out;
-    auto images = explorer->render(latents);
-    if (!images) {
-      out.error = QString::fromStdString(images.error());
-      return out;
-    }
-    for (const RgbImage& image : *images) out.images.push_back(toQImage(image));
-    return out;
+    return toRenderedImages(explorer->render(latents));
   }));
   return true;
 }

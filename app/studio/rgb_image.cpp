@@ -9,4 +9,14 @@ QImage toQImage(const RgbImage& image) {
   return QImage(image.pixels.data(), image.width, image.height, image.width * image.channels, format).copy();
 }
 
+RenderedImages toRenderedImages(const Result<std::vector<RgbImage>>& images) {
+  RenderedImages result;
+  if (!images) {
+    result.error = QString::fromStdString(images.error());
+    return result;
+  }
+  for (const RgbImage& image : *images) result.images.push_back(toQImage(image));
+  return result;
+}
+
 }  // namespace streetgan::studio

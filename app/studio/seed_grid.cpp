@@ -115,14 +115,7 @@ void SeedGrid::render() {
   watcher_.setFuture(QtConcurrent::run(studioWorkers(), [explorer, first, count] {
     std::vector<Latent> latents;
     for (int i = 0; i < count; ++i) latents.push_back(explorer->latentOfSeed(first + static_cast<quint64>(i)));
-    RenderedImages result;
-    auto images = explorer->render(latents);
-    if (!images) {
-      result.error = QString::fromStdString(images.error());
-      return result;
-    }
-    for (const RgbImage& image : *images) result.images.push_back(toQImage(image));
-    return result;
+    return toRenderedImages(explorer->render(latents));
   }));
 }
 

@@ -237,14 +237,7 @@ void WalkPreview::renderAhead() {
   const WalkPlan walk = plan();
   watcher_.setFuture(QtConcurrent::run(studioWorkers(), [explorer, walk, from, count] {
     yieldToTheGuiThread();
-    RenderedImages result;
-    auto frames = explorer->renderFrames(walk, from, count);
-    if (!frames) {
-      result.error = QString::fromStdString(frames.error());
-      return result;
-    }
-    for (const RgbImage& frame : *frames) result.images.push_back(toQImage(frame));
-    return result;
+    return toRenderedImages(explorer->renderFrames(walk, from, count));
   }));
 }
 
