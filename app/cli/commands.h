@@ -18,5 +18,6 @@ int runData(const Args& args);
 int runCache(const Args& args);
 int runParzen(const Args& args);
 int runWalk(const Args& args);
+int runRemote(const Args& args);
 
 }  // namespace streetgan::cli

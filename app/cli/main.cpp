@@ -57,5 +57,6 @@ int main(int argc, char** argv) {
   if (command == "cache") return runCache(args);
   if (command == "parzen") return runParzen(args);
   if (command == "walk") return runWalk(args);
+  if (command == "remote") return runRemote(args);
   return fail("streetgan", "unknown command '" + command + "' (see streetgan --help)", kExitUsage);
 }

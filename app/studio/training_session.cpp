@@ -13,6 +13,7 @@ TrainingSession::TrainingSession(std::unique_ptr<TrainingTransport> transport, Q
   connect(transport_.get(), &TrainingTransport::eventBytes, this, &TrainingSession::onEventBytes);
   connect(transport_.get(), &TrainingTransport::diagnosticBytes, this, &TrainingSession::onDiagnostics);
   connect(transport_.get(), &TrainingTransport::ended, this, &TrainingSession::onEnded);
+  connect(transport_.get(), &TrainingTransport::connectionChanged, this, &TrainingSession::onConnectionChanged);
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -31,6 +32,7 @@ QString TrainingSession::stateName(SessionState state) {
     case SessionState::Starting: return "starting";
     case SessionState::Running: return "running";
     case SessionState::Stopping: return "stopping";
+    case SessionState::Reconnecting: return "reconnecting";
     case SessionState::Completed: return "completed";
     case SessionState::Stopped: return "stopped";
     case SessionState::Failed: return "failed";
@@ -40,7 +42,8 @@ QString TrainingSession::stateName(SessionState state) {
 }
 
 bool TrainingSession::isActive() const {
-  return state_ == SessionState::Starting || state_ == SessionState::Running || state_ == SessionState::Stopping;
+  return state_ == SessionState::Starting || state_ == SessionState::Running || state_ == SessionState::Stopping ||
+         state_ == SessionState::Reconnecting;
 }
 
 bool TrainingSession::start(const TrainingRequest& request) {
@@ -64,9 +67,25 @@ bool TrainingSession::start(const TrainingRequest& request) {
 }
 
 void TrainingSession::stop() {
+  if (state_ == SessionState::Reconnecting && state_before_reconnecting_ != SessionState::Stopping) {
+    state_before_reconnecting_ = SessionState::Stopping;  // the transport tries once the link is back
+    transport_->interrupt();
+    return;
+  }
   if (state_ != SessionState::Starting && state_ != SessionState::Running) return;
   setState(SessionState::Stopping);
   transport_->interrupt();
+}
+
+void TrainingSession::onConnectionChanged(bool connected, const QString& message) {
+  connection_message_ = message;
+  if (!connected && isActive() && state_ != SessionState::Reconnecting) {
+    state_before_reconnecting_ = state_;
+    setState(SessionState::Reconnecting);
+  } else if (connected && state_ == SessionState::Reconnecting) {
+    setState(state_before_reconnecting_);
+  }
+  emit connectionChanged(connected, message);
 }
 
 void TrainingSession::kill() {
@@ -105,6 +124,8 @@ void TrainingSession::handle(std::vector<StreamEvent> events) {
       finished_status_.clear();
       error_.clear();
       if (state_ == SessionState::Starting) setState(SessionState::Running);
+      if (state_ == SessionState::Reconnecting && state_before_reconnecting_ == SessionState::Starting)
+        state_before_reconnecting_ = SessionState::Running;
     } else if (event.type == "error") {
       error_ = QString::fromStdString(event.body.value("message", std::string()));
     } else if (event.type == "run_finished") {

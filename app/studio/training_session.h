@@ -27,7 +27,9 @@ struct TrainingRequest {
   bool resume = false;
 };
 
-enum class SessionState { Idle, Starting, Running, Stopping, Completed, Stopped, Failed, Detached };
+/// Reconnecting: a remote run's connection was lost and the transport is retrying; the run goes on
+/// on its host, and the session returns to the state it was in once the link is back.
+enum class SessionState { Idle, Starting, Running, Stopping, Reconnecting, Completed, Stopped, Failed, Detached };
 
 class TrainingSession : public QObject {
   Q_OBJECT
@@ -54,6 +56,8 @@ public:
   QString stderrTail(int lines = 20) const;
   qint64 eventCount() const { return reader_.eventsRead(); }
   qint64 malformedLines() const { return reader_.malformedLines(); }
+  /// What the transport last said about its connection (a remote run), e.g. why it reconnects.
+  QString connectionMessage() const { return connection_message_; }
   TrainingTransport& transport() { return *transport_; }
 
 signals:
@@ -62,17 +66,22 @@ signals:
   void stateChanged(streetgan::studio::SessionState state);
   /// The process is gone: Completed, Stopped or Failed, with the message to show.
   void finished(streetgan::studio::SessionState state, const QString& message);
+  /// A remote run's connection was lost (the state is then Reconnecting) or is back.
+  void connectionChanged(bool connected, const QString& message);
 
 private:
   void onEventBytes(const QByteArray& bytes);
   void onDiagnostics(const QByteArray& bytes);
   void onEnded(int exit_code, int signal_number);
+  void onConnectionChanged(bool connected, const QString& message);
   void handle(std::vector<StreamEvent> events);
   void setState(SessionState state);
 
   std::unique_ptr<TrainingTransport> transport_;
   EventStreamReader reader_;
   SessionState state_ = SessionState::Idle;
+  SessionState state_before_reconnecting_ = SessionState::Idle;
+  QString connection_message_;
   QString finished_status_;  // the run_finished event's status, once seen
   QString error_;
   QByteArray stderr_;        // the last 64 KiB

@@ -34,6 +34,9 @@ signals:
   void diagnosticBytes(const QByteArray& bytes);
   /// The process ended: its exit code, or the signal that ended it (exit_code is then -1).
   void ended(int exit_code, int signal_number);
+  /// The link to a remote process was lost (connected false: the transport is retrying, with the
+  /// reason and when it tries next) or is back. Local transports never emit it.
+  void connectionChanged(bool connected, const QString& message);
 };
 
 }  // namespace streetgan::studio

@@ -1,0 +1,39 @@
+#pragma once
+// HostProfile: a remote GPU host as the studio reaches it through the system OpenSSH client, so
+// ~/.ssh/config, agents, keys and jump hosts work as they already do. No password is part of a
+// profile: authentication is the user's keys or agent. Profiles are kept with QSettings
+// (loadHostProfiles/saveHostProfiles) and copied into each remote run's record.
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+namespace streetgan::studio {
+
+struct HostProfile {
+  QString name;                           ///< label in lists; empty: the destination
+  QString host;                           ///< host name, address or ~/.ssh/config alias
+  QString user;                           ///< empty: ssh's default
+  int port = 0;                           ///< 0: ssh's default (22 or ~/.ssh/config)
+  QString jump_host;                      ///< ProxyJump, e.g. "me@bastion.example.org"; empty: none
+  QString identity_file;                  ///< private key; empty: the agent and ssh's defaults
+  QString streetgan_path = "streetgan";   ///< the remote program (a leading ~/ is the remote home)
+  QString runs_root = "~/streetgan-runs"; ///< remote folder of run directories
+  QString environment_line;               ///< shell run first, e.g. "source /opt/habana/env.sh"
+  QString ssh_config_file;                ///< ssh -F; empty: ~/.ssh/config
+  QString known_hosts_file;               ///< UserKnownHostsFile; empty: ssh's default
+
+  /// "user@host" or "host".
+  QString destination() const;
+  QString label() const { return name.isEmpty() ? destination() : name; }
+  /// What is wrong with the profile (naming the field), or an empty string.
+  QString validate() const;
+
+  QJsonObject toJson() const;
+  static HostProfile fromJson(const QJsonObject& object);
+  bool operator==(const HostProfile& other) const { return toJson() == other.toJson(); }
+};
+
+QList<HostProfile> loadHostProfiles();
+void saveHostProfiles(const QList<HostProfile>& profiles);
+
+}  // namespace streetgan::studio
