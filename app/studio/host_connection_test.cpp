@@ -64,11 +64,12 @@ void HostConnectionTest::start(const HostProfile& profile, const QString& contro
 void HostConnectionTest::finish() {
   result_.milliseconds = QDateTime::currentMSecsSinceEpoch() - started_ms_;
   if (result_.ok())
-    result_.message = QString("Connected to %1 in %2 s: %3; devices: %4; %5 CPU threads.")
+    result_.message = QString("Connected to %1 in %2 s: %3; devices: %4; %5 CPU %6.")
                           .arg(connection_->where())
                           .arg(result_.milliseconds / 1000.0, 0, 'f', 1)
                           .arg(result_.version, result_.devices.join(", "))
-                          .arg(result_.threads);
+                          .arg(result_.threads)
+                          .arg(result_.threads == 1 ? "thread" : "threads");
   emit finished(result_);
 }
 

@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "host_dialog.h"
 
 #include "dataset_tab.h"
 #include "evaluate_tab.h"
@@ -40,6 +41,8 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   tabs_->addTab(evaluate_tab_, "E&valuate");
   runs_tab_ = new RunsTab(settings_.runs_root, tabs_);
   tabs_->addTab(runs_tab_, "R&uns");
+  train_tab_->setHostProfiles(loadHostProfiles());
+  connect(train_tab_, &TrainTab::hostsRequested, this, &MainWindow::showHosts);
   train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads);
   setCentralWidget(tabs_);
   status_ = new QLabel(QString("streetgan: %1   runs: %2").arg(program, settings_.runs_root), this);
@@ -47,6 +50,7 @@ MainWindow::MainWindow(QString program, QWidget* parent)
 
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&Settings…", QKeySequence::Preferences, this, &MainWindow::showSettings);
+  file->addAction("&Hosts…", this, &MainWindow::showHosts);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
   QMenu* view = menuBar()->addMenu("&View");
@@ -141,6 +145,11 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   settings.setValue("window/state", saveState());
   settings.setValue("window/tab", tabs_->currentIndex());
   event->accept();
+}
+
+void MainWindow::showHosts() {
+  HostDialog dialog(loadHostProfiles(), this);
+  if (dialog.exec() == QDialog::Accepted) train_tab_->setHostProfiles(dialog.profiles());
 }
 
 void MainWindow::showSettings() {

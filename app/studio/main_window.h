@@ -38,6 +38,8 @@ protected:
 
 private:
   void showSettings();
+  /// The host profiles dialog (File → Hosts…); saved profiles go to the Train tab's Run on list.
+  void showHosts();
   void showAbout();
 
   QString program_;

@@ -3,6 +3,7 @@
 
 #include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -266,6 +267,11 @@ void RunDashboard::showSample(int index) {
     QImage image(path);
     return image.isNull() ? image : image.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation);
   }));
+}
+
+void RunDashboard::refreshSample(const QString& path) {
+  const int index = sample_slider_->value();
+  if (index >= 0 && index < sample_paths_.size() && QFileInfo(sample_paths_[index]) == QFileInfo(path)) showSample(index);
 }
 
 }  // namespace streetgan::studio

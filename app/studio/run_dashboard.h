@@ -44,6 +44,8 @@ public:
   widgets::TrainingChart& speedChart() { return *speed_chart_; }
   widgets::TrainingChart& parzenChart() { return *parzen_chart_; }
   int sampleCount() const { return sample_paths_.size(); }
+  /// The sample grid at `path` arrived (fetched from a remote host): shown if it is the one wanted.
+  void refreshSample(const QString& path);
   /// The sample grid on show (null until one is decoded).
   QImage shownSample() const { return shown_sample_; }
   int warningCount() const;

@@ -1,4 +1,5 @@
 #include "run_list_model.h"
+#include "remote_run_record.h"
 #include "worker_pool.h"
 
 #include <QColor>
@@ -24,7 +25,9 @@ void readOn(RunListModel::Entry& entry) {
     entry.builder->feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
     entry.offset += static_cast<std::uint64_t>(bytes.size());
   }
-  entry.summary = entry.builder->summary(!entry.builder->finished() && trainingProcessAlive(entry.builder->pid()));
+  // A remote run's pid is on its host: until its copy says it finished, it is taken as running.
+  const bool alive = !entry.builder->finished() && (!entry.host.isEmpty() || trainingProcessAlive(entry.builder->pid()));
+  entry.summary = entry.builder->summary(alive);
 }
 
 std::vector<RunListModel::Entry> listRuns(const QString& root) {
@@ -38,6 +41,7 @@ std::vector<RunListModel::Entry> listRuns(const QString& root) {
     entry.builder->readConfig();
     entry.builder->readEvaluations();
     entry.summary.path = path.toStdString();
+    if (const auto record = RemoteRunRecord::read(path)) entry.host = record->host.label();
     readOn(entry);
     runs.push_back(std::move(entry));
   }
@@ -113,13 +117,14 @@ int RunListModel::columnCount(const QModelIndex& parent) const { return parent.i
 
 QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"Name", "Preset", "Device", "State", "Epochs", "Images seen", "Last loss", "Best Parzen", "Last activity"};
+  static const char* names[] = {"Name", "Preset", "Host", "Device", "State", "Epochs", "Images seen", "Last loss", "Best Parzen", "Last activity"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 
 QVariant RunListModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
-  const RunSummary& s = runs_[static_cast<std::size_t>(index.row())].summary;
+  const Entry& entry = runs_[static_cast<std::size_t>(index.row())];
+  const RunSummary& s = entry.summary;
   if (role == PathRole) return QString::fromStdString(s.path);
   const QLocale locale;
   if (role == SortRole) {
@@ -134,6 +139,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
   }
   if (role == Qt::ToolTipRole) {
     QString tip = QString::fromStdString(s.path);
+    if (!entry.host.isEmpty()) tip += "\nTrains on " + entry.host + "; its state is the last one received (Open re-attaches)";
     if (!s.message.empty()) tip += "\n" + QString::fromStdString(s.message);
     if (s.malformed_lines > 0) tip += QString("\n%1 malformed lines in events.jsonl were skipped").arg(s.malformed_lines);
     return tip;
@@ -145,6 +151,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
   switch (index.column()) {
     case Name: return QString::fromStdString(s.name);
     case Preset: return QString::fromStdString(s.preset);
+    case Host: return entry.host.isEmpty() ? QString("this computer") : entry.host;
     case Device: return QString::fromStdString(s.device);
     case State: return QString(runStateName(s.state));
     case Epochs: return s.epochs > 0 ? QString("%1 / %2").arg(s.epoch).arg(s.epochs) : QString::number(s.epoch);

@@ -1,9 +1,11 @@
 #pragma once
-// RunListModel: every run under the runs root, one row each (name, preset, device, state, epochs,
+// RunListModel: every run under the runs root, one row each (name, preset, host, device, state, epochs,
 // images seen, last loss, best Parzen, last activity), for the Runs tab's table. refresh() lists
 // the folder and reads each run's log on a worker thread; runs still going are then followed
 // from where their log was read (poll(), a few times a second from the tab), so a run left
 // running by an earlier studio shows its progress live. Unreadable folders are listed with why.
+// A remote run is read from its local copy: its state is the last one received from its host
+// (running until a run_finished arrives); opening it re-attaches and brings the copy up to date.
 #include "run_summary.h"
 
 #include <QAbstractTableModel>
@@ -18,7 +20,7 @@ namespace streetgan::studio {
 class RunListModel : public QAbstractTableModel {
   Q_OBJECT
 public:
-  enum Column { Name, Preset, Device, State, Epochs, ImagesSeen, LastLoss, BestParzen, LastActivity, ColumnCount };
+  enum Column { Name, Preset, Host, Device, State, Epochs, ImagesSeen, LastLoss, BestParzen, LastActivity, ColumnCount };
   /// The run's folder, for any cell (Qt::UserRole).
   static constexpr int PathRole = Qt::UserRole;
   /// Sort key of a cell (numbers as numbers).
@@ -49,6 +51,7 @@ public:
     std::shared_ptr<RunSummaryBuilder> builder;  // null for a folder that is not a readable run
     std::uint64_t offset = 0;                    // bytes of events.jsonl fed to the builder
     RunSummary summary;
+    QString host;  // the host of a remote run (its local copy's record); empty: this computer
   };
 
 signals:

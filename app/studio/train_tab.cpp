@@ -4,6 +4,8 @@
 #include "dataset_picker.h"
 #include "followed_run_transport.h"
 #include "local_process_transport.h"
+#include "remote_run_record.h"
+#include "remote_run_transport.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -42,20 +44,33 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   resume_->setShortcut(QKeySequence("Ctrl+Shift+R"));
   stop_->setToolTip("Finish the current step, write a checkpoint and stop (Ctrl+.)");
   resume_->setToolTip("Continue the run shown from its latest checkpoint, up to the epochs set here (Ctrl+Shift+R)");
+  fetch_checkpoint_ = new QPushButton("Fetch Checkpoint", this);
+  fetch_checkpoint_->setToolTip("Copy the remote run's latest checkpoint to this computer, for the Explore tab");
+  run_on_ = new QComboBox(this);
+  run_on_->addItem("This computer");
+  run_on_->setToolTip("Where new runs train: this computer, or a remote host over SSH");
+  auto* hosts = new QPushButton("Hosts…", this);
+  hosts->setToolTip("Add or edit remote hosts and test their connection");
 
   auto* left = new QWidget(this);
   auto* left_layout = new QVBoxLayout(left);
   auto* top = new QGridLayout();
   top->addWidget(new QLabel("Preset", left), 0, 0);
   top->addWidget(preset_, 0, 1);
-  top->addWidget(new QLabel("Data set", left), 1, 0, Qt::AlignTop);
-  top->addWidget(picker_, 1, 1);
+  top->addWidget(new QLabel("Run on", left), 1, 0);
+  auto* run_on_row = new QHBoxLayout();
+  run_on_row->addWidget(run_on_, 1);
+  run_on_row->addWidget(hosts);
+  top->addLayout(run_on_row, 1, 1);
+  top->addWidget(new QLabel("Data set", left), 2, 0, Qt::AlignTop);
+  top->addWidget(picker_, 2, 1);
   left_layout->addLayout(top);
   left_layout->addWidget(form_area, 1);
   auto* buttons = new QHBoxLayout();
   buttons->addWidget(start_);
   buttons->addWidget(stop_);
   buttons->addWidget(resume_);
+  buttons->addWidget(fetch_checkpoint_);
   left_layout->addLayout(buttons);
 
   dashboard_ = new RunDashboard(this);
@@ -85,6 +100,14 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   connect(start_, &QPushButton::clicked, this, [this] { startRun(); });
   connect(stop_, &QPushButton::clicked, this, &TrainTab::stopRun);
   connect(resume_, &QPushButton::clicked, this, [this] { resumeRun(); });
+  connect(fetch_checkpoint_, &QPushButton::clicked, this, &TrainTab::fetchLatestCheckpoint);
+  connect(hosts, &QPushButton::clicked, this, &TrainTab::hostsRequested);
+  connect(run_on_, &QComboBox::currentIndexChanged, this, [this] {
+    // A remote data set is a path on the host: this computer cannot count its images.
+    const auto host = runOnHost();
+    picker_->setEnabled(!host);
+    if (host) dashboard_->setStatus("New runs train on " + host->label() + ": the data set folder is a path on that host.");
+  });
   connect(form_, &widgets::ConfigForm::validityChanged, this, &TrainTab::updateButtons);
   auto preset = presetConfig("naive-64");
   if (preset) form_->setConfig(*preset);
@@ -164,7 +187,12 @@ bool TrainTab::startRun() {
     return false;
   }
   const TrainConfig& config = form_->config();
-  if (config.dataroot.empty() || !QFileInfo(QString::fromStdString(config.dataroot)).isDir()) {
+  const auto host = runOnHost();
+  if (host && config.dataroot.empty()) {
+    dashboard_->setStatus("Enter the data set folder on " + host->label() + " first.");
+    return false;
+  }
+  if (!host && (config.dataroot.empty() || !QFileInfo(QString::fromStdString(config.dataroot)).isDir())) {
     dashboard_->setStatus("Choose a data set folder first (it must exist).");
     return false;
   }
@@ -181,6 +209,14 @@ bool TrainTab::startRun() {
   config_file_->write(QByteArray::fromStdString(configToJson(config).dump(2)));
   config_file_->flush();
   request.config_file = config_file_->fileName();
+  if (host) {
+    // The local run directory mirrors the remote one; its record says where the run trains.
+    RemoteRunRecord record{*host, RemoteRunRecord::remoteRunDirFor(*host, name), request.run_dir};
+    if (const QString failed = record.write(); !failed.isEmpty()) {
+      dashboard_->setStatus(failed);
+      return false;
+    }
+  }
   return launch(request, false);
 }
 
@@ -218,10 +254,8 @@ bool TrainTab::openRun(const QString& run_dir) {
   run_dir_ = run_dir;
   dashboard_->clear(run_dir);
   following_ = true;
-  session_ = std::make_unique<TrainingSession>(std::make_unique<FollowedRunTransport>(run_dir));
-  connect(session_.get(), &TrainingSession::eventsReceived, dashboard_, &RunDashboard::addEvents);
-  connect(session_.get(), &TrainingSession::finished, this, &TrainTab::onFinished);
-  connect(session_.get(), &TrainingSession::stateChanged, this, [this] { updateButtons(); });
+  session_ = std::make_unique<TrainingSession>(transportFor(run_dir, true));
+  connectSession();
   dashboard_->setStatus("Reading " + QDir(run_dir).filePath("events.jsonl") + " …");
   TrainingRequest request;
   request.run_dir = run_dir;
@@ -256,15 +290,102 @@ bool TrainTab::launch(const TrainingRequest& request, bool keep_history) {
   if (!keep_history) dashboard_->clear(request.run_dir);
   run_dir_ = request.run_dir;
   following_ = false;
-  session_ = std::make_unique<TrainingSession>(std::make_unique<LocalProcessTransport>(program_));
-  connect(session_.get(), &TrainingSession::eventsReceived, dashboard_, &RunDashboard::addEvents);
-  connect(session_.get(), &TrainingSession::finished, this, &TrainTab::onFinished);
-  connect(session_.get(), &TrainingSession::stateChanged, this, [this] { updateButtons(); });
-  dashboard_->setStatus((request.resume ? "Resuming " : "Starting ") + run_dir_ + " …");
+  session_ = std::make_unique<TrainingSession>(transportFor(request.run_dir, false));
+  connectSession();
+  dashboard_->setStatus((request.resume ? "Resuming " : "Starting ") + run_dir_ + " on " + session_->transport().where() + " …");
   const bool started = session_->start(full);
   updateButtons();
   if (started) emit runStarted(run_dir_);
   return started;
+}
+
+std::unique_ptr<TrainingTransport> TrainTab::transportFor(const QString& run_dir, bool attach) {
+  if (auto record = RemoteRunRecord::read(run_dir)) {
+    auto transport = std::make_unique<RemoteRunTransport>(*record, ssh_control_dir_);
+    transport->setAttachOnStart(attach);
+    return transport;
+  }
+  if (attach) return std::make_unique<FollowedRunTransport>(run_dir);
+  return std::make_unique<LocalProcessTransport>(program_);
+}
+
+void TrainTab::connectSession() {
+  connect(session_.get(), &TrainingSession::eventsReceived, dashboard_, &RunDashboard::addEvents);
+  connect(session_.get(), &TrainingSession::finished, this, &TrainTab::onFinished);
+  connect(session_.get(), &TrainingSession::stateChanged, this, [this] { updateButtons(); });
+  connect(session_.get(), &TrainingSession::connectionChanged, this, [this](bool connected, const QString& message) {
+    dashboard_->setStatus((connected ? "Running: " : "Reconnecting: ") + message + "\n" + run_dir_);
+  });
+  if (auto* remote = qobject_cast<RemoteRunTransport*>(&session_->transport())) {
+    connect(remote, &RemoteRunTransport::fileFetched, this, [this](const QString& relative, const QString& path) {
+      if (relative.startsWith("samples/")) {
+        dashboard_->refreshSample(path);
+      } else {
+        dashboard_->setStatus("Fetched " + relative + " from " + session_->transport().where() + " to " + path +
+                              "; the Explore tab can open it.");
+        emit checkpointFetched(path);
+      }
+    });
+    connect(remote, &RemoteRunTransport::fetchProgress, this, [this](const QString& relative, qint64 done, qint64 total) {
+      if (relative.startsWith("samples/") || total <= 0) return;
+      dashboard_->setStatus(QString("Fetching %1 from %2: %3 of %4 MB")
+                                .arg(relative, session_->transport().where())
+                                .arg(done / 1048576.0, 0, 'f', 1)
+                                .arg(total / 1048576.0, 0, 'f', 1));
+    });
+    connect(remote, &RemoteRunTransport::fetchFailed, this, [this](const QString& relative, const QString& message) {
+      if (!relative.startsWith("samples/")) dashboard_->setStatus("Cannot fetch " + relative + ": " + message);
+    });
+  }
+}
+
+void TrainTab::setHostProfiles(const QList<HostProfile>& hosts) {
+  const QString chosen = run_on_->currentText();
+  hosts_ = hosts;
+  const QSignalBlocker block(run_on_);
+  run_on_->clear();
+  run_on_->addItem("This computer");
+  for (const auto& host : hosts_) run_on_->addItem(host.label());
+  run_on_->setCurrentIndex(std::max(0, run_on_->findText(chosen)));
+}
+
+bool TrainTab::setRunOn(const QString& label) {
+  const int index = run_on_->findText(label);
+  if (index < 0) return false;
+  run_on_->setCurrentIndex(index);
+  return true;
+}
+
+std::optional<HostProfile> TrainTab::runOnHost() const {
+  const int index = run_on_->currentIndex() - 1;
+  if (index < 0 || index >= hosts_.size()) return std::nullopt;
+  return hosts_[index];
+}
+
+bool TrainTab::fetchLatestCheckpoint() {
+  auto* remote = session_ ? qobject_cast<RemoteRunTransport*>(&session_->transport()) : nullptr;
+  if (!remote) {
+    dashboard_->setStatus("Only a remote run's checkpoints need fetching; open one first.");
+    return false;
+  }
+  // The newest checkpoint its log names.
+  QFile log(QDir(run_dir_).filePath("events.jsonl"));
+  QString latest;
+  if (log.open(QIODevice::ReadOnly)) {
+    for (const QByteArray& line : log.readAll().split('\n')) {
+      if (!line.contains("\"checkpoint\"")) continue;
+      const auto event = nlohmann::json::parse(line.toStdString(), nullptr, false);
+      if (event.is_object() && event.value("type", "") == "checkpoint")
+        latest = QString::fromStdString(event.value("path", std::string()));
+    }
+  }
+  if (latest.isEmpty()) {
+    dashboard_->setStatus("The run has written no checkpoint yet.");
+    return false;
+  }
+  remote->fetchFile(latest);
+  dashboard_->setStatus("Fetching " + latest + " from " + remote->where() + " …");
+  return true;
 }
 
 void TrainTab::stopRun() {
@@ -297,6 +418,7 @@ void TrainTab::updateButtons() {
   picker_->demoButton().setEnabled(!demo_process_);
   stop_->setEnabled(active && session_->state() != SessionState::Stopping);
   resume_->setEnabled(!active && !run_dir_.isEmpty());
+  fetch_checkpoint_->setVisible(session_ && qobject_cast<RemoteRunTransport*>(&session_->transport()));
 }
 
 }  // namespace streetgan::studio

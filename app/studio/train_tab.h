@@ -5,6 +5,7 @@
 // process reading its stdout; a run opened from the Runs tab through its events.jsonl
 // (FollowedRunTransport), live when its process is still going.
 #include "config_form.h"
+#include "host_profile.h"
 #include "run_dashboard.h"
 #include "training_session.h"
 
@@ -12,6 +13,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 
 class QComboBox;
 class QPushButton;
@@ -53,6 +55,17 @@ public:
   /// False (with the reason in statusText()) when it cannot be read.
   bool loadConfigOf(const QString& run_dir);
   TrainingSession* session() { return session_.get(); }
+  /// The hosts new runs can train on besides this computer (the "Run on" list).
+  void setHostProfiles(const QList<HostProfile>& hosts);
+  /// Chooses where new runs train: "This computer" or a host profile's label; false when unknown.
+  bool setRunOn(const QString& label);
+  /// The host new runs train on, or nothing for this computer.
+  std::optional<HostProfile> runOnHost() const;
+  /// The shared-connection folder for remote runs (empty: the default), for tests.
+  void setSshControlDir(const QString& dir) { ssh_control_dir_ = dir; }
+  /// For a remote run shown: fetches its latest checkpoint into the local copy (for the Explore
+  /// tab), with progress in the status; false with the reason in statusText() when it cannot.
+  bool fetchLatestCheckpoint();
   QString runDirectory() const { return run_dir_; }
   QString statusText() const;
 
@@ -62,9 +75,16 @@ signals:
   void runFinished(streetgan::studio::SessionState state, const QString& message);
   /// A run was started here (its folder now exists).
   void runStarted(const QString& run_dir);
+  /// The Hosts… button was pressed: the window shows the host profiles.
+  void hostsRequested();
+  /// A remote run's checkpoint arrived in its local copy.
+  void checkpointFetched(const QString& path);
 
 private:
   bool launch(const TrainingRequest& request, bool keep_history);
+  /// The transport for a run directory: over SSH when it holds a remote run's record.
+  std::unique_ptr<TrainingTransport> transportFor(const QString& run_dir, bool attach);
+  void connectSession();
   void onFinished(SessionState state, const QString& message);
   void updateButtons();
 
@@ -82,6 +102,10 @@ private:
   QPushButton* start_ = nullptr;
   QPushButton* stop_ = nullptr;
   QPushButton* resume_ = nullptr;
+  QPushButton* fetch_checkpoint_ = nullptr;
+  QComboBox* run_on_ = nullptr;
+  QList<HostProfile> hosts_;
+  QString ssh_control_dir_;
   RunDashboard* dashboard_ = nullptr;
 };
 
