@@ -24,6 +24,8 @@ packages=(
   nlohmann-json3-dev
   # export: FFmpeg's libraries (libavcodec brings libx264 and libvpx)
   libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
+  # remote training over SSH: the client the studio drives; the tests start a real sshd
+  openssh-client openssh-server
   # tools the tests drive
   procps
 )
