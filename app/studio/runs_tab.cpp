@@ -1,4 +1,5 @@
 #include "runs_tab.h"
+#include "remote_run_record.h"
 
 #include <QDesktopServices>
 #include <QDir>
@@ -129,11 +130,13 @@ bool RunsTab::deleteSelected(bool confirmed) {
     message_->setText(path + " is in use by a running training process; stop it before deleting it.");
     return false;
   }
+  const auto remote = RemoteRunRecord::read(path);
   if (!confirmed) {
+    const QString what = remote ? "Its local copy " + path + " (fetched samples and checkpoints, the copy of the log) is removed. "
+                                  "The run directory on " + remote->host.label() + " (" + remote->remote_run_dir + ") stays."
+                                : "Its folder " + path + " (checkpoints, samples and event log) is removed for good.";
     const auto answer = QMessageBox::question(
-        this, "Delete Run",
-        "Delete the run " + QDir(path).dirName() + "?\n\nIts folder " + path +
-            " (checkpoints, samples and event log) is removed for good.",
+        this, "Delete Run", "Delete the run " + QDir(path).dirName() + "?\n\n" + what,
         QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
     if (answer != QMessageBox::Yes) return false;
   }
@@ -142,7 +145,8 @@ bool RunsTab::deleteSelected(bool confirmed) {
     model_.refresh();
     return false;
   }
-  message_->setText("Deleted " + path + ".");
+  message_->setText(remote ? "Deleted the local copy " + path + "; the run stays on " + remote->host.label() + "."
+                           : "Deleted " + path + ".");
   model_.refresh();
   return true;
 }
