@@ -358,6 +358,32 @@ private slots:
     QVERIFY(waitForEnd(*session));
     QVERIFY2(session->state() == SessionState::Completed, qPrintable(session->stderrTail()));
     compareWithRemote(run, recorder);
+    // Sample grids the first session had not fetched come now, those it had are not fetched again.
+    for (const auto& event : eventsOfType(readEvents(run.remote_run_dir), "samples")) {
+      const QString path = event.value("path").toString();
+      QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(run.local_run_dir + "/" + path), 30000);
+      QCOMPARE(readAll(run.local_run_dir + "/" + path), readAll(run.remote_run_dir + "/" + path));
+    }
+  }
+
+  // Stop pressed while the host is unreachable: the stop is sent once the connection is back.
+  void stopWhileReconnecting() {
+    const RemoteRunRecord run = recordFor("stop-while-down");
+    auto session = sessionFor(run);
+    EventRecorder recorder;
+    recorder.attach(*session);
+    QVERIFY(session->start(requestFor(run, 200)));
+    QVERIFY(waitForSteps(recorder, 6));
+    sshd_->stop();
+    QTRY_COMPARE_WITH_TIMEOUT(session->state(), SessionState::Reconnecting, 20000);
+    session->stop();
+    QTest::qWait(1000);
+    QString error;
+    QVERIFY2(sshd_->start(&error), qPrintable(error));
+    QVERIFY(waitForEnd(*session));
+    QVERIFY2(session->state() == SessionState::Stopped, qPrintable(session->stderrTail()));
+    QVERIFY(eventsOfType(readEvents(run.remote_run_dir), "epoch_end").size() < 200);
+    compareWithRemote(run, recorder);
   }
 
   void stopAndResumeARemoteRun() {
@@ -419,7 +445,7 @@ private slots:
     // Nothing else appeared beside the runs: one folder per name, named exactly so.
     const QStringList entries = QDir(sshd_->remoteRunsRoot()).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     QSet<QString> folders(entries.begin(), entries.end());
-    folders.subtract({"complete", "killed-client", "sshd-restart", "reattach", "stop-resume"});
+    folders.subtract({"complete", "killed-client", "sshd-restart", "reattach", "stop-while-down", "stop-resume"});
     QCOMPARE(folders, QSet<QString>(names.begin(), names.end()));
   }
 };

@@ -107,6 +107,7 @@ void RemoteRunTransport::replayMirror() {
       if (!bytes.isEmpty()) {
         replayed_ += bytes.size();
         emit eventBytes(bytes);
+        queueSamplesNamedIn(bytes);  // grids a closed studio had not fetched yet
         QTimer::singleShot(0, this, &RemoteRunTransport::replayMirror);
         return;
       }
@@ -134,7 +135,10 @@ void RemoteRunTransport::onFollowOutput(const QByteArray& bytes) {
   offset_ += bytes.size();
   retry_ms_ = first_retry_ms_;
   emit eventBytes(bytes);
-  // Sample grids are fetched as their events arrive.
+  queueSamplesNamedIn(bytes);
+}
+
+void RemoteRunTransport::queueSamplesNamedIn(const QByteArray& bytes) {
   line_ += bytes;
   qsizetype start = 0;
   for (qsizetype end; (end = line_.indexOf('\n', start)) >= 0; start = end + 1) {
@@ -142,10 +146,11 @@ void RemoteRunTransport::onFollowOutput(const QByteArray& bytes) {
     if (!line.contains("\"samples\"")) continue;
     const QJsonObject event = QJsonDocument::fromJson(line).object();
     const QString path = event.value("path").toString();
-    if (event.value("type").toString() == "samples" && !path.isEmpty() && !fetch_queue_.contains(path)) {
-      fetch_queue_ << path;
-      if (!fetch_ && !fetch_delay_.isActive()) fetch_delay_.start();
-    }
+    if (event.value("type").toString() != "samples" || path.isEmpty() || fetch_queue_.contains(path)) continue;
+    const auto local = resolveInsideRunDirectory(run_.local_run_dir.toStdString(), path.toStdString());
+    if (local && QFile::exists(QString::fromStdString(*local))) continue;  // fetched before
+    fetch_queue_ << path;
+    if (!fetch_ && !fetch_delay_.isActive()) fetch_delay_.start();
   }
   line_.remove(0, start);
 }
@@ -186,6 +191,7 @@ void RemoteRunTransport::onStatus(const SshResult& result) {
     attempts_ = 0;
     retry_ms_ = first_retry_ms_;
     emit connectionChanged(true, "Connected to " + where() + " again; reading from byte " + QString::number(offset_) + ".");
+    if (!pending_signal_.isEmpty()) sendSignal(std::exchange(pending_signal_, QString()));
     nextFetch();
   }
   const QJsonObject status = QJsonDocument::fromJson(result.output.trimmed().split('\n').last()).object();
@@ -222,8 +228,11 @@ void RemoteRunTransport::endWith(int exit_code, int signal_number, const QString
 
 void RemoteRunTransport::sendSignal(const QString& which) {
   signal_ = std::make_unique<SshCommand>();
-  connect(signal_.get(), &SshCommand::finished, this, [this](const SshResult& result) {
-    if (!result.ok()) emit diagnosticBytes((result.message + "\n").toUtf8());
+  connect(signal_.get(), &SshCommand::finished, this, [this, which](const SshResult& result) {
+    if (result.failure == SshFailure::ConnectionLost || result.failure == SshFailure::Unreachable)
+      pending_signal_ = which;  // sent again once the connection is back
+    else if (!result.ok())
+      emit diagnosticBytes((result.message + "\n").toUtf8());
   });
   QString error;
   if (!signal_->start(connection_, {"remote", "signal", run_.remote_run_dir, which}, false, &error))

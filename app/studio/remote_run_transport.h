@@ -64,6 +64,8 @@ private:
   void follow();
   void onFollowOutput(const QByteArray& bytes);
   void onFollowFinished(const SshResult& result);
+  /// Queues the sample grids that `samples` events in `bytes` name and the copy lacks.
+  void queueSamplesNamedIn(const QByteArray& bytes);
   void checkStatus();
   void onStatus(const SshResult& result);
   void connectionLost(const QString& message);
@@ -80,6 +82,7 @@ private:
   qint64 offset_ = 0;
   qint64 replayed_ = 0;
   QByteArray line_;            // the incomplete last line, scanned for `samples` events
+  QString pending_signal_;     // "stop" or "kill" asked for while the connection was down
   QTimer retry_, fetch_delay_;
   int first_retry_ms_ = 500, max_retry_ms_ = 15000, retry_ms_ = 500, attempts_ = 0;
   bool active_ = false, connected_ = true, attach_on_start_ = false;

@@ -98,7 +98,8 @@ QString SshConnection::describeFailure(SshFailure failure, const QString& stderr
   switch (failure) {
     case SshFailure::None: return {};
     case SshFailure::HostKeyUnknown:
-      return host + ": the host's key is not known yet. Check its fingerprint and accept it to connect.";
+      return host + ": the host's key is not known yet. Press Test Connection in Hosts… to see its "
+                    "fingerprint and accept it.";
     case SshFailure::HostKeyChanged:
       return host + ": the host's key has CHANGED since it was accepted. This can be a reinstalled host "
                     "or someone intercepting the connection; the studio refuses to connect.";
