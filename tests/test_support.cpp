@@ -41,6 +41,16 @@ QStringList tinyTrainArgs(const QString& dataroot, const QString& run_dir, int e
           R"({"log_frequency":3,"save_frequency":1,"keep_checkpoints":10})"};
 }
 
+QList<QPair<QString, QString>> tinyFormEntries(int epochs) {
+  return {{"batch_size", "8"}, {"ngf", "8"}, {"ndf", "8"}, {"nz", "16"}, {"epochs", QString::number(epochs)},
+          {"log_frequency", "3"}, {"save_frequency", "1"}, {"seed", "7"}, {"threads", "2"}, {"sample_count", "16"}};
+}
+
+QByteArray readFileBytes(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
 QVector<QJsonObject> readEvents(const QString& run_dir) {
   QVector<QJsonObject> events;
   QFile file(run_dir + "/events.jsonl");

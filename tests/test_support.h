@@ -27,6 +27,12 @@ QString makeTinyDataset(const QString& dir);
 /// The arguments of a tiny, fast training run (batch 8, ngf/ndf 8, nz 16).
 QStringList tinyTrainArgs(const QString& dataroot, const QString& run_dir, int epochs);
 
+/// The form entries (key, text) of the same tiny run, for the Train tab's ConfigForm.
+QList<QPair<QString, QString>> tinyFormEntries(int epochs);
+
+/// A file's bytes (empty when it cannot be read).
+QByteArray readFileBytes(const QString& path);
+
 /// Every event line of a run's events.jsonl, parsed.
 QVector<QJsonObject> readEvents(const QString& run_dir);
 /// Only the events of `type`.

@@ -24,11 +24,6 @@ using namespace streetgan::test;
 
 namespace {
 
-QByteArray readAll(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 // What a session handed on, one compact JSON text per event.
 struct EventRecorder {
   QStringList events;
@@ -114,9 +109,9 @@ private:
 
   // The mirror equals the host's log byte for byte and the session saw each of its events once.
   void compareWithRemote(const RemoteRunRecord& run, const EventRecorder& recorder) {
-    const QByteArray remote = readAll(run.remote_run_dir + "/events.jsonl");
+    const QByteArray remote = readFileBytes(run.remote_run_dir + "/events.jsonl");
     QVERIFY(!remote.isEmpty());
-    QCOMPARE(readAll(run.local_run_dir + "/events.jsonl"), remote);
+    QCOMPARE(readFileBytes(run.local_run_dir + "/events.jsonl"), remote);
     const QStringList expected = linesOf(remote);
     QCOMPARE(recorder.events.size(), expected.size());
     QCOMPARE(recorder.events, expected);
@@ -245,7 +240,7 @@ private slots:
     QCOMPARE(launched.size(), 1);
     QVERIFY(launched.first().first().toLongLong() > 0);
     // The config sent is the run's config.
-    const auto config = nlohmann::json::parse(readAll(run.remote_run_dir + "/config.json").toStdString());
+    const auto config = nlohmann::json::parse(readFileBytes(run.remote_run_dir + "/config.json").toStdString());
     QCOMPARE(config.value("batch_size", 0), 8);
     QCOMPARE(config.value("ngf", 0), 8);
     QVERIFY(RemoteRunRecord::read(run.local_run_dir).has_value());
@@ -257,7 +252,7 @@ private slots:
     QTRY_COMPARE_WITH_TIMEOUT(fetched.size(), samples.size(), 30000);
     for (const auto& event : samples) {
       const QString path = event.value("path").toString();
-      QCOMPARE(readAll(run.local_run_dir + "/" + path), readAll(run.remote_run_dir + "/" + path));
+      QCOMPARE(readFileBytes(run.local_run_dir + "/" + path), readFileBytes(run.remote_run_dir + "/" + path));
     }
 
     // A checkpoint on demand, with progress, over the same connection.
@@ -268,7 +263,7 @@ private slots:
     QTRY_COMPARE_WITH_TIMEOUT(fetched.size(), samples.size() + 1, 30000);
     QVERIFY(!progress.isEmpty());
     QCOMPARE(progress.last().at(1).toLongLong(), progress.last().at(2).toLongLong());
-    QCOMPARE(readAll(run.local_run_dir + "/" + checkpoint), readAll(run.remote_run_dir + "/" + checkpoint));
+    QCOMPARE(readFileBytes(run.local_run_dir + "/" + checkpoint), readFileBytes(run.remote_run_dir + "/" + checkpoint));
   }
 
   void remotePathsStayInsideTheRun() {
@@ -362,7 +357,7 @@ private slots:
     for (const auto& event : eventsOfType(readEvents(run.remote_run_dir), "samples")) {
       const QString path = event.value("path").toString();
       QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(run.local_run_dir + "/" + path), 30000);
-      QCOMPARE(readAll(run.local_run_dir + "/" + path), readAll(run.remote_run_dir + "/" + path));
+      QCOMPARE(readFileBytes(run.local_run_dir + "/" + path), readFileBytes(run.remote_run_dir + "/" + path));
     }
   }
 
@@ -409,8 +404,8 @@ private slots:
     QVERIFY(waitForEnd(*resumed));
     QVERIFY2(resumed->state() == SessionState::Completed, qPrintable(resumed->stderrTail()));
     // The mirror is still the whole log, both processes, byte for byte.
-    QCOMPARE(readAll(run.local_run_dir + "/events.jsonl"), readAll(run.remote_run_dir + "/events.jsonl"));
-    QCOMPARE(recorder.events + after.events, linesOf(readAll(run.remote_run_dir + "/events.jsonl")));
+    QCOMPARE(readFileBytes(run.local_run_dir + "/events.jsonl"), readFileBytes(run.remote_run_dir + "/events.jsonl"));
+    QCOMPARE(recorder.events + after.events, linesOf(readFileBytes(run.remote_run_dir + "/events.jsonl")));
     QCOMPARE(eventsOfType(readEvents(run.remote_run_dir), "run_started").size(), 2);
   }
 

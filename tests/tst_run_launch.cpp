@@ -18,11 +18,6 @@ using namespace streetgan::test;
 
 namespace {
 
-QByteArray readAll(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 void waitUntil(const std::function<bool()>& done, int timeout_ms = 60000) {
   QElapsedTimer clock;
   clock.start();
@@ -129,7 +124,7 @@ private slots:
     QVERIFY2(launched.exit_code == 0, qPrintable(launched.err));
     const CliResult followed = runCli({"remote", "follow", run});
     QCOMPARE(followed.exit_code, 0);
-    const QByteArray log = readAll(run + "/events.jsonl");
+    const QByteArray log = readFileBytes(run + "/events.jsonl");
     QCOMPARE(followed.out.toUtf8(), log);
     QVERIFY(log.contains("\"run_finished\""));
     const CliResult tail = runCli({"remote", "follow", run, "--offset", QString::number(log.size() - 100)});
@@ -148,8 +143,8 @@ private slots:
 
     const CliResult got = runCli({"remote", "get", run, "config.json", "../x", "launch/config.json"});
     QCOMPARE(got.exit_code, 1);
-    const QByteArray config = readAll(run + "/config.json");
-    const QByteArray sent = readAll(run + "/launch/config.json");
+    const QByteArray config = readFileBytes(run + "/config.json");
+    const QByteArray sent = readFileBytes(run + "/launch/config.json");
     QCOMPARE(sent, QByteArray(R"({"batch_size":8})"));
     QCOMPARE(got.out.toUtf8(), "size " + QByteArray::number(config.size()) + "\n" + config +
                                    "error '../x' is not a path inside the run directory (it climbs out with '..')\n" +

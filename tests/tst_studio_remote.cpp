@@ -34,16 +34,8 @@ private:
 
   void tinyConfig(TrainTab& tab, int epochs) {
     tab.setDataroot(data_);
-    const QList<QPair<QString, QString>> entries = {
-        {"batch_size", "8"}, {"ngf", "8"}, {"ndf", "8"}, {"nz", "16"}, {"epochs", QString::number(epochs)},
-        {"log_frequency", "3"}, {"save_frequency", "1"}, {"seed", "7"}, {"threads", "2"}, {"sample_count", "16"}};
-    for (const auto& [key, value] : entries) tab.form().enterText(key, value);
+    for (const auto& [key, value] : tinyFormEntries(epochs)) tab.form().enterText(key, value);
     QVERIFY2(tab.form().isValid(), "the tiny config was refused");
-  }
-
-  static QByteArray readAll(const QString& path) {
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
   }
 
 private slots:
@@ -125,14 +117,14 @@ private slots:
     // Samples were fetched and shown as they arrived.
     QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() && shown.last().first().toBool(), 30000);
     QVERIFY(!tab.dashboard().shownSample().isNull());
-    QCOMPARE(readAll(remote_run_ + "/events.jsonl"), readAll(record->remote_run_dir + "/events.jsonl"));
+    QCOMPARE(readFileBytes(remote_run_ + "/events.jsonl"), readFileBytes(record->remote_run_dir + "/events.jsonl"));
 
     QSignalSpy fetched(&tab, &TrainTab::checkpointFetched);
     QVERIFY(tab.fetchLatestCheckpoint());
     QVERIFY(fetched.wait(60000));
     const QString checkpoint = fetched.first().first().toString();
     QVERIFY(checkpoint.startsWith(remote_run_ + "/checkpoints/"));
-    QCOMPARE(readAll(checkpoint), readAll(record->remote_run_dir + checkpoint.mid(remote_run_.size())));
+    QCOMPARE(readFileBytes(checkpoint), readFileBytes(record->remote_run_dir + checkpoint.mid(remote_run_.size())));
     QVERIFY2(tab.statusText().contains("the Explore tab can open it"), qPrintable(tab.statusText()));
     QVERIFY(tab.grab().save(testOutputDir() + "/studio-remote-run.png"));
   }
@@ -158,7 +150,7 @@ private slots:
     QVERIFY(finished.wait(60000));
     QCOMPARE(finished.first().first().value<SessionState>(), SessionState::Completed);
     qint64 lines = 0;
-    for (const QByteArray& line : readAll(remote_run_ + "/events.jsonl").split('\n')) lines += !line.trimmed().isEmpty();
+    for (const QByteArray& line : readFileBytes(remote_run_ + "/events.jsonl").split('\n')) lines += !line.trimmed().isEmpty();
     QCOMPARE(tab.session()->eventCount(), lines);
   }
 };

@@ -49,10 +49,7 @@ void TestStudioTrain::initTestCase() {
 
 void TestStudioTrain::tinyConfig(TrainTab& tab, int epochs) {
   tab.setDataroot(data_);
-  const QList<QPair<QString, QString>> entries = {
-      {"batch_size", "8"}, {"ngf", "8"}, {"ndf", "8"}, {"nz", "16"}, {"epochs", QString::number(epochs)},
-      {"log_frequency", "3"}, {"save_frequency", "1"}, {"seed", "7"}, {"threads", "2"}, {"sample_count", "16"}};
-  for (const auto& [key, value] : entries) tab.form().enterText(key, value);
+  for (const auto& [key, value] : tinyFormEntries(epochs)) tab.form().enterText(key, value);
   QVERIFY2(tab.form().isValid(), "the tiny config was refused");
 }
 

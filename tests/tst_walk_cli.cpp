@@ -22,11 +22,6 @@ QStringList entries(const QString& dir) {
   return QDir(dir).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden);
 }
 
-QByteArray readAll(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
 }  // namespace
 
 class TestWalkCli : public QObject {
@@ -104,7 +99,7 @@ void TestWalkCli::savedWalkRendersTheSameFrames() {
   QCOMPARE(frames.size(), 7);  // open walk: (3 − 1) × 3 + 1
   QCOMPARE(entries(out.filePath("b")), frames);
   for (const QString& frame : frames)
-    QCOMPARE(readAll(out.filePath("b/" + frame)), readAll(out.filePath("a/" + frame)));
+    QCOMPARE(readFileBytes(out.filePath("b/" + frame)), readFileBytes(out.filePath("a/" + frame)));
   // The file's settings can be overridden on the command line.
   CliResult longer = runCli({"walk", "--checkpoint", checkpoint_, "--walk", walk_file, "--frames-per-key", "5",
                              "--loop", "--size", "0", "--out-dir", out.filePath("c")});
