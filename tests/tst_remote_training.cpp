@@ -13,11 +13,14 @@
 #include <QFile>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
 
 #include <csignal>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace streetgan::studio;
 using namespace streetgan::test;
@@ -174,6 +177,27 @@ private slots:
     QCOMPARE(HostKeyCheck::accept(probe), QString());
     result = SshCommand::runAndWait(connection, {"--version"});
     QVERIFY2(result.ok(), qPrintable(result.message));
+  }
+
+  // Connection sharing never uses a socket folder another user could have made or opened.
+  void controlFolderMustBePrivate() {
+    const QByteArray saved = qgetenv("XDG_RUNTIME_DIR");
+    QTemporaryDir runtime;
+    qputenv("XDG_RUNTIME_DIR", runtime.path().toUtf8());
+    const QString expected = runtime.filePath("streetgan-ssh-" + QString::number(::getuid()));
+    QCOMPARE(SshConnection::defaultControlDir(), expected);
+    QCOMPARE(QFileInfo(expected).permissions() & (QFile::ReadOther | QFile::WriteOther | QFile::ReadGroup | QFile::WriteGroup),
+             QFileDevice::Permissions());
+    QVERIFY(SshConnection(sshd_->profile(), expected).sshArguments().contains("ControlPath=" + expected + "/%C"));
+    ::chmod(QFile::encodeName(expected).constData(), 0777);  // opened to others
+    QCOMPARE(SshConnection::defaultControlDir(), QString());
+    QVERIFY(QDir(expected).removeRecursively());
+    QVERIFY(QFile::link(runtime.path(), expected));  // a link
+    QCOMPARE(SshConnection::defaultControlDir(), QString());
+    const QStringList unshared = SshConnection(sshd_->profile()).sshArguments();
+    QVERIFY(unshared.contains("ControlPath=none") && unshared.contains("ControlMaster=no"));
+    if (saved.isEmpty()) qunsetenv("XDG_RUNTIME_DIR");
+    else qputenv("XDG_RUNTIME_DIR", saved);
   }
 
   void testConnectionReportsVersionAndDevices() {

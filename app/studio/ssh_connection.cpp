@@ -30,9 +30,19 @@ SshConnection::SshConnection(HostProfile profile, QString control_dir)
     : profile_(std::move(profile)), control_dir_(control_dir.isEmpty() ? defaultControlDir() : std::move(control_dir)) {}
 
 QString SshConnection::defaultControlDir() {
-  const QString dir = QDir::tempPath() + "/streetgan-ssh-" + QString::number(::getuid());
-  QDir().mkpath(dir);
-  ::chmod(QFile::encodeName(dir).constData(), 0700);
+  // The user's runtime folder when there is one, else the temporary folder. Another user could
+  // have made that name first and planted a socket there: a folder that is a link, not ours or
+  // open to others is not used, and commands then go without connection sharing.
+  const QByteArray runtime = qgetenv("XDG_RUNTIME_DIR");
+  const QString base = !runtime.isEmpty() && QFileInfo(QString::fromLocal8Bit(runtime)).isDir()
+                           ? QString::fromLocal8Bit(runtime) : QDir::tempPath();
+  const QString dir = base + "/streetgan-ssh-" + QString::number(::getuid());
+  const QByteArray path = QFile::encodeName(dir);
+  ::mkdir(path.constData(), 0700);
+  struct stat info {};
+  if (::lstat(path.constData(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::getuid() ||
+      (info.st_mode & 077) != 0)
+    return {};
   return dir;
 }
 
@@ -44,10 +54,12 @@ QStringList SshConnection::sshArguments() const {
        << "-o" << "ConnectTimeout=10"
        << "-o" << "ServerAliveInterval=5"
        << "-o" << "ServerAliveCountMax=3"
-       << "-o" << "ControlMaster=auto"
-       << "-o" << "ControlPath=" + control_dir_ + "/%C"
-       << "-o" << "ControlPersist=120"
        << "-o" << "LogLevel=ERROR";
+  if (control_dir_.isEmpty()) {
+    args << "-o" << "ControlMaster=no" << "-o" << "ControlPath=none";
+  } else {
+    args << "-o" << "ControlMaster=auto" << "-o" << "ControlPath=" + control_dir_ + "/%C" << "-o" << "ControlPersist=120";
+  }
   if (!profile_.known_hosts_file.isEmpty()) args << "-o" << "UserKnownHostsFile=" + profile_.known_hosts_file;
   if (!profile_.identity_file.isEmpty()) args << "-i" << profile_.identity_file << "-o" << "IdentitiesOnly=yes";
   if (profile_.port > 0) args << "-p" << QString::number(profile_.port);

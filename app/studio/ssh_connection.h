@@ -34,7 +34,9 @@ public:
   const HostProfile& profile() const { return profile_; }
   QString where() const { return profile_.destination(); }
   static QString program() { return "ssh"; }
-  /// A private (0700) folder for control sockets: <temp>/streetgan-ssh-<uid>.
+  /// A private (0700, ours, not a link) folder for control sockets:
+  /// $XDG_RUNTIME_DIR/streetgan-ssh-<uid>, else <temp>/streetgan-ssh-<uid>; empty when that
+  /// folder is not safe to use (then every command makes its own connection).
   static QString defaultControlDir();
 
   /// ssh's options and the destination, without a command.
