@@ -47,11 +47,8 @@ QStringList linesOf(const QByteArray& log) {
 }
 
 qint64 masterPid(const SshConnection& connection) {
-  QStringList args = connection.sshArguments();
-  args.insert(args.size() - 2, "-O");
-  args.insert(args.size() - 2, "check");
   QProcess process;
-  process.start("ssh", args);
+  process.start("ssh", connection.controlArguments("check"));
   process.waitForFinished(10000);
   const QString said = QString::fromUtf8(process.readAllStandardError());
   const int at = said.indexOf("pid=");

@@ -107,7 +107,7 @@ void RemoteRunTransport::replayMirror() {
       if (!bytes.isEmpty()) {
         replayed_ += bytes.size();
         emit eventBytes(bytes);
-        queueSamplesNamedIn(bytes);  // grids a closed studio had not fetched yet
+        scanFileEvents(bytes);  // grids a closed studio had not fetched yet
         QTimer::singleShot(0, this, &RemoteRunTransport::replayMirror);
         return;
       }
@@ -135,18 +135,20 @@ void RemoteRunTransport::onFollowOutput(const QByteArray& bytes) {
   offset_ += bytes.size();
   retry_ms_ = first_retry_ms_;
   emit eventBytes(bytes);
-  queueSamplesNamedIn(bytes);
+  scanFileEvents(bytes);
 }
 
-void RemoteRunTransport::queueSamplesNamedIn(const QByteArray& bytes) {
+void RemoteRunTransport::scanFileEvents(const QByteArray& bytes) {
   line_ += bytes;
   qsizetype start = 0;
   for (qsizetype end; (end = line_.indexOf('\n', start)) >= 0; start = end + 1) {
     const QByteArray line = line_.mid(start, end - start);
-    if (!line.contains("\"samples\"")) continue;
+    if (!line.contains("\"samples\"") && !line.contains("\"checkpoint\"")) continue;
     const QJsonObject event = QJsonDocument::fromJson(line).object();
+    const QString type = event.value("type").toString();
     const QString path = event.value("path").toString();
-    if (event.value("type").toString() != "samples" || path.isEmpty() || fetch_queue_.contains(path)) continue;
+    if (type == "checkpoint" && !path.isEmpty()) latest_checkpoint_ = path;
+    if (type != "samples" || path.isEmpty() || fetch_queue_.contains(path)) continue;
     const auto local = resolveInsideRunDirectory(run_.local_run_dir.toStdString(), path.toStdString());
     if (local && QFile::exists(QString::fromStdString(*local))) continue;  // fetched before
     fetch_queue_ << path;

@@ -50,6 +50,8 @@ public:
   void setRetryDelays(int first_ms, int max_ms);
   /// Fetches `relative` (a path inside the run) into the mirror, after what is already queued.
   void fetchFile(const QString& relative);
+  /// The path (inside the run) of the newest checkpoint the log named so far; empty when none.
+  QString latestCheckpoint() const { return latest_checkpoint_; }
   /// The local ssh client streaming the log (0 when none), e.g. for tests that kill it.
   qint64 followClientPid() const;
 
@@ -64,8 +66,9 @@ private:
   void follow();
   void onFollowOutput(const QByteArray& bytes);
   void onFollowFinished(const SshResult& result);
-  /// Queues the sample grids that `samples` events in `bytes` name and the copy lacks.
-  void queueSamplesNamedIn(const QByteArray& bytes);
+  /// Queues the sample grids that `samples` events in `bytes` name and the copy lacks, and
+  /// notes the latest `checkpoint` event's path.
+  void scanFileEvents(const QByteArray& bytes);
   void checkStatus();
   void onStatus(const SshResult& result);
   void connectionLost(const QString& message);
@@ -82,6 +85,7 @@ private:
   qint64 offset_ = 0;
   qint64 replayed_ = 0;
   QByteArray line_;            // the incomplete last line, scanned for `samples` events
+  QString latest_checkpoint_;
   QString pending_signal_;     // "stop" or "kill" asked for while the connection was down
   QTimer retry_, fetch_delay_;
   int first_retry_ms_ = 500, max_retry_ms_ = 15000, retry_ms_ = 500, attempts_ = 0;

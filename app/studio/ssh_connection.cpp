@@ -77,12 +77,16 @@ QStringList SshConnection::streetganCommand(const QStringList& args) const {
   return sshArguments() << "--" << QString::fromStdString(line);
 }
 
-void SshConnection::closeMaster() const {
+QStringList SshConnection::controlArguments(const QString& command) const {
   QStringList args = sshArguments();
-  args.insert(args.size() - 2, "-O");
-  args.insert(args.size() - 2, "exit");
+  args.insert(args.size() - 2, "-O");  // before "-T host"
+  args.insert(args.size() - 2, command);
+  return args;
+}
+
+void SshConnection::closeMaster() const {
   QProcess process;
-  process.start(program(), args);
+  process.start(program(), controlArguments("exit"));
   process.waitForFinished(3000);
 }
 

@@ -43,6 +43,8 @@ public:
   QStringList sshArguments() const;
   /// The full ssh command line running `streetgan args...` on the host (after the environment line).
   QStringList streetganCommand(const QStringList& args) const;
+  /// ssh's arguments for a control command to the shared master (`ssh -O check|exit`).
+  QStringList controlArguments(const QString& command) const;
   /// Asks the shared master connection to exit (`ssh -O exit`); harmless when there is none.
   void closeMaster() const;
 

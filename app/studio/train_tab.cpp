@@ -368,17 +368,8 @@ bool TrainTab::fetchLatestCheckpoint() {
     dashboard_->setStatus("Only a remote run's checkpoints need fetching; open one first.");
     return false;
   }
-  // The newest checkpoint its log names.
-  QFile log(QDir(run_dir_).filePath("events.jsonl"));
-  QString latest;
-  if (log.open(QIODevice::ReadOnly)) {
-    for (const QByteArray& line : log.readAll().split('\n')) {
-      if (!line.contains("\"checkpoint\"")) continue;
-      const auto event = nlohmann::json::parse(line.toStdString(), nullptr, false);
-      if (event.is_object() && event.value("type", "") == "checkpoint")
-        latest = QString::fromStdString(event.value("path", std::string()));
-    }
-  }
+  // The transport has read the whole log (replayed or followed): no second read here.
+  const QString latest = remote->latestCheckpoint();
   if (latest.isEmpty()) {
     dashboard_->setStatus("The run has written no checkpoint yet.");
     return false;
