@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-PRESETS = {  # nz, ngf, ndf, img_size (as core/train_config.cpp)
+PRESETS = {  # nz, ngf, ndf, img_size (as core/config/train_config.cpp)
     "naive-64": (100, 64, 64, 64),
     "safe-64": (256, 256, 64, 64),
     "safe-128": (256, 256, 128, 128),

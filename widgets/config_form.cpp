@@ -1,4 +1,4 @@
-#include "config_form.h"
+#include "widgets/config_form.h"
 
 #include <QCheckBox>
 #include <QFormLayout>

@@ -5,7 +5,7 @@
 // edit is applied through core's applyConfigJson, the same rules as a config file: a rejected
 // value stays in its field with core's message beside it (in red), and config() keeps the last
 // valid value. The form never reads or writes files.
-#include "train_config.h"
+#include "core/config/train_config.h"
 
 #include <QMap>
 #include <QString>

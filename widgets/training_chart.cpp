@@ -1,6 +1,6 @@
-#include "training_chart.h"
+#include "widgets/training_chart.h"
 
-#include "series_smoothing.h"
+#include "core/util/series_smoothing.h"
 
 #include <QChart>
 #include <QChartView>

@@ -1,7 +1,7 @@
-#include "commands.h"
-#include "command_line.h"
-#include "compute_device.h"
-#include "dcgan_step.h"
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "core/train/compute_device.h"
+#include "core/train/dcgan_step.h"
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>

@@ -1,11 +1,11 @@
-#include "commands.h"
-#include "config_options.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_options.h"
 
-#include "batch_prefetcher.h"
-#include "image_cache.h"
-#include "image_cache_builder.h"
-#include "image_dataset.h"
-#include "image_decoder.h"
+#include "core/data/batch_prefetcher.h"
+#include "core/data/image_cache.h"
+#include "core/data/image_cache_builder.h"
+#include "core/data/image_dataset.h"
+#include "core/data/image_decoder.h"
 
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>

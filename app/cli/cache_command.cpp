@@ -1,11 +1,11 @@
-#include "commands.h"
-#include "config_options.h"
-#include "stop_signal.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_options.h"
+#include "app/cli/stop_signal.h"
 
-#include "image_cache.h"
-#include "image_cache_builder.h"
-#include "image_dataset.h"
-#include "sample_pipeline.h"
+#include "core/data/image_cache.h"
+#include "core/data/image_cache_builder.h"
+#include "core/data/image_dataset.h"
+#include "core/data/sample_pipeline.h"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "command_line.h"
+#include "app/cli/command_line.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -2,7 +2,7 @@
 // CommandLine: the options of one `streetgan` subcommand. Parses "--name value", "--name=value",
 // bare flags and the original tool's short "-t JSON" / "-c JSON" forms, and writes the --help
 // text from the same table, so help and parser never disagree.
-#include "result.h"
+#include "core/util/result.h"
 
 #include <cstdint>
 #include <map>

@@ -1,4 +1,4 @@
-#include "config_options.h"
+#include "app/cli/config_options.h"
 
 #include <nlohmann/json.hpp>
 

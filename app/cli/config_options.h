@@ -2,8 +2,8 @@
 // The config options shared by `train`, `info`, `bench`, `data` and `cache`: --preset, --config,
 // -t, -c and the single-key shortcuts (including the data filters), applied in that order on top
 // of the defaults.
-#include "command_line.h"
-#include "train_config.h"
+#include "app/cli/command_line.h"
+#include "core/config/train_config.h"
 
 #include <vector>
 

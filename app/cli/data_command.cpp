@@ -1,9 +1,9 @@
-#include "commands.h"
-#include "config_options.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_options.h"
 
-#include "augmentation_preview.h"
-#include "image_dataset.h"
-#include "image_grid.h"
+#include "core/data/augmentation_preview.h"
+#include "core/data/image_dataset.h"
+#include "core/data/image_grid.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>

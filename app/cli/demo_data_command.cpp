@@ -1,6 +1,6 @@
-#include "commands.h"
-#include "command_line.h"
-#include "demo_data_generator.h"
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "core/data/demo_data_generator.h"
 
 #include <cstdio>
 #include <limits>

@@ -1,9 +1,9 @@
-#include "commands.h"
-#include "compute_device.h"
-#include "config_options.h"
-#include "discriminator.h"
-#include "generator.h"
-#include "weight_init.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_options.h"
+#include "core/model/discriminator.h"
+#include "core/model/generator.h"
+#include "core/model/weight_init.h"
+#include "core/train/compute_device.h"
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
-#include "command_line.h"
-#include "commands.h"
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
 
 #include <csignal>
 #include <cstdio>

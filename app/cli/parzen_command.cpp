@@ -1,14 +1,14 @@
-#include "commands.h"
-#include "config_options.h"
-#include "stop_signal.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_options.h"
+#include "app/cli/stop_signal.h"
 
-#include "checkpoint.h"
-#include "compute_device.h"
-#include "image_dataset.h"
-#include "parzen_estimator.h"
-#include "parzen_inputs.h"
-#include "atomic_file.h"
-#include "run_directory.h"
+#include "core/data/image_dataset.h"
+#include "core/eval/parzen_estimator.h"
+#include "core/eval/parzen_inputs.h"
+#include "core/runs/run_directory.h"
+#include "core/train/checkpoint.h"
+#include "core/train/compute_device.h"
+#include "core/util/atomic_file.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>

@@ -1,10 +1,10 @@
 // `streetgan remote …`: the remote side of a studio run over SSH. The studio sends these over one
 // shared SSH connection; each is short except `follow`, which streams the event log.
-#include "atomic_file.h"
-#include "command_line.h"
-#include "commands.h"
-#include "run_launch.h"
-#include "run_relative_path.h"
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "core/runs/run_launch.h"
+#include "core/runs/run_relative_path.h"
+#include "core/util/atomic_file.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,9 @@
-#include "checkpoint.h"
-#include "commands.h"
-#include "command_line.h"
-#include "compute_device.h"
-#include "image_grid.h"
-#include "latent_math.h"
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "core/data/image_grid.h"
+#include "core/latent/latent_math.h"
+#include "core/train/checkpoint.h"
+#include "core/train/compute_device.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "stop_signal.h"
+#include "app/cli/stop_signal.h"
 
 #include <csignal>
 

@@ -1,7 +1,7 @@
-#include "commands.h"
-#include "config_options.h"
-#include "stop_signal.h"
-#include "trainer.h"
+#include "app/cli/commands.h"
+#include "app/cli/config_options.h"
+#include "app/cli/stop_signal.h"
+#include "core/train/trainer.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,10 +1,10 @@
-#include "checkpoint.h"
-#include "command_line.h"
-#include "commands.h"
-#include "compute_device.h"
-#include "latent_walk.h"
-#include "stop_signal.h"
-#include "walk_exporter.h"
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "app/cli/stop_signal.h"
+#include "core/latent/latent_walk.h"
+#include "core/latent/walk_exporter.h"
+#include "core/train/checkpoint.h"
+#include "core/train/compute_device.h"
 
 #include <unistd.h>
 

@@ -1,10 +1,10 @@
-#include "dataset_tab.h"
+#include "app/studio/dataset_tab.h"
 
-#include "augmentation_panel.h"
-#include "config_form.h"
-#include "dataset_picker.h"
-#include "thumbnail_model.h"
-#include "worker_pool.h"
+#include "widgets/augmentation_panel.h"
+#include "widgets/config_form.h"
+#include "widgets/dataset_picker.h"
+#include "widgets/thumbnail_model.h"
+#include "widgets/worker_pool.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
@@ -48,7 +48,7 @@ DatasetListing listDataset(const QString& root, const DatasetFilter& filter) {
 }  // namespace
 
 DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
-  picker_ = new DatasetPicker(this);
+  picker_ = new widgets::DatasetPicker(this);
   filters_ = new widgets::ConfigForm();
   filters_->showOnlyGroups({"Data"});
   auto* filter_area = new QScrollArea(this);
@@ -64,7 +64,7 @@ DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
   left_layout->addWidget(filter_area, 1);
   left_layout->addWidget(tree_, 2);
 
-  thumbnails_ = new ThumbnailModel(this);
+  thumbnails_ = new widgets::ThumbnailModel(this);
   grid_ = new QListView(this);
   grid_->setModel(thumbnails_);
   grid_->setViewMode(QListView::IconMode);
@@ -85,7 +85,7 @@ DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
   chart_ = new QChartView(new QChart(), this);
   chart_->chart()->setTitle("Images per city / folder");
   chart_->chart()->legend()->hide();
-  augmentation_ = new AugmentationPanel(this);
+  augmentation_ = new widgets::AugmentationPanel(this);
   auto* side = new QTabWidget(this);
   side->addTab(augmentation_, "Selected Image");
   auto* counts_page = new QWidget(this);
@@ -104,17 +104,17 @@ DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(splitter);
 
-  connect(picker_, &DatasetPicker::pathChosen, this, &DatasetTab::setRoot);
-  connect(picker_, &DatasetPicker::counted, this, [this] { relist(); });
+  connect(picker_, &widgets::DatasetPicker::pathChosen, this, &DatasetTab::setRoot);
+  connect(picker_, &widgets::DatasetPicker::counted, this, [this] { relist(); });
   connect(filters_, &widgets::ConfigForm::configChanged, this, [this] { picker_->setFilter(filters_->config().data.filter); });
   connect(tree_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
     if (!item) return;
     showGroup(item->data(0, Qt::UserRole).toString(), item->data(0, Qt::UserRole + 1).toString());
   });
   connect(grid_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
-    if (current.isValid()) augmentation_->setImage(current.data(ThumbnailModel::PathRole).toString());
+    if (current.isValid()) augmentation_->setImage(current.data(widgets::ThumbnailModel::PathRole).toString());
   });
-  connect(augmentation_, &AugmentationPanel::settingsChosen, this, [this](const AugmentConfig& augment, int img_size) {
+  connect(augmentation_, &widgets::AugmentationPanel::settingsChosen, this, [this](const AugmentConfig& augment, int img_size) {
     QMap<QString, QString> keys;
     for (const QString& key : filters_->keys())
       if (key.startsWith("data.")) keys[key] = filters_->fieldText(key);
@@ -159,7 +159,7 @@ void DatasetTab::relist() {
     pending_ = true;
     return;
   }
-  lister_.setFuture(QtConcurrent::run(studioWorkers(), &listDataset, picker_->path().trimmed(), filters_->config().data.filter));
+  lister_.setFuture(QtConcurrent::run(widgets::studioWorkers(), &listDataset, picker_->path().trimmed(), filters_->config().data.filter));
 }
 
 void DatasetTab::showListing() {

@@ -5,7 +5,7 @@
 // lazily on workers (ThumbnailModel), and the images per city as a table and a bar chart.
 // Selecting an image shows it as training sees it (AugmentationPanel), whose settings can go to
 // the Train tab together with the folder and filters.
-#include "image_dataset.h"
+#include "core/data/image_dataset.h"
 
 #include <QFutureWatcher>
 #include <QMap>
@@ -18,14 +18,13 @@ class QTreeWidget;
 class QChartView;
 
 namespace streetgan::widgets {
-class ConfigForm;
-}
-
-namespace streetgan::studio {
-
 class AugmentationPanel;
+class ConfigForm;
 class DatasetPicker;
 class ThumbnailModel;
+}  // namespace streetgan::widgets
+
+namespace streetgan::studio {
 
 /// A data set listed on a worker: its images after the filters, or why it could not be.
 struct DatasetListing {
@@ -44,13 +43,13 @@ public:
   void setRoot(const QString& root);
   QString root() const;
   bool isListing() const { return lister_.isRunning() || pending_; }
-  DatasetPicker& picker() { return *picker_; }
+  widgets::DatasetPicker& picker() { return *picker_; }
   widgets::ConfigForm& filters() { return *filters_; }
-  ThumbnailModel& thumbnails() { return *thumbnails_; }
+  widgets::ThumbnailModel& thumbnails() { return *thumbnails_; }
   QListView& grid() { return *grid_; }
   QTreeWidget& tree() { return *tree_; }
   QTableWidget& counts() { return *counts_; }
-  AugmentationPanel& augmentation() { return *augmentation_; }
+  widgets::AugmentationPanel& augmentation() { return *augmentation_; }
   /// Shows only the images of tree item (group, sequence); empty strings: every image.
   void showGroup(const QString& group, const QString& sequence = {});
   int listedImages() const { return static_cast<int>(listing_.paths.size()); }
@@ -66,14 +65,14 @@ private:
   void relist();
   void showListing();
 
-  DatasetPicker* picker_ = nullptr;
+  widgets::DatasetPicker* picker_ = nullptr;
   widgets::ConfigForm* filters_ = nullptr;
   QTreeWidget* tree_ = nullptr;
   QListView* grid_ = nullptr;
-  ThumbnailModel* thumbnails_ = nullptr;
+  widgets::ThumbnailModel* thumbnails_ = nullptr;
   QTableWidget* counts_ = nullptr;
   QChartView* chart_ = nullptr;
-  AugmentationPanel* augmentation_ = nullptr;
+  widgets::AugmentationPanel* augmentation_ = nullptr;
   DatasetListing listing_;
   QFutureWatcher<DatasetListing> lister_;
   bool pending_ = false;

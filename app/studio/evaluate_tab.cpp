@@ -1,14 +1,13 @@
-#include "evaluate_tab.h"
+#include "app/studio/evaluate_tab.h"
 
-#include "child_process.h"
-#include "image_dataset.h"
-#include "latent_explorer.h"
-#include "rgb_image.h"
-#include "run_checkpoints.h"
-#include "sigma_curve_chart.h"
-#include "train_config.h"
-#include "training_chart.h"
-#include "worker_pool.h"
+#include "app/studio/control/run_checkpoints.h"
+#include "core/config/train_config.h"
+#include "core/data/image_dataset.h"
+#include "core/latent/latent_explorer.h"
+#include "widgets/rgb_image.h"
+#include "widgets/sigma_curve_chart.h"
+#include "widgets/training_chart.h"
+#include "widgets/worker_pool.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -25,13 +24,10 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <nlohmann/json.hpp>
-
-#include <signal.h>
 
 namespace streetgan::studio {
 
@@ -90,7 +86,7 @@ ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig&
     return grids;
   }
   QVector<QImage> generated;
-  for (const RgbImage& image : *images) generated.push_back(toQImage(image));
+  for (const RgbImage& image : *images) generated.push_back(widgets::toQImage(image));
   const int side = (*explorer)->imageSize();
   grids.real = gridOf(real, side);
   grids.generated = gridOf(generated, side);
@@ -100,7 +96,7 @@ ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig&
 }  // namespace
 
 EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
-    : QWidget(parent), program_(std::move(program)), runs_root_(std::move(runs_root)) {
+    : QWidget(parent), program_(std::move(program)), runs_root_(std::move(runs_root)), job_(program_) {
   runs_ = new QComboBox(this);
   runs_->setMinimumContentsLength(24);
   target_ = new QComboBox(this);
@@ -146,7 +142,7 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   form->addRow(status_);
   form->addRow(compare_button);
 
-  sigma_chart_ = new SigmaCurveChart(this);
+  sigma_chart_ = new widgets::SigmaCurveChart(this);
   epoch_chart_ = new widgets::TrainingChart("Parzen log-likelihood over training (test split, one σ)", this);
   epoch_mean_ = epoch_chart_->addSeries("mean", QColor(31, 119, 180));
   epoch_low_ = epoch_chart_->addSeries("mean − stderr", QColor(31, 119, 180, 110));
@@ -179,6 +175,9 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   connect(evaluate_, &QPushButton::clicked, this, [this] { evaluate(); });
   connect(cancel_, &QPushButton::clicked, this, &EvaluateTab::cancel);
   connect(compare_button, &QPushButton::clicked, this, &EvaluateTab::compare);
+  connect(&job_, &ParzenJob::progressChanged, progress_, &QProgressBar::setValue);
+  connect(&job_, &ParzenJob::scoringCheckpoint, this, [this](const QString& what) { status_->setText("Scoring " + what); });
+  connect(&job_, &ParzenJob::finished, this, &EvaluateTab::onJobFinished);
   connect(&comparison_, &QFutureWatcher<ComparisonGrids>::finished, this, [this] {
     const ComparisonGrids grids = comparison_.result();
     real_ = grids.real;
@@ -268,62 +267,18 @@ bool EvaluateTab::evaluate() {
     status_->setText("Choose a run with a checkpoint first.");
     return false;
   }
-  if (valid_dir_->text().isEmpty() != test_dir_->text().isEmpty()) {
-    status_->setText("Give both a validation and a test folder, or neither (the run's held-out split).");
-    return false;
-  }
-  const bool every = target_->currentData().toString() == "every";
-  QStringList arguments{"parzen", "--json", "--progress", "--save", "--n-samples", QString::number(samples_->value()),
-                        "--n-valid", QString::number(valid_->value()), "--n-test", QString::number(test_->value())};
-  arguments << (every ? QStringList{"--run", run} : QStringList{"--checkpoint", targetCheckpoint()});
-  if (!valid_dir_->text().isEmpty()) arguments << "--valid" << valid_dir_->text() << "--test" << test_dir_->text();
-  process_ = std::make_unique<ChildProcess>();
-  stdout_.clear();
-  stderr_.clear();
-  connect(process_.get(), &ChildProcess::standardOutput, this, [this](const QByteArray& bytes) { stdout_ += bytes; });
-  connect(process_.get(), &ChildProcess::standardError, this, [this](const QByteArray& bytes) {
-    stderr_ += bytes;
-    // "Parzen estimate: 42%" and, over a run, "checkpoint 3/10: …": the latest of each.
-    const QList<QByteArray> lines = stderr_.split('\n');
-    for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
-      if (line->startsWith("Parzen estimate: ")) {
-        progress_->setValue(line->mid(17).replace('%', "").trimmed().toInt());
-        break;
-      }
-      if (line->startsWith("checkpoint ")) {
-        const QList<QByteArray> counts = line->mid(11).split(':').value(0).split('/');
-        if (counts.size() == 2 && counts[1].toInt() > 0) progress_->setValue(100 * (counts[0].toInt() - 1) / counts[1].toInt());
-        status_->setText("Scoring " + QString::fromUtf8(line->mid(11)));
-        break;
-      }
-    }
-  });
-  connect(process_.get(), &ChildProcess::finished, this, [this](int exit_code, int signal_number) {
-    process_.release()->deleteLater();
-    evaluate_->setEnabled(true);
-    cancel_->setEnabled(false);
-    if (exit_code != 0 || signal_number != 0) {
-      QString why = QString::fromUtf8(stderr_).trimmed().section('\n', -1);
-      if (signal_number != 0) why = "cancelled";
-      status_->setText("Parzen estimate failed: " + (why.isEmpty() ? QString("exit code %1").arg(exit_code) : why));
-      emit evaluated(false, status_->text());
-      return;
-    }
-    const nlohmann::json result = nlohmann::json::parse(stdout_.toStdString(), nullptr, false);
-    if (!result.is_object()) {
-      status_->setText("Parzen estimate: the output was not JSON");
-      emit evaluated(false, status_->text());
-      return;
-    }
-    progress_->setValue(100);
-    status_->setText("Saved in " + runs_->currentData().toString() + "/evaluations.");
-    showResult(result);
-    emit evaluated(true, result_->text());
-  });
+  ParzenRequest request;
+  request.run_dir = run;
+  request.every = target_->currentData().toString() == "every";
+  request.checkpoint = targetCheckpoint();
+  request.samples = samples_->value();
+  request.valid = valid_->value();
+  request.test = test_->value();
+  request.valid_dir = valid_dir_->text();
+  request.test_dir = test_dir_->text();
   QString error;
-  if (!process_->start(program_, arguments, &error)) {
-    process_.reset();
-    status_->setText("Cannot start " + program_ + ": " + error);
+  if (!job_.start(request, &error)) {
+    status_->setText(error);
     return false;
   }
   progress_->setValue(0);
@@ -333,13 +288,20 @@ bool EvaluateTab::evaluate() {
   return true;
 }
 
-void EvaluateTab::cancel() {
-  if (!process_) return;
-  process_->sendSignal(SIGINT);
-  // Sampling does not look at SIGINT; if the process is still there in 2 s, it is ended.
-  QTimer::singleShot(2000, this, [this] {
-    if (process_) process_->sendSignal(SIGKILL);
-  });
+void EvaluateTab::cancel() { job_.cancel(); }
+
+void EvaluateTab::onJobFinished(bool ok, const QString& message) {
+  evaluate_->setEnabled(true);
+  cancel_->setEnabled(false);
+  if (!ok) {
+    status_->setText(message);
+    emit evaluated(false, status_->text());
+    return;
+  }
+  progress_->setValue(100);
+  status_->setText("Saved in " + runs_->currentData().toString() + "/evaluations.");
+  showResult(job_.result());
+  emit evaluated(true, result_->text());
 }
 
 void EvaluateTab::showSaved() {
@@ -407,7 +369,7 @@ void EvaluateTab::compare() {
   }
   const std::string path = checkpoint.toStdString();
   const TrainConfig run_config = *config;
-  comparison_.setFuture(QtConcurrent::run(studioWorkers(), [path, run_config] { return makeComparison(path, run_config); }));
+  comparison_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [path, run_config] { return makeComparison(path, run_config); }));
 }
 
 }  // namespace streetgan::studio

@@ -1,15 +1,14 @@
 #pragma once
 // EvaluateTab: Parzen-window log-likelihood of a run's generator, on its latest (or any one)
 // checkpoint — σ chosen on the validation split, the cross-validation curve shown — or on every
-// checkpoint at one σ — mean ± standard error over epochs. It runs `streetgan parzen --save` as a
-// child process (progress, Cancel), so results land in the run's evaluations/ folder, where the
-// Runs tab and this tab read them back. Beside it, real held-out images next to generated ones.
-#include <QByteArray>
+// checkpoint at one σ — mean ± standard error over epochs. A ParzenJob runs `streetgan parzen
+// --save` (progress, Cancel), so results land in the run's evaluations/ folder, where the Runs
+// tab and this tab read them back. Beside it, real held-out images next to generated ones.
+#include "app/studio/control/parzen_job.h"
+
 #include <QFutureWatcher>
 #include <QImage>
 #include <QWidget>
-
-#include <memory>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -21,13 +20,11 @@ class QPushButton;
 class QSpinBox;
 
 namespace streetgan::widgets {
+class SigmaCurveChart;
 class TrainingChart;
-}
+}  // namespace streetgan::widgets
 
 namespace streetgan::studio {
-
-class ChildProcess;
-class SigmaCurveChart;
 
 /// Real and generated images side by side (a grid each), made on a worker.
 struct ComparisonGrids {
@@ -52,13 +49,13 @@ public:
   /// Starts the estimate; false (reason in statusText()) when it cannot start.
   bool evaluate();
   void cancel();
-  bool isRunning() const { return process_ != nullptr; }
+  bool isRunning() const { return job_.isRunning(); }
   /// Real held-out images beside samples of the target checkpoint (worker; comparisonReady()).
   void compare();
 
   QString statusText() const;
   QString resultText() const;
-  SigmaCurveChart& sigmaChart() { return *sigma_chart_; }
+  widgets::SigmaCurveChart& sigmaChart() { return *sigma_chart_; }
   widgets::TrainingChart& epochChart() { return *epoch_chart_; }
   QImage realGrid() const { return real_; }
   QImage generatedGrid() const { return generated_; }
@@ -77,6 +74,7 @@ private:
   void showSaved();
   void showResult(const nlohmann::json& result);
   QString targetCheckpoint() const;
+  void onJobFinished(bool ok, const QString& message);
 
   QString program_, runs_root_;
   QComboBox* runs_ = nullptr;
@@ -91,14 +89,13 @@ private:
   QProgressBar* progress_ = nullptr;
   QLabel* status_ = nullptr;
   QLabel* result_ = nullptr;
-  SigmaCurveChart* sigma_chart_ = nullptr;
+  widgets::SigmaCurveChart* sigma_chart_ = nullptr;
   widgets::TrainingChart* epoch_chart_ = nullptr;
   int epoch_mean_ = 0, epoch_low_ = 0, epoch_high_ = 0;
   QLabel* real_view_ = nullptr;
   QLabel* generated_view_ = nullptr;
   QImage real_, generated_;
-  std::unique_ptr<ChildProcess> process_;
-  QByteArray stdout_, stderr_;
+  ParzenJob job_;
   QFutureWatcher<ComparisonGrids> comparison_;
 };
 

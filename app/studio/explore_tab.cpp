@@ -1,13 +1,13 @@
-#include "explore_tab.h"
-#include "worker_pool.h"
+#include "app/studio/explore_tab.h"
+#include "widgets/worker_pool.h"
 
-#include "export_walk_dialog.h"
-#include "keyframe_strip.h"
-#include "latent_arithmetic_panel.h"
-#include "rgb_image.h"
-#include "run_checkpoints.h"
-#include "seed_grid.h"
-#include "walk_preview.h"
+#include "app/studio/control/run_checkpoints.h"
+#include "app/studio/export_walk_dialog.h"
+#include "app/studio/latent_arithmetic_panel.h"
+#include "app/studio/walk_preview.h"
+#include "widgets/keyframe_strip.h"
+#include "widgets/rgb_image.h"
+#include "widgets/seed_grid.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -44,13 +44,13 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
   top->addWidget(follow_);
   top->addWidget(open_file);
 
-  seeds_ = new SeedGrid(this);
+  seeds_ = new widgets::SeedGrid(this);
   arithmetic_ = new LatentArithmeticPanel(this);
   auto* left = new QTabWidget(this);
   left->addTab(seeds_, "Samples");
   left->addTab(arithmetic_, "Arithmetic");
 
-  strip_ = new KeyframeStrip(this);
+  strip_ = new widgets::KeyframeStrip(this);
   preview_ = new WalkPreview(this);
   auto* save_walk = new QPushButton("Save Walk…", this);
   auto* load_walk = new QPushButton("Load Walk…", this);
@@ -95,14 +95,14 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
     const QString path = QFileDialog::getOpenFileName(this, "Open Checkpoint", runs_root_, "Checkpoints (*.pt)");
     if (!path.isEmpty()) openCheckpoint(path);
   });
-  connect(seeds_, &SeedGrid::keyframeRequested, this, [this](quint64 seed, const QImage& image) {
+  connect(seeds_, &widgets::SeedGrid::keyframeRequested, this, [this](quint64 seed, const QImage& image) {
     if (explorer_) strip_->addKeyframe(explorer_->latentOfSeed(seed), seed, image);
   });
-  connect(seeds_, &SeedGrid::groupRequested, this,
+  connect(seeds_, &widgets::SeedGrid::groupRequested, this,
           [this](quint64 seed, int group, const QImage& image) { arithmetic_->addToGroup(group, seed, image); });
   connect(arithmetic_, &LatentArithmeticPanel::keyframeRequested, this,
           [this](const Latent& latent, const QImage& image) { strip_->addKeyframe(latent, std::nullopt, image); });
-  connect(strip_, &KeyframeStrip::changed, this, [this] { preview_->setKeys(strip_->latents(), strip_->seeds()); });
+  connect(strip_, &widgets::KeyframeStrip::changed, this, [this] { preview_->setKeys(strip_->latents(), strip_->seeds()); });
   connect(save_walk, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, "Save Walk", QString(), "Walk files (*.json)");
     if (!path.isEmpty()) saveWalk(path);
@@ -200,7 +200,7 @@ void ExploreTab::load(const QString& path) {
   loading_path_ = path;
   setStatus("Opening " + path + " …");
   const std::string file = path.toStdString(), device = device_.toStdString();
-  loader_.setFuture(QtConcurrent::run(studioWorkers(), [file, device] {
+  loader_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [file, device] {
     OpenedExplorer opened;
     auto explorer = LatentExplorer::open(file, device);
     if (explorer) opened.explorer = *explorer;
@@ -241,7 +241,7 @@ bool ExploreTab::loadWalk(const QString& path) {
   const QSignalBlocker block(strip_);
   strip_->clear();
   for (std::size_t i = 0; i < plan->keys.size(); ++i)
-    strip_->addKeyframe(plan->keys[i], plan->seeds[i] ? std::optional<quint64>(*plan->seeds[i]) : std::nullopt, toQImage((*images)[i]));
+    strip_->addKeyframe(plan->keys[i], plan->seeds[i] ? std::optional<quint64>(*plan->seeds[i]) : std::nullopt, widgets::toQImage((*images)[i]));
   preview_->setSettings(*plan);
   preview_->setKeys(strip_->latents(), strip_->seeds());
   setStatus(QString("Loaded %1 keyframes from %2.").arg(plan->keys.size()).arg(path));

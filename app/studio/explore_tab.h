@@ -4,7 +4,7 @@
 // worker thread. Then: a page of samples by seed (SeedGrid); keyframes picked from them or from
 // latent arithmetic (KeyframeStrip, LatentArithmeticPanel); the walk through them, previewed live
 // (WalkPreview), saved or loaded as a walk file, and exported (ExportWalkDialog).
-#include "latent_explorer.h"
+#include "core/latent/latent_explorer.h"
 
 #include <QFutureWatcher>
 #include <QTimer>
@@ -16,12 +16,15 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 
+namespace streetgan::widgets {
+class KeyframeStrip;
+class SeedGrid;
+}  // namespace streetgan::widgets
+
 namespace streetgan::studio {
 
 class ExportWalkDialog;
-class KeyframeStrip;
 class LatentArithmeticPanel;
-class SeedGrid;
 class WalkPreview;
 
 /// A checkpoint opened on a worker, or why it could not be.
@@ -47,8 +50,8 @@ public:
   std::shared_ptr<LatentExplorer> explorer() const { return explorer_; }
   QString statusText() const;
 
-  SeedGrid& seedGrid() { return *seeds_; }
-  KeyframeStrip& keyframes() { return *strip_; }
+  widgets::SeedGrid& seedGrid() { return *seeds_; }
+  widgets::KeyframeStrip& keyframes() { return *strip_; }
   WalkPreview& preview() { return *preview_; }
   LatentArithmeticPanel& arithmetic() { return *arithmetic_; }
 
@@ -79,8 +82,8 @@ private:
   QComboBox* runs_ = nullptr;
   QCheckBox* follow_ = nullptr;
   QLabel* status_ = nullptr;
-  SeedGrid* seeds_ = nullptr;
-  KeyframeStrip* strip_ = nullptr;
+  widgets::SeedGrid* seeds_ = nullptr;
+  widgets::KeyframeStrip* strip_ = nullptr;
   WalkPreview* preview_ = nullptr;
   LatentArithmeticPanel* arithmetic_ = nullptr;
   QFutureWatcher<OpenedExplorer> loader_;

@@ -1,5 +1,5 @@
-#include "export_walk_dialog.h"
-#include "worker_pool.h"
+#include "app/studio/export_walk_dialog.h"
+#include "widgets/worker_pool.h"
 
 #include <QComboBox>
 #include <QDesktopServices>
@@ -144,7 +144,7 @@ bool ExportWalkDialog::runExport() {
   const auto explorer = explorer_;
   const WalkPlan plan = plan_;
   const std::string target = path.toStdString();
-  watcher.setFuture(QtConcurrent::run(studioWorkers(), [this, explorer, plan, target, video] {
+  watcher.setFuture(QtConcurrent::run(widgets::studioWorkers(), [this, explorer, plan, target, video] {
     Status done = explorer->exportWalk(plan, target, video, [this](const ExplorerExportProgress& p) {
       rendered_ = p.rendered;
       encoded_ = p.encoded;

@@ -3,7 +3,7 @@
 // its size (long side), quality and upscaling filter — through core's encoder on a worker
 // thread, with a progress dialog (frames rendered and encoded) and Cancel, which leaves nothing
 // behind. On success it offers to reveal the file.
-#include "latent_explorer.h"
+#include "core/latent/latent_explorer.h"
 
 #include <QDialog>
 #include <QFutureWatcher>

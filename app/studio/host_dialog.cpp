@@ -1,7 +1,7 @@
-#include "host_dialog.h"
+#include "app/studio/host_dialog.h"
 
-#include "host_key_prompt.h"
-#include "worker_pool.h"
+#include "app/studio/host_key_prompt.h"
+#include "widgets/worker_pool.h"
 
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -102,7 +102,7 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
     if (!file.isEmpty()) key_->setText(file);
   });
   connect(test_, &QPushButton::clicked, this, &HostDialog::testConnection);
-  connect(&tester_, &HostConnectionTest::finished, this, &HostDialog::onTested);
+  connect(&tester_, &HostConnectionCheck::finished, this, &HostDialog::onTested);
   connect(&probe_, &QFutureWatcher<HostKeyProbe>::finished, this, &HostDialog::onProbed);
   connect(buttons, &QDialogButtonBox::accepted, this, [this] {
     storeFields();
@@ -195,12 +195,12 @@ void HostDialog::testConnection() {
   tester_.start(profile, control_dir_);
 }
 
-void HostDialog::onTested(const HostTestResult& result) {
+void HostDialog::onTested(const HostCheckResult& result) {
   if (result.failure == SshFailure::HostKeyUnknown || result.failure == SshFailure::HostKeyChanged) {
     result_->setText(result.message + "\nGetting the host's key …");
     const SshConnection connection(currentProfile(), control_dir_);
     const bool changed = result.failure == SshFailure::HostKeyChanged;
-    probe_.setFuture(QtConcurrent::run(studioWorkers(), [connection, changed] { return HostKeyCheck::probe(connection, changed); }));
+    probe_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [connection, changed] { return HostKeyCheck::probe(connection, changed); }));
     return;
   }
   setBusy(false);

@@ -4,9 +4,9 @@
 // version and devices. When the host's key is unknown or changed, its fingerprint is shown (the
 // probe runs off the GUI thread) and the key is trusted only if the user accepts it; then the
 // test runs again. Save keeps the profiles with QSettings.
-#include "host_connection_test.h"
-#include "host_key_check.h"
-#include "host_profile.h"
+#include "app/studio/control/host_connection_check.h"
+#include "app/studio/control/host_key_check.h"
+#include "app/studio/control/host_profile.h"
 
 #include <QDialog>
 #include <QFutureWatcher>
@@ -41,14 +41,14 @@ public:
   void setControlDir(const QString& dir) { control_dir_ = dir; }
 
 signals:
-  void testFinished(const streetgan::studio::HostTestResult& result);
+  void testFinished(const streetgan::studio::HostCheckResult& result);
 
 private:
   void addProfile();
   void removeProfile();
   void showProfile(int row);
   void storeFields();
-  void onTested(const HostTestResult& result);
+  void onTested(const HostCheckResult& result);
   void onProbed();
   void setBusy(bool busy);
 
@@ -59,7 +59,7 @@ private:
   QSpinBox* port_ = nullptr;
   QPushButton *test_ = nullptr, *remove_ = nullptr;
   QLabel* result_ = nullptr;
-  HostConnectionTest tester_;
+  HostConnectionCheck tester_;
   QFutureWatcher<HostKeyProbe> probe_;
   std::function<bool(const HostKeyProbe&)> decider_;
   QString control_dir_;

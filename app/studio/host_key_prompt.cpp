@@ -1,4 +1,4 @@
-#include "host_key_prompt.h"
+#include "app/studio/host_key_prompt.h"
 
 #include <QPushButton>
 

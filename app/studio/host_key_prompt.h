@@ -2,7 +2,7 @@
 // The question put to the user when a host's key is unknown or has changed: the host, the key's
 // fingerprints and what accepting means. Refuse is the default button; nothing is trusted unless
 // the user picks Accept Key.
-#include "host_key_check.h"
+#include "app/studio/control/host_key_check.h"
 
 #include <QMessageBox>
 

@@ -1,7 +1,7 @@
-#include "latent_arithmetic_panel.h"
-#include "worker_pool.h"
+#include "app/studio/latent_arithmetic_panel.h"
+#include "widgets/worker_pool.h"
 
-#include "rgb_image.h"
+#include "widgets/rgb_image.h"
 
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -20,7 +20,7 @@ constexpr double kNeighbourSpread = 0.25;
 }  // namespace
 
 LatentArithmeticPanel::LatentArithmeticPanel(QWidget* parent) : QWidget(parent) {
-  watcher_ = new QFutureWatcher<RenderedImages>(this);
+  watcher_ = new QFutureWatcher<widgets::RenderedImages>(this);
   auto* groups = new QHBoxLayout();
   const char* titles[] = {"A", "− B", "+ C"};
   for (int g = 0; g < 3; ++g) {
@@ -60,8 +60,8 @@ LatentArithmeticPanel::LatentArithmeticPanel(QWidget* parent) : QWidget(parent) 
 
   connect(compute_button, &QPushButton::clicked, this, [this] { compute(); });
   connect(clear_button, &QPushButton::clicked, this, &LatentArithmeticPanel::clearGroups);
-  connect(watcher_, &QFutureWatcher<RenderedImages>::finished, this, [this] {
-    const RenderedImages result = watcher_->result();
+  connect(watcher_, &QFutureWatcher<widgets::RenderedImages>::finished, this, [this] {
+    const widgets::RenderedImages result = watcher_->result();
     images_ = result.images;
     for (int i = 0; i < tiles_.size(); ++i)
       tiles_[i]->setIcon(i < images_.size() ? QIcon(QPixmap::fromImage(images_[i].scaled(kTile, kTile, Qt::KeepAspectRatio))) : QIcon());
@@ -119,8 +119,8 @@ bool LatentArithmeticPanel::compute() {
   status_->setText("Rendering …");
   const auto explorer = explorer_;
   const auto latents = results_;
-  watcher_->setFuture(QtConcurrent::run(studioWorkers(), [explorer, latents] {
-    return toRenderedImages(explorer->render(latents));
+  watcher_->setFuture(QtConcurrent::run(widgets::studioWorkers(), [explorer, latents] {
+    return widgets::toRenderedImages(explorer->render(latents));
   }));
   return true;
 }

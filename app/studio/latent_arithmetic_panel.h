@@ -3,8 +3,8 @@
 // groups A, B and C (from the seed grid's context menu); Compute shows mean(A) − mean(B) + mean(C)
 // in the middle of a 3 × 3 grid of its neighbours (the result plus a little noise), rendered on a
 // worker; clicking a tile uses it as a keyframe.
-#include "latent_explorer.h"
-#include "rendered_images.h"
+#include "core/latent/latent_explorer.h"
+#include "widgets/rendered_images.h"
 
 #include <QFutureWatcher>
 #include <QImage>
@@ -53,7 +53,7 @@ private:
   std::vector<Latent> results_;
   QVector<QImage> images_;
   QLabel* status_ = nullptr;
-  QFutureWatcher<RenderedImages>* watcher_ = nullptr;
+  QFutureWatcher<widgets::RenderedImages>* watcher_ = nullptr;
 };
 
 }  // namespace streetgan::studio

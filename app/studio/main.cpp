@@ -1,10 +1,10 @@
 // streetgan-studio: the desktop app. Everything lives in the studio library; this only starts it
 // (and, for documentation, can save a screenshot of what it shows and quit).
-#include "dataset_tab.h"
-#include "explore_tab.h"
-#include "main_window.h"
-#include "studio_settings.h"
-#include "train_tab.h"
+#include "app/studio/dataset_tab.h"
+#include "app/studio/explore_tab.h"
+#include "app/studio/main_window.h"
+#include "app/studio/studio_settings.h"
+#include "app/studio/train_tab.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

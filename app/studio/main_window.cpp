@@ -1,11 +1,11 @@
-#include "main_window.h"
-#include "host_dialog.h"
+#include "app/studio/main_window.h"
+#include "app/studio/host_dialog.h"
 
-#include "dataset_tab.h"
-#include "evaluate_tab.h"
-#include "explore_tab.h"
-#include "runs_tab.h"
-#include "train_tab.h"
+#include "app/studio/dataset_tab.h"
+#include "app/studio/evaluate_tab.h"
+#include "app/studio/explore_tab.h"
+#include "app/studio/runs_tab.h"
+#include "app/studio/train_tab.h"
 
 #include <QApplication>
 #include <QCloseEvent>

@@ -3,7 +3,7 @@
 // Settings and About, keyboard shortcuts, and the window's size and layout remembered between
 // starts. Closing with a run in progress asks whether to stop it or leave it running; on the next
 // start the Runs tab finds such runs by their logs and follows them.
-#include "studio_settings.h"
+#include "app/studio/studio_settings.h"
 
 #include <QMainWindow>
 

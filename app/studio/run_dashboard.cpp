@@ -1,5 +1,5 @@
-#include "run_dashboard.h"
-#include "worker_pool.h"
+#include "app/studio/run_dashboard.h"
+#include "widgets/worker_pool.h"
 
 #include <QDir>
 #include <QFileDialog>
@@ -263,7 +263,7 @@ void RunDashboard::showSample(int index) {
   sample_loading_ = index;
   const QString path = sample_paths_[index];
   const QSize box = sample_view_->size();
-  sample_loader_.setFuture(QtConcurrent::run(studioWorkers(), [path, box] {
+  sample_loader_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [path, box] {
     QImage image(path);
     return image.isNull() ? image : image.scaled(box, Qt::KeepAspectRatio, Qt::SmoothTransformation);
   }));

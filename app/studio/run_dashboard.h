@@ -6,8 +6,8 @@
 // (skipped files with their paths). It only reads events (addEvents); sample grids are decoded
 // off the GUI thread. A run_started that resumes from an earlier step drops the points its
 // predecessor logged past that step, as the event protocol says.
-#include "event_stream_reader.h"
-#include "training_chart.h"
+#include "core/runs/event_stream_reader.h"
+#include "widgets/training_chart.h"
 
 #include <QFutureWatcher>
 #include <QImage>

@@ -1,6 +1,6 @@
-#include "run_list_model.h"
-#include "remote_run_record.h"
-#include "worker_pool.h"
+#include "app/studio/run_list_model.h"
+#include "app/studio/control/remote_run_record.h"
+#include "widgets/worker_pool.h"
 
 #include <QColor>
 #include <QDateTime>
@@ -84,7 +84,7 @@ void RunListModel::refresh() {
     again_ = true;
     return;
   }
-  watcher_.setFuture(QtConcurrent::run(studioWorkers(), &listRuns, root_));
+  watcher_.setFuture(QtConcurrent::run(widgets::studioWorkers(), &listRuns, root_));
 }
 
 void RunListModel::poll() {

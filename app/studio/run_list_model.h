@@ -6,7 +6,7 @@
 // running by an earlier studio shows its progress live. Unreadable folders are listed with why.
 // A remote run is read from its local copy: its state is the last one received from its host
 // (running until a run_finished arrives); opening it re-attaches and brings the copy up to date.
-#include "run_summary.h"
+#include "core/runs/run_summary.h"
 
 #include <QAbstractTableModel>
 #include <QFutureWatcher>

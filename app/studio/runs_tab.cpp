@@ -1,5 +1,5 @@
-#include "runs_tab.h"
-#include "remote_run_record.h"
+#include "app/studio/runs_tab.h"
+#include "app/studio/control/remote_run_record.h"
 
 #include <QDesktopServices>
 #include <QDir>

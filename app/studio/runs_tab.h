@@ -4,7 +4,7 @@
 // is still going), Resume it, Duplicate its config into the Train tab's form for a new run,
 // Reveal its folder, Delete it (after a confirmation; never a running run or the one the Train
 // tab is busy with). Runs still going are followed a few times a second.
-#include "run_list_model.h"
+#include "app/studio/run_list_model.h"
 
 #include <QTimer>
 #include <QWidget>

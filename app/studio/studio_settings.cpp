@@ -1,4 +1,4 @@
-#include "studio_settings.h"
+#include "app/studio/studio_settings.h"
 
 #include <QCoreApplication>
 #include <QDir>

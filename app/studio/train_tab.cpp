@@ -1,11 +1,8 @@
-#include "train_tab.h"
+#include "app/studio/train_tab.h"
 
-#include "child_process.h"
-#include "dataset_picker.h"
-#include "followed_run_transport.h"
-#include "local_process_transport.h"
-#include "remote_run_record.h"
-#include "remote_run_transport.h"
+#include "app/studio/control/remote_run_record.h"
+#include "app/studio/control/remote_run_transport.h"
+#include "widgets/dataset_picker.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -25,12 +22,16 @@
 namespace streetgan::studio {
 
 TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
-    : QWidget(parent), program_(std::move(program)), runs_root_(std::move(runs_root)) {
+    : QWidget(parent),
+      program_(std::move(program)),
+      runs_root_(std::move(runs_root)),
+      demo_job_(program_),
+      transports_(program_) {
   // Left: what to train.
   preset_ = new QComboBox(this);
   for (const std::string& name : presetNames()) preset_->addItem(QString::fromStdString(name));
   preset_->addItem("custom");
-  picker_ = new DatasetPicker(this);
+  picker_ = new widgets::DatasetPicker(this);
   form_ = new widgets::ConfigForm();
   auto* form_area = new QScrollArea(this);
   form_area->setWidget(form_);
@@ -89,8 +90,8 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     config.dataroot = form_->config().dataroot;
     form_->setConfig(config);
   });
-  connect(picker_, &DatasetPicker::pathChosen, this, &TrainTab::setDataroot);
-  connect(picker_, &DatasetPicker::demoRequested, this,
+  connect(picker_, &widgets::DatasetPicker::pathChosen, this, &TrainTab::setDataroot);
+  connect(picker_, &widgets::DatasetPicker::demoRequested, this,
           [this] { useDemoData(QDir::cleanPath(QDir(runs_root_).absoluteFilePath("../demo-data"))); });
   connect(form_, &widgets::ConfigForm::configChanged, this, [this] {
     const QString root = QString::fromStdString(form_->config().dataroot);
@@ -109,6 +110,10 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     if (host) dashboard_->setStatus("New runs train on " + host->label() + ": the data set folder is a path on that host.");
   });
   connect(form_, &widgets::ConfigForm::validityChanged, this, &TrainTab::updateButtons);
+  connect(&demo_job_, &DemoDataJob::progressChanged, this, [this](int done, int total) {
+    dashboard_->showProgress(static_cast<double>(done) / total, QString("demo data: %1/%2 images").arg(done).arg(total));
+  });
+  connect(&demo_job_, &DemoDataJob::finished, this, &TrainTab::onDemoDataFinished);
   auto preset = presetConfig("naive-64");
   if (preset) form_->setConfig(*preset);
   dashboard_->setStatus("Choose a data set folder, or Use Demo Data to train on procedural street scenes.");
@@ -119,50 +124,33 @@ TrainTab::~TrainTab() = default;
 
 void TrainTab::useDemoData(const QString& folder) {
   const QString clean = QDir::cleanPath(folder);
-  if (QFileInfo(clean + "/train_val").isDir()) {
+  if (DemoDataJob::isRendered(clean)) {
     setDataroot(clean);
     dashboard_->setStatus("Data set: the demo street scenes in " + clean);
     emit demoDataFinished(true, clean);
     return;
   }
-  if (demo_process_) return;
-  demo_process_ = std::make_unique<ChildProcess>();
-  demo_stderr_.clear();
+  if (demo_job_.isRunning()) return;
   dashboard_->setStatus("Rendering the demo street scenes into " + clean + " …");
   dashboard_->showProgress(0, "demo data");
-  connect(demo_process_.get(), &ChildProcess::standardError, this, [this](const QByteArray& bytes) {
-    demo_stderr_ += bytes;
-    // "rendered 16/240 images": show the latest count.
-    const int at = demo_stderr_.lastIndexOf("rendered ");
-    if (at < 0) return;
-    const QByteArray tail = demo_stderr_.mid(at + 9).split(' ').value(0);
-    const QList<QByteArray> parts = tail.split('/');
-    if (parts.size() == 2 && parts[1].toInt() > 0)
-      dashboard_->showProgress(parts[0].toDouble() / parts[1].toInt(), "demo data: " + QString::fromUtf8(tail) + " images");
-  });
-  connect(demo_process_.get(), &ChildProcess::finished, this, [this, clean](int exit_code, int) {
-    demo_process_.release()->deleteLater();
-    const bool ok = exit_code == 0 && QFileInfo(clean + "/train_val").isDir();
-    if (ok) {
-      setDataroot(clean);
-      dashboard_->setStatus("Data set: the demo street scenes in " + clean);
-      dashboard_->showProgress(1, "demo data ready");
-    } else {
-      const QString why = QString::fromUtf8(demo_stderr_).trimmed().section('\n', -1);
-      dashboard_->setStatus("Could not render the demo data: " + (why.isEmpty() ? QString("exit code %1").arg(exit_code) : why));
-    }
-    updateButtons();
-    emit demoDataFinished(ok, ok ? clean : dashboard_->statusText());
-  });
   QString error;
-  QDir().mkpath(QFileInfo(clean).absolutePath());
-  if (!demo_process_->start(program_, {"demo-data", "--out", clean, "--cities", "4", "--sequences", "6", "--frames", "10"},
-                            &error)) {
-    demo_process_.reset();
+  if (!demo_job_.start(clean, &error)) {
     dashboard_->setStatus("Could not render the demo data: " + error);
     emit demoDataFinished(false, error);
   }
   updateButtons();
+}
+
+void TrainTab::onDemoDataFinished(bool ok, const QString& folder_or_reason) {
+  if (ok) {
+    setDataroot(folder_or_reason);
+    dashboard_->setStatus("Data set: the demo street scenes in " + folder_or_reason);
+    dashboard_->showProgress(1, "demo data ready");
+  } else {
+    dashboard_->setStatus("Could not render the demo data: " + folder_or_reason);
+  }
+  updateButtons();
+  emit demoDataFinished(ok, ok ? folder_or_reason : dashboard_->statusText());
 }
 
 void TrainTab::setDataroot(const QString& path) {
@@ -254,7 +242,7 @@ bool TrainTab::openRun(const QString& run_dir) {
   run_dir_ = run_dir;
   dashboard_->clear(run_dir);
   following_ = true;
-  session_ = std::make_unique<TrainingSession>(transportFor(run_dir, true));
+  session_ = std::make_unique<TrainingSession>(transports_.forRun(run_dir, true));
   connectSession();
   dashboard_->setStatus("Reading " + QDir(run_dir).filePath("events.jsonl") + " …");
   TrainingRequest request;
@@ -290,23 +278,13 @@ bool TrainTab::launch(const TrainingRequest& request, bool keep_history) {
   if (!keep_history) dashboard_->clear(request.run_dir);
   run_dir_ = request.run_dir;
   following_ = false;
-  session_ = std::make_unique<TrainingSession>(transportFor(request.run_dir, false));
+  session_ = std::make_unique<TrainingSession>(transports_.forRun(request.run_dir, false));
   connectSession();
   dashboard_->setStatus((request.resume ? "Resuming " : "Starting ") + run_dir_ + " on " + session_->transport().where() + " …");
   const bool started = session_->start(full);
   updateButtons();
   if (started) emit runStarted(run_dir_);
   return started;
-}
-
-std::unique_ptr<TrainingTransport> TrainTab::transportFor(const QString& run_dir, bool attach) {
-  if (auto record = RemoteRunRecord::read(run_dir)) {
-    auto transport = std::make_unique<RemoteRunTransport>(*record, ssh_control_dir_);
-    transport->setAttachOnStart(attach);
-    return transport;
-  }
-  if (attach) return std::make_unique<FollowedRunTransport>(run_dir);
-  return std::make_unique<LocalProcessTransport>(program_);
 }
 
 void TrainTab::connectSession() {
@@ -405,8 +383,8 @@ void TrainTab::onFinished(SessionState state, const QString& message) {
 
 void TrainTab::updateButtons() {
   const bool active = session_ && session_->isActive();
-  start_->setEnabled(!active && form_->isValid() && !demo_process_);
-  picker_->demoButton().setEnabled(!demo_process_);
+  start_->setEnabled(!active && form_->isValid() && !demo_job_.isRunning());
+  picker_->demoButton().setEnabled(!demo_job_.isRunning());
   stop_->setEnabled(active && session_->state() != SessionState::Stopping);
   resume_->setEnabled(!active && !run_dir_.isEmpty());
   fetch_checkpoint_->setVisible(session_ && qobject_cast<RemoteRunTransport*>(&session_->transport()));

@@ -2,12 +2,15 @@
 // TrainTab: configure a run, start, stop and resume it, and watch it learn. Left: the preset, the
 // data set (DatasetPicker: live counts after the filters) and the config form over every key.
 // Right: the RunDashboard. A run goes through a TrainingSession: a new or resumed one as a local
-// process reading its stdout; a run opened from the Runs tab through its events.jsonl
-// (FollowedRunTransport), live when its process is still going.
-#include "config_form.h"
-#include "host_profile.h"
-#include "run_dashboard.h"
-#include "training_session.h"
+// process reading its stdout; a run opened from the Runs tab through its events.jsonl, live when
+// its process is still going; a run on a host over SSH. TrainingTransportFactory chooses which;
+// DemoDataJob renders the demo data set.
+#include "app/studio/control/demo_data_job.h"
+#include "app/studio/control/host_profile.h"
+#include "app/studio/control/training_session.h"
+#include "app/studio/control/training_transport_factory.h"
+#include "app/studio/run_dashboard.h"
+#include "widgets/config_form.h"
 
 #include <QTemporaryFile>
 #include <QWidget>
@@ -18,9 +21,11 @@
 class QComboBox;
 class QPushButton;
 
-namespace streetgan::studio {
-
+namespace streetgan::widgets {
 class DatasetPicker;
+}  // namespace streetgan::widgets
+
+namespace streetgan::studio {
 
 class TrainTab : public QWidget {
   Q_OBJECT
@@ -31,7 +36,7 @@ public:
 
   widgets::ConfigForm& form() { return *form_; }
   RunDashboard& dashboard() { return *dashboard_; }
-  DatasetPicker& datasetPicker() { return *picker_; }
+  widgets::DatasetPicker& datasetPicker() { return *picker_; }
   void setDataroot(const QString& path);
   void setRunsRoot(const QString& root) { runs_root_ = root; }
   /// Device and CPU threads for new and resumed runs (`--device`, `--threads`); empty / 0 leave
@@ -43,7 +48,7 @@ public:
   /// Uses the procedural demo street scenes as the data set: renders them into `folder` with
   /// `streetgan demo-data` on first use (progress in the progress bar), then selects them.
   void useDemoData(const QString& folder);
-  bool demoDataBusy() const { return demo_process_ != nullptr; }
+  bool demoDataBusy() const { return demo_job_.isRunning(); }
   /// Continues the run shown (or `run_dir`) from its latest checkpoint, its history kept on the
   /// charts (read from its log first when it is not the run shown).
   bool resumeRun(const QString& run_dir = {});
@@ -62,7 +67,7 @@ public:
   /// The host new runs train on, or nothing for this computer.
   std::optional<HostProfile> runOnHost() const;
   /// The shared-connection folder for remote runs (empty: the default), for tests.
-  void setSshControlDir(const QString& dir) { ssh_control_dir_ = dir; }
+  void setSshControlDir(const QString& dir) { transports_.setSshControlDir(dir); }
   /// For a remote run shown: fetches its latest checkpoint into the local copy (for the Explore
   /// tab), with progress in the status; false with the reason in statusText() when it cannot.
   bool fetchLatestCheckpoint();
@@ -82,30 +87,28 @@ signals:
 
 private:
   bool launch(const TrainingRequest& request, bool keep_history);
-  /// The transport for a run directory: over SSH when it holds a remote run's record.
-  std::unique_ptr<TrainingTransport> transportFor(const QString& run_dir, bool attach);
+  void onDemoDataFinished(bool ok, const QString& folder_or_reason);
   void connectSession();
   void onFinished(SessionState state, const QString& message);
   void updateButtons();
 
   QString program_, runs_root_, run_dir_, device_;
   int threads_ = 0;
-  std::unique_ptr<class ChildProcess> demo_process_;
-  QByteArray demo_stderr_;
+  DemoDataJob demo_job_;
+  TrainingTransportFactory transports_;
   std::unique_ptr<TrainingSession> session_;
   bool following_ = false;        // the session reads a run's log (opened), not a process we started
   QString resume_after_opening_;  // resume this run once its log has been read
   std::unique_ptr<QTemporaryFile> config_file_;
   widgets::ConfigForm* form_ = nullptr;
   QComboBox* preset_ = nullptr;
-  DatasetPicker* picker_ = nullptr;
+  widgets::DatasetPicker* picker_ = nullptr;
   QPushButton* start_ = nullptr;
   QPushButton* stop_ = nullptr;
   QPushButton* resume_ = nullptr;
   QPushButton* fetch_checkpoint_ = nullptr;
   QComboBox* run_on_ = nullptr;
   QList<HostProfile> hosts_;
-  QString ssh_control_dir_;
   RunDashboard* dashboard_ = nullptr;
 };
 

@@ -1,7 +1,7 @@
-#include "walk_preview.h"
-#include "worker_pool.h"
+#include "app/studio/walk_preview.h"
+#include "widgets/worker_pool.h"
 
-#include "rgb_image.h"
+#include "widgets/rgb_image.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -80,8 +80,8 @@ WalkPreview::WalkPreview(QWidget* parent) : QWidget(parent) {
   timer_.setTimerType(Qt::PreciseTimer);
   timer_.setInterval(static_cast<int>(1000.0 / fps_->value()));
   connect(&timer_, &QTimer::timeout, this, &WalkPreview::tick);
-  connect(&watcher_, &QFutureWatcher<RenderedImages>::finished, this, [this] {
-    const RenderedImages result = watcher_.result();
+  connect(&watcher_, &QFutureWatcher<widgets::RenderedImages>::finished, this, [this] {
+    const widgets::RenderedImages result = watcher_.result();
     const int from = std::exchange(rendering_from_, -1);
     if (job_generation_ == generation_) {
       if (!result.error.isEmpty()) {
@@ -235,9 +235,9 @@ void WalkPreview::renderAhead() {
   job_generation_ = generation_;
   const auto explorer = explorer_;
   const WalkPlan walk = plan();
-  watcher_.setFuture(QtConcurrent::run(studioWorkers(), [explorer, walk, from, count] {
-    yieldToTheGuiThread();
-    return toRenderedImages(explorer->renderFrames(walk, from, count));
+  watcher_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [explorer, walk, from, count] {
+    widgets::yieldToTheGuiThread();
+    return widgets::toRenderedImages(explorer->renderFrames(walk, from, count));
   }));
 }
 

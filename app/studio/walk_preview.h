@@ -4,8 +4,8 @@
 // play head on a worker thread, a few at a time, and cached (all of them when they fit in 256
 // MiB; otherwise a window ahead of the play head), so playback runs at the chosen rate while the
 // generator works. Any change of keys or settings starts the cache afresh.
-#include "latent_explorer.h"
-#include "rendered_images.h"
+#include "core/latent/latent_explorer.h"
+#include "widgets/rendered_images.h"
 
 #include <QElapsedTimer>
 #include <QFutureWatcher>
@@ -83,7 +83,7 @@ private:
   quint64 job_generation_ = 0;
   QImage current_;
   QString error_;
-  QFutureWatcher<RenderedImages> watcher_;
+  QFutureWatcher<widgets::RenderedImages> watcher_;
 };
 
 }  // namespace streetgan::studio

@@ -1,0 +1,82 @@
+#include "app/studio/control/host_profile.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSettings>
+
+namespace streetgan::studio {
+
+namespace {
+
+bool hasControlCharacter(const QString& text) {
+  for (QChar c : text)
+    if (c.unicode() < 0x20 || c.unicode() == 0x7f) return true;
+  return false;
+}
+
+}  // namespace
+
+QString HostProfile::destination() const { return user.isEmpty() ? host : user + "@" + host; }
+
+QString HostProfile::validate() const {
+  if (host.trimmed().isEmpty()) return "Host: enter a host name, address or ~/.ssh/config alias.";
+  // ssh reads a leading '-' as an option and whitespace splits its arguments.
+  for (const auto& [field, value] : {std::pair<QString, QString>{"Host", host}, {"User", user}, {"Jump host", jump_host}}) {
+    if (value.startsWith('-')) return field + ": '" + value + "' cannot start with '-'.";
+    if (value.contains(' ') || value.contains('\t') || hasControlCharacter(value))
+      return field + ": '" + value + "' cannot contain spaces or control characters.";
+  }
+  if (port < 0 || port > 65535) return "Port: " + QString::number(port) + " is not a port (1–65535, or 0 for ssh's default).";
+  if (streetgan_path.trimmed().isEmpty()) return "streetgan path: enter the remote program (e.g. streetgan or ~/bin/streetgan).";
+  if (runs_root.trimmed().isEmpty()) return "Runs folder: enter the remote folder for run directories.";
+  if (hasControlCharacter(streetgan_path) || hasControlCharacter(runs_root))
+    return "The remote paths cannot contain control characters.";
+  return {};
+}
+
+QJsonObject HostProfile::toJson() const {
+  return {{"name", name},
+          {"host", host},
+          {"user", user},
+          {"port", port},
+          {"jump_host", jump_host},
+          {"identity_file", identity_file},
+          {"streetgan_path", streetgan_path},
+          {"runs_root", runs_root},
+          {"environment_line", environment_line},
+          {"ssh_config_file", ssh_config_file},
+          {"known_hosts_file", known_hosts_file}};
+}
+
+HostProfile HostProfile::fromJson(const QJsonObject& o) {
+  HostProfile p;
+  p.name = o.value("name").toString();
+  p.host = o.value("host").toString();
+  p.user = o.value("user").toString();
+  p.port = o.value("port").toInt(0);
+  p.jump_host = o.value("jump_host").toString();
+  p.identity_file = o.value("identity_file").toString();
+  p.streetgan_path = o.value("streetgan_path").toString(p.streetgan_path);
+  p.runs_root = o.value("runs_root").toString(p.runs_root);
+  p.environment_line = o.value("environment_line").toString();
+  p.ssh_config_file = o.value("ssh_config_file").toString();
+  p.known_hosts_file = o.value("known_hosts_file").toString();
+  return p;
+}
+
+QList<HostProfile> loadHostProfiles() {
+  QSettings settings;
+  QList<HostProfile> profiles;
+  const auto array = QJsonDocument::fromJson(settings.value("hosts/profiles").toByteArray()).array();
+  for (const auto& value : array) profiles.push_back(HostProfile::fromJson(value.toObject()));
+  return profiles;
+}
+
+void saveHostProfiles(const QList<HostProfile>& profiles) {
+  QJsonArray array;
+  for (const auto& profile : profiles) array.push_back(profile.toJson());
+  QSettings settings;
+  settings.setValue("hosts/profiles", QJsonDocument(array).toJson(QJsonDocument::Compact));
+}
+
+}  // namespace streetgan::studio

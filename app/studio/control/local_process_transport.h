@@ -1,0 +1,28 @@
+#pragma once
+// LocalProcessTransport: runs `streetgan` on this computer as a child process (ChildProcess) and
+// passes on its stdout (the event stream, `--events -`) and stderr.
+#include "app/studio/control/child_process.h"
+#include "app/studio/control/training_transport.h"
+
+namespace streetgan::studio {
+
+class LocalProcessTransport : public TrainingTransport {
+  Q_OBJECT
+public:
+  /// `program`: the `streetgan` executable to run.
+  explicit LocalProcessTransport(QString program, QObject* parent = nullptr);
+
+  bool start(const QStringList& arguments, QString* error) override;
+  void interrupt() override;
+  void kill() override;
+  void detach() override;
+  bool isRunning() const override { return process_.isRunning(); }
+  QString where() const override { return "this computer"; }
+  qint64 pid() const { return process_.pid(); }
+
+private:
+  QString program_;
+  ChildProcess process_;
+};
+
+}  // namespace streetgan::studio

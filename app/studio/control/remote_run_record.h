@@ -1,0 +1,31 @@
+#pragma once
+// RemoteRunRecord: a run that trains on a remote host, as the studio keeps it on this computer.
+// The local run directory is a mirror: remote.json (this record: the host profile and the remote
+// run directory), events.jsonl (the remote log, byte for byte as far as it has been read — its
+// size is the offset to follow from), and the sample grids and checkpoints fetched so far. The
+// Runs tab lists it like a local run, with its host.
+#include "app/studio/control/host_profile.h"
+
+#include <QString>
+
+#include <optional>
+
+namespace streetgan::studio {
+
+struct RemoteRunRecord {
+  HostProfile host;
+  QString remote_run_dir;  ///< on the host; relative paths start at the remote home
+  QString local_run_dir;   ///< the mirror on this computer
+
+  /// The remote run directory of run `name` under the profile's runs root ("~/x" becomes "x":
+  /// ssh commands start in the remote home, and a quoted "~" would not expand).
+  static QString remoteRunDirFor(const HostProfile& host, const QString& name);
+  static QString fileName() { return "remote.json"; }
+
+  /// Writes local_run_dir/remote.json (creating the folder); an error message, or empty.
+  QString write() const;
+  /// The record of `local_run_dir`, or nothing when it is a local run.
+  static std::optional<RemoteRunRecord> read(const QString& local_run_dir);
+};
+
+}  // namespace streetgan::studio

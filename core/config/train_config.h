@@ -1,0 +1,105 @@
+#pragma once
+// TrainConfig: every setting of a training run, with the defaults of the original Python tool.
+// Parsed from JSON (a config file, or the `-t` training / `-c` checkpoint strings of the original
+// CLI) and written back fully resolved to the run directory's config.json. Parsing validates each
+// key as it is read and reports the first bad one as an Error naming the key, the value and what
+// is allowed; nothing is half-applied.
+#include "core/config/data_config.h"
+#include "core/util/result.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace streetgan {
+
+/// The reference augmentation pipeline (docs/data.md), applied in this order.
+struct AugmentConfig {
+  double shift = 0.2;        ///< random horizontal shift, up to ±shift·width
+  double crop_scale = 4.0;   ///< center crop of crop_scale·img_size pixels (black padding)
+  double noise_std = 0.05;   ///< Gaussian noise added in [0,1] space
+  bool flip = false;         ///< random horizontal flip
+  double rotate_deg = 0.0;   ///< random rotation up to ±rotate_deg degrees
+  double scale_jitter = 0.0; ///< random zoom factor in [1−scale_jitter, 1+scale_jitter]
+};
+
+/// Parzen evaluation during training (docs/evaluation.md), on the data set's held-out split.
+struct ParzenConfig {
+  int every_epochs = 0;        ///< evaluate after every N epochs; 0 = off
+  int n_samples = 1000;        ///< generated samples
+  int n_valid = 200;           ///< held-out images that choose σ
+  int n_test = 200;            ///< held-out images scored at that σ
+  std::vector<double> sigmas;  ///< the σ grid; empty = logspace(−1, 0, 10)
+};
+
+struct TrainConfig {
+  // Training keys of the original tool (`-t`).
+  int nc = 3;                 ///< image channels: 3 (RGB) or 1 (grayscale)
+  int nz = 100;               ///< latent size
+  int ngf = 64;               ///< generator width
+  int ndf = 64;               ///< discriminator width
+  double lr = 2e-4;           ///< AdamW learning rate, both nets
+  double beta1 = 0.5;         ///< AdamW beta1
+  double beta2 = 0.999;       ///< AdamW beta2
+  int batch_size = 128;       ///< images per step
+  int img_size = 64;          ///< 64 (G64/D64) or 128 (G128/D128)
+  double weight_decay = 0.05; ///< AdamW weight decay
+
+  // Checkpoint keys of the original tool (`-c`).
+  std::string name = "streetgan"; ///< run name: the run directory is root/name
+  std::string root = "runs";      ///< folder that holds run directories
+  int log_frequency = 100;        ///< steps between sample grids (one is also written per epoch)
+  int save_frequency = 1;         ///< epochs between checkpoints
+  int keep_checkpoints = 3;       ///< checkpoints kept; older ones are deleted
+
+  // Run settings.
+  std::string dataroot;           ///< folder of training images (required to train)
+  int epochs = 25;                ///< total epochs of the run (a resumed run continues up to it)
+  std::int64_t seed = 0;          ///< seeds weights, data order, augmentation and noise
+  std::string device = "auto";    ///< auto | cpu | cuda | cuda:N
+  std::string precision = "auto"; ///< auto (fp16 on CUDA, fp32 on CPU) | fp32 | fp16 | bf16
+  int threads = 0;                ///< CPU threads for LibTorch and decoding; 0 = all cores
+  int sample_count = 64;          ///< images in each sample grid (fixed noise batch)
+  std::string preset = "custom";  ///< the preset this config started from, for display
+
+  AugmentConfig augment;
+  DataConfig data;            ///< which images, and how they are loaded ("data" keys)
+  ParzenConfig parzen;        ///< Parzen evaluation while training ("parzen" keys)
+};
+
+/// Which keys a JSON object may set: the original CLI's `-t` takes training keys only,
+/// `-c` checkpoint keys only; a config file takes every key.
+enum class ConfigScope { All, Training, Checkpoint };
+
+/// Applies the keys of `json` (an object) on top of `base`. `source` names where the JSON came
+/// from (a file path, "-t", "-c") and starts every error message.
+Result<TrainConfig> applyConfigJson(const TrainConfig& base, const nlohmann::json& json,
+                                    ConfigScope scope, const std::string& source);
+
+/// Parses `text` as JSON and applies it as applyConfigJson does.
+Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& text,
+                                    ConfigScope scope, const std::string& source);
+
+/// Reads a config file and applies it on top of `base`.
+Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& path);
+
+/// Checks the rules that span keys (run after every key is set).
+Status validateConfig(const TrainConfig& config);
+
+/// Every key written out, nested as `augment: {...}` and `data: {...}`; applyConfigJson of it gives back `config`.
+nlohmann::json configToJson(const TrainConfig& config);
+
+/// Named presets: naive-64, safe-64, safe-128.
+Result<TrainConfig> presetConfig(const std::string& name);
+std::vector<std::string> presetNames();
+
+/// Every key a config may hold, in the dotted form used by messages (`augment.shift`, `data.cities`).
+std::vector<std::string> configKeyNames();
+
+/// The group a key belongs to, for forms: Training, Checkpoint, Run, Augment, Data or Parzen
+/// (empty for an unknown key).
+std::string configKeyGroup(const std::string& name);
+
+}  // namespace streetgan

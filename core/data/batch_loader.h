@@ -1,0 +1,70 @@
+#pragma once
+// BatchLoader: turns an ImageDataset into training batches. The order of an epoch is a shuffle
+// seeded by (seed, epoch) and the augmentation of each image is seeded by (seed, epoch, index),
+// so a batch depends only on those numbers: never on thread timing or worker count, the same
+// after a resume, and the same from the image files or from a pre-decoded ImageCache (images
+// missing from the cache are decoded from their files). load() is safe to call from several
+// threads at once; BatchPrefetcher runs it on worker threads. A file that cannot be used is left
+// out of its batch and named in Batch::skipped.
+#include "core/data/image_cache.h"
+#include "core/data/image_dataset.h"
+#include "core/data/sample_pipeline.h"
+
+#include <torch/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace streetgan {
+
+struct Batch {
+  torch::Tensor images;               ///< (n, nc, S, S) float in [-1, 1]; n may be 0
+  std::vector<SkippedFile> skipped;   ///< every file of the batch that could not be used
+};
+
+class BatchLoader {
+public:
+  /// `cache` may be null. It must hold images decoded like `pipeline` (channels, reduction);
+  /// check with cacheMismatch() first.
+  BatchLoader(ImageDataset dataset, SamplePipeline pipeline, int batch_size, std::uint64_t seed,
+              std::shared_ptr<const ImageCache> cache = nullptr);
+
+  std::int64_t batchesPerEpoch() const;
+  std::int64_t batchSize() const { return batch_size_; }
+  std::int64_t datasetSize() const { return static_cast<std::int64_t>(dataset_.size()); }
+  const ImageDataset& dataset() const { return dataset_; }
+  const SamplePipeline& pipeline() const { return pipeline_; }
+  /// Images of the data set that are not in the cache (0 without a cache).
+  std::int64_t uncachedCount() const { return uncached_; }
+
+  /// The dataset indices of `epoch`, in the order they are served.
+  std::vector<std::int64_t> epochOrder(std::int64_t epoch) const;
+  /// Batch `batch_index` of `epoch` (the last batch of an epoch may be smaller). Stops early
+  /// (returning a partial batch) when `cancel` becomes true.
+  Batch load(std::int64_t epoch, std::int64_t batch_index,
+             const std::atomic<bool>* cancel = nullptr) const;
+
+  /// Why `cache` cannot serve `pipeline`, or "" when it can.
+  static std::string cacheMismatch(const ImageCache& cache, const SamplePipeline& pipeline);
+
+private:
+  std::shared_ptr<const std::vector<std::int64_t>> orderOf(std::int64_t epoch) const;
+
+  ImageDataset dataset_;
+  SamplePipeline pipeline_;
+  int batch_size_;
+  std::uint64_t seed_;
+  std::shared_ptr<const ImageCache> cache_;
+  std::vector<std::int64_t> record_of_;  ///< cache record of each dataset index, or -1
+  std::int64_t uncached_ = 0;
+  // The shuffles of the epochs being served, computed once per epoch, not per batch.
+  mutable std::mutex order_mutex_;
+  mutable std::int64_t order_epoch_[2] = {-1, -1};
+  mutable std::shared_ptr<const std::vector<std::int64_t>> orders_[2];
+};
+
+}  // namespace streetgan

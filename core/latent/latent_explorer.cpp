@@ -1,0 +1,208 @@
+#include "core/latent/latent_explorer.h"
+
+#include "core/data/image_grid.h"
+#include "core/latent/latent_walk.h"
+#include "core/latent/walk_exporter.h"
+#include "core/train/checkpoint.h"
+#include "core/train/compute_device.h"
+
+#include <torch/torch.h>
+
+#include <mutex>
+
+namespace streetgan {
+
+struct LatentExplorer::State {
+  std::string path;
+  CheckpointGenerator loaded;
+  c10::Device device = c10::kCPU;
+  mutable std::mutex mutex;  // one generator call at a time
+};
+
+namespace {
+
+torch::Tensor toTensor(const Latent& latent) {
+  return torch::from_blob(const_cast<float*>(latent.data()), {static_cast<std::int64_t>(latent.size())}, torch::kFloat32).clone();
+}
+
+Latent toLatent(const torch::Tensor& tensor) {
+  const torch::Tensor flat = tensor.to(torch::kCPU, torch::kFloat32).contiguous().view(-1);
+  return Latent(flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel());
+}
+
+Result<LatentWalk> toWalk(const WalkPlan& plan) {
+  LatentWalk walk;
+  for (std::size_t i = 0; i < plan.keys.size(); ++i) {
+    WalkKeyframe key;
+    key.latent = toTensor(plan.keys[i]);
+    if (i < plan.seeds.size()) key.seed = plan.seeds[i];
+    walk.keyframes.push_back(std::move(key));
+  }
+  walk.frames_per_key = plan.frames_per_key;
+  walk.loop = plan.loop;
+  auto mode = parseInterpolation(plan.mode);
+  if (!mode) return makeError(mode.error());
+  auto easing = parseEasing(plan.easing);
+  if (!easing) return makeError(easing.error());
+  walk.mode = *mode;
+  walk.easing = *easing;
+  return walk;
+}
+
+}  // namespace
+
+LatentExplorer::LatentExplorer() : state_(std::make_unique<State>()) {}
+LatentExplorer::~LatentExplorer() = default;
+
+Result<std::shared_ptr<LatentExplorer>> LatentExplorer::open(const std::string& checkpoint, const std::string& device) {
+  auto resolved = resolveDevice(device);
+  if (!resolved) return makeError(resolved.error());
+  auto loaded = loadCheckpointGenerator(checkpoint, *resolved);
+  if (!loaded) return makeError(loaded.error());
+  std::shared_ptr<LatentExplorer> explorer(new LatentExplorer());
+  explorer->state_->path = checkpoint;
+  explorer->state_->device = *resolved;
+  explorer->state_->loaded = std::move(*loaded);
+  explorer->state_->loaded.generator->eval();
+  return explorer;
+}
+
+const std::string& LatentExplorer::checkpointPath() const { return state_->path; }
+int LatentExplorer::nz() const { return static_cast<int>(state_->loaded.config.nz); }
+int LatentExplorer::imageSize() const { return static_cast<int>(state_->loaded.config.img_size); }
+int LatentExplorer::channels() const { return static_cast<int>(state_->loaded.config.nc); }
+std::int64_t LatentExplorer::step() const { return state_->loaded.progress.step; }
+std::int64_t LatentExplorer::epoch() const { return state_->loaded.progress.epoch; }
+
+Latent LatentExplorer::latentOfSeed(std::uint64_t seed) const { return toLatent(latentFromSeed(seed, nz())); }
+
+Latent LatentExplorer::neighbour(const Latent& center, double spread, std::uint64_t seed) const {
+  const torch::Tensor noise = latentFromSeed(seed, static_cast<int>(center.size()));
+  return toLatent(toTensor(center) + spread * noise);
+}
+
+Result<Latent> LatentExplorer::arithmetic(const std::vector<Latent>& a, const std::vector<Latent>& b,
+                                          const std::vector<Latent>& c) const {
+  auto tensors = [](const std::vector<Latent>& group) {
+    std::vector<torch::Tensor> out;
+    for (const Latent& latent : group) out.push_back(toTensor(latent));
+    return out;
+  };
+  auto result = latentArithmetic(tensors(a), tensors(b), tensors(c));
+  if (!result) return makeError(result.error());
+  return toLatent(*result);
+}
+
+Result<std::vector<RgbImage>> LatentExplorer::render(const std::vector<Latent>& latents) const {
+  std::vector<RgbImage> images;
+  if (latents.empty()) return images;
+  std::vector<torch::Tensor> rows;
+  for (const Latent& latent : latents) {
+    if (static_cast<int>(latent.size()) != nz())
+      return makeError("a latent has " + std::to_string(latent.size()) + " values but this generator takes " + std::to_string(nz()));
+    rows.push_back(toTensor(latent).view({1, -1, 1, 1}));
+  }
+  std::lock_guard lock(state_->mutex);
+  try {
+    torch::NoGradGuard no_grad;
+    const torch::Tensor out = state_->loaded.generator->forward(torch::cat(rows).to(state_->device)).to(torch::kCPU);
+    for (std::int64_t i = 0; i < out.size(0); ++i) images.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
+  } catch (const c10::Error& e) {
+    return makeError(std::string("sampling failed: ") + e.what_without_backtrace());
+  }
+  return images;
+}
+
+Status LatentExplorer::validate(const WalkPlan& plan) const {
+  if (plan.rows < 1 || plan.columns < 1 || plan.rows * plan.columns > 64)
+    return makeError("the walk grid must be 1×1 to 64 tiles, not " + std::to_string(plan.rows) + "×" + std::to_string(plan.columns));
+  auto walk = toWalk(plan);
+  if (!walk) return makeError(walk.error());
+  if (Status valid = walk->validate(); !valid) return valid;
+  if (walk->keyframes.front().latent.size(0) != nz())
+    return makeError("the keyframes have " + std::to_string(walk->keyframes.front().latent.size(0)) +
+                     " values but this generator takes " + std::to_string(nz()));
+  return {};
+}
+
+Result<std::int64_t> LatentExplorer::frameCount(const WalkPlan& plan) const {
+  if (Status valid = validate(plan); !valid) return makeError(valid.error());
+  auto walk = toWalk(plan);
+  return walk->frameCount();
+}
+
+Result<std::vector<RgbImage>> LatentExplorer::renderFrames(const WalkPlan& plan, std::int64_t begin, std::int64_t count) const {
+  if (Status valid = validate(plan); !valid) return makeError(valid.error());
+  auto walk = toWalk(plan);
+  const bool grid = plan.rows * plan.columns > 1;
+  GridWalk tiles;
+  if (grid) tiles = GridWalk::fromSeedBase(plan.rows, plan.columns, static_cast<int>(plan.keys.size()), plan.grid_seed, nz(), *walk);
+  const std::int64_t total = walk->frameCount();
+  if (begin < 0 || count < 0 || begin + count > total)
+    return makeError("frames " + std::to_string(begin) + "–" + std::to_string(begin + count) + " are outside the walk's " +
+                     std::to_string(total));
+  std::vector<RgbImage> frames;
+  if (count == 0) return frames;
+  std::lock_guard lock(state_->mutex);
+  try {
+    torch::NoGradGuard no_grad;
+    Generator& g = state_->loaded.generator;
+    if (!grid) {
+      const torch::Tensor out = g->forward(walk->frames(begin, count).to(state_->device)).to(torch::kCPU);
+      for (std::int64_t i = 0; i < count; ++i) frames.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
+    } else {
+      std::vector<torch::Tensor> latents;
+      for (std::int64_t i = begin; i < begin + count; ++i) latents.push_back(tiles.frame(i));
+      const torch::Tensor out = g->forward(torch::cat(latents).to(state_->device)).to(torch::kCPU);
+      const std::int64_t n = plan.rows * plan.columns;
+      for (std::int64_t i = 0; i < count; ++i) frames.push_back(toRgbImage(makeImageGrid(out.narrow(0, i * n, n), plan.columns, 2)));
+    }
+  } catch (const c10::Error& e) {
+    return makeError(std::string("rendering the walk failed: ") + e.what_without_backtrace());
+  }
+  return frames;
+}
+
+Status LatentExplorer::exportWalk(const WalkPlan& plan, const std::string& path, const VideoExportOptions& options,
+                                  const std::function<bool(const ExplorerExportProgress&)>& progress) const {
+  if (Status valid = validate(plan); !valid) return valid;
+  auto walk = toWalk(plan);
+  WalkRenderOptions render;
+  render.device = state_->device;
+  auto callback = [&progress](const WalkExportProgress& p) {
+    return !progress || progress(ExplorerExportProgress{p.rendered, p.encoded, p.total});
+  };
+  std::lock_guard lock(state_->mutex);
+  Result<WalkExportSummary> done =
+      plan.rows * plan.columns > 1
+          ? WalkExporter::exportWalk(state_->loaded.generator,
+                                     GridWalk::fromSeedBase(plan.rows, plan.columns, static_cast<int>(plan.keys.size()),
+                                                            plan.grid_seed, nz(), *walk),
+                                     render, path, options, callback)
+          : WalkExporter::exportWalk(state_->loaded.generator, *walk, render, path, options, callback);
+  if (!done) return makeError(done.error());
+  return {};
+}
+
+Status LatentExplorer::saveWalk(const WalkPlan& plan, const std::string& path) {
+  auto walk = toWalk(plan);
+  if (!walk) return makeError(walk.error());
+  return walk->save(path);
+}
+
+Result<WalkPlan> LatentExplorer::loadWalk(const std::string& path) {
+  auto walk = LatentWalk::load(path);
+  if (!walk) return makeError(walk.error());
+  WalkPlan plan;
+  for (const WalkKeyframe& key : walk->keyframes) {
+    plan.keys.push_back(toLatent(key.latent));
+    plan.seeds.push_back(key.seed);
+  }
+  plan.frames_per_key = walk->frames_per_key;
+  plan.mode = interpolationName(walk->mode);
+  plan.easing = easingName(walk->easing);
+  plan.loop = walk->loop;
+  return plan;
+}
+
+}  // namespace streetgan

@@ -1,0 +1,88 @@
+#pragma once
+// LatentExplorer: a generator restored from a checkpoint, for interactive exploration (the
+// studio's Explore tab): samples from seeds or latents, walks between keyframes (preview frames
+// and export through WalkExporter), latent arithmetic and the walk file. Its header has no
+// LibTorch types, so GUI code includes it cheaply: latents are plain float vectors and images
+// 8-bit interleaved pixels.
+//
+// One explorer is shared by worker threads; every call that runs the generator holds an internal
+// lock, so calls are safe from any thread and run one at a time. Bad files, sizes and settings
+// come back as an Error naming the file or value; nothing here throws.
+#include "core/data/image_pixels.h"
+#include "core/util/result.h"
+#include "core/video/video_export_options.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace streetgan {
+
+using Latent = std::vector<float>;
+
+/// A walk as the explorer edits it. With rows × columns > 1 every tile walks through
+/// `keys.size()` seeds of its own from `grid_seed` (GridWalk::fromSeedBase) instead of `keys`.
+struct WalkPlan {
+  std::vector<Latent> keys;
+  std::vector<std::optional<std::uint64_t>> seeds;  ///< per key, when it came from a seed
+  int frames_per_key = 30;
+  std::string mode = "slerp";        ///< slerp | lerp
+  std::string easing = "ease-in-out";  ///< linear | ease-in-out | ease-in | ease-out
+  bool loop = false;
+  int rows = 1, columns = 1;
+  std::uint64_t grid_seed = 0;
+};
+
+struct ExplorerExportProgress {
+  std::int64_t rendered = 0, encoded = 0, total = 0;
+};
+
+class LatentExplorer {
+public:
+  /// Restores the generator of `checkpoint` on `device` ("cpu", "cuda", "cuda:N").
+  static Result<std::shared_ptr<LatentExplorer>> open(const std::string& checkpoint, const std::string& device = "cpu");
+  ~LatentExplorer();
+  LatentExplorer(const LatentExplorer&) = delete;
+  LatentExplorer& operator=(const LatentExplorer&) = delete;
+
+  const std::string& checkpointPath() const;
+  int nz() const;
+  int imageSize() const;
+  int channels() const;
+  std::int64_t step() const;
+  std::int64_t epoch() const;
+
+  /// The latent `streetgan sample --seeds` draws for `seed`.
+  Latent latentOfSeed(std::uint64_t seed) const;
+  /// `center` plus `spread` × standard normal noise drawn from `seed` (neighbours of a latent).
+  Latent neighbour(const Latent& center, double spread, std::uint64_t seed) const;
+  /// mean(a) − mean(b) + mean(c).
+  Result<Latent> arithmetic(const std::vector<Latent>& a, const std::vector<Latent>& b, const std::vector<Latent>& c) const;
+
+  /// One image per latent (G in eval mode).
+  Result<std::vector<RgbImage>> render(const std::vector<Latent>& latents) const;
+
+  /// Checks a walk can be rendered (≥ 2 keys of this model's size, frames_per_key ≥ 1, names).
+  Status validate(const WalkPlan& plan) const;
+  Result<std::int64_t> frameCount(const WalkPlan& plan) const;
+  /// Frames [begin, begin + count) of the walk (grid walks tiled with 2 px padding).
+  Result<std::vector<RgbImage>> renderFrames(const WalkPlan& plan, std::int64_t begin, std::int64_t count) const;
+  /// Renders and encodes the walk to `path` (a folder for PNG frames); `progress` returning false
+  /// cancels, leaving nothing at `path`.
+  Status exportWalk(const WalkPlan& plan, const std::string& path, const VideoExportOptions& options,
+                    const std::function<bool(const ExplorerExportProgress&)>& progress = {}) const;
+
+  /// The walk file of `streetgan walk --save-walk` (keys, seeds and settings; not the grid).
+  static Status saveWalk(const WalkPlan& plan, const std::string& path);
+  static Result<WalkPlan> loadWalk(const std::string& path);
+
+private:
+  LatentExplorer();
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace streetgan

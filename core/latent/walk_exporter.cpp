@@ -1,0 +1,61 @@
+#include "core/latent/walk_exporter.h"
+
+#include "core/video/video_encoder.h"
+
+#include <memory>
+
+namespace streetgan {
+
+Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const GridWalk& walk,
+                                                   const WalkRenderOptions& render, const std::string& path,
+                                                   const VideoExportOptions& video,
+                                                   const WalkExportProgressCallback& progress) {
+  // Refuse bad options before spending time on the generator.
+  if (Status valid = validateExportOptions(video); !valid) return makeError(path + ": " + valid.error());
+  auto cancelled = [&path]() { return makeError(path + ": export cancelled"); };
+
+  std::unique_ptr<VideoEncoder> encoder;
+  const FrameSink sink = [&](std::int64_t, const torch::Tensor& frame) -> Status {
+    // (C, H, W) uint8 → H×W RGB24 rows; a one-channel model is shown as grey.
+    torch::Tensor rgb = frame.size(0) == 1 ? frame.expand({3, frame.size(1), frame.size(2)}) : frame;
+    rgb = rgb.permute({1, 2, 0}).contiguous();
+    const int height = static_cast<int>(rgb.size(0));
+    const int width = static_cast<int>(rgb.size(1));
+    if (!encoder) {
+      auto opened = VideoEncoder::open(path, width, height, video);
+      if (!opened) return Error{opened.error()};
+      encoder = std::move(*opened);
+    }
+    return encoder->addFrame(rgb.data_ptr<std::uint8_t>(), width * 3);
+  };
+  WalkRenderOptions options = render;
+  options.progress = [&](std::int64_t done, std::int64_t total) {
+    return !progress || progress({done, encoder ? encoder->framesEncoded() : 0, total});
+  };
+  if (Status rendered = WalkRenderer::render(generator, walk, options, sink); !rendered) {
+    if (rendered.error() == "rendering cancelled") return cancelled();
+    const std::string message = rendered.error();
+    return makeError(message.rfind(path + ": ", 0) == 0 ? message : path + ": " + message);
+  }
+  if (!encoder) return makeError(path + ": the walk has no frames");
+  const std::int64_t total = encoder->framesAdded();
+  Status finished = encoder->finish([&](std::int64_t encoded, std::int64_t) {
+    return !progress || progress({total, encoded, total});
+  });
+  if (!finished) return Error{finished.error()};
+  return WalkExportSummary{path, encoder->outputWidth(), encoder->outputHeight(), encoder->framesAdded(),
+                           encoder->encoderName()};
+}
+
+Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const LatentWalk& walk,
+                                                   const WalkRenderOptions& render, const std::string& path,
+                                                   const VideoExportOptions& video,
+                                                   const WalkExportProgressCallback& progress) {
+  GridWalk grid;
+  grid.tiles.push_back(walk);
+  WalkRenderOptions single = render;
+  single.padding = 0;
+  return exportWalk(generator, grid, single, path, video, progress);
+}
+
+}  // namespace streetgan

@@ -1,0 +1,71 @@
+#include "core/runs/event_log.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace streetgan {
+
+EventLog::~EventLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+EventLog::EventLog(EventLog&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_), echo_stdout_(other.echo_stdout_) {
+  other.fd_ = -1;
+}
+
+EventLog& EventLog::operator=(EventLog&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = other.fd_;
+    echo_stdout_ = other.echo_stdout_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+Result<EventLog> EventLog::open(const std::string& path, bool echo_stdout) {
+  EventLog log;
+  log.path_ = path;
+  log.echo_stdout_ = echo_stdout;
+  log.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log.fd_ < 0)
+    return makeError(path + ": cannot open the event log (" + std::strerror(errno) + ")");
+  return log;
+}
+
+Status EventLog::emit(const std::string& type, nlohmann::json fields) {
+  nlohmann::json event = {{"v", kProtocolVersion}, {"type", type}};
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  event["time"] = std::chrono::duration<double>(now).count();
+  for (auto it = fields.begin(); it != fields.end(); ++it) event[it.key()] = it.value();
+  // Invalid UTF-8 in a file name must not make the line unreadable: replace it.
+  const std::string line =
+      event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (echo_stdout_) {
+    // A reader that went away (a closed studio, `| head`) must not stop training: stop echoing
+    // and go on writing events.jsonl. (The CLI ignores SIGPIPE, so this is an EPIPE here.)
+    const bool echoed = std::fwrite(line.data(), 1, line.size(), stdout) == line.size() && std::fflush(stdout) == 0;
+    if (!echoed) {
+      echo_stdout_ = false;
+      std::fprintf(stderr, "warning: the events reader on stdout went away (%s); events go on to %s\n",
+                   std::strerror(errno), path_.c_str());
+    }
+  }
+  if (fd_ < 0) return makeError("the event log is not open");
+  std::size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + written, line.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return makeError(path_ + ": cannot append to the event log (" + std::strerror(errno) + ")");
+    written += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+}  // namespace streetgan

@@ -1,0 +1,82 @@
+#include "core/runs/run_directory.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+
+namespace streetgan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string stepName(std::int64_t step, const char* extension) {
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%010lld%s", static_cast<long long>(step), extension);
+  return name;
+}
+
+}  // namespace
+
+RunDirectory::RunDirectory(std::string path) : path_(std::move(path)) {}
+
+Status RunDirectory::create() const {
+  std::error_code ec;
+  for (const auto& dir : {path_, checkpointsDir(), samplesDir()}) {
+    fs::create_directories(dir, ec);
+    if (ec) return makeError(dir + ": cannot create the run folder (" + ec.message() + ")");
+  }
+  return {};
+}
+
+bool RunDirectory::holdsRun() const {
+  std::error_code ec;
+  return fs::exists(eventsPath(), ec) || !checkpoints().empty();
+}
+
+std::string RunDirectory::configPath() const { return (fs::path(path_) / "config.json").string(); }
+std::string RunDirectory::eventsPath() const { return (fs::path(path_) / "events.jsonl").string(); }
+std::string RunDirectory::checkpointsDir() const { return (fs::path(path_) / "checkpoints").string(); }
+std::string RunDirectory::samplesDir() const { return (fs::path(path_) / "samples").string(); }
+
+std::string RunDirectory::checkpointPath(std::int64_t step) const {
+  return (fs::path(checkpointsDir()) / stepName(step, ".pt")).string();
+}
+
+std::string RunDirectory::sampleRelativePath(std::int64_t step) const {
+  return "samples/" + stepName(step, ".png");
+}
+
+std::vector<std::string> RunDirectory::checkpoints() const {
+  static const std::regex finished("step-[0-9]{10}\\.pt");
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(checkpointsDir(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (std::regex_match(name, finished)) found.push_back(it->path().string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+void RunDirectory::pruneCheckpoints(int keep) const {
+  const auto all = checkpoints();
+  for (std::size_t i = 0; i + static_cast<std::size_t>(std::max(keep, 1)) < all.size(); ++i) {
+    std::error_code ec;
+    fs::remove(all[i], ec);
+  }
+}
+
+int RunDirectory::removeTemporaryFiles() const {
+  int removed = 0;
+  for (const auto& dir : {checkpointsDir(), samplesDir(), path_}) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() == ".tmp" && fs::remove(it->path(), ec)) ++removed;
+    }
+  }
+  return removed;
+}
+
+}  // namespace streetgan

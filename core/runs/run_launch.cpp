@@ -1,0 +1,208 @@
+#include "core/runs/run_launch.h"
+
+#include "core/runs/run_summary.h"
+#include "core/util/atomic_file.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace streetgan {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string recordFile(const std::string& run_dir, const char* name) {
+  return (fs::path(launchRecordDir(run_dir)) / name).string();
+}
+
+std::string readSmallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool writeAll(int fd, const void* data, std::size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool readAll(int fd, void* data, std::size_t size) {
+  char* bytes = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::read(fd, bytes, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Runs in the watcher, a forked child of the single-threaded launcher; the training process it
+// forks calls only async-signal-safe functions before exec.
+[[noreturn]] void runWatcher(int report_fd, const std::string& stderr_path, const std::string& pid_path,
+                             const std::string& status_path, const std::vector<char*>& argv) {
+  ::setsid();
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  const int log_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  std::int64_t failure = 0;
+  if (null_fd < 0 || log_fd < 0) failure = -errno;
+  int exec_pipe[2] = {-1, -1};
+  if (failure == 0 && ::pipe2(exec_pipe, O_CLOEXEC) != 0) failure = -errno;
+  pid_t child = -1;
+  if (failure == 0) {
+    child = ::fork();
+    if (child < 0) failure = -errno;
+  }
+  if (child == 0) {
+    // The training process: nothing of the caller's (an SSH channel's pipes) stays open, or the
+    // connection could not close while it runs.
+    ::dup2(null_fd, 0);
+    ::dup2(null_fd, 1);
+    ::dup2(log_fd, 2);
+    for (int fd = 3; fd < 1024; ++fd)
+      if (fd != exec_pipe[1]) ::close(fd);
+    struct sigaction action{};
+    action.sa_handler = SIG_DFL;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &action, nullptr);
+    ::execv(argv[0], argv.data());
+    const int error = errno;
+    writeAll(exec_pipe[1], &error, sizeof error);
+    ::_exit(127);
+  }
+  if (failure == 0) {
+    ::close(exec_pipe[1]);
+    int exec_error = 0;
+    if (readAll(exec_pipe[0], &exec_error, sizeof exec_error)) failure = -exec_error;
+    ::close(exec_pipe[0]);
+  }
+  if (failure == 0) {
+    // The pid file is written before the launcher hears of success, so a follower never misses it.
+    if (!writeFileAtomically(pid_path, std::to_string(child) + "\n")) {
+      ::kill(child, SIGKILL);
+      failure = -EIO;
+    }
+  }
+  const std::int64_t report = failure == 0 ? static_cast<std::int64_t>(child) : failure;
+  writeAll(report_fd, &report, sizeof report);
+  ::close(report_fd);
+  if (failure != 0) ::_exit(1);
+  ::dup2(null_fd, 0);
+  ::dup2(null_fd, 1);
+  ::dup2(log_fd, 2);
+  for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string text = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) + "\n"
+                                               : "exit " + std::to_string(WEXITSTATUS(status)) + "\n";
+  // Nobody is left to tell when this fails; readers then see a process gone without a status.
+  static_cast<void>(writeFileAtomically(status_path, text));
+  ::_exit(0);
+}
+
+}  // namespace
+
+std::string launchRecordDir(const std::string& run_dir) { return (fs::path(run_dir) / "launch").string(); }
+
+Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const std::string& program,
+                                            const std::vector<std::string>& arguments) {
+  const LaunchStatus before = readLaunchStatus(run_dir);
+  if (before.running)
+    return makeError(run_dir + ": a training process (pid " + std::to_string(before.pid) + ") is still running in this run");
+  std::error_code ec;
+  fs::create_directories(launchRecordDir(run_dir), ec);
+  if (ec) return makeError(launchRecordDir(run_dir) + ": cannot create the folder (" + ec.message() + ")");
+  const std::string pid_path = recordFile(run_dir, "pid");
+  const std::string status_path = recordFile(run_dir, "exit-status");
+  fs::remove(status_path, ec);
+  fs::remove(pid_path, ec);
+
+  std::vector<std::string> words{program};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (auto& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return makeError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  const pid_t watcher = ::fork();
+  if (watcher < 0) {
+    const int error = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return makeError(std::string("cannot start a process: ") + std::strerror(error));
+  }
+  if (watcher == 0) {
+    ::close(report[0]);
+    runWatcher(report[1], recordFile(run_dir, "stderr.log"), pid_path, status_path, argv);
+  }
+  ::close(report[1]);
+  std::int64_t pid = 0;
+  const bool heard = readAll(report[0], &pid, sizeof pid);
+  ::close(report[0]);
+  if (!heard) return makeError(run_dir + ": the launcher ended before starting the training process");
+  if (pid < 0) return makeError(program + ": cannot start it (" + std::strerror(static_cast<int>(-pid)) + ")");
+  return pid;
+}
+
+LaunchStatus readLaunchStatus(const std::string& run_dir) {
+  LaunchStatus status;
+  std::error_code ec;
+  const auto events_size = fs::file_size(fs::path(run_dir) / "events.jsonl", ec);
+  status.events_bytes = ec ? 0 : static_cast<std::int64_t>(events_size);
+  const std::string pid_text = readSmallFile(recordFile(run_dir, "pid"));
+  if (pid_text.empty()) return status;
+  status.launched = true;
+  status.pid = std::atoll(pid_text.c_str());
+  const std::string exit_text = readSmallFile(recordFile(run_dir, "exit-status"));
+  int value = 0;
+  if (std::sscanf(exit_text.c_str(), "exit %d", &value) == 1) {
+    status.ended = true;
+    status.exit_code = value;
+  } else if (std::sscanf(exit_text.c_str(), "signal %d", &value) == 1) {
+    status.ended = true;
+    status.signal_number = value;
+  }
+  status.running = !status.ended && trainingProcessAlive(status.pid);
+  const std::string log_path = recordFile(run_dir, "stderr.log");
+  std::ifstream log(log_path, std::ios::binary);
+  if (log) {
+    log.seekg(0, std::ios::end);
+    const std::streamoff size = log.tellg();
+    const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+    log.seekg(from);
+    std::ostringstream tail;
+    tail << log.rdbuf();
+    status.stderr_tail = tail.str();
+  }
+  return status;
+}
+
+Status signalLaunchedTraining(const std::string& run_dir, int signal_number) {
+  const LaunchStatus status = readLaunchStatus(run_dir);
+  if (!status.launched) return makeError(run_dir + ": no training process was launched in this run");
+  if (!status.running) return makeError(run_dir + ": the training process (pid " + std::to_string(status.pid) + ") is not running");
+  if (::kill(static_cast<pid_t>(status.pid), signal_number) != 0)
+    return makeError(run_dir + ": cannot signal pid " + std::to_string(status.pid) + " (" + std::strerror(errno) + ")");
+  return {};
+}
+
+}  // namespace streetgan

@@ -1,0 +1,46 @@
+#pragma once
+// A training process started detached from whoever asked for it — the remote side of a studio run
+// over SSH: it must outlive the SSH connection and the studio. launchDetachedTraining() starts
+// `streetgan train --run-dir R ...` in a session of its own with stdin and stdout on /dev/null and
+// stderr appended to R/launch/stderr.log; a small watcher process waits for it and writes its
+// exit status. The launch record lives in R/launch/:
+//   pid          the training process's pid (written before launch returns)
+//   exit-status  "exit N" or "signal N", written atomically when the process has ended
+//   stderr.log   what the process wrote to stderr
+//   config.json  the config the studio sent, when it sent one
+// readLaunchStatus() reads that record back; signalLaunchedTraining() signals the process only
+// while it is the one the record names and has not ended. Failures come back as an Error naming
+// the file or the reason; nothing here throws.
+#include "core/util/result.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace streetgan {
+
+struct LaunchStatus {
+  bool launched = false;      ///< R/launch/pid exists
+  std::int64_t pid = 0;
+  bool running = false;       ///< the process is alive and has not ended
+  bool ended = false;         ///< exit-status was written
+  int exit_code = -1;         ///< when ended by exit
+  int signal_number = 0;      ///< when ended by a signal
+  std::int64_t events_bytes = 0;  ///< size of R/events.jsonl now
+  std::string stderr_tail;    ///< the last 4 KiB of stderr.log
+};
+
+/// The folder of the launch record: R/launch.
+std::string launchRecordDir(const std::string& run_dir);
+
+/// Starts `program` (absolute path) with `arguments` (argv[1...]) detached, records the launch in
+/// `run_dir`/launch and returns the pid. Refuses when the record names a process still running.
+Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const std::string& program,
+                                            const std::vector<std::string>& arguments);
+
+LaunchStatus readLaunchStatus(const std::string& run_dir);
+
+/// Sends `signal_number` to the recorded process; an Error when it is not running.
+Status signalLaunchedTraining(const std::string& run_dir, int signal_number);
+
+}  // namespace streetgan

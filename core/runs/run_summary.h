@@ -1,0 +1,97 @@
+#pragma once
+// RunSummary: what a list of runs shows about one run directory (name, preset, device, state,
+// progress, last loss, best Parzen), read from its config.json and events.jsonl.
+//
+// RunSummaryBuilder reads the event log incrementally: feed() it the bytes that follow the ones
+// it has read (bytesRead()), so a run that is still going is followed without reading its log
+// again. Only complete lines count; a last line without its newline waits for the next feed().
+// Malformed lines are skipped and counted. Step events are not parsed one by one (a long run logs
+// millions): the builder keeps the last one and parses it when asked for the summary.
+//
+// The state comes from the last process's events: its run_finished status when it wrote one;
+// otherwise running while that process (the run_started event's pid) is alive, and failed once it
+// is gone. Nothing here throws for bad files; readRunSummary() reports a folder that is not a run.
+#include "core/util/result.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace streetgan {
+
+enum class RunState {
+  NotStarted,  ///< no run_started event yet
+  Running,     ///< its process is alive and has not finished
+  Stopped,     ///< run_finished: stopped (a checkpoint was written; it can resume)
+  Completed,   ///< run_finished: completed
+  Failed,      ///< run_finished: failed, or its process is gone without a run_finished
+};
+
+const char* runStateName(RunState state);
+
+struct RunSummary {
+  std::string path;             ///< the run directory
+  std::string name;             ///< the folder's name
+  std::string preset;           ///< config.json "preset" ("" when unknown)
+  std::string device;           ///< of the latest process ("cpu", "cuda:0")
+  RunState state = RunState::NotStarted;
+  std::string message;          ///< why it failed, or a problem reading it
+  std::int64_t epoch = 0;       ///< completed epochs
+  std::int64_t epochs = 0;      ///< epochs the config asks for
+  std::int64_t step = 0;
+  std::int64_t images_seen = 0;
+  std::optional<double> loss_d, loss_g;       ///< of the last step
+  std::optional<double> best_parzen;          ///< highest Parzen mean log-likelihood
+  std::optional<std::int64_t> best_parzen_epoch;
+  int evaluations = 0;          ///< Parzen result files in evaluations/
+  std::int64_t pid = 0;         ///< of the latest process (0 when unknown)
+  double started_time = 0;      ///< unix seconds of the first run_started
+  double last_event_time = 0;   ///< unix seconds of the newest event
+  std::int64_t malformed_lines = 0;
+};
+
+class RunSummaryBuilder {
+public:
+  explicit RunSummaryBuilder(std::string run_dir);
+
+  /// Reads config.json (preset, epochs); a missing or unreadable one is noted in the message.
+  void readConfig();
+  /// Reads the Parzen results saved in evaluations/parzen-*.json (`streetgan parzen --save`), so
+  /// the best Parzen covers them too; unreadable files are skipped.
+  void readEvaluations();
+  /// The next bytes of events.jsonl.
+  void feed(std::string_view bytes);
+  /// Bytes of events.jsonl consumed up to the last complete line: where to read on from.
+  std::uint64_t bytesRead() const { return complete_bytes_; }
+
+  /// The summary so far; `process_alive` says whether the latest process still runs (see
+  /// trainingProcessAlive) and decides between running and failed when it left no run_finished.
+  RunSummary summary(bool process_alive) const;
+  /// The pid of the latest process (0 when none logged one).
+  std::int64_t pid() const { return summary_.pid; }
+  /// True once the latest process logged its run_finished.
+  bool finished() const { return finished_; }
+
+private:
+  void consumeLine(std::string_view line);
+
+  RunSummary summary_;
+  std::string pending_;
+  std::string last_step_line_;
+  std::uint64_t complete_bytes_ = 0;
+  bool finished_ = false;
+  std::string finished_status_;
+  std::optional<double> evaluated_best_;
+  std::int64_t evaluated_best_epoch_ = 0;
+};
+
+/// Reads a run directory's summary (config.json, then the whole events.jsonl) and checks whether
+/// its process is alive. Fails when the folder holds neither config.json nor events.jsonl.
+Result<RunSummary> readRunSummary(const std::string& run_dir);
+
+/// Whether process `pid` is alive and (where /proc tells) its command line contains
+/// `program_name` — so a recycled pid of another program does not count.
+bool trainingProcessAlive(std::int64_t pid, std::string_view program_name = "streetgan");
+
+}  // namespace streetgan

@@ -1,0 +1,149 @@
+#include "core/train/checkpoint.h"
+
+#include "core/util/atomic_file.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+
+namespace streetgan {
+namespace {
+
+constexpr std::int64_t kFormatVersion = 1;
+
+torch::Tensor counter(std::int64_t value) { return torch::tensor(value, torch::kInt64); }
+
+std::int64_t readCounter(torch::serialize::InputArchive& archive, const char* key) {
+  torch::Tensor value;
+  archive.read(key, value);
+  return value.item<std::int64_t>();
+}
+
+Result<TrainConfig> readConfig(torch::serialize::InputArchive& archive, const std::string& path) {
+  c10::IValue text;
+  archive.read("config", text);
+  if (!text.isString()) return makeError(path + ": the checkpoint holds no config");
+  return applyConfigText(TrainConfig{}, text.toStringRef(), ConfigScope::All,
+                         path + " (stored config)");
+}
+
+Status openArchive(torch::serialize::InputArchive& archive, const std::string& path,
+                   const c10::Device& device) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return makeError(path + ": the checkpoint does not exist");
+  archive.load_from(path, device);
+  torch::Tensor version;
+  if (!archive.try_read("streetgan_checkpoint_version", version))
+    return makeError(path + ": not a StreetGAN checkpoint");
+  if (version.item<std::int64_t>() != kFormatVersion)
+    return makeError(path + ": checkpoint format " + std::to_string(version.item<std::int64_t>()) +
+                     " is not supported (this build reads format " +
+                     std::to_string(kFormatVersion) + ")");
+  return {};
+}
+
+}  // namespace
+
+Status saveCheckpoint(const std::string& path, DcganStep& model, const CheckpointState& state) {
+  const std::string temporary = temporaryPathFor(path);
+  try {
+    torch::serialize::OutputArchive archive;
+    archive.write("streetgan_checkpoint_version", counter(kFormatVersion));
+    archive.write("config", c10::IValue(configToJson(state.config).dump()));
+    archive.write("epoch", counter(state.progress.epoch));
+    archive.write("batch", counter(state.progress.batch));
+    archive.write("step", counter(state.progress.step));
+    archive.write("images_seen", counter(state.progress.images_seen));
+    archive.write("fixed_noise", state.fixed_noise);
+    archive.write("noise_rng_state", state.noise_rng_state);
+    torch::serialize::OutputArchive generator, discriminator, optimizer_g, optimizer_d;
+    model.generator()->save(generator);
+    model.discriminator()->save(discriminator);
+    model.optimizerG().save(optimizer_g);
+    model.optimizerD().save(optimizer_d);
+    archive.write("generator", generator);
+    archive.write("discriminator", discriminator);
+    archive.write("optimizer_g", optimizer_g);
+    archive.write("optimizer_d", optimizer_d);
+    model.scaler().save(archive);
+    archive.save_to(temporary);
+  } catch (const c10::Error& e) {
+    std::remove(temporary.c_str());
+    return makeError(path + ": cannot write the checkpoint (" + e.what_without_backtrace() + ")");
+  }
+  return commitTemporaryFile(temporary, path);
+}
+
+Result<TrainConfig> readCheckpointConfig(const std::string& path) {
+  try {
+    torch::serialize::InputArchive archive;
+    if (Status opened = openArchive(archive, path, torch::kCPU); !opened)
+      return makeError(opened.error());
+    return readConfig(archive, path);
+  } catch (const c10::Error& e) {
+    return makeError(path + ": cannot read the checkpoint (" + e.what_without_backtrace() + ")");
+  }
+}
+
+Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model) {
+  try {
+    torch::serialize::InputArchive archive;
+    if (Status opened = openArchive(archive, path, model.device()); !opened)
+      return makeError(opened.error());
+    auto config = readConfig(archive, path);
+    if (!config) return makeError(config.error());
+    CheckpointState state;
+    state.config = *config;
+    state.progress.epoch = readCounter(archive, "epoch");
+    state.progress.batch = readCounter(archive, "batch");
+    state.progress.step = readCounter(archive, "step");
+    state.progress.images_seen = readCounter(archive, "images_seen");
+    archive.read("fixed_noise", state.fixed_noise);
+    archive.read("noise_rng_state", state.noise_rng_state);
+    state.noise_rng_state = state.noise_rng_state.to(torch::kCPU);
+    torch::serialize::InputArchive generator, discriminator, optimizer_g, optimizer_d;
+    archive.read("generator", generator);
+    archive.read("discriminator", discriminator);
+    archive.read("optimizer_g", optimizer_g);
+    archive.read("optimizer_d", optimizer_d);
+    model.generator()->load(generator);
+    model.discriminator()->load(discriminator);
+    model.optimizerG().load(optimizer_g);
+    model.optimizerD().load(optimizer_d);
+    model.scaler().load(archive);
+    return state;
+  } catch (const c10::Error& e) {
+    return makeError(path + ": cannot read the checkpoint (" + e.what_without_backtrace() + ")");
+  }
+}
+
+Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
+                                                    const c10::Device& device) {
+  try {
+    torch::serialize::InputArchive archive;
+    if (Status opened = openArchive(archive, path, device); !opened)
+      return makeError(opened.error());
+    auto config = readConfig(archive, path);
+    if (!config) return makeError(config.error());
+    CheckpointGenerator loaded;
+    loaded.config = *config;
+    loaded.generator = Generator(GeneratorOptions{config->nz, config->ngf, config->nc, config->img_size});
+    torch::serialize::InputArchive generator;
+    archive.read("generator", generator);
+    loaded.generator->load(generator);
+    loaded.generator->to(device);
+    archive.read("fixed_noise", loaded.fixed_noise);
+    loaded.progress.epoch = readCounter(archive, "epoch");
+    loaded.progress.step = readCounter(archive, "step");
+    loaded.progress.images_seen = readCounter(archive, "images_seen");
+    return loaded;
+  } catch (const c10::Error& e) {
+    return makeError(path + ": cannot read the checkpoint (" + e.what_without_backtrace() + ")");
+  }
+}
+
+}  // namespace streetgan

@@ -1,0 +1,52 @@
+#pragma once
+// Checkpoints: the whole training state in one file, enough to continue a run exactly: both
+// networks (weights and BatchNorm statistics), both AdamW optimizers (moments, step counts), the
+// loss scaler, the progress counters, the noise generator's RNG state, the fixed sample noise and
+// the resolved config. Written to a temporary file, synced and renamed into place (atomic_file.h).
+// Loading reports an unreadable or foreign file as an Error naming it (LibTorch's exceptions are
+// translated here).
+#include "core/config/train_config.h"
+#include "core/train/dcgan_step.h"
+#include "core/util/result.h"
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace streetgan {
+
+struct TrainingProgress {
+  std::int64_t epoch = 0;        ///< epochs completed
+  std::int64_t batch = 0;        ///< next batch within the current epoch
+  std::int64_t step = 0;         ///< optimizer steps taken
+  std::int64_t images_seen = 0;  ///< real images shown to D
+};
+
+struct CheckpointState {
+  TrainingProgress progress;
+  torch::Tensor fixed_noise;      ///< (sample_count, nz, 1, 1), the sample grid's latents
+  torch::Tensor noise_rng_state;  ///< state of the CPU generator that draws training noise
+  TrainConfig config;
+};
+
+/// Writes `state` and the nets/optimizers of `model` to `path` atomically.
+Status saveCheckpoint(const std::string& path, DcganStep& model, const CheckpointState& state);
+
+/// Reads only the config stored in a checkpoint.
+Result<TrainConfig> readCheckpointConfig(const std::string& path);
+
+/// Restores `model` (built from the checkpoint's config) and returns the rest of the state.
+Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model);
+
+/// A generator restored from a checkpoint, for sampling.
+struct CheckpointGenerator {
+  Generator generator{nullptr};
+  TrainConfig config;
+  torch::Tensor fixed_noise;
+  TrainingProgress progress;
+};
+Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
+                                                    const c10::Device& device);
+
+}  // namespace streetgan

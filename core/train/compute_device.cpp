@@ -1,0 +1,117 @@
+#include "core/train/compute_device.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#include <dlfcn.h>
+
+#include <regex>
+#include <thread>
+
+// LibTorch 2.4 replaced the per-device autocast setters with ones taking a device type.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define STREETGAN_AUTOCAST_BY_DEVICE_TYPE 1
+#endif
+
+namespace streetgan {
+
+Result<c10::Device> resolveDevice(const std::string& spec) {
+  const bool has_cuda = torch::cuda::is_available();
+  if (spec == "auto") return has_cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  if (spec == "cpu") return c10::Device(c10::kCPU);
+  static const std::regex cuda_pattern("cuda(:([0-9]{1,2}))?");
+  std::smatch match;
+  if (!std::regex_match(spec, match, cuda_pattern))
+    return makeError("device \"" + spec + "\" is not allowed; allowed: auto, cpu, cuda or cuda:N");
+  if (!has_cuda)
+    return makeError("device \"" + spec + "\" is not available: this build of LibTorch sees no CUDA device (available: cpu)");
+  const int index = match[2].matched ? std::stoi(match[2].str()) : 0;
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (index >= count)
+    return makeError("device \"" + spec + "\" is not available: there are " + std::to_string(count) +
+                     " CUDA devices (cuda:0 to cuda:" + std::to_string(count - 1) + ")");
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+Result<Precision> resolvePrecision(const std::string& spec, const c10::Device& device) {
+  const bool cuda = device.is_cuda();
+  if (spec == "auto") return cuda ? Precision::Fp16 : Precision::Fp32;
+  if (spec == "fp32") return Precision::Fp32;
+  if (spec == "bf16") return Precision::Bf16;
+  if (spec == "fp16") {
+    if (!cuda)
+      return makeError("precision \"fp16\" needs a CUDA device; on the CPU use fp32 or bf16");
+    return Precision::Fp16;
+  }
+  return makeError("precision \"" + spec + "\" is not allowed; allowed: auto, fp32, fp16 or bf16");
+}
+
+std::string precisionName(Precision precision) {
+  switch (precision) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Fp16: return "fp16";
+    case Precision::Bf16: return "bf16";
+  }
+  return "fp32";
+}
+
+std::string deviceName(const c10::Device& device) {
+  return device.is_cuda() ? "cuda:" + std::to_string(device.has_index() ? device.index() : 0)
+                          : "cpu";
+}
+
+std::vector<std::string> availableDevices() {
+  std::vector<std::string> devices{"cpu"};
+  if (torch::cuda::is_available())
+    for (size_t i = 0; i < torch::cuda::device_count(); ++i)
+      devices.push_back("cuda:" + std::to_string(i));
+  return devices;
+}
+
+void setComputeThreads(int threads) {
+  // 0 means every core; Debian's LibTorch would otherwise start with a single thread.
+  const unsigned cores = std::thread::hardware_concurrency();
+  at::set_num_threads(threads > 0 ? threads : static_cast<int>(cores > 0 ? cores : 1));
+  // LibTorch already splits convolutions over its OpenMP threads and calls BLAS from each of
+  // them; a multi-threaded OpenBLAS underneath then runs threads × cores threads on the cores
+  // (2-4× slower on 2 cores, see bench/README.md). Keep BLAS single-threaded when it is OpenBLAS.
+  using SetThreads = void (*)(int);
+  if (auto set_blas_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set_blas_threads(1);
+}
+
+AutocastScope::AutocastScope(Precision precision, const c10::Device& device)
+    : active_(precision != Precision::Fp32), cuda_(device.is_cuda()) {
+  if (!active_) return;
+  const auto dtype = precision == Precision::Fp16 ? at::kHalf : at::kBFloat16;
+#ifdef STREETGAN_AUTOCAST_BY_DEVICE_TYPE
+  const auto type = cuda_ ? at::kCUDA : at::kCPU;
+  at::autocast::set_autocast_dtype(type, dtype);
+  at::autocast::set_autocast_enabled(type, true);
+#else
+  if (cuda_) {
+    at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(true);
+  } else {
+    at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(true);
+  }
+#endif
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+#ifdef STREETGAN_AUTOCAST_BY_DEVICE_TYPE
+  at::autocast::set_autocast_enabled(cuda_ ? at::kCUDA : at::kCPU, false);
+#else
+  if (cuda_)
+    at::autocast::set_enabled(false);
+  else
+    at::autocast::set_cpu_enabled(false);
+#endif
+  at::autocast::clear_cache();
+}
+
+}  // namespace streetgan

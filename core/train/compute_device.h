@@ -1,0 +1,41 @@
+#pragma once
+// Device and precision selection: turns the config strings `device` (auto | cpu | cuda | cuda:N)
+// and `precision` (auto | fp32 | fp16 | bf16) into what LibTorch needs, reporting a device that
+// is not present or a precision it cannot run as an Error. AutocastScope switches LibTorch's
+// autocast on for the lifetime of the object (mixed precision), and restores it after.
+#include "core/util/result.h"
+
+#include <c10/core/Device.h>
+
+#include <string>
+#include <vector>
+
+namespace streetgan {
+
+enum class Precision { Fp32, Fp16, Bf16 };
+
+Result<c10::Device> resolveDevice(const std::string& spec);
+Result<Precision> resolvePrecision(const std::string& spec, const c10::Device& device);
+std::string precisionName(Precision precision);
+std::string deviceName(const c10::Device& device);
+
+/// Every device this build can train on: "cpu", then "cuda:0", "cuda:1", ...
+std::vector<std::string> availableDevices();
+
+/// Sets LibTorch's intra-op thread count (0 = one per core) and keeps
+/// OpenBLAS single-threaded under it. Call before training or benchmarking.
+void setComputeThreads(int threads);
+
+class AutocastScope {
+public:
+  AutocastScope(Precision precision, const c10::Device& device);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+private:
+  bool active_ = false;
+  bool cuda_ = false;
+};
+
+}  // namespace streetgan

@@ -1,0 +1,417 @@
+#include "core/train/trainer.h"
+
+#include "core/data/batch_loader.h"
+#include "core/data/batch_prefetcher.h"
+#include "core/data/image_cache_builder.h"
+#include "core/data/image_grid.h"
+#include "core/eval/parzen_estimator.h"
+#include "core/eval/parzen_inputs.h"
+#include "core/model/weight_init.h"
+#include "core/runs/event_log.h"
+#include "core/runs/run_directory.h"
+#include "core/train/checkpoint.h"
+#include "core/train/compute_device.h"
+#include "core/train/dcgan_step.h"
+#include "core/util/atomic_file.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+namespace streetgan {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct Trainer::State {
+  TrainConfig config;
+  TrainerOptions options;
+  RunDirectory run{""};
+  c10::Device device{c10::kCPU};
+  Precision precision = Precision::Fp32;
+  std::unique_ptr<BatchLoader> loader;
+  std::unique_ptr<DcganStep> model;
+  EventLog events;
+  TrainingProgress progress;
+  torch::Tensor fixed_noise;
+  at::Generator noise_rng;
+  std::string resumed_from;
+  std::int64_t last_checkpoint_step = -1;
+  std::int64_t last_sample_step = -1;
+  std::int64_t skipped_files = 0;
+  std::string first_skip_reason;
+  torch::Tensor parzen_valid, parzen_test;  ///< held-out rows, loaded once when Parzen is on
+
+  std::string log_error;  ///< first failure to append to events.jsonl; ends the run
+
+  void emit(const std::string& type, json fields) {
+    if (options.on_event) {
+      json copy = fields;
+      copy["type"] = type;
+      options.on_event(copy);
+    }
+    if (Status written = events.emit(type, std::move(fields)); !written && log_error.empty())
+      log_error = written.error();
+  }
+  bool stopRequested() const {
+    return options.stop_requested && options.stop_requested->load(std::memory_order_relaxed);
+  }
+  Status writeSamples();
+  Status writeCheckpoint();
+  void evaluateParzen();
+  Status loadParzenSplits();
+  Status restoreLatest();
+  Result<RunOutcome> loop();
+};
+
+namespace {
+
+std::string relativeTo(const std::string& path, const std::string& base) {
+  return fs::path(path).lexically_relative(base).generic_string();
+}
+
+// Noise for the training steps and the fixed sample noise come from their own generators, so
+// sampling never shifts the training stream and both are restored exactly on resume.
+at::Generator makeCpuGenerator(std::uint64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
+}  // namespace
+
+Trainer::Trainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Trainer::~Trainer() = default;
+const std::string& Trainer::runDirectory() const { return state_->run.path(); }
+
+Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
+                                                  const TrainerOptions& options) {
+  auto s = std::make_unique<State>();
+  s->options = options;
+  s->config = requested;
+  const std::string run_path = options.run_dir.empty()
+                                   ? (fs::path(requested.root) / requested.name).string()
+                                   : options.run_dir;
+  s->run = RunDirectory(run_path);
+
+  if (options.resume) {
+    const auto checkpoints = s->run.checkpoints();
+    if (checkpoints.empty())
+      return makeError(run_path + ": no checkpoint to resume from (looked in " +
+                       s->run.checkpointsDir() + ")");
+    auto stored = readCheckpointConfig(checkpoints.back());
+    if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
+    if (!stored) return makeError(stored.error());
+    s->config = *stored;
+    if (options.dataroot) s->config.dataroot = *options.dataroot;
+    if (options.epochs) s->config.epochs = *options.epochs;
+    if (options.device) s->config.device = *options.device;
+    if (options.threads) s->config.threads = *options.threads;
+    if (options.cache) s->config.data.cache = *options.cache;
+    if (options.workers) s->config.data.workers = *options.workers;
+  } else if (s->run.holdsRun()) {
+    return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
+                     "or choose another --run-dir or name");
+  }
+  if (Status valid = validateConfig(s->config); !valid) return makeError(valid.error());
+
+  auto device = resolveDevice(s->config.device);
+  if (!device) return makeError(device.error());
+  s->device = *device;
+  auto precision = resolvePrecision(s->config.precision, s->device);
+  if (!precision) return makeError(precision.error());
+  s->precision = *precision;
+  setComputeThreads(s->config.threads);
+
+  if (s->config.dataroot.empty())
+    return makeError("no data folder given: pass --dataroot DIR (or set \"dataroot\" in the config)");
+  auto dataset = ImageDataset::open(s->config.dataroot, s->config.data.filter, DatasetPart::Train);
+  if (!dataset) return makeError(dataset.error());
+  SamplePipeline pipeline(s->config.augment, s->config.img_size, s->config.nc,
+                          s->config.data.reduced_decode);
+  std::shared_ptr<const ImageCache> cache;
+  if (!s->config.data.cache.empty()) {
+    auto opened = ImageCache::open(s->config.data.cache);
+    if (!opened) return makeError(opened.error());
+    if (auto mismatch = BatchLoader::cacheMismatch(**opened, pipeline); !mismatch.empty())
+      return makeError(mismatch);
+    cache = std::move(*opened);
+  }
+  s->loader = std::make_unique<BatchLoader>(std::move(*dataset), pipeline, s->config.batch_size,
+                                            static_cast<std::uint64_t>(s->config.seed), cache);
+  if (s->config.parzen.every_epochs > 0)
+    if (Status loaded = s->loadParzenSplits(); !loaded) return makeError(loaded.error());
+
+  if (Status created = s->run.create(); !created) return makeError(created.error());
+  auto events = EventLog::open(s->run.eventsPath(), options.events_to_stdout);
+  if (!events) return makeError(events.error());
+  s->events = std::move(*events);
+  return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
+}
+
+Status Trainer::State::restoreLatest() {
+  auto checkpoints = run.checkpoints();
+  while (!checkpoints.empty()) {
+    const std::string path = checkpoints.back();
+    checkpoints.pop_back();
+    auto restored = loadCheckpoint(path, *model);
+    if (restored) {
+      progress = restored->progress;
+      fixed_noise = restored->fixed_noise.to(device);
+      noise_rng.set_state(restored->noise_rng_state);
+      resumed_from = relativeTo(path, run.path());
+      last_checkpoint_step = progress.step;
+      return {};
+    }
+    emit("warning", {{"message", restored.error() + "; trying the previous checkpoint"},
+                     {"path", relativeTo(path, run.path())}});
+    // A failed load can leave the model half restored: start again from a fresh one.
+    model = std::make_unique<DcganStep>(config, device, precision);
+  }
+  return makeError(run.path() + ": no readable checkpoint to resume from");
+}
+
+Status Trainer::State::writeSamples() {
+  if (last_sample_step == progress.step) return {};
+  // The grid uses BatchNorm's batch statistics over the fixed noise batch, as the reference
+  // tool's grids did: early in training the running statistics are far from the batch ones and
+  // eval-mode samples come out flat grey. The running statistics are restored afterwards, so
+  // writing a grid never changes the model (resumed runs stay bit-identical).
+  torch::Tensor images;
+  {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> saved;
+    for (const auto& buffer : model->generator()->buffers()) saved.push_back(buffer.clone());
+    model->generator()->train();
+    images = model->generator()->forward(fixed_noise);
+    std::size_t i = 0;
+    for (auto& buffer : model->generator()->buffers()) buffer.copy_(saved[i++]);
+  }
+  const std::string relative = run.sampleRelativePath(progress.step);
+  if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string()); !written)
+    return written;
+  last_sample_step = progress.step;
+  emit("samples", {{"path", relative}, {"step", progress.step},
+                          {"epoch", progress.epoch + (progress.batch > 0 ? 1 : 0)},
+                          {"images_seen", progress.images_seen}});
+  return {};
+}
+
+Status Trainer::State::writeCheckpoint() {
+  if (last_checkpoint_step == progress.step) return {};
+  const std::string path = run.checkpointPath(progress.step);
+  CheckpointState state{progress, fixed_noise, noise_rng.get_state(), config};
+  if (Status saved = saveCheckpoint(path, *model, state); !saved) return saved;
+  last_checkpoint_step = progress.step;
+  run.pruneCheckpoints(config.keep_checkpoints);
+  emit("checkpoint", {{"path", relativeTo(path, run.path())}, {"step", progress.step},
+                             {"epoch", progress.epoch}, {"images_seen", progress.images_seen}});
+  return {};
+}
+
+Status Trainer::State::loadParzenSplits() {
+  const auto& filter = config.data.filter;
+  if (!filter.hasHoldout())
+    return makeError("config key \"parzen.every_epochs\": Parzen evaluation needs a held-out split "
+                     "(data.holdout_cities or data.holdout_fraction; --holdout-cities, --holdout-fraction)");
+  auto held = ImageDataset::open(config.dataroot, filter, DatasetPart::Holdout);
+  if (!held) return makeError("Parzen held-out split: " + held.error());
+  if (held->size() < 2)
+    return makeError(config.dataroot + ": the held-out split has " + std::to_string(held->size()) +
+                     " image(s); Parzen evaluation needs at least 2 (validation and test)");
+  // One seeded shuffle of the held-out images: validation first, test after, never overlapping.
+  const auto seed = static_cast<std::uint64_t>(config.seed);
+  const std::size_t n_valid = std::min<std::size_t>(static_cast<std::size_t>(config.parzen.n_valid), held->size() / 2);
+  auto valid = loadImageRows(shuffledPaths(*held, seed, 0, n_valid), config.img_size, config.nc, config.augment.crop_scale);
+  if (!valid) return makeError("Parzen validation split: " + valid.error());
+  auto test = loadImageRows(shuffledPaths(*held, seed, n_valid, static_cast<std::size_t>(config.parzen.n_test)),
+                            config.img_size, config.nc, config.augment.crop_scale);
+  if (!test) return makeError("Parzen test split: " + test.error());
+  parzen_valid = valid->rows;
+  parzen_test = test->rows;
+  return {};
+}
+
+void Trainer::State::evaluateParzen() {
+  const auto start = Clock::now();
+  // The same noise at every evaluation, from its own generator: the curve over epochs compares
+  // like with like, and the training streams are untouched (eval-mode G changes no buffer).
+  const torch::Tensor samples = generateSampleRows(model->generator(), config.nz, config.parzen.n_samples,
+                                                   static_cast<std::uint64_t>(config.seed) * 2 + 7,
+                                                   std::max(1, config.batch_size), device, false);
+  model->generator()->train();
+  ParzenOptions options;
+  if (!config.parzen.sigmas.empty()) options.sigmas = config.parzen.sigmas;
+  options.device = device;
+  options.progress = [this](double) { return !stopRequested(); };
+  auto result = ParzenEstimator::evaluate(samples, parzen_valid, parzen_test, options);
+  if (!result) {
+    if (!stopRequested()) emit("warning", {{"message", "Parzen evaluation failed: " + result.error()}});
+    return;
+  }
+  json curve = json::array();
+  for (const auto& point : result->curve) curve.push_back({{"sigma", point.sigma}, {"mean_ll", point.mean_ll}});
+  emit("parzen", {{"epoch", progress.epoch}, {"step", progress.step}, {"images_seen", progress.images_seen},
+                  {"sigma", result->sigma}, {"mean_ll", result->mean_ll}, {"stderr", result->stderr_ll},
+                  {"n_test", result->n_test}, {"n_valid", result->n_valid}, {"n_samples", result->n_samples},
+                  {"curve", curve},
+                  {"seconds", std::chrono::duration<double>(Clock::now() - start).count()}});
+}
+
+Result<RunOutcome> Trainer::run() {
+  State& s = *state_;
+  std::string message;
+  try {
+    auto outcome = s.loop();
+    if (outcome) return outcome;
+    message = outcome.error();
+  } catch (const c10::Error& e) {
+    message = std::string("training failed: ") + e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    message = std::string("training failed: ") + e.what();
+  }
+  s.emit("error", {{"message", message}});
+  s.emit("run_finished", {{"status", "failed"}, {"message", message}, {"step", s.progress.step}});
+  return makeError(message);
+}
+
+Result<RunOutcome> Trainer::State::loop() {
+  const int removed = run.removeTemporaryFiles();
+  model = std::make_unique<DcganStep>(config, device, precision);
+  noise_rng = makeCpuGenerator(static_cast<std::uint64_t>(config.seed) * 2 + 1);
+  fixed_noise = torch::randn({config.sample_count, config.nz, 1, 1},
+                             makeCpuGenerator(static_cast<std::uint64_t>(config.seed) * 2),
+                             torch::kFloat32)
+                    .to(device);
+  if (options.resume)
+    if (Status restored = restoreLatest(); !restored) return makeError(restored.error());
+  if (Status written = writeFileAtomically(run.configPath(), configToJson(config).dump(2) + "\n");
+      !written)
+    return makeError(written.error());
+
+  const std::int64_t batches = loader->batchesPerEpoch();
+  const int workers = resolveWorkerCount(config.data.workers);
+  emit("run_started",
+       {{"config", configToJson(config)},
+        {"device", deviceName(device)},
+        {"precision", precisionName(precision)},
+        {"params_g", countParameters(*model->generator())},
+        {"params_d", countParameters(*model->discriminator())},
+        {"resumed_from", resumed_from.empty() ? json(nullptr) : json(resumed_from)},
+        {"epoch", progress.epoch},
+        {"step", progress.step},
+        {"images_seen", progress.images_seen},
+        {"dataset", {{"root", loader->dataset().root()},
+                     {"layout", layoutName(loader->dataset().layout())},
+                     {"images", loader->datasetSize()},
+                     {"held_out", loader->dataset().otherPartSize()},
+                     {"cache", config.data.cache.empty() ? json(nullptr) : json(config.data.cache)},
+                     {"decode_reduction", loader->pipeline().reduction()},
+                     {"workers", workers}}},
+        {"batches_per_epoch", batches},
+        {"threads", at::get_num_threads()},
+        {"pid", static_cast<long long>(::getpid())},
+        {"version", STREETGAN_VERSION}});
+  if (removed > 0)
+    emit("warning", {{"message", "removed " + std::to_string(removed) +
+                                     " unfinished file(s) left by an earlier process"}});
+  if (loader->uncachedCount() > 0)
+    emit("warning", {{"message", std::to_string(loader->uncachedCount()) + " of " +
+                                     std::to_string(loader->datasetSize()) + " images are not in the cache " +
+                                     config.data.cache + "; they are decoded from their files"}});
+  BatchPrefetcher prefetcher(*loader, workers, config.data.prefetch, progress.epoch, progress.batch,
+                             config.epochs);
+  // Without a single readable image after this many attempts the data set is unusable.
+  const std::int64_t give_up_after = std::min<std::int64_t>(loader->datasetSize(), 1000);
+
+  bool stopped = false;
+  while (progress.epoch < config.epochs && !stopped) {
+    const auto epoch_start = Clock::now();
+    double sum_d = 0, sum_g = 0;
+    std::int64_t steps_in_epoch = 0, images_in_epoch = 0, skipped_in_epoch = 0;
+    while (progress.batch < batches) {
+      if (stopRequested()) {
+        stopped = true;
+        break;
+      }
+      const auto t0 = Clock::now();
+      auto next = prefetcher.next();
+      if (!next) return makeError(next.error());
+      Batch& batch = next->batch;
+      const auto t1 = Clock::now();
+      for (const auto& skipped : batch.skipped) {
+        ++skipped_files;
+        ++skipped_in_epoch;
+        if (first_skip_reason.empty()) first_skip_reason = skipped.reason;
+        emit("warning", {{"message", skipped.reason}, {"path", skipped.path},
+                         {"skipped_total", skipped_files}});
+      }
+      if (progress.images_seen == 0 && batch.images.size(0) == 0 && skipped_files >= give_up_after)
+        return makeError(loader->dataset().root() + ": none of the first " +
+                         std::to_string(skipped_files) + " images could be read (the first: " +
+                         first_skip_reason + ")");
+      ++progress.batch;
+      const std::int64_t n = batch.images.size(0);
+      if (n == 0) continue;
+      const auto noise = torch::randn({n, config.nz, 1, 1}, noise_rng, torch::kFloat32);
+      const StepStats stats = model->step(batch.images.to(device), noise.to(device));
+      const auto t2 = Clock::now();
+      ++progress.step;
+      progress.images_seen += n;
+      ++steps_in_epoch;
+      images_in_epoch += n;
+      sum_d += stats.loss_d;
+      sum_g += stats.loss_g;
+      const double seconds = std::chrono::duration<double>(t2 - t0).count();
+      const double wait = std::chrono::duration<double>(t1 - t0).count();
+      json step = {{"epoch", progress.epoch + 1},     {"iteration", progress.batch},
+                   {"iterations", batches},           {"step", progress.step},
+                   {"images_seen", progress.images_seen}, {"loss_d", stats.loss_d},
+                   {"loss_g", stats.loss_g},          {"d_x", stats.d_x},
+                   {"d_g_z1", stats.d_g_z1},          {"d_g_z2", stats.d_g_z2},
+                   {"images_per_s", seconds > 0 ? n / seconds : 0.0},
+                   {"data_wait_fraction", seconds > 0 ? wait / seconds : 0.0}};
+      if (model->scaler().enabled()) {
+        step["loss_scale"] = model->scaler().currentScale();
+        step["skipped_step"] = stats.skipped;
+      }
+      emit("step", std::move(step));
+      if (!log_error.empty()) return makeError(log_error);
+      if (progress.step % config.log_frequency == 0)
+        if (Status s = writeSamples(); !s) return makeError(s.error());
+    }
+    if (stopped) break;
+    if (images_in_epoch == 0 && progress.step == 0)
+      return makeError(loader->dataset().root() + ": not one image could be read in epoch " +
+                       std::to_string(progress.epoch + 1));
+    ++progress.epoch;
+    progress.batch = 0;
+    emit("epoch_end",
+         {{"epoch", progress.epoch}, {"epochs", config.epochs}, {"step", progress.step},
+          {"images_seen", progress.images_seen},
+          {"steps", steps_in_epoch},
+          {"images", images_in_epoch},
+          {"skipped_files", skipped_in_epoch},
+          {"mean_loss_d", steps_in_epoch ? sum_d / steps_in_epoch : 0.0},
+          {"mean_loss_g", steps_in_epoch ? sum_g / steps_in_epoch : 0.0},
+          {"seconds", std::chrono::duration<double>(Clock::now() - epoch_start).count()}});
+    if (Status s = writeSamples(); !s) return makeError(s.error());
+    if (config.parzen.every_epochs > 0 && progress.epoch % config.parzen.every_epochs == 0) evaluateParzen();
+    if (progress.epoch % config.save_frequency == 0 || progress.epoch == config.epochs)
+      if (Status s = writeCheckpoint(); !s) return makeError(s.error());
+  }
+  if (stopped) {
+    if (Status s = writeCheckpoint(); !s) return makeError(s.error());
+    emit("run_finished", {{"status", "stopped"}, {"epoch", progress.epoch},
+                          {"step", progress.step}, {"images_seen", progress.images_seen}});
+    return RunOutcome::Stopped;
+  }
+  emit("run_finished", {{"status", "completed"}, {"epoch", progress.epoch},
+                        {"step", progress.step}, {"images_seen", progress.images_seen}});
+  return RunOutcome::Completed;
+}
+
+}  // namespace streetgan

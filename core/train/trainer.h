@@ -1,0 +1,54 @@
+#pragma once
+// Trainer: one training run, start to finish, in the current process (the `streetgan train`
+// process; the studio never trains in its own). Prepares the run directory, restores the latest
+// checkpoint on resume, then steps through epochs, emitting the events of docs/events.md, sample
+// grids and checkpoints. A stop request (SIGINT/SIGTERM in the CLI) finishes the current step, writes a
+// checkpoint and ends with run_finished "stopped". Failures come back as an Error and are also
+// logged as `error` + run_finished "failed" events.
+#include "core/config/train_config.h"
+#include "core/util/result.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace streetgan {
+
+struct TrainerOptions {
+  std::string run_dir;                    ///< empty: root/name from the config
+  bool resume = false;                    ///< continue from the run's latest checkpoint
+  std::optional<std::string> dataroot;    ///< on resume: the data folder, if it moved
+  std::optional<int> epochs;              ///< on resume: the new total epoch count
+  std::optional<std::string> device;      ///< on resume: train on another device
+  std::optional<int> threads;             ///< on resume: another CPU thread count
+  std::optional<std::string> cache;       ///< on resume: another image cache ("" for none)
+  std::optional<int> workers;             ///< on resume: another data worker count
+  bool events_to_stdout = false;          ///< also print every event line to stdout
+  const std::atomic<bool>* stop_requested = nullptr;  ///< polled between steps
+  std::function<void(const nlohmann::json&)> on_event;  ///< called with every event
+};
+
+enum class RunOutcome { Completed, Stopped };
+
+class Trainer {
+public:
+  /// Checks everything that can be checked before work starts: the config, the device, the data
+  /// folder, the run directory (a new run refuses a folder that already holds one).
+  static Result<std::unique_ptr<Trainer>> prepare(const TrainConfig& config,
+                                                   const TrainerOptions& options);
+  ~Trainer();
+
+  Result<RunOutcome> run();
+  const std::string& runDirectory() const;
+
+private:
+  struct State;
+  explicit Trainer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace streetgan

@@ -1,0 +1,71 @@
+#include "core/util/atomic_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <unistd.h>
+
+namespace streetgan {
+namespace {
+
+std::string systemError(const std::string& path, const std::string& what) {
+  return path + ": " + what + " (" + std::strerror(errno) + ")";
+}
+
+Status syncPath(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
+  if (fd < 0) return makeError(systemError(path, "cannot open to sync"));
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0 && !directory) return makeError(systemError(path, "cannot flush to disk"));
+  return {};
+}
+
+}  // namespace
+
+std::string temporaryPathFor(const std::string& path) {
+  return path + "." + std::to_string(::getpid()) + ".tmp";
+}
+
+Status commitTemporaryFile(const std::string& temporary, const std::string& path) {
+  if (Status synced = syncPath(temporary, false); !synced) {
+    std::remove(temporary.c_str());
+    return synced;
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const Status failed = makeError(systemError(path, "cannot rename the finished file into place"));
+    std::remove(temporary.c_str());
+    return failed;
+  }
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  (void)syncPath(folder.empty() ? "." : folder, true);
+  return {};
+}
+
+Status writeFileAtomically(const std::string& path, const std::string& bytes) {
+  const std::string temporary = temporaryPathFor(path);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return makeError(systemError(path, "cannot create the file"));
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const Status failed = makeError(systemError(path, "cannot write the file"));
+      ::close(fd);
+      std::remove(temporary.c_str());
+      return failed;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    const Status failed = makeError(systemError(path, "cannot write the file"));
+    std::remove(temporary.c_str());
+    return failed;
+  }
+  return commitTemporaryFile(temporary, path);
+}
+
+}  // namespace streetgan

@@ -1,0 +1,21 @@
+#pragma once
+// Files that appear whole or not at all. writeFileAtomically() writes to a temporary name in the
+// same folder (ending ".tmp"), flushes it to disk (fsync), renames it over the final name and
+// syncs the folder, so a crash or a SIGKILL leaves either the old file or the new one, never a
+// half-written one. Failures (disk full, unwritable folder) come back as an Error naming the path.
+#include "core/util/result.h"
+
+#include <string>
+
+namespace streetgan {
+
+/// The temporary name used for `path` while it is written: "<path>.<pid>.tmp".
+std::string temporaryPathFor(const std::string& path);
+
+/// Writes `bytes` to `path` atomically.
+Status writeFileAtomically(const std::string& path, const std::string& bytes);
+
+/// Makes an already written temporary file durable and renames it to `path`; removes it on failure.
+Status commitTemporaryFile(const std::string& temporary, const std::string& path);
+
+}  // namespace streetgan

@@ -1,0 +1,260 @@
+#include "tests/support/test_support.h"
+
+#include <QCryptographicHash>
+#include <QDirIterator>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace streetgan::test;
+
+class TestCli : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase();
+  void badArguments_data();
+  void badArguments();
+  void helpAndVersion_data();
+  void helpAndVersion();
+  void infoJson();
+  void demoDataLayout();
+  void demoDataIsDeterministic();
+  void sampleFromCheckpoint();
+  void trainingOutlivesItsStdoutReader();
+
+private:
+  QTemporaryDir dir_;
+  QString data_;
+};
+
+void TestCli::initTestCase() {
+  QVERIFY(dir_.isValid());
+  data_ = makeTinyDataset(dir_.path());
+}
+
+void TestCli::badArguments_data() {
+  QTest::addColumn<QStringList>("args");
+  QTest::addColumn<int>("code");
+  QTest::addColumn<QString>("message");
+  const QString d = "@DATA@";
+  QTest::newRow("no command") << QStringList{} << 2 << "Usage: streetgan <command>";
+  QTest::newRow("unknown command") << QStringList{"fly"} << 2
+      << "streetgan: unknown command 'fly' (see streetgan --help)";
+  QTest::newRow("unknown option") << QStringList{"train", "--dataroot", d, "--speed", "9"} << 2
+      << "streetgan train: unknown option '--speed' (see streetgan train --help)";
+  QTest::newRow("missing value") << QStringList{"train", "--dataroot"} << 2
+      << "streetgan train: option '--dataroot' needs a value (--dataroot DIR)";
+  QTest::newRow("missing dataroot") << QStringList{"train"} << 2
+      << "streetgan train: missing --dataroot DIR (the folder of training images)";
+  QTest::newRow("dataroot missing folder") << QStringList{"train", "--dataroot", "/nonexistent/x", "--run-dir", "@RUN@"} << 2
+      << "streetgan train: /nonexistent/x: the data folder does not exist or is not a folder";
+  QTest::newRow("dataroot without images") << QStringList{"train", "--dataroot", "@EMPTY@", "--run-dir", "@RUN@"} << 2
+      << "no images found";
+  QTest::newRow("bad epochs") << QStringList{"train", "--dataroot", d, "--epochs", "zero"} << 2
+      << "streetgan train: option '--epochs': 'zero' is not allowed; allowed: an integer from 1 to 1000000";
+  QTest::newRow("bad img_size") << QStringList{"train", "--dataroot", d, "-t", R"({"img_size":96})"} << 2
+      << "streetgan train: -t: config key \"img_size\": 96 is not allowed; allowed: 64 or 128";
+  QTest::newRow("bad lr") << QStringList{"train", "--dataroot", d, "-t", R"({"lr":-1})"} << 2
+      << "streetgan train: -t: config key \"lr\": -1 is not allowed; allowed: a positive number below 10";
+  QTest::newRow("bad json") << QStringList{"train", "--dataroot", d, "-t", "{lr:1}"} << 2
+      << "streetgan train: -t: not valid JSON";
+  QTest::newRow("checkpoint key in -t") << QStringList{"train", "--dataroot", d, "-t", R"({"name":"x"})"} << 2
+      << "streetgan train: -t: config key \"name\" is not allowed here";
+  QTest::newRow("bad preset") << QStringList{"train", "--dataroot", d, "--preset", "big"} << 2
+      << "streetgan train: option '--preset': unknown preset \"big\"; allowed: naive-64, safe-64, safe-128";
+  QTest::newRow("missing config file") << QStringList{"train", "--dataroot", d, "--config", "/nonexistent.json"} << 2
+      << "streetgan train: /nonexistent.json: cannot open the config file";
+  QTest::newRow("cuda without cuda") << QStringList{"train", "--dataroot", d, "--device", "cuda:3", "--run-dir", "@RUN@"} << 2
+      << "device \"cuda:3\" is not available";
+  QTest::newRow("bad device") << QStringList{"train", "--dataroot", d, "--device", "tpu"} << 2
+      << "config key \"device\": \"tpu\" is not allowed; allowed: auto, cpu, cuda or cuda:N";
+  QTest::newRow("fp16 on cpu") << QStringList{"train", "--dataroot", d, "--device", "cpu", "--precision", "fp16", "--run-dir", "@RUN@"} << 2
+      << "precision \"fp16\" needs a CUDA device";
+  QTest::newRow("events to file") << QStringList{"train", "--dataroot", d, "--events", "x.jsonl"} << 2
+      << "option '--events': only '-' (stdout) is allowed";
+  QTest::newRow("resume with config") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "-t", R"({"lr":0.1})"} << 2
+      << "option '-t' cannot be used with --resume";
+  QTest::newRow("resume nothing") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--dataroot", d} << 2
+      << "no checkpoint to resume from";
+  QTest::newRow("sample missing checkpoint") << QStringList{"sample", "--checkpoint", "/nonexistent.pt", "--out", "@RUN@/x.png"} << 1
+      << "streetgan sample: /nonexistent.pt: the checkpoint does not exist";
+  QTest::newRow("sample no out") << QStringList{"sample", "--checkpoint", "x.pt"} << 2
+      << "streetgan sample: missing --out FILE.png";
+  QTest::newRow("demo-data bad cities") << QStringList{"demo-data", "--out", "@RUN@", "--cities", "9"} << 2
+      << "streetgan demo-data: option '--cities': '9' is not allowed; allowed: an integer from 1 to 8";
+  QTest::newRow("demo-data into existing") << QStringList{"demo-data", "--out", d} << 1
+      << "already holds a train_val folder";
+  QTest::newRow("bench unknown") << QStringList{"bench", "infer"} << 2
+      << "streetgan bench: unknown benchmark 'infer'; allowed: train";
+  QTest::newRow("info bad preset") << QStringList{"info", "--preset", "x"} << 2
+      << "streetgan info: option '--preset': unknown preset \"x\"";
+}
+
+void TestCli::badArguments() {
+  QFETCH(QStringList, args);
+  QFETCH(int, code);
+  QFETCH(QString, message);
+  QTemporaryDir run;
+  QTemporaryDir empty;
+  for (QString& a : args)
+    a.replace("@DATA@", data_).replace("@RUN@", run.path() + "/run").replace("@EMPTY@", empty.path());
+  const auto r = runCli(args, 120000);
+  QCOMPARE(r.exit_code, code);
+  QVERIFY2(r.err.contains(message), qPrintable("stderr was: " + r.err));
+  if (code == 2 && !args.contains("--resume"))  // nothing started: no run was written
+    QVERIFY(!QFile::exists(run.path() + "/run/events.jsonl"));
+  if (!r.err.startsWith("Usage"))  // errors are one line
+    QCOMPARE(r.err.trimmed().count('\n'), 0);
+}
+
+void TestCli::helpAndVersion_data() {
+  QTest::addColumn<QStringList>("args");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("version") << QStringList{"--version"} << "streetgan 0.";
+  QTest::newRow("help") << QStringList{"--help"} << "Commands:";
+  for (const char* command : {"train", "sample", "info", "demo-data"})
+    QTest::newRow(command) << QStringList{command, "--help"} << QString("Usage: streetgan ") + command;
+  QTest::newRow("bench train") << QStringList{"bench", "train", "--help"} << "Usage: streetgan bench train";
+}
+
+void TestCli::helpAndVersion() {
+  QFETCH(QStringList, args);
+  QFETCH(QString, expected);
+  const auto r = runCli(args);
+  QCOMPARE(r.exit_code, 0);
+  QVERIFY2(r.out.contains(expected), qPrintable(r.out));
+}
+
+void TestCli::infoJson() {
+  const auto r = runCli({"info", "--preset", "safe-128", "--json"});
+  QCOMPARE(r.exit_code, 0);
+  const auto info = QJsonDocument::fromJson(r.out.toUtf8()).object();
+  QVERIFY(info.value("params_g").toDouble() > 0);
+  QVERIFY(info.value("params_d").toDouble() > 0);
+  QVERIFY(info.value("devices").toArray().contains("cpu"));
+  QCOMPARE(info.value("img_size").toInt(), 128);
+  QCOMPARE(info.value("presets").toArray().size(), 3);
+  const auto naive = runCli({"info", "--json"});
+  const auto n = QJsonDocument::fromJson(naive.out.toUtf8()).object();
+  QCOMPARE(qint64(n.value("params_g").toDouble()), qint64(3576704));
+  QCOMPARE(qint64(n.value("params_d").toDouble()), qint64(2765568));
+}
+
+void TestCli::demoDataLayout() {
+  const QString city = data_ + "/train_val/alderbrook";
+  for (const char* part : {"database", "query"}) {
+    const QString folder = city + "/" + part;
+    QVERIFY2(QDir(folder + "/images").exists(), qPrintable(folder));
+    QFile seq(folder + "/seq_info.csv");
+    QVERIFY(seq.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(seq.readAll()).trimmed().split('\n');
+    QCOMPARE(lines.first(), QString(",key,sequence_key,frame_number"));
+    const QStringList images = QDir(folder + "/images").entryList({"*.jpg"}, QDir::Files);
+    QCOMPARE(lines.size() - 1, images.size());
+    // Frames of one sequence are numbered 0..n-1 and each key has its image.
+    for (int i = 1; i < lines.size(); ++i) {
+      const QStringList cols = lines[i].split(',');
+      QCOMPARE(cols.size(), 4);
+      QVERIFY(images.contains(cols[1] + ".jpg"));
+      QCOMPARE(cols[3].toInt(), (i - 1) % 8);
+    }
+    for (const char* csv : {"postprocessed.csv", "raw.csv"}) QVERIFY(QFile::exists(folder + "/" + csv));
+  }
+  // 640x480 JPEGs.
+  QDirIterator it(city + "/database/images", {"*.jpg"});
+  QVERIFY(it.hasNext());
+  QImage first(it.next());
+  QCOMPARE(first.size(), QSize(640, 480));
+  QDirIterator all(data_, {"*.jpg"}, QDir::Files, QDirIterator::Subdirectories);
+  int count = 0;
+  for (; all.hasNext(); all.next()) ++count;
+  QCOMPARE(count, 32);
+}
+
+void TestCli::demoDataIsDeterministic() {
+  auto digest = [](const QString& root) {
+    QStringList files;
+    QDirIterator it(root, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) files << it.next();
+    files.sort();
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    for (const QString& f : files) {
+      QFile file(f);
+      file.open(QIODevice::ReadOnly);
+      hash.addData(QDir(root).relativeFilePath(f).toUtf8());
+      hash.addData(file.readAll());
+    }
+    return hash.result().toHex();
+  };
+  QTemporaryDir a, b, c;
+  const QStringList args{"--cities", "2", "--sequences", "2", "--frames", "3", "--seed"};
+  QCOMPARE(runCli(QStringList{"demo-data", "--out", a.path()} + args + QStringList{"9"}).exit_code, 0);
+  QCOMPARE(runCli(QStringList{"demo-data", "--out", b.path()} + args + QStringList{"9"}).exit_code, 0);
+  QCOMPARE(runCli(QStringList{"demo-data", "--out", c.path()} + args + QStringList{"10"}).exit_code, 0);
+  QCOMPARE(digest(a.path()), digest(b.path()));
+  QVERIFY(digest(a.path()) != digest(c.path()));
+  // Consecutive frames differ (the camera moves), and are similar (same street).
+  QFile seq(a.path() + "/train_val/alderbrook/database/seq_info.csv");
+  QVERIFY(seq.open(QIODevice::ReadOnly));
+  const QStringList rows = QString::fromUtf8(seq.readAll()).trimmed().split('\n');
+  const QString images = a.path() + "/train_val/alderbrook/database/images/";
+  const QImage f0(images + rows[1].split(',')[1] + ".jpg"), f1(images + rows[2].split(',')[1] + ".jpg");
+  QVERIFY(f0 != f1);
+}
+
+void TestCli::sampleFromCheckpoint() {
+  QTemporaryDir run;
+  const QString run_dir = run.path() + "/r";
+  QCOMPARE(runCli(tinyTrainArgs(data_, run_dir, 1)).exit_code, 0);
+  const QString checkpoint = run_dir + "/checkpoints/step-0000000004.pt";
+  QVERIFY(QFile::exists(checkpoint));
+  const QString a = run.path() + "/a.png", b = run.path() + "/b.png", c = run.path() + "/c.png";
+  QCOMPARE(runCli({"sample", "--checkpoint", checkpoint, "--out", a, "--n", "16", "--seed", "3"}).exit_code, 0);
+  QCOMPARE(runCli({"sample", "--checkpoint", checkpoint, "--out", b, "--n", "16", "--seed", "3"}).exit_code, 0);
+  QCOMPARE(runCli({"sample", "--checkpoint", checkpoint, "--out", c, "--n", "16", "--seed", "4"}).exit_code, 0);
+  const QImage ia(a), ib(b), ic(c);
+  QCOMPARE(ia.size(), QSize(4 * 66 + 2, 4 * 66 + 2));  // 4x4 tiles of 64 px with 2 px borders
+  QCOMPARE(ia, ib);
+  QVERIFY(ia != ic);
+  QFile::remove(testOutputDir() + "/sample_grid.png");
+  QFile::copy(a, testOutputDir() + "/sample_grid.png");
+
+  // --seeds: one tile per seed, and a seed's tile is the same wherever it stands.
+  const QString s1 = run.path() + "/s1.png", s2 = run.path() + "/s2.png";
+  QCOMPARE(runCli({"sample", "--checkpoint", checkpoint, "--out", s1, "--seeds", "3,14,15", "--columns", "3"}).exit_code, 0);
+  QCOMPARE(runCli({"sample", "--checkpoint", checkpoint, "--out", s2, "--seeds", "15,3", "--columns", "2"}).exit_code, 0);
+  const QImage g1(s1), g2(s2);
+  QCOMPARE(g1.size(), QSize(3 * 66 + 2, 66 + 2));
+  QCOMPARE(g1.copy(2, 2, 64, 64), g2.copy(68, 2, 64, 64));      // seed 3
+  QCOMPARE(g1.copy(134, 2, 64, 64), g2.copy(2, 2, 64, 64));     // seed 15
+  const auto bad = runCli({"sample", "--checkpoint", checkpoint, "--out", s1, "--seeds", "3,x"});
+  QCOMPARE(bad.exit_code, 2);
+  QVERIFY2(bad.err.contains("option '--seeds': \"x\" is not a seed"), qPrintable(bad.err));
+}
+
+void TestCli::trainingOutlivesItsStdoutReader() {
+  // `--events - | head -n 1`: the reader leaves after the first event; training must go on, and
+  // events.jsonl must hold the whole run.
+  const QString run = dir_.filePath("pipe-closed");
+  QStringList args = tinyTrainArgs(data_, run, 2) + QStringList{"--events", "-"};
+  QString command = "set -o pipefail; '" STREETGAN_CLI "'";
+  for (const QString& arg : args) command += " '" + arg + "'";
+  command += " | head -n 1 > '" + dir_.filePath("first-line.txt") + "'";
+  QProcess shell;
+  shell.start("bash", {"-c", command});
+  QVERIFY(shell.waitForFinished(300000));
+  const QString err = QString::fromUtf8(shell.readAllStandardError());
+  QVERIFY2(shell.exitCode() == 0, qPrintable(err));  // pipefail: streetgan's own exit status
+  QVERIFY2(err.contains("warning: the events reader on stdout went away (Broken pipe)"), qPrintable(err));
+  QFile first(dir_.filePath("first-line.txt"));
+  QVERIFY(first.open(QIODevice::ReadOnly));
+  QVERIFY(first.readAll().contains("\"type\":\"run_started\""));
+  const auto events = readEvents(run);
+  QVERIFY(!events.isEmpty());
+  QCOMPARE(events.last().value("type").toString(), QString("run_finished"));
+  QCOMPARE(events.last().value("status").toString(), QString("completed"));
+  QCOMPARE(eventsOfType(events, "epoch_end").size(), 2);
+}
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,227 @@
+#include "tests/support/test_support.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QtTest>
+
+#include <csignal>
+
+using namespace streetgan::test;
+
+namespace {
+
+struct StepRecord {
+  int step;
+  double loss_d, loss_g, d_x, d_g_z1, d_g_z2;
+  bool operator==(const StepRecord& o) const {
+    return step == o.step && loss_d == o.loss_d && loss_g == o.loss_g && d_x == o.d_x &&
+           d_g_z1 == o.d_g_z1 && d_g_z2 == o.d_g_z2;
+  }
+};
+
+// Step events of a run, with a step replayed after a crash taken from the process that
+// finished it (the latest run_started wins).
+QMap<int, StepRecord> stepsOf(const QString& run_dir) {
+  QMap<int, StepRecord> steps;
+  for (const auto& e : eventsOfType(readEvents(run_dir), "step")) {
+    const int step = e.value("step").toInt();
+    steps[step] = {step, e.value("loss_d").toDouble(), e.value("loss_g").toDouble(),
+                   e.value("d_x").toDouble(), e.value("d_g_z1").toDouble(), e.value("d_g_z2").toDouble()};
+  }
+  return steps;
+}
+
+void compareSteps(const QMap<int, StepRecord>& actual, const QMap<int, StepRecord>& reference) {
+  QCOMPARE(actual.keys(), reference.keys());
+  for (int step : reference.keys())
+    QVERIFY2(actual[step] == reference[step],
+             qPrintable(QString("step %1: loss_d %2 vs %3").arg(step)
+                            .arg(actual[step].loss_d, 0, 'g', 17).arg(reference[step].loss_d, 0, 'g', 17)));
+}
+
+QMap<int, StepRecord> firstSteps(const QMap<int, StepRecord>& all, int count) {
+  QMap<int, StepRecord> out;
+  for (int step : all.keys())
+    if (step <= count) out[step] = all[step];
+  return out;
+}
+
+// Starts a training process with its events on stdout; calls `act` once `ready` says so.
+void runUntil(QProcess& process, const QStringList& args,
+              const std::function<bool(const QString& line)>& ready) {
+  process.start(STREETGAN_CLI, args + QStringList{"--events", "-"});
+  QVERIFY(process.waitForStarted());
+  QByteArray pending;
+  QElapsedTimer timer;
+  timer.start();
+  while (timer.elapsed() < 300000) {
+    if (!process.waitForReadyRead(1000) && process.state() != QProcess::Running) break;
+    pending += process.readAllStandardOutput();
+    int newline;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const QString line = QString::fromUtf8(pending.left(newline));
+      pending.remove(0, newline + 1);
+      if (ready(line)) return;
+    }
+  }
+  QFAIL("the training process ended before the awaited event");
+}
+
+}  // namespace
+
+class TestResume : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase();
+  void eventsCarrySpecFields();
+  void oneEpochPlusResumeEqualsTwoEpochs();
+  void sigintStopsCleanlyAndResumesExactly();
+  void sigkillResumesFromLastCheckpoint();
+  void corruptLatestCheckpointFallsBack();
+  void existingRunIsNotOverwritten();
+
+private:
+  QTemporaryDir dir_;
+  QString data_;
+  QMap<int, StepRecord> two_epochs_, three_epochs_;
+};
+
+void TestResume::initTestCase() {
+  QVERIFY(dir_.isValid());
+  data_ = makeTinyDataset(dir_.path());
+  for (int epochs : {2, 3}) {
+    const QString run = dir_.path() + "/reference" + QString::number(epochs);
+    const auto r = runCli(tinyTrainArgs(data_, run, epochs));
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    (epochs == 2 ? two_epochs_ : three_epochs_) = stepsOf(run);
+  }
+  QCOMPARE(two_epochs_.size(), 8);  // 32 images, batch 8
+  QCOMPARE(three_epochs_.size(), 12);
+  compareSteps(firstSteps(three_epochs_, 8), two_epochs_);
+}
+
+void TestResume::eventsCarrySpecFields() {
+  const auto events = readEvents(dir_.path() + "/reference2");
+  for (const auto& e : events) {
+    QCOMPARE(e.value("v").toInt(), 1);
+    QVERIFY(e.value("time").toDouble() > 1.6e9);
+    QVERIFY(!e.value("type").toString().isEmpty());
+  }
+  QCOMPARE(events.first().value("type").toString(), QString("run_started"));
+  const auto started = events.first();
+  QCOMPARE(started.value("device").toString(), QString("cpu"));
+  QVERIFY(started.value("params_g").toDouble() > 0 && started.value("params_d").toDouble() > 0);
+  QVERIFY(started.value("resumed_from").isNull());
+  QCOMPARE(started.value("config").toObject().value("batch_size").toInt(), 8);
+  QCOMPARE(started.value("config").toObject().value("nz").toInt(), 16);
+  for (const auto& step : eventsOfType(events, "step"))
+    for (const char* key : {"epoch", "iteration", "images_seen", "loss_d", "loss_g", "d_x", "d_g_z1",
+                            "d_g_z2", "images_per_s", "data_wait_fraction"})
+      QVERIFY2(step.contains(key) && step.value(key).isDouble(), key);
+  QCOMPARE(eventsOfType(events, "epoch_end").size(), 2);
+  QCOMPARE(eventsOfType(events, "checkpoint").size(), 2);
+  const auto samples = eventsOfType(events, "samples");
+  QVERIFY(samples.size() >= 3);  // steps 3, 4 (epoch end), 6, 8
+  for (const auto& s : samples)
+    QVERIFY(QFile::exists(dir_.path() + "/reference2/" + s.value("path").toString()));
+  QCOMPARE(events.last().value("type").toString(), QString("run_finished"));
+  QCOMPARE(events.last().value("status").toString(), QString("completed"));
+  QCOMPARE(eventsOfType(events, "step").last().value("images_seen").toInt(), 64);
+  QFile::remove(testOutputDir() + "/training_samples.png");
+  QFile::copy(dir_.path() + "/reference2/" + samples.last().value("path").toString(),
+              testOutputDir() + "/training_samples.png");
+}
+
+void TestResume::oneEpochPlusResumeEqualsTwoEpochs() {
+  const QString run = dir_.path() + "/resumed";
+  auto r = runCli(tinyTrainArgs(data_, run, 1));
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QCOMPARE(stepsOf(run).size(), 4);
+  r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--threads", "2"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  compareSteps(stepsOf(run), two_epochs_);
+  const auto started = eventsOfType(readEvents(run), "run_started");
+  QCOMPARE(started.size(), 2);
+  QCOMPARE(started.last().value("resumed_from").toString(), QString("checkpoints/step-0000000004.pt"));
+  QCOMPARE(started.last().value("step").toInt(), 4);
+}
+
+void TestResume::sigintStopsCleanlyAndResumesExactly() {
+  const QString run = dir_.path() + "/interrupted";
+  QProcess process;
+  runUntil(process, tinyTrainArgs(data_, run, 3), [&](const QString& line) {
+    if (!line.contains("\"type\":\"step\"") || !line.contains("\"step\":6,")) return false;
+    ::kill(static_cast<pid_t>(process.processId()), SIGINT);
+    return true;
+  });
+  QVERIFY(process.waitForFinished(120000));
+  QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+  QCOMPARE(process.exitCode(), 0);
+  const auto events = readEvents(run);
+  QCOMPARE(events.last().value("type").toString(), QString("run_finished"));
+  QCOMPARE(events.last().value("status").toString(), QString("stopped"));
+  const int stopped_at = events.last().value("step").toInt();
+  QVERIFY2(stopped_at >= 6 && stopped_at < 12, qPrintable(QString::number(stopped_at)));
+  QVERIFY(QFile::exists(run + QString("/checkpoints/step-%1.pt").arg(stopped_at, 10, 10, QChar('0'))));
+
+  const auto r = runCli({"train", "--resume", "--run-dir", run, "--threads", "2"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  compareSteps(stepsOf(run), three_epochs_);
+}
+
+void TestResume::sigkillResumesFromLastCheckpoint() {
+  const QString run = dir_.path() + "/killed";
+  QProcess process;
+  bool after_checkpoint = false;
+  runUntil(process, tinyTrainArgs(data_, run, 3), [&](const QString& line) {
+    if (line.contains("\"type\":\"checkpoint\"")) after_checkpoint = true;
+    if (!after_checkpoint || !line.contains("\"step\":6,")) return false;
+    ::kill(static_cast<pid_t>(process.processId()), SIGKILL);
+    return true;
+  });
+  QVERIFY(process.waitForFinished(60000));
+  QCOMPARE(process.exitStatus(), QProcess::CrashExit);
+  // What a writer killed mid-checkpoint leaves behind: never taken for a checkpoint.
+  QFile partial(run + "/checkpoints/step-0000000009.pt.4242.tmp");
+  QVERIFY(partial.open(QIODevice::WriteOnly));
+  partial.write("half a checkpoint");
+  partial.close();
+
+  const auto r = runCli({"train", "--resume", "--run-dir", run, "--threads", "2"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QVERIFY(!partial.exists());
+  const auto started = eventsOfType(readEvents(run), "run_started");
+  QCOMPARE(started.last().value("resumed_from").toString(), QString("checkpoints/step-0000000004.pt"));
+  compareSteps(stepsOf(run), three_epochs_);
+}
+
+void TestResume::corruptLatestCheckpointFallsBack() {
+  const QString run = dir_.path() + "/corrupt";
+  QVERIFY(runCli(tinyTrainArgs(data_, run, 2)).exit_code == 0);
+  QFile latest(run + "/checkpoints/step-0000000008.pt");
+  QVERIFY(latest.open(QIODevice::ReadWrite));
+  QVERIFY(latest.resize(100));
+  latest.close();
+  const auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "3", "--threads", "2"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  const auto events = readEvents(run);
+  bool warned = false;
+  for (const auto& w : eventsOfType(events, "warning"))
+    warned |= w.value("path").toString() == "checkpoints/step-0000000008.pt";
+  QVERIFY(warned);
+  QCOMPARE(eventsOfType(events, "run_started").last().value("resumed_from").toString(),
+           QString("checkpoints/step-0000000004.pt"));
+  compareSteps(stepsOf(run), three_epochs_);
+}
+
+void TestResume::existingRunIsNotOverwritten() {
+  const QString run = dir_.path() + "/reference2";
+  const qint64 size = QFileInfo(run + "/events.jsonl").size();
+  const auto r = runCli(tinyTrainArgs(data_, run, 2));
+  QCOMPARE(r.exit_code, 2);
+  QVERIFY2(r.err.contains("this folder already holds a run; pass --resume to continue it"), qPrintable(r.err));
+  QCOMPARE(QFileInfo(run + "/events.jsonl").size(), size);
+}
+
+QTEST_GUILESS_MAIN(TestResume)
+#include "tst_resume.moc"

@@ -1,0 +1,162 @@
+// The remote side of a studio run: paths resolved only inside a run directory, a training
+// process launched detached with its launch record, and the `streetgan remote` commands
+// (follow from an offset, status, signal, get) on real runs of the real CLI.
+#include "core/runs/run_launch.h"
+#include "core/runs/run_relative_path.h"
+#include "tests/support/test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <unistd.h>
+
+using namespace streetgan;
+using namespace streetgan::test;
+
+namespace {
+
+void waitUntil(const std::function<bool()>& done, int timeout_ms = 60000) {
+  QElapsedTimer clock;
+  clock.start();
+  while (!done() && clock.elapsed() < timeout_ms) QTest::qWait(20);
+}
+
+}  // namespace
+
+class RunLaunchTest : public QObject {
+  Q_OBJECT
+
+private:
+  QTemporaryDir dir_;
+  QString data_;
+
+private slots:
+  void initTestCase() {
+    data_ = makeTinyDataset(dir_.path());
+    QDir().mkpath(dir_.filePath("run/samples"));
+    QFile(dir_.filePath("run/samples/a.png")).open(QIODevice::WriteOnly);
+    QFile::link("/etc", dir_.filePath("run/outside"));
+    QFile::link(dir_.filePath("run/samples"), dir_.filePath("run/inside"));
+  }
+
+  void insideRunDirectory_data() {
+    QTest::addColumn<QString>("relative");
+    QTest::addColumn<QString>("refusal");  // empty: accepted
+    QTest::newRow("sample") << "samples/a.png" << "";
+    QTest::newRow("not there yet") << "checkpoints/step-0000000001.pt" << "";
+    QTest::newRow("link inside") << "inside/a.png" << "";
+    QTest::newRow("dot") << "./samples/a.png" << "";
+    QTest::newRow("empty") << "" << "it is empty";
+    QTest::newRow("absolute") << "/etc/passwd" << "it is absolute";
+    QTest::newRow("home") << "~/x" << "it is absolute";
+    QTest::newRow("parent") << "../x" << "climbs out";
+    QTest::newRow("parent inside") << "samples/../../x" << "climbs out";
+    QTest::newRow("newline") << "samples/a\n.png" << "control character";
+    QTest::newRow("link out") << "outside/passwd" << "a link leads out";
+  }
+  void insideRunDirectory() {
+    QFETCH(QString, relative);
+    QFETCH(QString, refusal);
+    const auto resolved = resolveInsideRunDirectory(dir_.filePath("run").toStdString(), relative.toStdString());
+    if (refusal.isEmpty()) {
+      QVERIFY2(resolved.ok(), resolved.ok() ? "" : resolved.error().c_str());
+      QCOMPARE(QString::fromStdString(*resolved), dir_.filePath("run") + "/" + relative);
+    } else {
+      QVERIFY(!resolved.ok());
+      QVERIFY2(QString::fromStdString(resolved.error()).contains(refusal), resolved.error().c_str());
+      QVERIFY2(QString::fromStdString(resolved.error()).contains("'" + relative + "'"), resolved.error().c_str());
+    }
+  }
+
+  // A stand-in trainer: the launch detaches it (its own session, no terminal, stdout and stdin
+  // on /dev/null, stderr in the record) and records how it ended.
+  void launchRecordsPidAndExitStatus() {
+    const QString script = dir_.filePath("fake-streetgan");
+    QVERIFY(writeScript(script, "#!/bin/sh\necho \"args: $*\" >&2\nls -l /proc/$$/fd/0 /proc/$$/fd/1 >&2\n"
+                                "ps -o sid= -p $$ >&2\nsleep \"$2\"\nexit 3\n"));
+    const std::string run = dir_.filePath("launched").toStdString();
+    auto pid = launchDetachedTraining(run, script.toStdString(), {"train", "1"});
+    QVERIFY2(pid.ok(), pid.ok() ? "" : pid.error().c_str());
+    LaunchStatus status = readLaunchStatus(run);
+    QVERIFY(status.launched);
+    QCOMPARE(status.pid, *pid);
+    QVERIFY(status.running);
+    // A second launch while it runs is refused.
+    const auto again = launchDetachedTraining(run, script.toStdString(), {"train", "1"});
+    QVERIFY(!again.ok());
+    QVERIFY2(QString::fromStdString(again.error()).contains("still running"), again.error().c_str());
+    waitUntil([&] { return readLaunchStatus(run).ended; });
+    status = readLaunchStatus(run);
+    QVERIFY(status.ended && !status.running);
+    QCOMPARE(status.exit_code, 3);
+    QVERIFY(status.stderr_tail.find("args: train 1") != std::string::npos);
+    QVERIFY(status.stderr_tail.find("/dev/null") != std::string::npos);
+    // A session of its own (led by its watcher), not the caller's: a hang-up there does not reach it.
+    const qint64 session = QString::fromStdString(status.stderr_tail).section('\n', -2, -2).trimmed().toLongLong();
+    QVERIFY(session > 0);
+    QVERIFY(session != ::getsid(0));
+    const auto late = signalLaunchedTraining(run, SIGINT);
+    QVERIFY(!late.ok());
+    QVERIFY2(QString::fromStdString(late.error()).contains("is not running"), late.error().c_str());
+
+    // Killed: the record says by which signal.
+    pid = launchDetachedTraining(run, script.toStdString(), {"train", "30"});
+    QVERIFY(pid.ok());
+    QVERIFY(signalLaunchedTraining(run, SIGKILL).ok());
+    waitUntil([&] { return readLaunchStatus(run).ended; });
+    QCOMPARE(readLaunchStatus(run).signal_number, SIGKILL);
+
+    const auto missing = launchDetachedTraining(run, dir_.filePath("no-such-program").toStdString(), {});
+    QVERIFY(!missing.ok());
+    QVERIFY2(QString::fromStdString(missing.error()).contains("No such file"), missing.error().c_str());
+  }
+
+  // The real CLI: launch a run, follow it from the start and from an offset, read its status,
+  // get its files; bad requests are named.
+  void remoteCommandsOnARealRun() {
+    const QString run = dir_.filePath("real run");
+    const QStringList train = tinyTrainArgs(data_, run, 2).mid(3);  // without "train --dataroot D"
+    auto launched = runCli(QStringList{"remote", "launch", run, "--config-json", R"({"batch_size":8})",
+                                       "--dataroot", data_} + train.mid(2));
+    QVERIFY2(launched.exit_code == 0, qPrintable(launched.err));
+    const CliResult followed = runCli({"remote", "follow", run});
+    QCOMPARE(followed.exit_code, 0);
+    const QByteArray log = readFileBytes(run + "/events.jsonl");
+    QCOMPARE(followed.out.toUtf8(), log);
+    QVERIFY(log.contains("\"run_finished\""));
+    const CliResult tail = runCli({"remote", "follow", run, "--offset", QString::number(log.size() - 100)});
+    QCOMPARE(tail.out.toUtf8(), log.right(100));
+    const CliResult past = runCli({"remote", "follow", run, "--offset", QString::number(log.size() + 1)});
+    QCOMPARE(past.exit_code, 1);
+    QVERIFY2(past.err.contains("is past its end"), qPrintable(past.err));
+
+    const CliResult status = runCli({"remote", "status", run});
+    QCOMPARE(status.exit_code, 0);
+    QVERIFY2(status.out.contains("\"exit_code\":0") && status.out.contains("\"running\":false") &&
+             status.out.contains(QString("\"events_bytes\":%1").arg(log.size())), qPrintable(status.out));
+    const CliResult stop = runCli({"remote", "signal", run, "stop"});
+    QCOMPARE(stop.exit_code, 1);
+    QVERIFY2(stop.err.contains("is not running"), qPrintable(stop.err));
+
+    const CliResult got = runCli({"remote", "get", run, "config.json", "../x", "launch/config.json"});
+    QCOMPARE(got.exit_code, 1);
+    const QByteArray config = readFileBytes(run + "/config.json");
+    const QByteArray sent = readFileBytes(run + "/launch/config.json");
+    QCOMPARE(sent, QByteArray(R"({"batch_size":8})"));
+    QCOMPARE(got.out.toUtf8(), "size " + QByteArray::number(config.size()) + "\n" + config +
+                                   "error '../x' is not a path inside the run directory (it climbs out with '..')\n" +
+                                   "size " + QByteArray::number(sent.size()) + "\n" + sent);
+
+    const CliResult bad = runCli({"remote", "launch", run, "--config-json", "{not json"});
+    QCOMPARE(bad.exit_code, 2);
+    QVERIFY2(bad.err.contains("'--config-json'") && bad.err.contains("not valid JSON"), qPrintable(bad.err));
+    QCOMPARE(runCli({"remote", "nonsense"}).exit_code, 2);
+    QVERIFY(runCli({"remote", "--help"}).out.contains("follow RUN_DIR"));
+  }
+};
+
+QTEST_GUILESS_MAIN(RunLaunchTest)
+#include "tst_run_launch.moc"

@@ -1,0 +1,175 @@
+// RunSummary: the Runs tab's view of a run directory, from hand-written event logs (every state,
+// resumes, garbage and truncated lines, byte-by-byte feeding) and from a real run of the CLI.
+#include "core/runs/run_summary.h"
+
+#include "tests/support/test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <unistd.h>
+
+using namespace streetgan;
+
+namespace {
+
+QByteArray started(qint64 pid, int step = 0, int images = 0, int epoch = 0) {
+  return QString(R"({"v":1,"type":"run_started","time":100,"device":"cpu","pid":%1,"step":%2,"images_seen":%3,"epoch":%4,"config":{"epochs":5,"preset":"safe-64"}})")
+             .arg(pid).arg(step).arg(images).arg(epoch).toUtf8() + "\n";
+}
+QByteArray step(int n, double loss_d, double loss_g) {
+  return QString(R"({"v":1,"type":"step","time":%1,"epoch":1,"iteration":%2,"iterations":10,"step":%2,"images_seen":%3,"loss_d":%4,"loss_g":%5})")
+             .arg(100 + n).arg(n).arg(16 * n).arg(loss_d).arg(loss_g).toUtf8() + "\n";
+}
+QByteArray parzen(int epoch, double mean) {
+  return QString(R"({"v":1,"type":"parzen","time":200,"epoch":%1,"mean_ll":%2,"stderr":1.5})").arg(epoch).arg(mean).toUtf8() + "\n";
+}
+QByteArray epochEnd(int epoch) {
+  return QString(R"({"v":1,"type":"epoch_end","time":150,"epoch":%1,"epochs":5})").arg(epoch).toUtf8() + "\n";
+}
+QByteArray finished(const char* status, int epoch, const char* message = nullptr) {
+  QString line = QString(R"({"v":1,"type":"run_finished","time":300,"status":"%1","epoch":%2)").arg(status).arg(epoch);
+  if (message) line += QString(R"(,"message":"%1")").arg(message);
+  return line.toUtf8() + "}\n";
+}
+
+RunSummary summarize(const QByteArray& log, bool alive, std::size_t chunk = 0) {
+  RunSummaryBuilder builder("/runs/some-run/");
+  if (chunk == 0) {
+    builder.feed(std::string_view(log.constData(), static_cast<std::size_t>(log.size())));
+  } else {
+    for (qsizetype at = 0; at < log.size(); at += static_cast<qsizetype>(chunk))
+      builder.feed(std::string_view(log.constData() + at, std::min<std::size_t>(chunk, static_cast<std::size_t>(log.size() - at))));
+  }
+  return builder.summary(alive);
+}
+
+}  // namespace
+
+class TestRunSummary : public QObject {
+  Q_OBJECT
+private slots:
+  void states_data() {
+    QTest::addColumn<QByteArray>("log");
+    QTest::addColumn<bool>("alive");
+    QTest::addColumn<QString>("state");
+    QTest::addColumn<qint64>("step");
+    QTest::addColumn<qint64>("epoch");
+    QTest::addColumn<double>("loss_d");
+    QTest::addColumn<double>("best_parzen");  // NaN: none
+    QTest::addColumn<qint64>("malformed");
+    QTest::addColumn<QString>("message");
+    const double none = std::nan("");
+    QTest::newRow("empty log") << QByteArray() << false << "not started" << qint64(0) << qint64(0) << none << none << qint64(0) << "";
+    QTest::newRow("running") << started(42) + step(1, 1.5, 0.5) + step(2, 1.25, 0.75) << true << "running" << qint64(2) << qint64(0) << 1.25 << none << qint64(0) << "";
+    QTest::newRow("gone without run_finished") << started(42) + step(1, 1.5, 0.5) << false << "failed" << qint64(1) << qint64(0) << 1.5 << none << qint64(0)
+                                               << "the training process ended without finishing the run (killed or crashed)";
+    QTest::newRow("completed") << started(42) + step(1, 1.5, 0.5) + epochEnd(1) + parzen(1, -300) + step(2, 1.0, 2.0) + epochEnd(2) + parzen(2, -250.5) + finished("completed", 2)
+                               << false << "completed" << qint64(2) << qint64(2) << 1.0 << -250.5 << qint64(0) << "";
+    QTest::newRow("best parzen is the highest, not the last") << started(42) + parzen(1, -200) + parzen(2, -260) + finished("stopped", 2)
+                                                              << false << "stopped" << qint64(0) << qint64(2) << none << -200.0 << qint64(0) << "";
+    QTest::newRow("failed with a message") << started(42) + finished("failed", 0, "out of memory") << false << "failed" << qint64(0) << qint64(0) << none << none << qint64(0) << "out of memory";
+    QTest::newRow("error event then killed") << started(42) + QByteArray(R"({"v":1,"type":"error","time":1,"message":"disk full"})" "\n") << false << "failed" << qint64(0) << qint64(0) << none << none << qint64(0) << "disk full";
+    QTest::newRow("resumed after a stop") << started(42) + step(1, 1.5, 0.5) + step(2, 1.4, 0.5) + finished("stopped", 0) + started(43, 2, 32) + step(3, 0.5, 0.5)
+                                          << true << "running" << qint64(3) << qint64(0) << 0.5 << none << qint64(0) << "";
+    // A killed process logged steps past its checkpoint (step 1); the resumed one starts from it.
+    QTest::newRow("resumed after a kill, no step yet") << started(42) + step(1, 1.5, 0.5) + step(2, 1.4, 0.5) + started(43, 1, 16)
+                                                       << true << "running" << qint64(1) << qint64(0) << none << none << qint64(0) << "";
+    QTest::newRow("garbage lines") << started(42) + "not json\n{\"no type\":1}\n[1,2]\n\n" + step(1, 1.5, 0.5) + "{\"type\":\"step\",\"v\":1,\"step\":\n" + finished("completed", 1)
+                                   << false << "completed" << qint64(1) << qint64(1) << 1.5 << none << qint64(4) << "";
+    QTest::newRow("truncated last line") << started(42) + step(1, 1.5, 0.5) + finished("completed", 1).left(30) << true << "running" << qint64(1) << qint64(0) << 1.5 << none << qint64(0) << "";
+    QTest::newRow("unknown types and fields") << started(42) + R"({"v":1,"type":"tensorboard_flush","time":5})" "\n" + step(1, 1.5, 0.5) + finished("completed", 1)
+                                              << false << "completed" << qint64(1) << qint64(1) << 1.5 << none << qint64(0) << "";
+  }
+  void states() {
+    QFETCH(QByteArray, log);
+    QFETCH(bool, alive);
+    QFETCH(QString, state);
+    QFETCH(qint64, step);
+    QFETCH(qint64, epoch);
+    QFETCH(double, loss_d);
+    QFETCH(double, best_parzen);
+    QFETCH(qint64, malformed);
+    QFETCH(QString, message);
+    for (std::size_t chunk : {std::size_t(0), std::size_t(1), std::size_t(7)}) {
+      const RunSummary s = summarize(log, alive, chunk);
+      QCOMPARE(QString(runStateName(s.state)), state);
+      QCOMPARE(qint64(s.step), step);
+      QCOMPARE(qint64(s.epoch), epoch);
+      QCOMPARE(s.loss_d.has_value(), !std::isnan(loss_d));
+      if (s.loss_d) QCOMPARE(*s.loss_d, loss_d);
+      QCOMPARE(s.best_parzen.has_value(), !std::isnan(best_parzen));
+      if (s.best_parzen) QCOMPARE(*s.best_parzen, best_parzen);
+      QCOMPARE(qint64(s.malformed_lines), malformed);
+      QCOMPARE(QString::fromStdString(s.message), message);
+      QCOMPARE(QString::fromStdString(s.name), QString("some-run"));
+    }
+  }
+
+  void followsFromItsOffset() {
+    const QByteArray first = started(42) + step(1, 1.5, 0.5) + step(2, 1.0, 0.5).left(20);
+    RunSummaryBuilder builder("/runs/r");
+    builder.feed(std::string_view(first.constData(), static_cast<std::size_t>(first.size())));
+    QCOMPARE(qint64(builder.bytesRead()), qint64((started(42) + step(1, 1.5, 0.5)).size()));
+    const QByteArray rest = step(2, 1.0, 0.5).mid(20) + finished("completed", 1);
+    builder.feed(std::string_view(rest.constData(), static_cast<std::size_t>(rest.size())));
+    QCOMPARE(qint64(builder.bytesRead()), qint64(first.size() + rest.size()));
+    const RunSummary s = builder.summary(true);
+    QCOMPARE(s.state, RunState::Completed);
+    QCOMPARE(s.step, std::int64_t(2));
+    QCOMPARE(s.preset, std::string("safe-64"));
+    QCOMPARE(s.epochs, std::int64_t(5));
+    QCOMPARE(s.pid, std::int64_t(42));
+  }
+
+  void processLiveness() {
+    QVERIFY(trainingProcessAlive(::getpid(), "tst_run_summary"));
+    QVERIFY(!trainingProcessAlive(::getpid(), "streetgan-no-such-program"));  // a recycled pid
+    QVERIFY(!trainingProcessAlive(0));
+    QVERIFY(!trainingProcessAlive(-5));
+    QVERIFY(!trainingProcessAlive(4194304 + 7));  // above Linux's largest pid
+  }
+
+  void readsFoldersAndRefusesOthers() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const auto missing = readRunSummary(dir.filePath("nothing").toStdString());
+    QVERIFY(!missing);
+    QVERIFY(QString::fromStdString(missing.error()).contains("is not a run folder"));
+    QDir().mkpath(dir.filePath("broken"));
+    QFile config(dir.filePath("broken/config.json"));
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write("{ not json");
+    config.close();
+    const auto broken = readRunSummary(dir.filePath("broken").toStdString());
+    QVERIFY(broken.ok());
+    QCOMPARE(broken->state, RunState::NotStarted);
+    QVERIFY2(QString::fromStdString(broken->message).contains("config.json is not a JSON object"), broken->message.c_str());
+  }
+
+  void realRun() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString data = test::makeTinyDataset(dir.filePath("data"));
+    const QString run = dir.filePath("runs/tiny");
+    const auto result = test::runCli(test::tinyTrainArgs(data, run, 2));
+    QVERIFY2(result.exit_code == 0, qPrintable(result.err));
+    const auto s = readRunSummary(run.toStdString());
+    QVERIFY2(s.ok(), s.error().c_str());
+    QCOMPARE(s->state, RunState::Completed);
+    QCOMPARE(s->epoch, std::int64_t(2));
+    QCOMPARE(s->epochs, std::int64_t(2));
+    const auto steps = test::eventsOfType(test::readEvents(run), "step");
+    QVERIFY(!steps.isEmpty());
+    QCOMPARE(s->step, std::int64_t(steps.last()["step"].toInteger()));
+    QCOMPARE(s->images_seen, std::int64_t(steps.last()["images_seen"].toInteger()));
+    QCOMPARE(*s->loss_d, steps.last()["loss_d"].toDouble());
+    QCOMPARE(s->device, std::string("cpu"));
+    QCOMPARE(s->malformed_lines, std::int64_t(0));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunSummary)
+#include "tst_run_summary.moc"

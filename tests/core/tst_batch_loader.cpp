@@ -1,0 +1,264 @@
+// BatchLoader, BatchPrefetcher and the image cache on real JPEGs: batches are the same whatever
+// the worker count and whether they come from the files or the cache; the prefetch queue stays
+// bounded; a damaged, truncated or unfinished cache is refused or skipped with a clear message.
+#include "core/data/batch_prefetcher.h"
+#include "core/data/demo_data_generator.h"
+#include "core/data/image_cache.h"
+#include "core/data/image_cache_builder.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <thread>
+
+using namespace streetgan;
+
+namespace {
+
+std::vector<Batch> stream(const BatchLoader& loader, int workers, int prefetch, std::int64_t epochs,
+                          std::int64_t* peak = nullptr, bool slow = false) {
+  std::vector<Batch> batches;
+  BatchPrefetcher prefetcher(loader, workers, prefetch, 0, 0, epochs);
+  while (prefetcher.hasNext()) {
+    auto next = prefetcher.next();
+    if (!next) qFatal("%s", next.error().c_str());
+    if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    batches.push_back(std::move(next->batch));
+  }
+  if (peak) *peak = prefetcher.peakInFlight();
+  return batches;
+}
+
+void compareStreams(const std::vector<Batch>& a, const std::vector<Batch>& b) {
+  QCOMPARE(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    QCOMPARE(a[i].images.sizes(), b[i].images.sizes());
+    QVERIFY2(torch::equal(a[i].images, b[i].images), qPrintable(QString("batch %1 differs").arg(i)));
+  }
+}
+
+}  // namespace
+
+class TestBatchLoader : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase();
+  void sameBatchesWithOneOrFourWorkers();
+  void resumeMidEpochGivesTheSameBatches();
+  void prefetchQueueIsBounded();
+  void cacheGivesTheSameBatches();
+  void cacheBuiltForAnotherConfigIsRefused();
+  void damagedCacheRecordIsSkipped();
+  void damagedOrUnfinishedCacheIsRefused_data();
+  void damagedOrUnfinishedCacheIsRefused();
+  void cancelledBuildLeavesNoFile();
+  void unreadableFilesAreSkippedAndNamed();
+
+private:
+  BatchLoader makeLoader(std::shared_ptr<const ImageCache> cache = nullptr) const;
+  QTemporaryDir dir_;
+  std::string root_, cache_path_;
+  AugmentConfig augment_;
+};
+
+void TestBatchLoader::initTestCase() {
+  QVERIFY(dir_.isValid());
+  root_ = (dir_.path() + "/data").toStdString();
+  DemoDataOptions options;
+  options.out_dir = root_;
+  options.cities = 2;
+  options.sequences_per_city = 3;
+  options.frames_per_sequence = 7;  // 42 images: batches of 8 leave a partial last batch
+  auto generated = DemoDataGenerator(options).generate();
+  QVERIFY2(generated, generated.error().c_str());
+  augment_.flip = true;
+  augment_.rotate_deg = 5;
+  cache_path_ = (dir_.path() + "/data.sgcache").toStdString();
+  auto dataset = ImageDataset::open(root_);
+  QVERIFY(dataset);
+  auto built = ImageCacheBuilder::build(*dataset, SamplePipeline(augment_, 64, 3), cache_path_);
+  QVERIFY2(built, built.error().c_str());
+  QCOMPARE(built->records, std::int64_t(42));
+}
+
+BatchLoader TestBatchLoader::makeLoader(std::shared_ptr<const ImageCache> cache) const {
+  auto dataset = ImageDataset::open(root_);
+  if (!dataset) qFatal("%s", dataset.error().c_str());
+  return BatchLoader(std::move(*dataset), SamplePipeline(augment_, 64, 3), 8, 11, std::move(cache));
+}
+
+void TestBatchLoader::sameBatchesWithOneOrFourWorkers() {
+  const BatchLoader loader = makeLoader();
+  QCOMPARE(loader.batchesPerEpoch(), std::int64_t(6));
+  const auto one = stream(loader, 1, 0, 2);
+  const auto four = stream(loader, 4, 3, 2);
+  QCOMPARE(one.size(), std::size_t(12));
+  QCOMPARE(one[5].images.size(0), std::int64_t(2));  // 42 = 5·8 + 2
+  compareStreams(one, four);
+  // Direct loads agree with the stream, and epochs differ from each other.
+  QVERIFY(torch::equal(loader.load(1, 3).images, one[9].images));
+  QVERIFY(!torch::equal(one[0].images, one[6].images));
+}
+
+void TestBatchLoader::resumeMidEpochGivesTheSameBatches() {
+  const BatchLoader loader = makeLoader();
+  const auto all = stream(loader, 2, 2, 2);
+  BatchPrefetcher resumed(loader, 3, 1, 0, 4, 2);
+  for (std::size_t i = 4; i < all.size(); ++i) {
+    auto next = resumed.next();
+    QVERIFY(next);
+    QCOMPARE(next->epoch, std::int64_t(i / 6));
+    QCOMPARE(next->batch_index, std::int64_t(i % 6));
+    QVERIFY(torch::equal(next->batch.images, all[i].images));
+  }
+  QVERIFY(!resumed.hasNext());
+}
+
+void TestBatchLoader::prefetchQueueIsBounded() {
+  const BatchLoader loader = makeLoader();
+  std::int64_t peak = 0;
+  stream(loader, 3, 2, 3, &peak, /*slow=*/true);
+  QVERIFY2(peak <= 5, qPrintable(QString("peak %1 batches in flight").arg(peak)));
+  QVERIFY(peak >= 3);  // the workers did run ahead of the slow consumer
+}
+
+void TestBatchLoader::cacheGivesTheSameBatches() {
+  auto cache = ImageCache::open(cache_path_);
+  QVERIFY2(cache, cache.error().c_str());
+  QCOMPARE((*cache)->reduction(), 4);
+  QCOMPARE(int((*cache)->size()), 42);
+  const BatchLoader from_files = makeLoader();
+  const BatchLoader from_cache = makeLoader(*cache);
+  QCOMPARE(from_cache.uncachedCount(), std::int64_t(0));
+  compareStreams(stream(from_files, 2, 2, 2), stream(from_cache, 2, 2, 2));
+}
+
+void TestBatchLoader::cacheBuiltForAnotherConfigIsRefused() {
+  auto cache = ImageCache::open(cache_path_);
+  QVERIFY(cache);
+  QVERIFY(BatchLoader::cacheMismatch(**cache, SamplePipeline(augment_, 64, 3)).empty());
+  AugmentConfig wide = augment_;
+  wide.crop_scale = 2;  // needs 1/2 size
+  const std::string message = BatchLoader::cacheMismatch(**cache, SamplePipeline(wide, 64, 3));
+  QVERIFY2(QString::fromStdString(message).contains("3 channel(s) at 1/4 size; this config needs 3 channel(s) at 1/2 size"),
+           message.c_str());
+  QVERIFY(!BatchLoader::cacheMismatch(**cache, SamplePipeline(augment_, 64, 1)).empty());
+}
+
+void TestBatchLoader::damagedCacheRecordIsSkipped() {
+  const QString copy = dir_.path() + "/damaged.sgcache";
+  QFile::remove(copy);
+  QVERIFY(QFile::copy(QString::fromStdString(cache_path_), copy));
+  QFile file(copy);
+  QVERIFY(file.open(QIODevice::ReadWrite));
+  file.seek(64 + 1000);  // inside the first record's pixels
+  char byte = 0;
+  file.getChar(&byte);
+  file.seek(64 + 1000);
+  file.putChar(char(byte ^ 0x5A));
+  file.close();
+  auto cache = ImageCache::open(copy.toStdString());
+  QVERIFY2(cache, cache.error().c_str());
+  auto view = (*cache)->image(0);
+  QVERIFY(!view);
+  QVERIFY2(QString::fromStdString(view.error()).contains("fails its checksum"), view.error().c_str());
+  QVERIFY2(QString::fromStdString(view.error()).contains(QString::fromStdString((*cache)->relativePath(0))), view.error().c_str());
+  QVERIFY((*cache)->image(1));
+  const BatchLoader loader = makeLoader(*cache);
+  std::int64_t images = 0, skipped = 0;
+  for (const auto& batch : stream(loader, 2, 1, 1)) {
+    images += batch.images.size(0);
+    skipped += std::int64_t(batch.skipped.size());
+  }
+  QCOMPARE(images, std::int64_t(41));
+  QCOMPARE(skipped, std::int64_t(1));
+}
+
+void TestBatchLoader::damagedOrUnfinishedCacheIsRefused_data() {
+  QTest::addColumn<int>("cut");         // bytes kept (-1: all)
+  QTest::addColumn<int>("flip_at");     // byte to corrupt (-1: none)
+  QTest::addColumn<QString>("error");
+  QTest::newRow("empty") << 0 << -1 << "too short";
+  QTest::newRow("unfinished (no signature)") << -1 << 0 << "no SGCACHE1 signature";
+  QTest::newRow("header damaged") << -1 << 30 << "header is damaged";
+  QTest::newRow("truncated") << 200000 << -1 << "does not fit the file";
+  QTest::newRow("index damaged") << -1 << -2 << "index is damaged";
+}
+
+void TestBatchLoader::damagedOrUnfinishedCacheIsRefused() {
+  QFETCH(int, cut);
+  QFETCH(int, flip_at);
+  QFETCH(QString, error);
+  QFile source(QString::fromStdString(cache_path_));
+  QVERIFY(source.open(QIODevice::ReadOnly));
+  QByteArray bytes = source.readAll();
+  if (cut >= 0) bytes.truncate(cut);
+  if (flip_at == -2) flip_at = bytes.size() - 3;  // in the path table, covered by the index CRC
+  if (flip_at >= 0) bytes[flip_at] = char(bytes[flip_at] ^ 0x21);
+  const QString path = dir_.path() + "/bad.sgcache";
+  QFile out(path);
+  QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  out.write(bytes);
+  out.close();
+  auto cache = ImageCache::open(path.toStdString());
+  QVERIFY(!cache);
+  QVERIFY2(QString::fromStdString(cache.error()).startsWith(path), cache.error().c_str());
+  QVERIFY2(QString::fromStdString(cache.error()).contains(error), cache.error().c_str());
+}
+
+void TestBatchLoader::cancelledBuildLeavesNoFile() {
+  auto dataset = ImageDataset::open(root_);
+  QVERIFY(dataset);
+  const std::string out = (dir_.path() + "/cancelled.sgcache").toStdString();
+  std::atomic<bool> cancel{false};
+  CacheBuildOptions options;
+  options.workers = 1;
+  options.cancel = &cancel;
+  options.progress = [&](std::int64_t, std::int64_t) { cancel = true; };
+  auto built = ImageCacheBuilder::build(*dataset, SamplePipeline(augment_, 64, 3), out, options);
+  QVERIFY(!built);
+  QVERIFY2(QString::fromStdString(built.error()).contains("cancelled"), built.error().c_str());
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path().toStdString()))
+    QVERIFY2(entry.path().filename().string().rfind("cancelled", 0) != 0, entry.path().c_str());
+  const std::string unwritable = (dir_.path() + "/no/such/folder/x.sgcache").toStdString();
+  auto failed = ImageCacheBuilder::build(*dataset, SamplePipeline(augment_, 64, 3), unwritable);
+  QVERIFY(!failed);
+  QVERIFY2(QString::fromStdString(failed.error()).contains("cannot create the cache file"), failed.error().c_str());
+}
+
+void TestBatchLoader::unreadableFilesAreSkippedAndNamed() {
+  const QString root = dir_.path() + "/mixed";
+  QDir().mkpath(root);
+  auto dataset = ImageDataset::open(root_);
+  QVERIFY(dataset);
+  for (int i = 0; i < 6; ++i)
+    QVERIFY(QFile::copy(QString::fromStdString(dataset->path(std::size_t(i))), root + QString("/good%1.jpg").arg(i)));
+  QFile(root + "/empty.jpg").open(QIODevice::WriteOnly);
+  QFile text(root + "/text.jpg");
+  QVERIFY(text.open(QIODevice::WriteOnly));
+  text.write("hello");
+  text.close();
+  QVERIFY(QFile::copy(QString::fromStdString(dataset->path(6)), root + "/vanishes.jpg"));
+  auto mixed = ImageDataset::open(root.toStdString());
+  QVERIFY(mixed);
+  QCOMPARE(int(mixed->size()), 9);
+  QVERIFY(QFile::remove(root + "/vanishes.jpg"));  // gone between the scan and the load
+  const BatchLoader loader(std::move(*mixed), SamplePipeline(augment_, 64, 3), 4, 1);
+  std::vector<std::string> skipped;
+  std::int64_t images = 0;
+  for (const auto& batch : stream(loader, 2, 1, 1)) {
+    images += batch.images.size(0);
+    for (const auto& s : batch.skipped) skipped.push_back(s.path);
+  }
+  QCOMPARE(images, std::int64_t(6));
+  std::sort(skipped.begin(), skipped.end());
+  QCOMPARE(skipped, (std::vector<std::string>{(root + "/empty.jpg").toStdString(), (root + "/text.jpg").toStdString(),
+                                              (root + "/vanishes.jpg").toStdString()}));
+}
+
+QTEST_GUILESS_MAIN(TestBatchLoader)
+#include "tst_batch_loader.moc"

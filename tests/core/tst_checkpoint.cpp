@@ -1,0 +1,161 @@
+#include "core/runs/run_directory.h"
+#include "core/train/checkpoint.h"
+#include "core/train/dcgan_step.h"
+
+#include <QtTest>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+using namespace streetgan;
+
+namespace {
+
+TrainConfig tinyConfig() {
+  TrainConfig c;
+  c.nz = 16;
+  c.ngf = 8;
+  c.ndf = 8;
+  c.batch_size = 8;
+  c.seed = 11;
+  return c;
+}
+
+std::vector<torch::Tensor> stateOf(DcganStep& model) {
+  std::vector<torch::Tensor> all;
+  for (auto* module : {static_cast<torch::nn::Module*>(model.generator().get()),
+                       static_cast<torch::nn::Module*>(model.discriminator().get())}) {
+    for (const auto& p : module->parameters()) all.push_back(p.detach().clone());
+    for (const auto& b : module->buffers()) all.push_back(b.detach().clone());
+  }
+  return all;
+}
+
+bool bitEqual(const torch::Tensor& a, const torch::Tensor& b) {
+  return a.sizes() == b.sizes() && a.dtype() == b.dtype() &&
+         std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(), a.nbytes()) == 0;
+}
+
+}  // namespace
+
+class TestCheckpoint : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() { torch::set_num_threads(2); }
+  void stepChangesBothNets();
+  void roundTripIsBitExact();
+  void badFiles_data();
+  void badFiles();
+  void unfinishedFilesAreNeverListed();
+};
+
+void TestCheckpoint::stepChangesBothNets() {
+  const auto config = tinyConfig();
+  DcganStep model(config, torch::kCPU, Precision::Fp32);
+  const auto g_before = model.generator()->parameters()[0].detach().clone();
+  const auto d_before = model.discriminator()->parameters()[0].detach().clone();
+  const auto real = torch::rand({8, 3, 64, 64}) * 2 - 1;
+  const auto stats = model.step(real, torch::randn({8, 16, 1, 1}));
+  QVERIFY(!torch::equal(g_before, model.generator()->parameters()[0]));
+  QVERIFY(!torch::equal(d_before, model.discriminator()->parameters()[0]));
+  QVERIFY(std::isfinite(stats.loss_d) && stats.loss_d > 0);
+  QVERIFY(std::isfinite(stats.loss_g) && stats.loss_g > 0);
+  for (double p : {stats.d_x, stats.d_g_z1, stats.d_g_z2}) QVERIFY(p > 0 && p < 1);
+  // After D's step, D thinks the same fakes are less real.
+  QVERIFY(stats.d_g_z2 < stats.d_g_z1);
+}
+
+void TestCheckpoint::roundTripIsBitExact() {
+  QTemporaryDir dir;
+  const auto config = tinyConfig();
+  DcganStep model(config, torch::kCPU, Precision::Fp32);
+  const auto real = torch::rand({8, 3, 64, 64}) * 2 - 1;
+  for (int i = 0; i < 3; ++i) model.step(real, torch::randn({8, 16, 1, 1}));
+
+  auto rng = at::make_generator<at::CPUGeneratorImpl>(99);
+  torch::randn({5}, rng);  // move the generator off its seed state
+  CheckpointState state{{2, 1, 3, 24}, torch::randn({4, 16, 1, 1}), rng.get_state(), config};
+  const std::string path = dir.filePath("step.pt").toStdString();
+  const Status saved = saveCheckpoint(path, model, state);
+  QVERIFY2(saved.ok(), saved.error().c_str());
+
+  DcganStep restored(config, torch::kCPU, Precision::Fp32);
+  auto loaded = loadCheckpoint(path, restored);
+  QVERIFY2(loaded.ok(), loaded.error().c_str());
+  const auto a = stateOf(model), b = stateOf(restored);
+  QCOMPARE(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) QVERIFY2(bitEqual(a[i], b[i]), qPrintable(QString::number(i)));
+  QCOMPARE(loaded->progress.epoch, std::int64_t(2));
+  QCOMPARE(loaded->progress.batch, std::int64_t(1));
+  QCOMPARE(loaded->progress.step, std::int64_t(3));
+  QCOMPARE(loaded->progress.images_seen, std::int64_t(24));
+  QVERIFY(bitEqual(loaded->fixed_noise, state.fixed_noise));
+  QVERIFY(bitEqual(loaded->noise_rng_state, state.noise_rng_state));
+  QCOMPARE(configToJson(loaded->config).dump(), configToJson(config).dump());
+
+  // Optimizer moments came back too: the next step is identical, bit for bit.
+  const auto noise = torch::randn({8, 16, 1, 1});
+  const auto s1 = model.step(real, noise);
+  const auto s2 = restored.step(real, noise);
+  QCOMPARE(s1.loss_d, s2.loss_d);
+  QCOMPARE(s1.loss_g, s2.loss_g);
+  QCOMPARE(s1.d_g_z2, s2.d_g_z2);
+  const auto a2 = stateOf(model), b2 = stateOf(restored);
+  for (std::size_t i = 0; i < a2.size(); ++i) QVERIFY(bitEqual(a2[i], b2[i]));
+}
+
+void TestCheckpoint::badFiles_data() {
+  QTest::addColumn<QByteArray>("content");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("empty") << QByteArray() << "cannot read the checkpoint";
+  QTest::newRow("text") << QByteArray("hello, not a checkpoint") << "cannot read the checkpoint";
+  QTest::newRow("truncated") << QByteArray("TRUNCATE") << "cannot read the checkpoint";
+}
+
+void TestCheckpoint::badFiles() {
+  QFETCH(QByteArray, content);
+  QFETCH(QString, expected);
+  QTemporaryDir dir;
+  const QString path = dir.filePath("bad.pt");
+  if (content == "TRUNCATE") {
+    DcganStep model(tinyConfig(), torch::kCPU, Precision::Fp32);
+    CheckpointState state{{}, torch::zeros({1, 16, 1, 1}),
+                          at::make_generator<at::CPUGeneratorImpl>(1).get_state(), tinyConfig()};
+    QVERIFY(saveCheckpoint(path.toStdString(), model, state).ok());
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadWrite));
+    QVERIFY(file.resize(file.size() / 2));
+  } else {
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(content);
+  }
+  DcganStep model(tinyConfig(), torch::kCPU, Precision::Fp32);
+  const auto loaded = loadCheckpoint(path.toStdString(), model);
+  QVERIFY(!loaded.ok());
+  const QString message = QString::fromStdString(loaded.error());
+  QVERIFY2(message.startsWith(path + ": ") && message.contains(expected), qPrintable(message));
+  const auto missing = loadCheckpoint(dir.filePath("none.pt").toStdString(), model);
+  QCOMPARE(QString::fromStdString(missing.error()), dir.filePath("none.pt") + ": the checkpoint does not exist");
+}
+
+void TestCheckpoint::unfinishedFilesAreNeverListed() {
+  QTemporaryDir dir;
+  RunDirectory run(dir.path().toStdString());
+  QVERIFY(run.create().ok());
+  for (const char* name : {"step-0000000004.pt", "step-0000000008.pt.1234.tmp", "notes.txt",
+                           "step-0000000002.pt"}) {
+    QFile file(QString::fromStdString(run.checkpointsDir()) + "/" + name);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+  }
+  const auto listed = run.checkpoints();
+  QCOMPARE(listed.size(), std::size_t(2));
+  QVERIFY(QString::fromStdString(listed.back()).endsWith("step-0000000004.pt"));
+  QCOMPARE(run.removeTemporaryFiles(), 1);
+  run.pruneCheckpoints(1);
+  QCOMPARE(run.checkpoints().size(), std::size_t(1));
+}
+
+QTEST_APPLESS_MAIN(TestCheckpoint)
+#include "tst_checkpoint.moc"

@@ -1,0 +1,202 @@
+#include "core/config/train_config.h"
+
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+using namespace streetgan;
+
+class TestTrainConfig : public QObject {
+  Q_OBJECT
+private slots:
+  void defaults();
+  void parse_data();
+  void parse();
+  void presets_data();
+  void presets();
+  void roundTrip();
+  void everyKeyIsWrittenOut();
+  void configFileErrors();
+  void shippedConfigParses();
+};
+
+void TestTrainConfig::defaults() {
+  const TrainConfig c;
+  QCOMPARE(c.nc, 3);
+  QCOMPARE(c.nz, 100);
+  QCOMPARE(c.ngf, 64);
+  QCOMPARE(c.ndf, 64);
+  QCOMPARE(c.lr, 2e-4);
+  QCOMPARE(c.beta1, 0.5);
+  QCOMPARE(c.beta2, 0.999);
+  QCOMPARE(c.batch_size, 128);
+  QCOMPARE(c.img_size, 64);
+  QCOMPARE(c.weight_decay, 0.05);
+  QCOMPARE(c.augment.shift, 0.2);
+  QCOMPARE(c.augment.crop_scale, 4.0);
+  QCOMPARE(c.augment.noise_std, 0.05);
+}
+
+// scope: 0 all (config file), 1 training (-t), 2 checkpoint (-c).
+// expected: empty = accepted; otherwise a piece of the message that must appear.
+void TestTrainConfig::parse_data() {
+  QTest::addColumn<QString>("json");
+  QTest::addColumn<int>("scope");
+  QTest::addColumn<QString>("expected");
+
+  QTest::newRow("empty object") << "{}" << 0 << "";
+  QTest::newRow("nc 3") << R"({"nc":3})" << 1 << "";
+  QTest::newRow("nc 1") << R"({"nc":1})" << 1 << "";
+  QTest::newRow("nc 2") << R"({"nc":2})" << 1 << "config key \"nc\": 2 is not allowed; allowed: 1 or 3";
+  QTest::newRow("nz 256") << R"({"nz":256})" << 1 << "";
+  QTest::newRow("nz 0") << R"({"nz":0})" << 1 << "config key \"nz\": 0 is not allowed; allowed: an integer from 1 to 4096";
+  QTest::newRow("nz float") << R"({"nz":12.5})" << 1 << "\"nz\": 12.5 is not allowed";
+  QTest::newRow("nz integral float") << R"({"nz":128.0})" << 1 << "";
+  QTest::newRow("nz string") << R"({"nz":"100"})" << 1 << "\"nz\": \"100\" is not allowed";
+  QTest::newRow("ngf 0") << R"({"ngf":0})" << 1 << "\"ngf\": 0 is not allowed";
+  QTest::newRow("ndf negative") << R"({"ndf":-4})" << 1 << "\"ndf\": -4 is not allowed";
+  QTest::newRow("lr ok") << R"({"lr":0.001})" << 1 << "";
+  QTest::newRow("lr zero") << R"({"lr":0})" << 1 << "\"lr\": 0 is not allowed; allowed: a positive number";
+  QTest::newRow("lr negative") << R"({"lr":-1e-4})" << 1 << "\"lr\": -0.0001 is not allowed";
+  QTest::newRow("lr string") << R"({"lr":"fast"})" << 1 << "\"lr\": \"fast\" is not a number";
+  QTest::newRow("lr null") << R"({"lr":null})" << 1 << "\"lr\": null is not a number";
+  QTest::newRow("beta1 0") << R"({"beta1":0})" << 1 << "";
+  QTest::newRow("beta1 1") << R"({"beta1":1})" << 1 << "\"beta1\": 1 is not allowed; allowed: a number in [0, 1)";
+  QTest::newRow("beta2 1.5") << R"({"beta2":1.5})" << 1 << "\"beta2\": 1.5 is not allowed";
+  QTest::newRow("batch 1") << R"({"batch_size":1})" << 1 << "";
+  QTest::newRow("batch 0") << R"({"batch_size":0})" << 1 << "\"batch_size\": 0 is not allowed; allowed: an integer from 1";
+  QTest::newRow("batch negative") << R"({"batch_size":-8})" << 1 << "\"batch_size\": -8 is not allowed";
+  QTest::newRow("img 64") << R"({"img_size":64})" << 1 << "";
+  QTest::newRow("img 128") << R"({"img_size":128})" << 1 << "";
+  QTest::newRow("img 96") << R"({"img_size":96})" << 1 << "config key \"img_size\": 96 is not allowed; allowed: 64 or 128";
+  QTest::newRow("img 256") << R"({"img_size":256})" << 1 << "allowed: 64 or 128";
+  QTest::newRow("weight decay 0") << R"({"weight_decay":0})" << 1 << "";
+  QTest::newRow("weight decay negative") << R"({"weight_decay":-0.1})" << 1 << "\"weight_decay\": -0.1 is not allowed";
+  QTest::newRow("augment ok") << R"({"augment":{"shift":0.1,"flip":true}})" << 1 << "";
+  QTest::newRow("augment shift 1") << R"({"augment":{"shift":1.0}})" << 1 << "\"augment.shift\": 1.0 is not allowed";
+  QTest::newRow("augment crop 0") << R"({"augment":{"crop_scale":0}})" << 1 << "\"augment.crop_scale\": 0 is not allowed";
+  QTest::newRow("augment flip int") << R"({"augment":{"flip":1}})" << 1 << "\"augment.flip\": 1 is not allowed; allowed: true or false";
+  QTest::newRow("augment unknown") << R"({"augment":{"blur":2}})" << 1 << "unknown config key \"augment.blur\"";
+  QTest::newRow("augment not object") << R"({"augment":3})" << 1 << "config key \"augment\" must be a JSON object";
+  QTest::newRow("name ok") << R"({"name":"street run 1"})" << 2 << "";
+  QTest::newRow("name empty") << R"({"name":""})" << 2 << "\"name\": \"\" is not allowed";
+  QTest::newRow("name slash") << R"({"name":"a/b"})" << 2 << "\"name\": \"a/b\" is not allowed";
+  QTest::newRow("name dotdot") << R"({"name":".."})" << 2 << "\"name\": \"..\" is not allowed";
+  QTest::newRow("root ok") << R"({"root":"/tmp/runs"})" << 2 << "";
+  QTest::newRow("root empty") << R"({"root":""})" << 2 << "\"root\": \"\" is not allowed";
+  QTest::newRow("log frequency 0") << R"({"log_frequency":0})" << 2 << "\"log_frequency\": 0 is not allowed";
+  QTest::newRow("save frequency 2") << R"({"save_frequency":2})" << 2 << "";
+  QTest::newRow("save frequency 0") << R"({"save_frequency":0})" << 2 << "\"save_frequency\": 0 is not allowed";
+  QTest::newRow("keep 0") << R"({"keep_checkpoints":0})" << 2 << "\"keep_checkpoints\": 0 is not allowed";
+  QTest::newRow("epochs 0") << R"({"epochs":0})" << 0 << "\"epochs\": 0 is not allowed";
+  QTest::newRow("seed negative") << R"({"seed":-1})" << 0 << "\"seed\": -1 is not allowed";
+  QTest::newRow("device cuda:1") << R"({"device":"cuda:1"})" << 0 << "";
+  QTest::newRow("device gpu") << R"({"device":"gpu"})" << 0 << "\"device\": \"gpu\" is not allowed; allowed: auto, cpu, cuda or cuda:N";
+  QTest::newRow("precision fp8") << R"({"precision":"fp8"})" << 0 << "\"precision\": \"fp8\" is not allowed";
+  QTest::newRow("threads negative") << R"({"threads":-2})" << 0 << "\"threads\": -2 is not allowed";
+  QTest::newRow("unknown key") << R"({"learning_rate":0.1})" << 0 << "unknown config key \"learning_rate\"; allowed: nc, nz";
+  QTest::newRow("checkpoint key in -t") << R"({"name":"x"})" << 1 << "config key \"name\" is not allowed here; allowed: nc";
+  QTest::newRow("training key in -c") << R"({"lr":0.1})" << 2 << "config key \"lr\" is not allowed here; allowed: name";
+  QTest::newRow("grouped form") << R"({"training":{"lr":0.001},"checkpoint":{"name":"g"}})" << 0 << "";
+  QTest::newRow("grouped wrong group") << R"({"training":{"name":"g"}})" << 0 << "\"name\" is not allowed here";
+  QTest::newRow("array") << "[1,2]" << 0 << "the config must be a JSON object";
+  QTest::newRow("not json") << "{nz: 3" << 1 << "not valid JSON";
+}
+
+void TestTrainConfig::parse() {
+  QFETCH(QString, json);
+  QFETCH(int, scope);
+  QFETCH(QString, expected);
+  const auto result = applyConfigText(TrainConfig{}, json.toStdString(),
+                                      static_cast<ConfigScope>(scope), "test");
+  if (expected.isEmpty()) {
+    QVERIFY2(result.ok(), result.error().c_str());
+  } else {
+    QVERIFY(!result.ok());
+    QVERIFY2(QString::fromStdString(result.error()).contains(expected),
+             qPrintable("message was: " + QString::fromStdString(result.error())));
+    QVERIFY(QString::fromStdString(result.error()).startsWith("test: "));
+  }
+}
+
+void TestTrainConfig::presets_data() {
+  QTest::addColumn<QString>("name");
+  QTest::addColumn<int>("nz");
+  QTest::addColumn<int>("ngf");
+  QTest::addColumn<int>("ndf");
+  QTest::addColumn<int>("img");
+  QTest::newRow("naive-64") << "naive-64" << 100 << 64 << 64 << 64;
+  QTest::newRow("safe-64") << "safe-64" << 256 << 256 << 64 << 64;
+  QTest::newRow("safe-128") << "safe-128" << 256 << 256 << 128 << 128;
+}
+
+void TestTrainConfig::presets() {
+  QFETCH(QString, name);
+  QFETCH(int, nz);
+  QFETCH(int, ngf);
+  QFETCH(int, ndf);
+  QFETCH(int, img);
+  const auto config = presetConfig(name.toStdString());
+  QVERIFY(config.ok());
+  QCOMPARE(config->nz, nz);
+  QCOMPARE(config->ngf, ngf);
+  QCOMPARE(config->ndf, ndf);
+  QCOMPARE(config->img_size, img);
+  QCOMPARE(QString::fromStdString(config->preset), name);
+  const auto unknown = presetConfig("huge-512");
+  QVERIFY(!unknown.ok());
+  QCOMPARE(QString::fromStdString(unknown.error()),
+           QString("unknown preset \"huge-512\"; allowed: naive-64, safe-64, safe-128"));
+}
+
+void TestTrainConfig::roundTrip() {
+  auto config = applyConfigText(TrainConfig{},
+                                R"({"nz":7,"lr":0.000123456789,"name":"r t","augment":{"flip":true,"shift":0.13}})",
+                                ConfigScope::All, "test");
+  QVERIFY(config.ok());
+  const auto json = configToJson(*config);
+  const auto back = applyConfigJson(TrainConfig{}, json, ConfigScope::All, "test");
+  QVERIFY2(back.ok(), back.error().c_str());
+  QCOMPARE(configToJson(*back).dump(), json.dump());
+  QCOMPARE(back->lr, 0.000123456789);
+  QCOMPARE(back->augment.shift, 0.13);
+  QVERIFY(back->augment.flip);
+}
+
+void TestTrainConfig::everyKeyIsWrittenOut() {
+  const auto json = configToJson(TrainConfig{});
+  for (const auto& key : configKeyNames()) {
+    const auto dot = key.find('.');
+    if (dot == std::string::npos)
+      QVERIFY2(json.contains(key), key.c_str());
+    else
+      QVERIFY2(json[key.substr(0, dot)].contains(key.substr(dot + 1)), key.c_str());
+  }
+}
+
+void TestTrainConfig::configFileErrors() {
+  const auto missing = applyConfigFile(TrainConfig{}, "/nonexistent/config.json");
+  QVERIFY(!missing.ok());
+  QCOMPARE(QString::fromStdString(missing.error()),
+           QString("/nonexistent/config.json: cannot open the config file"));
+  QTemporaryDir dir;
+  const QString path = dir.filePath("bad.json");
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  file.write(R"({"img_size": 100})");
+  file.close();
+  const auto bad = applyConfigFile(TrainConfig{}, path.toStdString());
+  QVERIFY(!bad.ok());
+  QCOMPARE(QString::fromStdString(bad.error()),
+           path + ": config key \"img_size\": 100 is not allowed; allowed: 64 or 128");
+}
+
+void TestTrainConfig::shippedConfigParses() {
+  const auto config = applyConfigFile(TrainConfig{}, STREETGAN_SOURCE_DIR "/resources/configs/msls-safe-64.json");
+  QVERIFY2(config.ok(), config.error().c_str());
+  QCOMPARE(config->nz, 256);
+  QCOMPARE(config->ngf, 256);
+  QCOMPARE(QString::fromStdString(config->name), QString("msls-safe-64"));
+}
+
+QTEST_APPLESS_MAIN(TestTrainConfig)
+#include "tst_train_config.moc"

@@ -1,0 +1,228 @@
+// The studio's jobs and the transport choice, without a window: ParzenJob on a real tiny run
+// (a result saved in the run, progress, a missing checkpoint, a cancel, lone held-out folder, a
+// program that does not exist), DemoDataJob rendering the demo scenes (progress, a folder that
+// cannot be made), and TrainingTransportFactory choosing local, followed or SSH by the folder.
+#include "app/studio/control/demo_data_job.h"
+#include "app/studio/control/followed_run_transport.h"
+#include "app/studio/control/local_process_transport.h"
+#include "app/studio/control/parzen_job.h"
+#include "app/studio/control/remote_run_record.h"
+#include "app/studio/control/remote_run_transport.h"
+#include "app/studio/control/training_transport_factory.h"
+#include "tests/support/test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+using namespace streetgan::studio;
+using namespace streetgan::test;
+
+class TestStudioJobs : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase();
+  void parzenArguments_data();
+  void parzenArguments();
+  void parzenOnACheckpoint();
+  void parzenOnAMissingCheckpoint();
+  void parzenCancelled();
+  void parzenRefusesOneHeldOutFolder();
+  void parzenWithoutTheProgram();
+  void demoData();
+  void demoDataIntoAFile();
+  void transportChoice();
+
+private:
+  QString latestCheckpoint() const {
+    return QDir(run_ + "/checkpoints").absoluteFilePath(QDir(run_ + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name).last());
+  }
+
+  QTemporaryDir dir_;
+  QString data_, run_;
+};
+
+void TestStudioJobs::initTestCase() {
+  data_ = makeTinyDataset(dir_.filePath("data"));
+  run_ = dir_.filePath("runs/tiny");
+  const auto trained = runCli(tinyTrainArgs(data_, run_, 1) << "--holdout-fraction" << "0.3");
+  QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
+}
+
+void TestStudioJobs::parzenArguments_data() {
+  QTest::addColumn<bool>("every");
+  QTest::addColumn<QString>("valid");
+  QTest::addColumn<QString>("test");
+  QTest::addColumn<QStringList>("expected");
+  const QStringList sizes{"parzen", "--json", "--progress", "--save", "--n-samples", "64", "--n-valid", "4", "--n-test", "5"};
+  QTest::newRow("one checkpoint") << false << QString() << QString() << (sizes + QStringList{"--checkpoint", "/r/checkpoints/c.pt"});
+  QTest::newRow("every checkpoint") << true << QString() << QString() << (sizes + QStringList{"--run", "/r"});
+  QTest::newRow("held-out folders") << false << "/v" << "/t"
+                                    << (sizes + QStringList{"--checkpoint", "/r/checkpoints/c.pt", "--valid", "/v", "--test", "/t"});
+}
+
+void TestStudioJobs::parzenArguments() {
+  QFETCH(bool, every);
+  QFETCH(QString, valid);
+  QFETCH(QString, test);
+  QFETCH(QStringList, expected);
+  ParzenRequest request;
+  request.run_dir = "/r";
+  request.checkpoint = "/r/checkpoints/c.pt";
+  request.every = every;
+  request.samples = 64;
+  request.valid = 4;
+  request.test = 5;
+  request.valid_dir = valid;
+  request.test_dir = test;
+  QCOMPARE(request.arguments(), expected);
+}
+
+void TestStudioJobs::parzenOnACheckpoint() {
+  ParzenJob job(STREETGAN_CLI);
+  QSignalSpy progress(&job, &ParzenJob::progressChanged);
+  QSignalSpy done(&job, &ParzenJob::finished);
+  ParzenRequest request;
+  request.run_dir = run_;
+  request.checkpoint = latestCheckpoint();
+  request.samples = 64;
+  request.valid = 4;
+  request.test = 4;
+  QString error;
+  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY(job.isRunning());
+  QString second_error;
+  QVERIFY(!job.start(request, &second_error));
+  QCOMPARE(second_error, QString("A Parzen estimate is already running."));
+  QVERIFY(done.wait(120000));
+  QVERIFY2(done.first().first().toBool(), qPrintable(done.first().last().toString()));
+  QVERIFY(!job.isRunning());
+  QVERIFY(!progress.isEmpty());
+  for (const auto& point : progress) QVERIFY(point.first().toInt() >= 0 && point.first().toInt() <= 100);
+  QCOMPARE(job.result().value("kind", std::string()), std::string("checkpoint"));
+  QCOMPARE(job.result().value("n_samples", 0), 64);
+  QVERIFY(job.result().contains("mean_ll"));
+  const QString saved = run_ + "/evaluations/parzen-" + QFileInfo(request.checkpoint).completeBaseName() + ".json";
+  QVERIFY2(QFile::exists(saved), qPrintable(saved));
+}
+
+void TestStudioJobs::parzenOnAMissingCheckpoint() {
+  ParzenJob job(STREETGAN_CLI);
+  QSignalSpy done(&job, &ParzenJob::finished);
+  ParzenRequest request;
+  request.run_dir = run_;
+  request.checkpoint = dir_.filePath("no-such.pt");
+  QString error;
+  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY(done.wait(60000));
+  QCOMPARE(done.first().first().toBool(), false);
+  const QString message = done.first().last().toString();
+  QVERIFY2(message.startsWith("Parzen estimate failed: "), qPrintable(message));
+  QVERIFY2(message.contains("no-such.pt"), qPrintable(message));
+}
+
+void TestStudioJobs::parzenCancelled() {
+  ParzenJob job(STREETGAN_CLI);
+  QSignalSpy done(&job, &ParzenJob::finished);
+  ParzenRequest request;
+  request.run_dir = run_;
+  request.checkpoint = latestCheckpoint();
+  request.samples = 2000000;  // long enough to be cancelled while sampling
+  request.valid = 4;
+  request.test = 4;
+  const QStringList before = QDir(run_ + "/evaluations").entryList(QDir::Files);
+  QString error;
+  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QTest::qWait(300);
+  job.cancel();
+  QVERIFY(done.wait(30000));
+  QCOMPARE(done.first().first().toBool(), false);
+  QCOMPARE(done.first().last().toString(), QString("Parzen estimate failed: cancelled"));
+  QCOMPARE(QDir(run_ + "/evaluations").entryList(QDir::Files), before);
+}
+
+void TestStudioJobs::parzenRefusesOneHeldOutFolder() {
+  ParzenJob job(STREETGAN_CLI);
+  ParzenRequest request;
+  request.run_dir = run_;
+  request.checkpoint = latestCheckpoint();
+  request.valid_dir = data_;
+  QString error;
+  QVERIFY(!job.start(request, &error));
+  QCOMPARE(error, QString("Give both a validation and a test folder, or neither (the run's held-out split)."));
+  QVERIFY(!job.isRunning());
+}
+
+void TestStudioJobs::parzenWithoutTheProgram() {
+  const QString missing = dir_.filePath("no-streetgan");
+  ParzenJob job(missing);
+  ParzenRequest request;
+  request.run_dir = run_;
+  request.checkpoint = latestCheckpoint();
+  QString error;
+  QVERIFY(!job.start(request, &error));
+  QVERIFY2(error.startsWith("Cannot start " + missing + ": "), qPrintable(error));
+  QVERIFY(!job.isRunning());
+}
+
+void TestStudioJobs::demoData() {
+  const QString folder = dir_.filePath("nested/demo");
+  QVERIFY(!DemoDataJob::isRendered(folder));
+  DemoDataJob job(STREETGAN_CLI);
+  QSignalSpy progress(&job, &DemoDataJob::progressChanged);
+  QSignalSpy done(&job, &DemoDataJob::finished);
+  QString error;
+  QVERIFY2(job.start(folder + "/", &error), qPrintable(error));
+  QVERIFY(job.isRunning());
+  QVERIFY(done.wait(300000));
+  QVERIFY2(done.first().first().toBool(), qPrintable(done.first().last().toString()));
+  QCOMPARE(done.first().last().toString(), QDir::cleanPath(folder));
+  QVERIFY(DemoDataJob::isRendered(folder));
+  QVERIFY(!progress.isEmpty());
+  const QList<QVariant> last = progress.last();
+  QCOMPARE(last.at(0).toInt(), last.at(1).toInt());  // every image rendered
+  QCOMPARE(last.at(1).toInt(), 4 * 6 * 10);
+}
+
+void TestStudioJobs::demoDataIntoAFile() {
+  // Its folder's parent is a file: the program says why, and the job passes that on.
+  const QString file = dir_.filePath("a-file");
+  QVERIFY(writeScript(file, "not a folder\n"));
+  DemoDataJob job(STREETGAN_CLI);
+  QSignalSpy done(&job, &DemoDataJob::finished);
+  QString error;
+  QVERIFY2(job.start(file + "/demo", &error), qPrintable(error));  // the program starts, then fails
+  QVERIFY(done.wait(60000));
+  QCOMPARE(done.first().first().toBool(), false);
+  const QString reason = done.first().last().toString();
+  QVERIFY2(reason.contains(file), qPrintable(reason));
+  QVERIFY(!DemoDataJob::isRendered(file + "/demo"));
+}
+
+void TestStudioJobs::transportChoice() {
+  TrainingTransportFactory factory(STREETGAN_CLI);
+  const QString local = dir_.filePath("runs/local");
+  QVERIFY(QDir().mkpath(local));
+  auto started = factory.forRun(local, false);
+  QVERIFY(qobject_cast<LocalProcessTransport*>(started.get()));
+  auto opened = factory.forRun(local, true);
+  QVERIFY(qobject_cast<FollowedRunTransport*>(opened.get()));
+
+  HostProfile host;
+  host.name = "gpu-box";
+  host.host = "gpu.example";
+  RemoteRunRecord record{host, RemoteRunRecord::remoteRunDirFor(host, "remote"), dir_.filePath("runs/remote")};
+  QCOMPARE(record.write(), QString());
+  for (const bool attach : {false, true}) {
+    auto remote = factory.forRun(record.local_run_dir, attach);
+    QVERIFY(qobject_cast<RemoteRunTransport*>(remote.get()));
+    QVERIFY2(remote->where().contains("gpu"), qPrintable(remote->where()));
+  }
+}
+
+QTEST_GUILESS_MAIN(TestStudioJobs)
+#include "tst_studio_jobs.moc"

@@ -1,0 +1,313 @@
+// The Explore tab offscreen on real checkpoints of the real `streetgan` program (a naive-64
+// generator trained for a few steps, so the preview runs a full-size 64 px model): the seed grid,
+// keyframes added, reordered and removed, the live preview, latent arithmetic, walk files, export
+// through the dialog (decoded back) and its cancel, following a running run's checkpoints, a bad
+// checkpoint; a screenshot of the tab.
+#include "app/studio/explore_tab.h"
+#include "app/studio/export_walk_dialog.h"
+#include "app/studio/latent_arithmetic_panel.h"
+#include "app/studio/main_window.h"
+#include "app/studio/walk_preview.h"
+#include "tests/support/decoded_video.h"
+#include "tests/support/test_support.h"
+#include "widgets/keyframe_strip.h"
+#include "widgets/seed_grid.h"
+
+#include <QDir>
+#include <QFile>
+#include <QListWidget>
+#include <QProgressDialog>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace streetgan;
+using namespace streetgan::studio;
+using namespace streetgan::widgets;
+using namespace streetgan::test;
+
+class TestStudioExplore : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase();
+  void opensARunAndShowsSeeds();
+  void keyframesAddReorderRemove();
+  void previewPlaysFromItsCache();
+  void latentArithmetic();
+  void walkFileRoundTrip();
+  void exportThroughTheDialog();
+  void exportCancelLeavesNothing();
+  void followsTheLatestCheckpoint();
+  void badCheckpointIsSaid();
+
+private:
+  void openModel(ExploreTab& tab);
+
+  QTemporaryDir dir_;
+  QString data_, run_;
+  std::unique_ptr<MainWindow> window_;
+};
+
+void TestStudioExplore::initTestCase() {
+  QCoreApplication::setOrganizationName("StreetGAN-tests");
+  QCoreApplication::setApplicationName("tst_studio_explore");
+  qputenv("HOME", dir_.path().toUtf8());
+  data_ = makeTinyDataset(dir_.filePath("data"));
+  run_ = dir_.filePath("StreetGAN/runs/naive");
+  // The naive-64 generator (ngf 64, nz 100) at its real size, a few steps on the tiny data.
+  const auto trained = runCli({"train", "--dataroot", data_, "--run-dir", run_, "--preset", "naive-64", "--epochs", "1",
+                               "--seed", "7", "--threads", "2", "-t", R"({"batch_size":8})"});
+  QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
+  window_ = std::make_unique<MainWindow>(STREETGAN_CLI);
+  window_->resize(1500, 950);
+  window_->show();
+}
+
+void TestStudioExplore::openModel(ExploreTab& tab) {
+  if (tab.explorer()) return;
+  QSignalSpy opened(&tab, &ExploreTab::checkpointOpened);
+  tab.openRun(run_, false);
+  QVERIFY(opened.wait(60000));
+  QVERIFY2(opened.first().first().toBool(), qPrintable(opened.first().last().toString()));
+}
+
+void TestStudioExplore::opensARunAndShowsSeeds() {
+  ExploreTab& tab = window_->exploreTab();
+  window_->tabs().setCurrentWidget(&tab);
+  openModel(tab);
+  QCOMPARE(tab.explorer()->imageSize(), 64);
+  QCOMPARE(tab.explorer()->nz(), 100);
+  QVERIFY(tab.statusText().contains("latent size 100"));
+  SeedGrid& grid = tab.seedGrid();
+  QSignalSpy rendered(&grid, &SeedGrid::rendered);
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(15).isNull(), 30000);
+  QCOMPARE(grid.tileCount(), 16);
+  QCOMPARE(grid.imageAt(0).size(), QSize(64, 64));
+  const QImage first = grid.imageAt(0);
+  grid.setFirstSeed(16);
+  QVERIFY(rendered.wait(30000));
+  QCOMPARE(grid.seedAt(0), quint64(16));
+  QVERIFY(grid.imageAt(0) != first);
+  grid.setFirstSeed(0);
+  QVERIFY(rendered.wait(30000));
+  QCOMPARE(grid.imageAt(0), first);  // a seed always gives the same sample
+}
+
+void TestStudioExplore::keyframesAddReorderRemove() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  SeedGrid& grid = tab.seedGrid();
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(2).isNull(), 30000);
+  KeyframeStrip& strip = tab.keyframes();
+  strip.clear();
+  for (int tile : {0, 1, 2}) grid.clickTile(tile);
+  QCOMPARE(strip.labels(), (QStringList{"seed 0", "seed 1", "seed 2"}));
+  strip.move(0, 2);
+  QCOMPARE(strip.labels(), (QStringList{"seed 1", "seed 2", "seed 0"}));
+  QCOMPARE(strip.latents()[2], tab.explorer()->latentOfSeed(0));
+  QCOMPARE(strip.latents()[0], tab.explorer()->latentOfSeed(1));
+  // The preview follows: 3 keys, 30 frames each, looping.
+  QCOMPARE(tab.preview().frameCount(), 90);
+  strip.remove(1);
+  QCOMPARE(strip.labels(), (QStringList{"seed 1", "seed 0"}));
+  QCOMPARE(tab.preview().frameCount(), 60);
+  // The Delete key removes the selection.
+  strip.list().setFocus();
+  strip.list().item(0)->setSelected(true);
+  QTest::keyClick(&strip.list(), Qt::Key_Delete);
+  QCOMPARE(strip.labels(), (QStringList{"seed 0"}));
+  QCOMPARE(tab.preview().frameCount(), 0);
+  QVERIFY(tab.preview().statusText().contains("at least two keyframes"));
+}
+
+void TestStudioExplore::previewPlaysFromItsCache() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  SeedGrid& grid = tab.seedGrid();
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(5).isNull(), 30000);
+  tab.keyframes().clear();
+  for (int tile : {3, 4, 5}) grid.clickTile(tile);
+  WalkPreview& preview = tab.preview();
+  QCOMPARE(preview.frameCount(), 90);
+  QElapsedTimer clock;
+  clock.start();
+  QTRY_VERIFY_WITH_TIMEOUT(preview.cachedFrames() == 90, 60000);
+  const double render_seconds = clock.elapsed() / 1000.0;
+  // Once every frame is rendered, playback never waits for one.
+  preview.setPlaying(false);
+  preview.setPlaying(true);
+  QTest::qWait(2000);
+  qInfo("rendered 90 frames of the naive-64 generator in %.2f s (%.0f frames/s); then shown %d frames in 2 s "
+        "(%.1f frames/s at a set 30), %d ticks without a frame",
+        render_seconds, 90 / render_seconds, preview.shownFrames(), preview.shownRate(), preview.missedTicks());
+  QCOMPARE(preview.missedTicks(), 0);
+  QVERIFY(preview.shownFrames() >= 40);  // 60 at 30 frames/s; a busy shared machine drops timer ticks
+  QCOMPARE(preview.currentFrame().size(), QSize(64, 64));
+  QVERIFY(90 / render_seconds >= 30);  // the worker renders faster than the preview shows
+  // A 2 × 2 grid walk tiles four walks of their own.
+  preview.setKeys(tab.keyframes().latents(), tab.keyframes().seeds());
+  WalkPlan plan = preview.plan();
+  plan.rows = plan.columns = 2;
+  auto frames = tab.explorer()->renderFrames(plan, 0, 1);
+  QVERIFY(frames.ok());
+  QCOMPARE(frames->front().width, 2 * 64 + 3 * 2);
+}
+
+void TestStudioExplore::latentArithmetic() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  SeedGrid& grid = tab.seedGrid();
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(4).isNull(), 30000);
+  LatentArithmeticPanel& panel = tab.arithmetic();
+  panel.clearGroups();
+  QVERIFY(!panel.compute());
+  QVERIFY(panel.statusText().startsWith("Put at least one sample in each group"));
+  emit grid.groupRequested(1, 0, grid.imageAt(1));
+  emit grid.groupRequested(2, 0, grid.imageAt(2));
+  emit grid.groupRequested(3, 1, grid.imageAt(3));
+  emit grid.groupRequested(4, 2, grid.imageAt(4));
+  QCOMPARE(panel.groupSize(0), 2);
+  QSignalSpy computed(&panel, &LatentArithmeticPanel::computed);
+  QVERIFY(panel.compute());
+  QVERIFY(computed.wait(30000));
+  QCOMPARE(computed.first().first().toString(), QString());
+  QCOMPARE(panel.resultCount(), 9);
+  // The middle is (z1 + z2)/2 − z3 + z4, computed here independently.
+  const auto z = [&](int seed) { return tab.explorer()->latentOfSeed(seed); };
+  const Latent& middle = panel.resultLatent(4);
+  for (std::size_t i = 0; i < middle.size(); ++i)
+    QVERIFY(std::abs(middle[i] - ((z(1)[i] + z(2)[i]) / 2 - z(3)[i] + z(4)[i])) < 1e-5);
+  QVERIFY(panel.resultLatent(0) != middle);
+  const int keys = tab.keyframes().count();
+  panel.useAsKeyframe(4);
+  QCOMPARE(tab.keyframes().count(), keys + 1);
+  QCOMPARE(tab.keyframes().labels().last(), QString("latent"));
+  QCOMPARE(tab.keyframes().latents().back(), middle);
+  window_->tabs().setCurrentWidget(&tab);
+  const QString shot = testOutputDir() + "/studio-tab-explore-arithmetic.png";
+  QVERIFY(window_->grab().save(shot));
+}
+
+void TestStudioExplore::walkFileRoundTrip() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  SeedGrid& grid = tab.seedGrid();
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(9).isNull(), 30000);
+  tab.keyframes().clear();
+  for (int tile : {7, 8, 9}) grid.clickTile(tile);
+  const auto latents = tab.keyframes().latents();
+  const QString file = dir_.filePath("walk.json");
+  QVERIFY(tab.saveWalk(file));
+  tab.keyframes().clear();
+  QVERIFY(tab.loadWalk(file));
+  QCOMPARE(tab.keyframes().labels(), (QStringList{"seed 7", "seed 8", "seed 9"}));
+  QCOMPARE(tab.keyframes().latents(), latents);  // bit for bit
+  QCOMPARE(tab.preview().frameCount(), 90);
+  // A broken file says which and why, and keeps the strip.
+  QFile broken(dir_.filePath("broken.json"));
+  QVERIFY(broken.open(QIODevice::WriteOnly));
+  broken.write("{\"keyframes\": 3}");
+  broken.close();
+  QVERIFY(!tab.loadWalk(broken.fileName()));
+  QVERIFY2(tab.statusText().contains("broken.json"), qPrintable(tab.statusText()));
+  QCOMPARE(tab.keyframes().count(), 3);
+  window_->tabs().setCurrentWidget(&tab);
+  QTest::qWait(300);
+  const QString shot = testOutputDir() + "/studio-tab-explore.png";
+  QVERIFY(window_->grab().save(shot));
+  qInfo("screenshot: %s", qPrintable(shot));
+}
+
+void TestStudioExplore::exportThroughTheDialog() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  if (tab.keyframes().count() < 2) QSKIP("needs the walk of walkFileRoundTrip");
+  auto dialog = tab.makeExportDialog();
+  QVERIFY(dialog);
+  const QString out = dir_.filePath("walk.gif");
+  dialog->setPath(out);
+  dialog->setFormat("gif");
+  dialog->setLongSide(128);
+  dialog->setOfferReveal(false);
+  QVERIFY2(dialog->runExport(), qPrintable(dialog->resultMessage()));
+  QVERIFY(dialog->resultMessage().startsWith("Exported 90 frames to"));
+  const DecodedVideo video = decodeVideo(out);
+  QVERIFY2(video.error.isEmpty(), qPrintable(video.error));
+  QCOMPARE(video.codec, QString("gif"));
+  QCOMPARE(int(video.frames.size()), 90);
+  QCOMPARE(video.width, 128);
+  QCOMPARE(video.height, 128);
+}
+
+void TestStudioExplore::exportCancelLeavesNothing() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  if (tab.keyframes().count() < 2) QSKIP("needs the walk of walkFileRoundTrip");
+  auto dialog = tab.makeExportDialog();
+  QVERIFY(dialog);
+  QDir().mkpath(dir_.filePath("cancelled"));
+  const QString out = dir_.filePath("cancelled/walk.mp4");
+  dialog->setPath(out);
+  dialog->setFormat("mp4");
+  dialog->setLongSide(1024);
+  dialog->setOfferReveal(false);
+  QTimer::singleShot(150, dialog.get(), [&dialog] {
+    QVERIFY(dialog->progressDialog());
+    dialog->progressDialog()->cancel();
+  });
+  QElapsedTimer clock;
+  clock.start();
+  const bool exported = dialog->runExport();
+  QVERIFY2(!exported, qPrintable(QString("%1 after %2 ms").arg(dialog->resultMessage()).arg(clock.elapsed())));
+  QCOMPARE(dialog->resultMessage(), "Export cancelled; nothing was written to " + out + ".");
+  QCOMPARE(QDir(dir_.filePath("cancelled")).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList());
+}
+
+void TestStudioExplore::followsTheLatestCheckpoint() {
+  ExploreTab& tab = window_->exploreTab();
+  const QString live = dir_.filePath("StreetGAN/runs/live");
+  QProcess process;
+  process.setProgram(STREETGAN_CLI);
+  process.setArguments(tinyTrainArgs(data_, live, 100000));
+  process.setStandardOutputFile(QProcess::nullDevice());
+  process.start();
+  QVERIFY(process.waitForStarted());
+  QTRY_VERIFY_WITH_TIMEOUT(!QDir(live + "/checkpoints").entryList({"*.pt"}).isEmpty(), 120000);
+  QSignalSpy opened(&tab, &ExploreTab::checkpointOpened);
+  tab.openRun(live, true);
+  QVERIFY(opened.wait(60000));
+  QVERIFY(opened.last().first().toBool());
+  const std::int64_t first_step = tab.explorer()->step();
+  QVERIFY(tab.statusText().contains("following the run's checkpoints"));
+  // A newer checkpoint lands and is loaded on its own.
+  QTRY_VERIFY_WITH_TIMEOUT(tab.explorer()->step() > first_step, 60000);
+  process.kill();
+  QVERIFY(process.waitForFinished());
+  // Opening a file stops following.
+  tab.openCheckpoint(QDir(run_ + "/checkpoints").entryInfoList({"*.pt"}).last().absoluteFilePath());
+  QVERIFY(opened.wait(60000));
+  QCOMPARE(tab.explorer()->imageSize(), 64);
+  QVERIFY(!tab.statusText().contains("following"));
+}
+
+void TestStudioExplore::badCheckpointIsSaid() {
+  ExploreTab& tab = window_->exploreTab();
+  const QString bad = dir_.filePath("bad.pt");
+  QFile file(bad);
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  file.write("this is not a checkpoint");
+  file.close();
+  const auto before = tab.explorer();
+  QSignalSpy opened(&tab, &ExploreTab::checkpointOpened);
+  tab.openCheckpoint(bad);
+  QVERIFY(opened.wait(60000));
+  QCOMPARE(opened.first().first().toBool(), false);
+  QVERIFY2(tab.statusText().startsWith("Cannot open " + bad), qPrintable(tab.statusText()));
+  QCOMPARE(tab.explorer(), before);  // the model open before stays
+  tab.openRun(dir_.filePath("no-such-run"), false);
+  QVERIFY(tab.statusText().contains("has no checkpoint yet"));
+}
+
+QTEST_MAIN(TestStudioExplore)
+#include "tst_studio_explore.moc"

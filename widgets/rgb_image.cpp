@@ -1,0 +1,22 @@
+#include "widgets/rgb_image.h"
+
+namespace streetgan::widgets {
+
+QImage toQImage(const RgbImage& image) {
+  if (image.width <= 0 || image.height <= 0 || image.pixels.empty()) return {};
+  const QImage::Format format = image.channels == 1 ? QImage::Format_Grayscale8 : QImage::Format_RGB888;
+  // The pixels are borrowed by the wrapper, then copied into an image that owns its own.
+  return QImage(image.pixels.data(), image.width, image.height, image.width * image.channels, format).copy();
+}
+
+RenderedImages toRenderedImages(const Result<std::vector<RgbImage>>& images) {
+  RenderedImages result;
+  if (!images) {
+    result.error = QString::fromStdString(images.error());
+    return result;
+  }
+  for (const RgbImage& image : *images) result.images.push_back(toQImage(image));
+  return result;
+}
+
+}  // namespace streetgan::widgets

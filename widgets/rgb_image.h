@@ -1,0 +1,18 @@
+#pragma once
+// Conversions between core's 8-bit images (RgbImage) and QImage for display.
+#include "core/data/image_pixels.h"
+#include "core/util/result.h"
+#include "widgets/rendered_images.h"
+
+#include <vector>
+
+#include <QImage>
+
+namespace streetgan::widgets {
+
+/// A deep copy of `image` as a QImage (RGB888 or Grayscale8); null for an empty image.
+QImage toQImage(const RgbImage& image);
+/// A worker's rendered images as QImages, or its error.
+RenderedImages toRenderedImages(const Result<std::vector<RgbImage>>& images);
+
+}  // namespace streetgan::widgets

@@ -1,0 +1,60 @@
+#pragma once
+// SeedGrid: a page of samples from consecutive seeds (the seed under each), rendered on a worker
+// thread. Page through seeds, go to a typed seed, or resample a random page. Clicking a sample
+// asks for it as a keyframe; its context menu also adds it to a group of the latent arithmetic.
+#include "core/latent/latent_explorer.h"
+#include "widgets/rendered_images.h"
+
+#include <QFutureWatcher>
+#include <QImage>
+#include <QVector>
+#include <QWidget>
+
+#include <memory>
+
+class QGridLayout;
+class QLabel;
+class QSpinBox;
+class QToolButton;
+
+namespace streetgan::widgets {
+
+class SeedGrid : public QWidget {
+  Q_OBJECT
+public:
+  explicit SeedGrid(QWidget* parent = nullptr);
+  ~SeedGrid() override;
+
+  /// Renders the current page with `explorer` (null: empty tiles).
+  void setExplorer(std::shared_ptr<LatentExplorer> explorer);
+  void setFirstSeed(quint64 seed);
+  quint64 firstSeed() const { return first_seed_; }
+  int tileCount() const { return static_cast<int>(tiles_.size()); }
+  quint64 seedAt(int tile) const { return first_seed_ + static_cast<quint64>(tile); }
+  QImage imageAt(int tile) const { return tile >= 0 && tile < images_.size() ? images_[tile] : QImage(); }
+  bool isRendering() const { return watcher_.isRunning(); }
+  /// Clicks tile `tile` (as a user would).
+  void clickTile(int tile);
+
+signals:
+  void keyframeRequested(quint64 seed, const QImage& image);
+  /// group: 0 = A, 1 = B, 2 = C.
+  void groupRequested(quint64 seed, int group, const QImage& image);
+  /// The page was rendered (or failed: `error` set).
+  void rendered(const QString& error);
+
+private:
+  void render();
+  void showContextMenu(int tile, const QPoint& at);
+
+  std::shared_ptr<LatentExplorer> explorer_;
+  quint64 first_seed_ = 0;
+  QVector<QToolButton*> tiles_;
+  QVector<QImage> images_;
+  QSpinBox* seed_box_ = nullptr;
+  QLabel* status_ = nullptr;
+  QFutureWatcher<RenderedImages> watcher_;
+  bool again_ = false;
+};
+
+}  // namespace streetgan::widgets
