@@ -240,7 +240,15 @@ bool trainingProcessAlive(std::int64_t pid, std::string_view program_name) {
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
   std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
   if (!cmdline) return true;  // no /proc here: the signal check is all there is
-  const std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  // A process that exits while its command line is read fails the read with ESRCH. istream::read
+  // turns that into badbit, where an istreambuf_iterator lets the exception through to the caller.
+  std::string text;
+  char buffer[4096];
+  while (cmdline.read(buffer, sizeof buffer) || cmdline.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(cmdline.gcount()));
+    if (!cmdline) break;
+  }
+  if (cmdline.bad()) return false;  // it ended while we looked
   // A zombie (exited, not yet reaped) has an empty command line: it is not running.
   return !text.empty() && text.find(program_name) != std::string::npos;
 }
