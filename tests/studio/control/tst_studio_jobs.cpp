@@ -131,7 +131,7 @@ void TestStudioJobs::parzenCancelled() {
   ParzenRequest request;
   request.run_dir = run_;
   request.checkpoint = latestCheckpoint();
-  request.samples = 2000000;  // long enough to be cancelled while sampling
+  request.samples = 400000;  // long enough to be cancelled while sampling (as tst_studio_evaluate)
   request.valid = 4;
   request.test = 4;
   const QStringList before = QDir(run_ + "/evaluations").entryList(QDir::Files);
