@@ -96,7 +96,7 @@ ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig&
 }  // namespace
 
 EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
-    : QWidget(parent), program_(std::move(program)), runs_root_(std::move(runs_root)), job_(program_) {
+    : QWidget(parent), runs_root_(std::move(runs_root)), job_(std::move(program)) {
   runs_ = new QComboBox(this);
   runs_->setMinimumContentsLength(24);
   target_ = new QComboBox(this);

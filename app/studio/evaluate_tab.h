@@ -76,7 +76,7 @@ private:
   QString targetCheckpoint() const;
   void onJobFinished(bool ok, const QString& message);
 
-  QString program_, runs_root_;
+  QString runs_root_;
   QComboBox* runs_ = nullptr;
   QComboBox* target_ = nullptr;
   QSpinBox* samples_ = nullptr;

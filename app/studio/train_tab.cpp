@@ -23,10 +23,9 @@ namespace streetgan::studio {
 
 TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     : QWidget(parent),
-      program_(std::move(program)),
       runs_root_(std::move(runs_root)),
-      demo_job_(program_),
-      transports_(program_) {
+      demo_job_(program),
+      transports_(program) {
   // Left: what to train.
   preset_ = new QComboBox(this);
   for (const std::string& name : presetNames()) preset_->addItem(QString::fromStdString(name));

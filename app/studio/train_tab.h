@@ -92,7 +92,7 @@ private:
   void onFinished(SessionState state, const QString& message);
   void updateButtons();
 
-  QString program_, runs_root_, run_dir_, device_;
+  QString runs_root_, run_dir_, device_;
   int threads_ = 0;
   DemoDataJob demo_job_;
   TrainingTransportFactory transports_;

@@ -90,6 +90,11 @@ bool ChildProcess::start(const QString& program, const QStringList& arguments, Q
   return true;
 }
 
+QString ChildProcess::failureReason(const QByteArray& standard_error, int exit_code) {
+  const QString last_line = QString::fromUtf8(standard_error).trimmed().section('\n', -1);
+  return last_line.isEmpty() ? QString("exit code %1").arg(exit_code) : last_line;
+}
+
 bool ChildProcess::sendSignal(int signal_number) {
   return pid_ > 0 && ::kill(pid_, signal_number) == 0;
 }

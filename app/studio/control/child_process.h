@@ -33,6 +33,9 @@ public:
   bool sendSignal(int signal_number);
   /// Stops reading and watching; the child runs on (writes to its stdout then fail with EPIPE).
   void detach();
+  /// Why a `streetgan` command failed, for a message: the last line it wrote to stderr (its
+  /// one-line error), or "exit code N" when it wrote none.
+  static QString failureReason(const QByteArray& standard_error, int exit_code);
 
 signals:
   void standardOutput(const QByteArray& bytes);

@@ -35,8 +35,7 @@ bool DemoDataJob::start(const QString& folder, QString* error) {
       emit finished(true, folder_);
       return;
     }
-    const QString why = QString::fromUtf8(stderr_).trimmed().section('\n', -1);
-    emit finished(false, why.isEmpty() ? QString("exit code %1").arg(exit_code) : why);
+    emit finished(false, ChildProcess::failureReason(stderr_, exit_code));
   });
   QDir().mkpath(QFileInfo(folder_).absolutePath());
   if (!process_->start(program_, {"demo-data", "--out", folder_, "--cities", "4", "--sequences", "6", "--frames", "10"}, error)) {

@@ -68,9 +68,8 @@ void ParzenJob::onStandardError(const QByteArray& bytes) {
 void ParzenJob::onFinished(int exit_code, int signal_number) {
   process_.release()->deleteLater();
   if (exit_code != 0 || signal_number != 0) {
-    QString why = QString::fromUtf8(stderr_).trimmed().section('\n', -1);
-    if (signal_number != 0) why = "cancelled";
-    emit finished(false, "Parzen estimate failed: " + (why.isEmpty() ? QString("exit code %1").arg(exit_code) : why));
+    const QString why = signal_number != 0 ? QString("cancelled") : ChildProcess::failureReason(stderr_, exit_code);
+    emit finished(false, "Parzen estimate failed: " + why);
     return;
   }
   nlohmann::json result = nlohmann::json::parse(stdout_.toStdString(), nullptr, false);

@@ -39,7 +39,8 @@ private slots:
 
 private:
   QString latestCheckpoint() const {
-    return QDir(run_ + "/checkpoints").absoluteFilePath(QDir(run_ + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name).last());
+    const QDir checkpoints(run_ + "/checkpoints");
+    return checkpoints.absoluteFilePath(checkpoints.entryList({"*.pt"}, QDir::Files, QDir::Name).last());
   }
 
   QTemporaryDir dir_;
