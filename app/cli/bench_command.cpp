@@ -1,8 +1,16 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
 #include "core/train/compute_device.h"
+#include "core/data/batch_loader.h"
+#include "core/data/batch_prefetcher.h"
+#include "core/data/image_cache.h"
+#include "core/data/image_cache_builder.h"
+#include "core/data/image_dataset.h"
+#include "core/data/sample_pipeline.h"
 #include "core/train/dcgan_step.h"
+#include "core/train/device_batch_feeder.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 #include <torch/cuda.h>
@@ -10,15 +18,88 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 namespace streetgan::cli {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+void synchronize(const c10::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+// Synthetic tensors already on the device: the step alone.
+double syntheticRate(DcganStep& model, const TrainConfig& config, const c10::Device& device,
+                     long long batch, long long warmup, long long steps) {
+  const auto options = torch::TensorOptions().device(device);
+  torch::manual_seed(1);
+  const auto real = torch::rand({batch, config.nc, config.img_size, config.img_size}, options) * 2 - 1;
+  for (long long i = 0; i < warmup; ++i) model.trainStep(real, torch::randn({batch, config.nz, 1, 1}, options));
+  synchronize(device);
+  const auto start = Clock::now();
+  for (long long i = 0; i < steps; ++i) model.trainStep(real, torch::randn({batch, config.nz, 1, 1}, options));
+  synchronize(device);
+  return static_cast<double>(batch * steps) / std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Real batches through the whole loader as training runs it: the cache, the worker threads,
+// uint8 batches (pinned off the CPU), the copy and the noise on the device, then the step.
+Result<double> realRate(DcganStep& model, const TrainConfig& config, const c10::Device& device,
+                        const std::string& dataroot, const std::string& cache_path, long long batch,
+                        long long warmup, long long steps) {
+  auto dataset = ImageDataset::open(dataroot, config.data.filter, DatasetPart::Train);
+  if (!dataset) return makeError(dataset.error());
+  const SamplePipeline pipeline(config.augment, config.img_size, config.nc, config.data.reduced_decode);
+  auto cache = ImageCache::open(cache_path);
+  if (!cache) return makeError(cache.error());
+  if (auto mismatch = BatchLoader::cacheMismatch(**cache, pipeline); !mismatch.empty())
+    return makeError(mismatch);
+  BatchLoader loader(std::move(*dataset), pipeline, static_cast<int>(batch),
+                     static_cast<std::uint64_t>(config.seed), *cache);
+  if (loader.uncachedCount() > 0)
+    return makeError(cache_path + ": " + std::to_string(loader.uncachedCount()) + " of " +
+                     std::to_string(loader.datasetSize()) + " images of " + dataroot +
+                     " are not in the cache; build it for this folder (streetgan cache build)");
+  loader.setPinnedMemory(!device.is_cpu());
+  BatchPrefetcher prefetcher(loader, resolveWorkerCount(config.data.workers), config.data.prefetch,
+                             0, 0, 1000000);
+  DeviceBatchFeeder feeder(device, config.augment.noise_std, static_cast<std::uint64_t>(config.seed));
+  auto generator = at::globalContext().defaultGenerator(device).clone();
+  const auto options = torch::TensorOptions().device(device);
+  long long images = 0;
+  Clock::time_point start;
+  for (long long i = 0; i < warmup + steps; ++i) {
+    if (i == warmup) {
+      synchronize(device);
+      start = Clock::now();
+      images = 0;
+    }
+    if (!feeder.hasStaged()) {
+      auto next = prefetcher.next();
+      if (!next) return makeError(next.error());
+      feeder.stage(std::move(*next));
+    }
+    DeviceBatch real = feeder.take();
+    const auto n = real.images.size(0);
+    if (n > 0) model.trainStep(real.images, torch::randn({n, config.nz, 1, 1}, generator, options));
+    images += n;
+    auto next = prefetcher.next();
+    if (!next) return makeError(next.error());
+    feeder.stage(std::move(*next));
+  }
+  synchronize(device);
+  return static_cast<double>(images) / std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 int benchTrain(const Args& args) {
-  CommandLine line("bench train", "--preset NAME [--batch B --steps N ...]",
-                   "Times the training step (D on real and fake, then G) on synthetic tensors,\n"
-                   "with no data loading, and prints images per second. bench/bench_train.py runs\n"
-                   "the same step in PyTorch eager mode beside it and prints the ratio.",
+  CommandLine line("bench train", "--preset NAME [--batch B --steps N --data CACHE --dataroot DIR ...]",
+                   "Times the training step (D on real and fake, then G) on synthetic tensors\n"
+                   "already on the device, and prints images per second. With --data it also\n"
+                   "trains on real batches from an image cache through the whole loader (worker\n"
+                   "threads, uint8 batches, the copy and the noise on the device) and prints that\n"
+                   "rate as a share of the synthetic one. bench/bench_train.py runs the same step\n"
+                   "in PyTorch beside it and prints the ratios.",
                    {{"--preset", "NAME", "naive-64, safe-64 or safe-128 (default naive-64)"},
                     {"--batch", "B", "batch size (default 64)"},
                     {"--steps", "N", "timed steps (default 20)"},
@@ -26,6 +107,9 @@ int benchTrain(const Args& args) {
                     {"--threads", "N", "CPU threads (0 = all cores; default 0)"},
                     {"--device", "DEV", "auto, cpu, cuda or cuda:N (default auto)"},
                     {"--precision", "P", "fp32, fp16 or bf16 (default fp32)"},
+                    {"--data", "CACHE", "also time real batches from this image cache (streetgan cache build)"},
+                    {"--dataroot", "DIR", "the data folder the cache was built from (needed with --data)"},
+                    {"--workers", "N", "data loader threads with --data (0 = automatic; default 0)"},
                     {"--json", "", "print one JSON object"}});
   if (auto done = line.parseOrExit(args)) return *done;
   auto config = presetConfig(line.value("--preset", "naive-64"));
@@ -34,8 +118,11 @@ int benchTrain(const Args& args) {
   auto steps = line.integer("--steps", 20, 1, 1000000);
   auto warmup = line.integer("--warmup", 3, 0, 1000000);
   auto threads = line.integer("--threads", 0, 0, 1024);
-  for (const auto* value : {&batch, &steps, &warmup, &threads})
+  auto workers = line.integer("--workers", 0, 0, 1024);
+  for (const auto* value : {&batch, &steps, &warmup, &threads, &workers})
     if (!*value) return fail(line.program(), value->error(), kExitUsage);
+  if (line.has("--data") && !line.has("--dataroot"))
+    return fail(line.program(), "option '--data' needs --dataroot DIR (the folder the cache was built from)", kExitUsage);
   auto device = resolveDevice(line.value("--device", "auto"));
   if (!device) return fail(line.program(), "option '--device': " + device.error(), kExitUsage);
   auto precision = resolvePrecision(line.value("--precision", "fp32"), *device);
@@ -43,36 +130,37 @@ int benchTrain(const Args& args) {
   setComputeThreads(static_cast<int>(*threads));
 
   config->batch_size = static_cast<int>(*batch);
+  config->data.workers = static_cast<int>(*workers);
   DcganStep model(*config, *device, *precision);
-  torch::manual_seed(1);
-  const auto options = torch::TensorOptions().device(*device);
-  const auto real = torch::rand({*batch, config->nc, config->img_size, config->img_size}, options) * 2 - 1;
-  auto sync = [&] {
-    if (device->is_cuda()) torch::cuda::synchronize(device->index());
-  };
-  for (long long i = 0; i < *warmup; ++i)
-    model.step(real, torch::randn({*batch, config->nz, 1, 1}, options));
-  sync();
-  const auto start = std::chrono::steady_clock::now();
-  for (long long i = 0; i < *steps; ++i)
-    model.step(real, torch::randn({*batch, config->nz, 1, 1}, options));
-  sync();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double images_per_s = static_cast<double>(*batch * *steps) / seconds;
+  const double synthetic = syntheticRate(model, *config, *device, *batch, *warmup, *steps);
+  std::optional<double> real;
+  if (line.has("--data")) {
+    auto rate = realRate(model, *config, *device, line.value("--dataroot"), line.value("--data"),
+                         *batch, *warmup, *steps);
+    if (!rate) return fail(line.program(), rate.error(), kExitFailure);
+    real = *rate;
+  }
 
-  const nlohmann::json result = {{"preset", config->preset},  {"batch", *batch},
-                                 {"steps", *steps},            {"device", deviceName(*device)},
-                                 {"precision", precisionName(*precision)},
-                                 {"threads", at::get_num_threads()},
-                                 {"seconds", seconds},         {"images_per_s", images_per_s}};
+  nlohmann::json result = {{"preset", config->preset},  {"batch", *batch},
+                           {"steps", *steps},            {"device", deviceName(*device)},
+                           {"precision", precisionName(*precision)},
+                           {"threads", at::get_num_threads()},
+                           {"images_per_s", synthetic}};
+  if (real) {
+    result["real_images_per_s"] = *real;
+    result["real_share"] = *real / synthetic;
+  }
   if (line.has("--json")) {
     std::printf("%s\n", result.dump().c_str());
   } else {
-    std::printf("%-10s %6s %6s %-7s %-9s %7s %10s\n", "preset", "batch", "steps", "device",
+    std::printf("%-10s %6s %6s %-7s %-9s %7s %10s", "preset", "batch", "steps", "device",
                 "precision", "threads", "images/s");
-    std::printf("%-10s %6lld %6lld %-7s %-9s %7d %10.1f\n", config->preset.c_str(), *batch, *steps,
+    if (real) std::printf(" %10s %10s", "real img/s", "real share");
+    std::printf("\n%-10s %6lld %6lld %-7s %-9s %7d %10.1f", config->preset.c_str(), *batch, *steps,
                 deviceName(*device).c_str(), precisionName(*precision).c_str(),
-                at::get_num_threads(), images_per_s);
+                at::get_num_threads(), synthetic);
+    if (real) std::printf(" %10.1f %9.1f%%", *real, 100.0 * *real / synthetic);
+    std::printf("\n");
   }
   return kExitOk;
 }

@@ -128,7 +128,7 @@ Result<TrainConfig> configFromOptions(const CommandLine& line) {
 
 std::vector<std::string> givenConfigOptions(const CommandLine& line) {
   std::vector<std::string> given;
-  for (const char* name : {"--preset", "--config", "-t", "-c", "--seed", "--precision"})
+  for (const char* name : {"--preset", "--config", "-t", "-c", "--seed"})
     if (line.has(name)) given.push_back(name);
   for (const auto& spec : dataFilterOptionSpecs())
     if (line.has(spec.name)) given.push_back(spec.name);

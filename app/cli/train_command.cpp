@@ -62,7 +62,7 @@ int runTrain(const Args& args) {
     if (!refused.empty())
       return fail(line.program(), "option '" + refused.front() +
                   "' cannot be used with --resume: a resumed run keeps its stored config "
-                  "(only --epochs, --device, --threads, --dataroot, --workers and --cache may change)",
+                  "(only --epochs, --device, --precision, --threads, --dataroot, --workers and --cache may change)",
                   kExitUsage);
     if (!line.has("--run-dir"))
       return fail(line.program(), "--resume needs --run-dir DIR (the run to continue)", kExitUsage);
@@ -73,6 +73,7 @@ int runTrain(const Args& args) {
     if (!threads) return fail(line.program(), threads.error(), kExitUsage);
     if (line.has("--threads")) options.threads = static_cast<int>(*threads);
     if (line.has("--device")) options.device = line.value("--device");
+    if (line.has("--precision")) options.precision = line.value("--precision");
     if (line.has("--dataroot")) options.dataroot = line.value("--dataroot");
     if (line.has("--cache")) options.cache = line.value("--cache");
     auto workers = line.integer("--workers", 0, 0, 1024);

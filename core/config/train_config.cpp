@@ -230,6 +230,7 @@ const std::vector<ConfigKey>& keys() {
                 },
                 "auto, fp32, fp16 or bf16"),
       intKey("threads", G::Run, &TrainConfig::threads, 0, 1024),
+      intKey("sync_every_steps", G::Run, &TrainConfig::sync_every_steps, 0, 1000000),
       intKey("sample_count", G::Run, &TrainConfig::sample_count, 1, 1024),
       stringKey("preset", G::Run, &TrainConfig::preset,
                 [](const std::string& s) { return !s.empty() && s.size() <= 64; },

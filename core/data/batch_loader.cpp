@@ -73,23 +73,24 @@ Batch BatchLoader::load(std::int64_t epoch, std::int64_t batch_index,
   const std::int64_t sample = pipeline_.sampleSize();
 
   Batch batch;
-  torch::Tensor buffer = torch::empty({count, sample}, torch::kFloat32);
-  float* data = buffer.data_ptr<float>();
+  torch::Tensor buffer =
+      torch::empty({count, sample}, torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(pinned_));
+  std::uint8_t* data = buffer.data_ptr<std::uint8_t>();
   std::int64_t filled = 0;
   for (std::int64_t i = 0; i < count; ++i) {
     if (cancel && cancel->load(std::memory_order_relaxed)) break;
     const auto index = static_cast<std::size_t>((*order)[static_cast<std::size_t>(begin + i)]);
     const std::uint64_t seed = SamplePipeline::sampleSeed(seed_, static_cast<std::uint64_t>(epoch), index);
-    float* out = data + filled * sample;
+    std::uint8_t* out = data + filled * sample;
     Status status;
     if (cache_ && record_of_[index] >= 0) {
       auto view = cache_->image(static_cast<std::size_t>(record_of_[index]));
       if (view)
-        pipeline_.augment(*view, seed, out);
+        pipeline_.augmentPixels(*view, seed, out);
       else
         status = makeError(view.error());
     } else {
-      status = pipeline_.load(dataset_.path(index), seed, out);
+      status = pipeline_.loadPixels(dataset_.path(index), seed, out);
     }
     if (status)
       ++filled;

@@ -5,7 +5,9 @@
 // after a resume, and the same from the image files or from a pre-decoded ImageCache (images
 // missing from the cache are decoded from their files). load() is safe to call from several
 // threads at once; BatchPrefetcher runs it on worker threads. A file that cannot be used is left
-// out of its batch and named in Batch::skipped.
+// out of its batch and named in Batch::skipped. Batches hold the augmented pixels as bytes (a
+// quarter of float's size, and the copy to an accelerator with them); the Gaussian noise and the
+// scaling to [-1, 1] happen on the training device (DeviceBatchFeeder).
 #include "core/data/image_cache.h"
 #include "core/data/image_dataset.h"
 #include "core/data/sample_pipeline.h"
@@ -22,7 +24,7 @@
 namespace streetgan {
 
 struct Batch {
-  torch::Tensor images;               ///< (n, nc, S, S) float in [-1, 1]; n may be 0
+  torch::Tensor images;               ///< (n, nc, S, S) uint8, RGB; n may be 0
   std::vector<SkippedFile> skipped;   ///< every file of the batch that could not be used
 };
 
@@ -32,6 +34,10 @@ public:
   /// check with cacheMismatch() first.
   BatchLoader(ImageDataset dataset, SamplePipeline pipeline, int batch_size, std::uint64_t seed,
               std::shared_ptr<const ImageCache> cache = nullptr);
+
+  /// Allocate batches in page-locked (pinned) memory, for asynchronous copies to an
+  /// accelerator. Needs a LibTorch with CUDA; off by default (and on the CPU).
+  void setPinnedMemory(bool pinned) { pinned_ = pinned; }
 
   std::int64_t batchesPerEpoch() const;
   std::int64_t batchSize() const { return batch_size_; }
@@ -61,6 +67,7 @@ private:
   std::shared_ptr<const ImageCache> cache_;
   std::vector<std::int64_t> record_of_;  ///< cache record of each dataset index, or -1
   std::int64_t uncached_ = 0;
+  bool pinned_ = false;
   // The shuffles of the epochs being served, computed once per epoch, not per batch.
   mutable std::mutex order_mutex_;
   mutable std::int64_t order_epoch_[2] = {-1, -1};

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 namespace streetgan {
 namespace {
@@ -62,7 +63,31 @@ Status SamplePipeline::load(const std::string& path, std::uint64_t sample_seed, 
   return {};
 }
 
+Status SamplePipeline::loadPixels(const std::string& path, std::uint64_t sample_seed,
+                                  std::uint8_t* out) const {
+  auto image = decode(path);
+  if (!image) return makeError(image.error());
+  augmentPixels(image->view(), sample_seed, out);
+  return {};
+}
+
 void SamplePipeline::augment(const ImageView& image, std::uint64_t sample_seed, float* out) const {
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(sampleSize()));
+  augmentPixels(image, sample_seed, pixels.data());
+  // Noise first, straight into the output (LibTorch's vectorized sampler, seeded per sample),
+  // then (x/255 + noise − 0.5) / 0.5.
+  if (augment_.noise_std > 0) {
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(splitmix64(sample_seed ^ 0x6e6f697365ULL));
+    torch::from_blob(out, {sampleSize()}, torch::kFloat32).normal_(0.0, augment_.noise_std, generator);
+  } else {
+    std::fill(out, out + sampleSize(), 0.0f);
+  }
+  for (std::size_t i = 0; i < pixels.size(); ++i)
+    out[i] = (pixels[i] * (1.0f / 255.0f) + out[i]) * 2.0f - 1.0f;
+}
+
+void SamplePipeline::augmentPixels(const ImageView& image, std::uint64_t sample_seed,
+                                   std::uint8_t* out) const {
   std::mt19937_64 rng(sample_seed);
   const double width = image.full_width, height = image.full_height;
   const double crop = std::max(1.0, std::round(augment_.crop_scale * img_size_));
@@ -108,23 +133,15 @@ void SamplePipeline::augment(const ImageView& image, std::uint64_t sample_seed, 
     cv::resize(cropped, resized, cv::Size(img_size_, img_size_), 0, 0,
                side > img_size_ ? cv::INTER_AREA : cv::INTER_LINEAR);
 
-  // Noise first, straight into the output (LibTorch's vectorized sampler, seeded per sample),
-  // then HWC BGR uint8 -> CHW RGB: (x/255 + noise − 0.5) / 0.5.
+  // HWC BGR -> CHW RGB.
   const int plane = img_size_ * img_size_;
-  if (augment_.noise_std > 0) {
-    auto generator = at::make_generator<at::CPUGeneratorImpl>(splitmix64(sample_seed ^ 0x6e6f697365ULL));
-    torch::from_blob(out, {sampleSize()}, torch::kFloat32).normal_(0.0, augment_.noise_std, generator);
-  } else {
-    std::fill(out, out + sampleSize(), 0.0f);
-  }
   for (int c = 0; c < channels_; ++c) {
     const int source_channel = channels_ == 3 ? 2 - c : 0;
-    float* plane_out = out + c * plane;
+    std::uint8_t* plane_out = out + c * plane;
     for (int y = 0; y < img_size_; ++y) {
       const std::uint8_t* row = resized.ptr<std::uint8_t>(y);
-      float* row_out = plane_out + y * img_size_;
-      for (int x = 0; x < img_size_; ++x)
-        row_out[x] = (row[x * channels_ + source_channel] * (1.0f / 255.0f) + row_out[x]) * 2.0f - 1.0f;
+      std::uint8_t* row_out = plane_out + y * img_size_;
+      for (int x = 0; x < img_size_; ++x) row_out[x] = row[x * channels_ + source_channel];
     }
   }
 }

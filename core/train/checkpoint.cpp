@@ -60,6 +60,8 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
     archive.write("images_seen", counter(state.progress.images_seen));
     archive.write("fixed_noise", state.fixed_noise);
     archive.write("noise_rng_state", state.noise_rng_state);
+    archive.write("noise_rng_kind", c10::IValue(state.noise_rng_kind));
+    archive.write("precision", c10::IValue(state.precision));
     torch::serialize::OutputArchive generator, discriminator, optimizer_g, optimizer_d;
     model.generator()->save(generator);
     model.discriminator()->save(discriminator);
@@ -105,6 +107,10 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
     archive.read("fixed_noise", state.fixed_noise);
     archive.read("noise_rng_state", state.noise_rng_state);
     state.noise_rng_state = state.noise_rng_state.to(torch::kCPU);
+    // Checkpoints from before these keys: a CPU generator, and fp32 unless the scaler says fp16.
+    c10::IValue text;
+    if (archive.try_read("noise_rng_kind", text) && text.isString()) state.noise_rng_kind = text.toStringRef();
+    if (archive.try_read("precision", text) && text.isString()) state.precision = text.toStringRef();
     torch::serialize::InputArchive generator, discriminator, optimizer_g, optimizer_d;
     archive.read("generator", generator);
     archive.read("discriminator", discriminator);
@@ -114,7 +120,7 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
     model.discriminator()->load(discriminator);
     model.optimizerG().load(optimizer_g);
     model.optimizerD().load(optimizer_d);
-    model.scaler().load(archive);
+    state.scaler_restored = model.scaler().load(archive);
     return state;
   } catch (const c10::Error& e) {
     return makeError(path + ": cannot read the checkpoint (" + e.what_without_backtrace() + ")");

@@ -26,8 +26,12 @@ struct TrainingProgress {
 struct CheckpointState {
   TrainingProgress progress;
   torch::Tensor fixed_noise;      ///< (sample_count, nz, 1, 1), the sample grid's latents
-  torch::Tensor noise_rng_state;  ///< state of the CPU generator that draws training noise
+  torch::Tensor noise_rng_state;  ///< state of the generator that draws the training latents
   TrainConfig config;
+  std::string noise_rng_kind = "cpu";  ///< the device kind of that generator ("cpu", "cuda")
+  std::string precision = "fp32";      ///< the precision the run resolved (fp32, fp16, bf16)
+  bool scaler_restored = true;    ///< on load: false when the model's enabled loss scaler could
+                                  ///< not take the saved state (it was disabled) and starts afresh
 };
 
 /// Writes `state` and the nets/optimizers of `model` to `path` atomically.

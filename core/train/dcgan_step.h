@@ -3,25 +3,35 @@
 // of docs/model.md. D learns from a real batch (label 1) and from G(z).detach() (label 0); then G
 // learns through D with label 1. Used by the Trainer and by `streetgan bench train`, so the
 // benchmark measures exactly the step that trains.
+//
+// trainStep() never waits for the host: its statistics come back as one small tensor on the
+// device, for the caller to copy to the host when it logs (StepStatsQueue). Per device it picks
+// the memory layout (conv_layout.h), turns on cuDNN's autotuner on CUDA, and updates each net's
+// parameters in one multi-tensor (or fused) AdamW step.
 #include "core/config/train_config.h"
 #include "core/model/discriminator.h"
 #include "core/model/generator.h"
 #include "core/train/compute_device.h"
 #include "core/train/loss_scaler.h"
-
-#include <torch/optim/adamw.h>
+#include "core/train/multi_tensor_adamw.h"
 
 #include <memory>
 
 namespace streetgan {
 
+/// One step's statistics on the host, in the order of the tensor trainStep() returns.
 struct StepStats {
+  static constexpr int kValues = 7;
   double loss_d = 0;  ///< BCE of D on real + BCE of D on fake
   double loss_g = 0;  ///< BCE of D(G(z)) against label 1
   double d_x = 0;     ///< mean sigmoid(D(x)) on the real batch
   double d_g_z1 = 0;  ///< mean sigmoid(D(G(z))) before D's step
   double d_g_z2 = 0;  ///< mean sigmoid(D(G(z))) after D's step
-  bool skipped = false;  ///< fp16 overflow: the optimizers did not step
+  bool skipped = false;    ///< fp16 overflow: the optimizers did not step
+  double loss_scale = 1;   ///< the loss scale this step ran with
+
+  /// From kValues doubles in trainStep()'s order.
+  static StepStats fromRow(const double* row);
 };
 
 class DcganStep {
@@ -30,13 +40,16 @@ public:
   DcganStep(const TrainConfig& config, const c10::Device& device, Precision precision);
 
   /// One step on `real` (B, nc, H, W) in [-1, 1] with latent `noise` (B, nz, 1, 1), both already
-  /// on the device.
+  /// on the device. Returns StepStats::kValues float64 values on the device (StepStats order);
+  /// nothing is copied to the host.
+  torch::Tensor trainStep(const torch::Tensor& real, const torch::Tensor& noise);
+  /// trainStep() with its statistics read to the host (a synchronisation; tests and tools).
   StepStats step(const torch::Tensor& real, const torch::Tensor& noise);
 
   Generator& generator() { return generator_; }
   Discriminator& discriminator() { return discriminator_; }
-  torch::optim::AdamW& optimizerG() { return *optimizer_g_; }
-  torch::optim::AdamW& optimizerD() { return *optimizer_d_; }
+  MultiTensorAdamW& optimizerG() { return *optimizer_g_; }
+  MultiTensorAdamW& optimizerD() { return *optimizer_d_; }
   LossScaler& scaler() { return scaler_; }
   const c10::Device& device() const { return device_; }
   Precision precision() const { return precision_; }
@@ -46,9 +59,10 @@ private:
   Precision precision_;
   Generator generator_;
   Discriminator discriminator_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_g_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_d_;
+  std::unique_ptr<MultiTensorAdamW> optimizer_g_;
+  std::unique_ptr<MultiTensorAdamW> optimizer_d_;
   LossScaler scaler_;
+  torch::Tensor ones_, zeros_;  ///< labels, kept for the last batch size
 };
 
 }  // namespace streetgan

@@ -12,9 +12,12 @@
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/dcgan_step.h"
+#include "core/train/device_batch_feeder.h"
+#include "core/train/step_stats_queue.h"
 #include "core/util/atomic_file.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -48,6 +51,8 @@ struct Trainer::State {
   torch::Tensor parzen_valid, parzen_test;  ///< held-out rows, loaded once when Parzen is on
 
   std::string log_error;  ///< first failure to append to events.jsonl; ends the run
+  std::unique_ptr<StepStatsQueue> pending;  ///< steps whose statistics are still on the device
+  double epoch_sum_d = 0, epoch_sum_g = 0;   ///< over the epoch's flushed steps
 
   void emit(const std::string& type, json fields) {
     if (options.on_event) {
@@ -66,6 +71,7 @@ struct Trainer::State {
   void evaluateParzen();
   Status loadParzenSplits();
   Status restoreLatest();
+  void flushSteps();
   Result<RunOutcome> loop();
 };
 
@@ -80,6 +86,17 @@ std::string relativeTo(const std::string& path, const std::string& base) {
 at::Generator makeCpuGenerator(std::uint64_t seed) {
   return at::make_generator<at::CPUGeneratorImpl>(seed);
 }
+
+// The training latents are drawn on the device (no host copy per step) from a generator of
+// the device's own kind, seeded like the CPU one: on the CPU it is the same stream as before.
+at::Generator makeDeviceGenerator(const c10::Device& device, std::uint64_t seed) {
+  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_current_seed(seed);
+  return generator;
+}
+
+std::string generatorKind(const c10::Device& device) { return device.is_cpu() ? "cpu" : c10::DeviceTypeName(device.type(), true); }
 
 }  // namespace
 
@@ -109,6 +126,7 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
     if (options.dataroot) s->config.dataroot = *options.dataroot;
     if (options.epochs) s->config.epochs = *options.epochs;
     if (options.device) s->config.device = *options.device;
+    if (options.precision) s->config.precision = *options.precision;
     if (options.threads) s->config.threads = *options.threads;
     if (options.cache) s->config.data.cache = *options.cache;
     if (options.workers) s->config.data.workers = *options.workers;
@@ -122,7 +140,9 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   if (!device) return makeError(device.error());
   s->device = *device;
   auto precision = resolvePrecision(s->config.precision, s->device);
-  if (!precision) return makeError(precision.error());
+  if (!precision)
+    return makeError(options.resume ? precision.error() + " (resume with --precision to choose another)"
+                                    : precision.error());
   s->precision = *precision;
   setComputeThreads(s->config.threads);
 
@@ -142,6 +162,8 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   }
   s->loader = std::make_unique<BatchLoader>(std::move(*dataset), pipeline, s->config.batch_size,
                                             static_cast<std::uint64_t>(s->config.seed), cache);
+  // Pinned batches copy to an accelerator asynchronously; the CPU reads them where they are.
+  s->loader->setPinnedMemory(!s->device.is_cpu());
   if (s->config.parzen.every_epochs > 0)
     if (Status loaded = s->loadParzenSplits(); !loaded) return makeError(loaded.error());
 
@@ -161,8 +183,22 @@ Status Trainer::State::restoreLatest() {
     if (restored) {
       progress = restored->progress;
       fixed_noise = restored->fixed_noise.to(device);
-      noise_rng.set_state(restored->noise_rng_state);
       resumed_from = relativeTo(path, run.path());
+      if (restored->noise_rng_kind == generatorKind(device)) {
+        noise_rng.set_state(restored->noise_rng_state);
+      } else {
+        // Another kind of device draws from another kind of generator: seed it from the step.
+        noise_rng = makeDeviceGenerator(device, static_cast<std::uint64_t>(config.seed) * 2 + 1 +
+                                                    static_cast<std::uint64_t>(progress.step));
+        emit("warning", {{"message", "the training noise was drawn on " + restored->noise_rng_kind +
+                                         " and this run continues on " + deviceName(device) +
+                                         "; its noise generator is seeded afresh from the step"}});
+      }
+      if (!restored->scaler_restored)
+        emit("warning", {{"message", "the checkpoint was trained in " + restored->precision +
+                                         " and this run continues in " + precisionName(precision) +
+                                         "; the loss scaler starts afresh at scale " +
+                                         std::to_string(static_cast<long long>(model->scaler().options().init_scale))}});
       last_checkpoint_step = progress.step;
       return {};
     }
@@ -203,7 +239,13 @@ Status Trainer::State::writeSamples() {
 Status Trainer::State::writeCheckpoint() {
   if (last_checkpoint_step == progress.step) return {};
   const std::string path = run.checkpointPath(progress.step);
-  CheckpointState state{progress, fixed_noise, noise_rng.get_state(), config};
+  CheckpointState state;
+  state.progress = progress;
+  state.fixed_noise = fixed_noise;
+  state.noise_rng_state = noise_rng.get_state();
+  state.noise_rng_kind = generatorKind(device);
+  state.precision = precisionName(precision);
+  state.config = config;
   if (Status saved = saveCheckpoint(path, *model, state); !saved) return saved;
   last_checkpoint_step = progress.step;
   run.pruneCheckpoints(config.keep_checkpoints);
@@ -278,10 +320,32 @@ Result<RunOutcome> Trainer::run() {
   return makeError(message);
 }
 
+void Trainer::State::flushSteps() {
+  for (const FlushedStep& flushed : pending->flush()) {
+    const StepStats& stats = flushed.stats;
+    const PendingStep& info = flushed.info;
+    epoch_sum_d += stats.loss_d;
+    epoch_sum_g += stats.loss_g;
+    const double seconds = flushed.seconds;
+    json step = {{"epoch", info.epoch},               {"iteration", info.iteration},
+                 {"iterations", loader->batchesPerEpoch()}, {"step", info.step},
+                 {"images_seen", info.images_seen}, {"loss_d", stats.loss_d},
+                 {"loss_g", stats.loss_g},          {"d_x", stats.d_x},
+                 {"d_g_z1", stats.d_g_z1},          {"d_g_z2", stats.d_g_z2},
+                 {"images_per_s", seconds > 0 ? info.images / seconds : 0.0},
+                 {"data_wait_fraction", seconds > 0 ? std::min(1.0, info.wait_seconds / seconds) : 0.0}};
+    if (model->scaler().enabled()) {
+      step["loss_scale"] = stats.loss_scale;
+      step["skipped_step"] = stats.skipped;
+    }
+    emit("step", std::move(step));
+  }
+}
+
 Result<RunOutcome> Trainer::State::loop() {
   const int removed = run.removeTemporaryFiles();
   model = std::make_unique<DcganStep>(config, device, precision);
-  noise_rng = makeCpuGenerator(static_cast<std::uint64_t>(config.seed) * 2 + 1);
+  noise_rng = makeDeviceGenerator(device, static_cast<std::uint64_t>(config.seed) * 2 + 1);
   fixed_noise = torch::randn({config.sample_count, config.nz, 1, 1},
                              makeCpuGenerator(static_cast<std::uint64_t>(config.seed) * 2),
                              torch::kFloat32)
@@ -324,24 +388,46 @@ Result<RunOutcome> Trainer::State::loop() {
                                      config.data.cache + "; they are decoded from their files"}});
   BatchPrefetcher prefetcher(*loader, workers, config.data.prefetch, progress.epoch, progress.batch,
                              config.epochs);
+  DeviceBatchFeeder feeder(device, config.augment.noise_std, static_cast<std::uint64_t>(config.seed));
+  pending = std::make_unique<StepStatsQueue>(device.is_cpu(), config.sync_every_steps);
   // Without a single readable image after this many attempts the data set is unusable.
   const std::int64_t give_up_after = std::min<std::int64_t>(loader->datasetSize(), 1000);
+  // A step's time runs from the fetch of its batch (waiting for the loader, the data wait) to
+  // the end of the step; the batch is fetched and staged while the step before it runs.
+  Clock::time_point staged_fetch_start = Clock::now();
+  double staged_wait = 0;
+  auto stageNext = [&]() -> Status {
+    if (!prefetcher.hasNext()) return {};
+    staged_fetch_start = Clock::now();
+    auto next = prefetcher.next();
+    if (!next) return makeError(next.error());
+    feeder.stage(std::move(*next));
+    staged_wait = std::chrono::duration<double>(Clock::now() - staged_fetch_start).count();
+    return {};
+  };
+  // After work between steps (grids, checkpoints, Parzen) the staged batch counts as fetched
+  // just now, and the timing window starts again.
+  auto resumeTiming = [&] {
+    staged_fetch_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(staged_wait));
+    pending->restartWindow();
+  };
 
   bool stopped = false;
   while (progress.epoch < config.epochs && !stopped) {
     const auto epoch_start = Clock::now();
-    double sum_d = 0, sum_g = 0;
+    epoch_sum_d = epoch_sum_g = 0;
     std::int64_t steps_in_epoch = 0, images_in_epoch = 0, skipped_in_epoch = 0;
     while (progress.batch < batches) {
       if (stopRequested()) {
         stopped = true;
         break;
       }
-      const auto t0 = Clock::now();
-      auto next = prefetcher.next();
-      if (!next) return makeError(next.error());
-      Batch& batch = next->batch;
-      const auto t1 = Clock::now();
+      if (!feeder.hasStaged())
+        if (Status staged = stageNext(); !staged) return makeError(staged.error());
+      const auto t0 = staged_fetch_start;
+      const double wait = staged_wait;
+      DeviceBatch batch = feeder.take();
       for (const auto& skipped : batch.skipped) {
         ++skipped_files;
         ++skipped_in_epoch;
@@ -356,33 +442,35 @@ Result<RunOutcome> Trainer::State::loop() {
       ++progress.batch;
       const std::int64_t n = batch.images.size(0);
       if (n == 0) continue;
-      const auto noise = torch::randn({n, config.nz, 1, 1}, noise_rng, torch::kFloat32);
-      const StepStats stats = model->step(batch.images.to(device), noise.to(device));
+      const auto noise = torch::randn({n, config.nz, 1, 1}, noise_rng,
+                                      torch::TensorOptions().dtype(torch::kFloat32).device(device));
+      torch::Tensor values = model->trainStep(batch.images, noise);
       const auto t2 = Clock::now();
+      // The next batch is fetched and its copy started while this step runs on an accelerator.
+      if (Status staged = stageNext(); !staged) return makeError(staged.error());
       ++progress.step;
       progress.images_seen += n;
       ++steps_in_epoch;
       images_in_epoch += n;
-      sum_d += stats.loss_d;
-      sum_g += stats.loss_g;
-      const double seconds = std::chrono::duration<double>(t2 - t0).count();
-      const double wait = std::chrono::duration<double>(t1 - t0).count();
-      json step = {{"epoch", progress.epoch + 1},     {"iteration", progress.batch},
-                   {"iterations", batches},           {"step", progress.step},
-                   {"images_seen", progress.images_seen}, {"loss_d", stats.loss_d},
-                   {"loss_g", stats.loss_g},          {"d_x", stats.d_x},
-                   {"d_g_z1", stats.d_g_z1},          {"d_g_z2", stats.d_g_z2},
-                   {"images_per_s", seconds > 0 ? n / seconds : 0.0},
-                   {"data_wait_fraction", seconds > 0 ? wait / seconds : 0.0}};
-      if (model->scaler().enabled()) {
-        step["loss_scale"] = model->scaler().currentScale();
-        step["skipped_step"] = stats.skipped;
-      }
-      emit("step", std::move(step));
+      PendingStep info;
+      info.epoch = progress.epoch + 1;
+      info.iteration = progress.batch;
+      info.step = progress.step;
+      info.images_seen = progress.images_seen;
+      info.images = n;
+      info.host_seconds = std::chrono::duration<double>(t2 - t0).count();
+      info.wait_seconds = wait;
+      pending->push(info, std::move(values));
+      const bool log_point = progress.step % config.log_frequency == 0;
+      if (log_point || pending->shouldFlush(Clock::now())) flushSteps();
       if (!log_error.empty()) return makeError(log_error);
-      if (progress.step % config.log_frequency == 0)
+      if (log_point) {
         if (Status s = writeSamples(); !s) return makeError(s.error());
+        resumeTiming();
+      }
     }
+    flushSteps();
+    if (!log_error.empty()) return makeError(log_error);
     if (stopped) break;
     if (images_in_epoch == 0 && progress.step == 0)
       return makeError(loader->dataset().root() + ": not one image could be read in epoch " +
@@ -395,13 +483,14 @@ Result<RunOutcome> Trainer::State::loop() {
           {"steps", steps_in_epoch},
           {"images", images_in_epoch},
           {"skipped_files", skipped_in_epoch},
-          {"mean_loss_d", steps_in_epoch ? sum_d / steps_in_epoch : 0.0},
-          {"mean_loss_g", steps_in_epoch ? sum_g / steps_in_epoch : 0.0},
+          {"mean_loss_d", steps_in_epoch ? epoch_sum_d / steps_in_epoch : 0.0},
+          {"mean_loss_g", steps_in_epoch ? epoch_sum_g / steps_in_epoch : 0.0},
           {"seconds", std::chrono::duration<double>(Clock::now() - epoch_start).count()}});
     if (Status s = writeSamples(); !s) return makeError(s.error());
     if (config.parzen.every_epochs > 0 && progress.epoch % config.parzen.every_epochs == 0) evaluateParzen();
     if (progress.epoch % config.save_frequency == 0 || progress.epoch == config.epochs)
       if (Status s = writeCheckpoint(); !s) return makeError(s.error());
+    resumeTiming();
   }
   if (stopped) {
     if (Status s = writeCheckpoint(); !s) return makeError(s.error());

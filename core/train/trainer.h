@@ -24,6 +24,7 @@ struct TrainerOptions {
   std::optional<std::string> dataroot;    ///< on resume: the data folder, if it moved
   std::optional<int> epochs;              ///< on resume: the new total epoch count
   std::optional<std::string> device;      ///< on resume: train on another device
+  std::optional<std::string> precision;   ///< on resume: another precision (auto re-resolves)
   std::optional<int> threads;             ///< on resume: another CPU thread count
   std::optional<std::string> cache;       ///< on resume: another image cache ("" for none)
   std::optional<int> workers;             ///< on resume: another data worker count

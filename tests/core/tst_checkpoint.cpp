@@ -45,6 +45,7 @@ private slots:
   void initTestCase() { torch::set_num_threads(2); }
   void stepChangesBothNets();
   void roundTripIsBitExact();
+  void fp16ResumeOfAnFp32RunStartsTheScalerAfresh();
   void badFiles_data();
   void badFiles();
   void unfinishedFilesAreNeverListed();
@@ -75,7 +76,12 @@ void TestCheckpoint::roundTripIsBitExact() {
 
   auto rng = at::make_generator<at::CPUGeneratorImpl>(99);
   torch::randn({5}, rng);  // move the generator off its seed state
-  CheckpointState state{{2, 1, 3, 24}, torch::randn({4, 16, 1, 1}), rng.get_state(), config};
+  CheckpointState state;
+  state.progress = {2, 1, 3, 24};
+  state.fixed_noise = torch::randn({4, 16, 1, 1});
+  state.noise_rng_state = rng.get_state();
+  state.precision = "bf16";
+  state.config = config;
   const std::string path = dir.filePath("step.pt").toStdString();
   const Status saved = saveCheckpoint(path, model, state);
   QVERIFY2(saved.ok(), saved.error().c_str());
@@ -93,6 +99,9 @@ void TestCheckpoint::roundTripIsBitExact() {
   QVERIFY(bitEqual(loaded->fixed_noise, state.fixed_noise));
   QVERIFY(bitEqual(loaded->noise_rng_state, state.noise_rng_state));
   QCOMPARE(configToJson(loaded->config).dump(), configToJson(config).dump());
+  QCOMPARE(loaded->precision, std::string("bf16"));
+  QCOMPARE(loaded->noise_rng_kind, std::string("cpu"));
+  QVERIFY(loaded->scaler_restored);
 
   // Optimizer moments came back too: the next step is identical, bit for bit.
   const auto noise = torch::randn({8, 16, 1, 1});
@@ -103,6 +112,33 @@ void TestCheckpoint::roundTripIsBitExact() {
   QCOMPARE(s1.d_g_z2, s2.d_g_z2);
   const auto a2 = stateOf(model), b2 = stateOf(restored);
   for (std::size_t i = 0; i < a2.size(); ++i) QVERIFY(bitEqual(a2[i], b2[i]));
+}
+
+void TestCheckpoint::fp16ResumeOfAnFp32RunStartsTheScalerAfresh() {
+  // A run trained on the CPU in fp32 (scaler disabled, scale 1) resumed on a GPU in fp16: the
+  // scale of 1 would make fp16 gradients underflow for ~32,000 steps, so the scaler starts at
+  // its initial scale and the load says so. (Only loaded here: fp16 steps need CUDA.)
+  QTemporaryDir dir;
+  const auto config = tinyConfig();
+  DcganStep fp32(config, torch::kCPU, Precision::Fp32);
+  CheckpointState state;
+  state.fixed_noise = torch::randn({4, 16, 1, 1});
+  state.noise_rng_state = at::make_generator<at::CPUGeneratorImpl>(1).get_state();
+  state.precision = "fp32";
+  state.config = config;
+  const std::string path = dir.filePath("fp32.pt").toStdString();
+  QVERIFY(saveCheckpoint(path, fp32, state).ok());
+
+  DcganStep fp16(config, torch::kCPU, Precision::Fp16);
+  QVERIFY(fp16.scaler().enabled());
+  auto loaded = loadCheckpoint(path, fp16);
+  QVERIFY2(loaded.ok(), loaded.error().c_str());
+  QVERIFY(!loaded->scaler_restored);
+  QCOMPARE(loaded->precision, std::string("fp32"));
+  QCOMPARE(fp16.scaler().currentScale(), fp16.scaler().options().init_scale);
+  // The nets and optimizers did load.
+  const auto a = stateOf(fp32), b = stateOf(fp16);
+  for (std::size_t i = 0; i < a.size(); ++i) QVERIFY(bitEqual(a[i], b[i]));
 }
 
 void TestCheckpoint::badFiles_data() {

@@ -1,5 +1,7 @@
 #include "tests/support/test_support.h"
 
+#include "tests/support/test_device.h"
+
 #include <QDir>
 #include <QEventLoop>
 #include <QThread>
@@ -36,7 +38,8 @@ QString makeTinyDataset(const QString& dir) {
 
 QStringList tinyTrainArgs(const QString& dataroot, const QString& run_dir, int epochs) {
   return {"train", "--dataroot", dataroot, "--run-dir", run_dir, "--epochs",
-          QString::number(epochs), "--seed", "7", "--threads", "2", "-t",
+          QString::number(epochs), "--seed", "7", "--threads", "2", "--device",
+          QString::fromStdString(testDeviceName()), "-t",
           R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16})", "-c",
           R"({"log_frequency":3,"save_frequency":1,"keep_checkpoints":10})"};
 }

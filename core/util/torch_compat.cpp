@@ -1,0 +1,81 @@
+#include "core/util/torch_compat.h"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <stdexcept>
+
+#define STREETGAN_TORCH_AT_LEAST(major, minor) \
+  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+namespace streetgan {
+namespace {
+
+bool hasAmpKernels(const c10::Device& device) {
+#if STREETGAN_TORCH_AT_LEAST(2, 3)
+  return device.is_cuda() || device.is_cpu();
+#else
+  return device.is_cuda();
+#endif
+}
+
+}  // namespace
+
+void ampUnscaleAndCheck(const std::vector<at::Tensor>& grads, at::Tensor& found_inf,
+                        const at::Tensor& inv_scale) {
+  if (grads.empty()) return;
+  if (hasAmpKernels(grads.front().device())) {
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale);
+    return;
+  }
+  // The same arithmetic as the kernel, one tensor at a time, still without a host round trip.
+  for (const auto& grad : grads) {
+    at::Tensor g = grad;
+    g.mul_(inv_scale);
+    found_inf.copy_(at::maximum(found_inf, g.isfinite().all().logical_not().to(found_inf.scalar_type()).view_as(found_inf)));
+  }
+}
+
+void ampUpdateScale(at::Tensor& scale, at::Tensor& growth_tracker, const at::Tensor& found_inf,
+                    double growth_factor, double backoff_factor, std::int64_t growth_interval) {
+  if (hasAmpKernels(scale.device())) {
+    at::_amp_update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_factor,
+                           growth_interval);
+    return;
+  }
+  // What the kernel does: on overflow back off and restart the count; otherwise count, and grow
+  // once the count reaches the interval.
+  const at::Tensor overflow = found_inf.view_as(scale) > 0;
+  const at::Tensor counted = growth_tracker + 1;
+  const at::Tensor grow = counted.view_as(scale) >= growth_interval;
+  scale.copy_(at::where(overflow, scale * backoff_factor, at::where(grow, scale * growth_factor, scale)));
+  growth_tracker.copy_(at::where(overflow.view_as(growth_tracker) | grow.view_as(growth_tracker),
+                                 at::zeros_like(growth_tracker), counted));
+}
+
+bool hasFusedAdamW(const c10::Device& device) {
+#if STREETGAN_TORCH_AT_LEAST(2, 4)
+  return device.is_cuda() || device.is_cpu();
+#elif STREETGAN_TORCH_AT_LEAST(2, 0)
+  return device.is_cuda();
+#else
+  (void)device;
+  return false;
+#endif
+}
+
+void fusedAdamW(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                const std::vector<at::Tensor>& exp_avgs, const std::vector<at::Tensor>& exp_avg_sqs,
+                const std::vector<at::Tensor>& steps, const FusedAdamWArgs& args,
+                const std::optional<at::Tensor>& found_inf) {
+#if STREETGAN_TORCH_AT_LEAST(2, 0)
+  at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, args.lr,
+                    args.beta1, args.beta2, args.weight_decay, args.eps, /*amsgrad=*/false,
+                    /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
+#else
+  (void)params, (void)grads, (void)exp_avgs, (void)exp_avg_sqs, (void)steps, (void)args, (void)found_inf;
+  throw std::logic_error("fusedAdamW: this LibTorch has no fused AdamW kernel (check hasFusedAdamW first)");
+#endif
+}
+
+}  // namespace streetgan

@@ -1,0 +1,23 @@
+#pragma once
+// The device the device-specific tests run on: STREETGAN_TEST_DEVICE (default "cpu"), so the same
+// suites run on a CUDA build with STREETGAN_TEST_DEVICE=cuda. On the CPU results are bit-exact and
+// the tests say so with exact comparisons; elsewhere kernels may sum in another order, so those
+// comparisons become tolerances (testTolerance()), by design.
+#include <c10/core/Device.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace streetgan::test {
+
+inline std::string testDeviceName() {
+  const char* name = std::getenv("STREETGAN_TEST_DEVICE");
+  return name && *name ? std::string(name) : std::string("cpu");
+}
+
+inline c10::Device testDevice() { return c10::Device(testDeviceName()); }
+
+/// Relative tolerance for results that are bit-exact on the CPU: 0 there, small elsewhere.
+inline double testTolerance() { return testDevice().is_cpu() ? 0.0 : 1e-4; }
+
+}  // namespace streetgan::test
