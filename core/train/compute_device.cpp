@@ -1,19 +1,14 @@
 #include "core/train/compute_device.h"
 
+#include "core/util/torch_compat.h"
+
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <torch/cuda.h>
-#include <torch/version.h>
 
 #include <dlfcn.h>
 
 #include <regex>
 #include <thread>
-
-// LibTorch 2.4 replaced the per-device autocast setters with ones taking a device type.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define STREETGAN_AUTOCAST_BY_DEVICE_TYPE 1
-#endif
 
 namespace streetgan {
 
@@ -85,33 +80,14 @@ void setComputeThreads(int threads) {
 AutocastScope::AutocastScope(Precision precision, const c10::Device& device)
     : active_(precision != Precision::Fp32), cuda_(device.is_cuda()) {
   if (!active_) return;
-  const auto dtype = precision == Precision::Fp16 ? at::kHalf : at::kBFloat16;
-#ifdef STREETGAN_AUTOCAST_BY_DEVICE_TYPE
-  const auto type = cuda_ ? at::kCUDA : at::kCPU;
-  at::autocast::set_autocast_dtype(type, dtype);
-  at::autocast::set_autocast_enabled(type, true);
-#else
-  if (cuda_) {
-    at::autocast::set_autocast_gpu_dtype(dtype);
-    at::autocast::set_enabled(true);
-  } else {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(true);
-  }
-#endif
+  torch_compat::setAutocast(cuda_ ? c10::kCUDA : c10::kCPU, true,
+                            precision == Precision::Fp16 ? c10::kHalf : c10::kBFloat16);
 }
 
 AutocastScope::~AutocastScope() {
   if (!active_) return;
-#ifdef STREETGAN_AUTOCAST_BY_DEVICE_TYPE
-  at::autocast::set_autocast_enabled(cuda_ ? at::kCUDA : at::kCPU, false);
-#else
-  if (cuda_)
-    at::autocast::set_enabled(false);
-  else
-    at::autocast::set_cpu_enabled(false);
-#endif
-  at::autocast::clear_cache();
+  torch_compat::setAutocast(cuda_ ? c10::kCUDA : c10::kCPU, false);
+  torch_compat::clearAutocastCache();
 }
 
 }  // namespace streetgan

@@ -28,7 +28,7 @@ void LossScaler::step(MultiTensorAdamW& optimizer) {
   auto found_inf = torch::zeros_like(found_inf_);
   // In double, as GradScaler does, so 1/scale is exact for every power of two it takes.
   const auto inv_scale = scale_.to(torch::kFloat64).reciprocal().to(torch::kFloat32);
-  ampUnscaleAndCheck(optimizer.gradients(), found_inf, inv_scale);
+  torch_compat::ampUnscaleAndCheck(optimizer.gradients(), found_inf, inv_scale);
   optimizer.stepUnlessOverflow(found_inf);
   found_inf_.add_(found_inf);
 }
@@ -36,7 +36,7 @@ void LossScaler::step(MultiTensorAdamW& optimizer) {
 void LossScaler::update() {
   if (!enabled_) return;
   torch::NoGradGuard no_grad;
-  ampUpdateScale(scale_, growth_tracker_, found_inf_, options_.growth_factor,
+  torch_compat::ampUpdateScale(scale_, growth_tracker_, found_inf_, options_.growth_factor,
                  options_.backoff_factor, options_.growth_interval);
   found_inf_.zero_();
 }

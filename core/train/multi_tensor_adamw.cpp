@@ -44,7 +44,7 @@ std::vector<torch::Tensor> MultiTensorAdamW::gradients() const {
 
 bool MultiTensorAdamW::usesFusedKernel() const {
   for (const auto& group : param_groups())
-    for (const auto& p : group.params()) return hasFusedAdamW(p.device());
+    for (const auto& p : group.params()) return torch_compat::hasFusedAdamW(p.device());
   return false;
 }
 
@@ -92,7 +92,7 @@ void MultiTensorAdamW::update(const torch::Tensor* found_inf) {
         device_step_keys_ = keys;
       }
       at::_foreach_add_(device_steps_, 1);
-      fusedAdamW(params, grads, exp_avgs, exp_avg_sqs, device_steps_,
+      torch_compat::fusedAdamW(params, grads, exp_avgs, exp_avg_sqs, device_steps_,
                  {lr, beta1, beta2, weight_decay, eps},
                  found_inf ? std::optional<torch::Tensor>(*found_inf) : std::nullopt);
       if (found_inf)

@@ -1,5 +1,6 @@
 #include "core/util/torch_compat.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -8,7 +9,7 @@
 #define STREETGAN_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
-namespace streetgan {
+namespace streetgan::torch_compat {
 namespace {
 
 bool hasAmpKernels(const c10::Device& device) {
@@ -20,6 +21,26 @@ bool hasAmpKernels(const c10::Device& device) {
 }
 
 }  // namespace
+
+void setAutocast(c10::DeviceType device_type, bool enabled, c10::ScalarType dtype) {
+  // LibTorch 2.4 replaced the per-device autocast setters with ones taking a device type.
+#if STREETGAN_TORCH_AT_LEAST(2, 4)
+  if (enabled) at::autocast::set_autocast_dtype(device_type, dtype);
+  at::autocast::set_autocast_enabled(device_type, enabled);
+#else
+  if (device_type != c10::DeviceType::CPU && device_type != c10::DeviceType::CUDA)
+    throw std::invalid_argument("autocast before LibTorch 2.4: only the CPU and CUDA");
+  if (device_type == c10::DeviceType::CUDA) {
+    if (enabled) at::autocast::set_autocast_gpu_dtype(dtype);
+    at::autocast::set_enabled(enabled);
+  } else {
+    if (enabled) at::autocast::set_autocast_cpu_dtype(dtype);
+    at::autocast::set_cpu_enabled(enabled);
+  }
+#endif
+}
+
+void clearAutocastCache() { at::autocast::clear_cache(); }
 
 void ampUnscaleAndCheck(const std::vector<at::Tensor>& grads, at::Tensor& found_inf,
                         const at::Tensor& inv_scale) {
@@ -78,4 +99,4 @@ void fusedAdamW(const std::vector<at::Tensor>& params, const std::vector<at::Ten
 #endif
 }
 
-}  // namespace streetgan
+}  // namespace streetgan::torch_compat

@@ -1,16 +1,32 @@
 #pragma once
-// The one place where LibTorch versions differ for us (Debian's 1.13 CPU build, 2.x with CUDA on
-// GPU hosts, trixie's 2.6 for the check in packaging/check-libtorch2.sh). Everything here is a
-// thin wrapper: the callers see one API, and each wrapper picks the ATen kernel the linked
-// LibTorch has for the tensors' device, falling back to plain tensor ops that compute the same
-// values. None of them copies anything to the host.
+// The one place where LibTorch versions differ for us. Core code compiles against Debian
+// bookworm's LibTorch 1.13 and against 2.x (trixie's 2.6 for the check in
+// packaging/check-libtorch2.sh, CUDA builds of PyTorch 2.x on GPU hosts); every API or kernel that
+// differs between them is wrapped here, and the `#if TORCH_VERSION_*` tests live only in
+// torch_compat.cpp. The callers see one API; each wrapper picks what the linked LibTorch has for
+// the tensors' device, falling back to plain tensor ops that compute the same values. None of
+// them copies anything to the host.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
-namespace streetgan {
+namespace streetgan::torch_compat {
+
+/// Switches LibTorch's autocast (mixed precision) on or off for one device type, on the calling
+/// thread. `dtype` (kHalf or kBFloat16) is what autocast computes in; it is set only when
+/// enabling. LibTorch 2.4 replaced the per-device setters (set_cpu_enabled,
+/// set_autocast_gpu_dtype, ...) with ones taking a device type; before 2.4 only the CPU and CUDA
+/// exist, and another type throws std::invalid_argument.
+void setAutocast(c10::DeviceType device_type, bool enabled,
+                 c10::ScalarType dtype = c10::ScalarType::Float);
+
+/// Frees the casted weights autocast keeps while it is on; call after switching it off.
+void clearAutocastCache();
 
 /// Multiplies every gradient in `grads` by `inv_scale` (a one-element float tensor on their
 /// device) and sets `found_inf` (one-element float, same device) to 1 if any value is Inf/NaN
@@ -41,4 +57,4 @@ void fusedAdamW(const std::vector<at::Tensor>& params, const std::vector<at::Ten
                 const std::vector<at::Tensor>& steps, const FusedAdamWArgs& args,
                 const std::optional<at::Tensor>& found_inf);
 
-}  // namespace streetgan
+}  // namespace streetgan::torch_compat
