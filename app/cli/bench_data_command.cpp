@@ -6,6 +6,7 @@
 #include "core/data/image_cache_builder.h"
 #include "core/data/image_dataset.h"
 #include "core/data/image_decoder.h"
+#include "core/util/run_on_threads.h"
 
 #include <nlohmann/json.hpp>
 #include <sys/resource.h>
@@ -13,7 +14,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <thread>
 
 namespace streetgan::cli {
 namespace {
@@ -38,10 +38,7 @@ double decodeRate(const ImageDataset& dataset, int channels, int reduction, int 
       if (ImageDecoder::decode(dataset.path(i), channels, reduction)) done.fetch_add(1);
     }
   };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < workers; ++t) threads.emplace_back(work);
-  work();
-  for (auto& thread : threads) thread.join();
+  runOnThreads(workers, [&](int) { work(); });
   images = done.load();
   return images / std::chrono::duration<double>(Clock::now() - start).count();
 }

@@ -1,6 +1,6 @@
 #include "core/data/batch_prefetcher.h"
 
-#include <c10/util/Exception.h>
+#include "core/util/exception_message.h"
 
 #include <algorithm>
 
@@ -15,7 +15,17 @@ BatchPrefetcher::BatchPrefetcher(const BatchLoader& loader, int workers, int pre
       window_(std::max(1, workers) + std::max(0, prefetch)),
       next_out_(first_epoch * per_epoch_ + first_batch),
       next_claim_(next_out_) {
-  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { work(); });
+  for (int i = 0; i < std::max(1, workers); ++i) {
+    try {
+      threads_.emplace_back([this] { work(); });
+    } catch (const std::exception&) {
+      // A thread that cannot be started (no memory for its stack, a process limit): with none,
+      // the failure is the caller's; with some, the same batches come, only later. Throwing past
+      // a running thread here would end the program.
+      if (threads_.empty()) throw;
+      break;
+    }
+  }
 }
 
 BatchPrefetcher::~BatchPrefetcher() {
@@ -42,10 +52,8 @@ void BatchPrefetcher::work() {
     Result<Batch> batch = makeError("not loaded");
     try {
       batch = loader_.load(position / per_epoch_, position % per_epoch_, &cancel_);
-    } catch (const c10::Error& e) {
-      batch = makeError(std::string("loading a batch failed: ") + e.what_without_backtrace());
-    } catch (const std::exception& e) {
-      batch = makeError(std::string("loading a batch failed: ") + e.what());
+    } catch (...) {
+      batch = makeError("loading a batch failed: " + exceptionMessage(std::current_exception()));
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -3,6 +3,7 @@
 #include "core/data/image_cache.h"
 #include "core/util/atomic_file.h"
 #include "core/util/crc32.h"
+#include "core/util/run_on_threads.h"
 
 #include <cerrno>
 #include <cstring>
@@ -103,14 +104,10 @@ Result<CacheBuildSummary> ImageCacheBuilder::build(const ImageDataset& dataset,
     const std::int64_t end = std::min(total, begin + chunk);
     decoded.assign(static_cast<std::size_t>(end - begin), std::nullopt);
     std::atomic<std::int64_t> next{begin};
-    auto work = [&] {
+    runOnThreads(workers, [&](int) {
       for (std::int64_t i; (i = next.fetch_add(1)) < end;)
         decoded[static_cast<std::size_t>(i - begin)].emplace(pipeline.decode(dataset.path(static_cast<std::size_t>(i))));
-    };
-    std::vector<std::thread> threads;
-    for (int t = 1; t < workers; ++t) threads.emplace_back(work);
-    work();
-    for (auto& thread : threads) thread.join();
+    });
 
     for (std::int64_t i = begin; i < end; ++i) {
       auto& image = *decoded[static_cast<std::size_t>(i - begin)];

@@ -1,5 +1,7 @@
 #include "core/video/internal/gif_palette_filter.h"
 
+#include "core/util/run_on_threads.h"
+
 extern "C" {
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
@@ -9,7 +11,6 @@ extern "C" {
 
 #include <algorithm>
 #include <string>
-#include <thread>
 
 namespace streetgan {
 
@@ -192,10 +193,7 @@ Status GifPaletteFilter::finish(const std::function<Status(AVFrame*)>& consume,
         }
       }
     };
-    std::vector<std::thread> workers;
-    for (int t = 1; t < threads; ++t) workers.emplace_back(work, t);
-    work(0);
-    for (auto& worker : workers) worker.join();
+    runOnThreads(threads, work);
     for (const Status& result : results)
       if (!result) return result;
     for (std::int64_t i = 0; i < count; ++i) {
