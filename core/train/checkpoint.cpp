@@ -1,6 +1,7 @@
 #include "core/train/checkpoint.h"
 
 #include "core/util/atomic_file.h"
+#include "core/util/exception_message.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/serialize.h>
@@ -46,6 +47,34 @@ Status openArchive(torch::serialize::InputArchive& archive, const std::string& p
   return {};
 }
 
+std::string shapeText(c10::IntArrayRef sizes) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
+  return text + "]";
+}
+
+// Restores `module` from `archive` and checks that every parameter and buffer kept the shape the
+// stored config gave it. LibTorch's load replaces a tensor of another shape without a word, so a
+// checkpoint whose config does not describe its weights would load and then fail in a forward pass.
+Status loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archive,
+                  const std::string& path, const std::string& name) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> expected;
+  for (const auto& item : module.named_parameters()) expected.emplace_back(item.key(), item.value().sizes().vec());
+  for (const auto& item : module.named_buffers()) expected.emplace_back(item.key(), item.value().sizes().vec());
+  module.load(archive);
+  auto actual = module.named_parameters();
+  auto buffers = module.named_buffers();
+  for (const auto& [key, sizes] : expected) {
+    const torch::Tensor* tensor = actual.find(key);
+    if (!tensor) tensor = buffers.find(key);
+    if (tensor && tensor->sizes().equals(sizes)) continue;
+    return makeError(path + ": the weights do not match the config stored with them (" + name + " " + key +
+                     " is " + (tensor ? shapeText(tensor->sizes()) : std::string("missing")) +
+                     ", the config needs " + shapeText(sizes) + ")");
+  }
+  return {};
+}
+
 }  // namespace
 
 Status saveCheckpoint(const std::string& path, DcganStep& model, const CheckpointState& state) {
@@ -75,7 +104,7 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
     archive.save_to(temporary);
   } catch (const c10::Error& e) {
     std::remove(temporary.c_str());
-    return makeError(path + ": cannot write the checkpoint (" + e.what_without_backtrace() + ")");
+    return makeError(path + ": cannot write the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
   }
   return commitTemporaryFile(temporary, path);
 }
@@ -87,7 +116,7 @@ Result<TrainConfig> readCheckpointConfig(const std::string& path) {
       return makeError(opened.error());
     return readConfig(archive, path);
   } catch (const c10::Error& e) {
-    return makeError(path + ": cannot read the checkpoint (" + e.what_without_backtrace() + ")");
+    return makeError(path + ": cannot read the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
   }
 }
 
@@ -116,14 +145,16 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
     archive.read("discriminator", discriminator);
     archive.read("optimizer_g", optimizer_g);
     archive.read("optimizer_d", optimizer_d);
-    model.generator()->load(generator);
-    model.discriminator()->load(discriminator);
+    if (Status loaded = loadModule(*model.generator(), generator, path, "generator"); !loaded)
+      return makeError(loaded.error());
+    if (Status loaded = loadModule(*model.discriminator(), discriminator, path, "discriminator"); !loaded)
+      return makeError(loaded.error());
     model.optimizerG().load(optimizer_g);
     model.optimizerD().load(optimizer_d);
     state.scaler_restored = model.scaler().load(archive);
     return state;
   } catch (const c10::Error& e) {
-    return makeError(path + ": cannot read the checkpoint (" + e.what_without_backtrace() + ")");
+    return makeError(path + ": cannot read the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
   }
 }
 
@@ -140,7 +171,8 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     loaded.generator = Generator(GeneratorOptions{config->nz, config->ngf, config->nc, config->img_size});
     torch::serialize::InputArchive generator;
     archive.read("generator", generator);
-    loaded.generator->load(generator);
+    if (Status restored = loadModule(*loaded.generator, generator, path, "generator"); !restored)
+      return makeError(restored.error());
     loaded.generator->to(device);
     archive.read("fixed_noise", loaded.fixed_noise);
     loaded.progress.epoch = readCounter(archive, "epoch");
@@ -148,7 +180,7 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     loaded.progress.images_seen = readCounter(archive, "images_seen");
     return loaded;
   } catch (const c10::Error& e) {
-    return makeError(path + ": cannot read the checkpoint (" + e.what_without_backtrace() + ")");
+    return makeError(path + ": cannot read the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
   }
 }
 

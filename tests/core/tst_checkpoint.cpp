@@ -51,6 +51,7 @@ private slots:
   void fp16ResumeOfAnFp32RunStartsTheScalerAfresh();
   void badFiles_data();
   void badFiles();
+  void weightsThatDoNotMatchTheirConfig();
   void unfinishedFilesAreNeverListed();
 };
 
@@ -180,6 +181,41 @@ void TestCheckpoint::badFiles() {
   QVERIFY2(message.startsWith(path + ": ") && message.contains(expected), qPrintable(message));
   const auto missing = loadCheckpoint(dir.filePath("none.pt").toStdString(), model);
   QCOMPARE(QString::fromStdString(missing.error()), dir.filePath("none.pt") + ": the checkpoint does not exist");
+}
+
+// A checkpoint whose stored config was edited (nz 32 over the weights of an nz-16 model) is refused
+// when it is loaded, naming the tensor, instead of loading and failing in the first forward pass.
+void TestCheckpoint::weightsThatDoNotMatchTheirConfig() {
+  QTemporaryDir dir;
+  const QString path = dir.filePath("edited.pt");
+  DcganStep model(tinyConfig(), torch::kCPU, Precision::Fp32);
+  TrainConfig edited = tinyConfig();
+  edited.nz = 32;
+  CheckpointState state{{}, torch::zeros({4, 32, 1, 1}), at::make_generator<at::CPUGeneratorImpl>(1).get_state(), edited};
+  QVERIFY(saveCheckpoint(path.toStdString(), model, state).ok());
+  QCOMPARE(readCheckpointConfig(path.toStdString())->nz, 32);
+
+  const QString expected = path + ": the weights do not match the config stored with them (generator "
+                                  "main.0.weight is [16, 64, 4, 4], the config needs [32, 64, 4, 4])";
+  const auto generator = loadCheckpointGenerator(path.toStdString(), torch::kCPU);
+  QVERIFY(!generator.ok());
+  QCOMPARE(QString::fromStdString(generator.error()), expected);
+  DcganStep restored(edited, torch::kCPU, Precision::Fp32);
+  const auto loaded = loadCheckpoint(path.toStdString(), restored);
+  QVERIFY(!loaded.ok());
+  QCOMPARE(QString::fromStdString(loaded.error()), expected);
+
+  // The discriminator is checked as well: ndf 16 in the config over ndf-8 weights.
+  TrainConfig wider = tinyConfig();
+  wider.ndf = 16;
+  CheckpointState wide{{}, torch::zeros({4, 16, 1, 1}), at::make_generator<at::CPUGeneratorImpl>(1).get_state(), wider};
+  QVERIFY(saveCheckpoint(path.toStdString(), model, wide).ok());
+  DcganStep widened(wider, torch::kCPU, Precision::Fp32);
+  const auto refused = loadCheckpoint(path.toStdString(), widened);
+  QVERIFY(!refused.ok());
+  QVERIFY2(QString::fromStdString(refused.error()).startsWith(path + ": the weights do not match the config stored with them (discriminator "),
+           refused.error().c_str());
+  QVERIFY(loadCheckpointGenerator(path.toStdString(), torch::kCPU).ok());  // G is as its config says
 }
 
 void TestCheckpoint::unfinishedFilesAreNeverListed() {
