@@ -1,3 +1,4 @@
+#include "app/cli/command_boundary.h"
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
 
@@ -27,6 +28,28 @@ const char* kUsage =
     "Run 'streetgan <command> --help' for the options of a command.\n"
     "  --version   print the version\n";
 
+struct Command {
+  const char* name;
+  int (*run)(const streetgan::cli::Args&);
+  bool has_subcommands;  // "cache build": messages name the subcommand too
+};
+
+const Command kCommands[] = {
+    {"train", streetgan::cli::runTrain, false},   {"info", streetgan::cli::runInfo, false},
+    {"sample", streetgan::cli::runSample, false}, {"demo-data", streetgan::cli::runDemoData, false},
+    {"bench", streetgan::cli::runBench, true},    {"data", streetgan::cli::runData, true},
+    {"cache", streetgan::cli::runCache, true},    {"parzen", streetgan::cli::runParzen, false},
+    {"walk", streetgan::cli::runWalk, false},     {"remote", streetgan::cli::runRemote, true},
+};
+
+// "streetgan walk", or with the subcommand ("streetgan cache build") as the command's own
+// messages name it.
+std::string programName(const Command& command, const streetgan::cli::Args& args) {
+  const std::string program = std::string("streetgan ") + command.name;
+  if (!command.has_subcommands || args.empty() || args.front().empty() || args.front()[0] == '-') return program;
+  return program + " " + args.front();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,15 +71,10 @@ int main(int argc, char** argv) {
     std::printf("streetgan %s\n", STREETGAN_VERSION);
     return kExitOk;
   }
-  if (command == "train") return runTrain(args);
-  if (command == "info") return runInfo(args);
-  if (command == "sample") return runSample(args);
-  if (command == "demo-data") return runDemoData(args);
-  if (command == "bench") return runBench(args);
-  if (command == "data") return runData(args);
-  if (command == "cache") return runCache(args);
-  if (command == "parzen") return runParzen(args);
-  if (command == "walk") return runWalk(args);
-  if (command == "remote") return runRemote(args);
+  for (const Command& known : kCommands) {
+    if (command != known.name) continue;
+    // Every exception that escapes a command ends at this boundary as one line and exit 1.
+    return runAtBoundary(programName(known, args), [&] { return known.run(args); });
+  }
   return fail("streetgan", "unknown command '" + command + "' (see streetgan --help)", kExitUsage);
 }

@@ -87,8 +87,10 @@ int runTrain(const Args& args) {
       return fail(line.program(), "missing --dataroot DIR (the folder of training images)", kExitUsage);
   }
 
-  auto trainer = Trainer::prepare(config, options);
-  if (!trainer) return fail(line.program(), trainer.error(), kExitUsage);
+  PrepareFailure failure = PrepareFailure::Config;
+  auto trainer = Trainer::prepare(config, options, &failure);
+  if (!trainer)  // a bad config is a usage error; a folder or file the machine refuses is a runtime one
+    return fail(line.program(), trainer.error(), failure == PrepareFailure::Runtime ? kExitFailure : kExitUsage);
   std::fprintf(stderr, "run directory: %s\n", (*trainer)->runDirectory().c_str());
   auto outcome = (*trainer)->run();
   if (!outcome) return fail(line.program(), outcome.error(), kExitFailure);

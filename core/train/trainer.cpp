@@ -15,6 +15,7 @@
 #include "core/train/device_batch_feeder.h"
 #include "core/train/step_stats_queue.h"
 #include "core/util/atomic_file.h"
+#include "core/util/exception_message.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -105,7 +106,13 @@ Trainer::~Trainer() = default;
 const std::string& Trainer::runDirectory() const { return state_->run.path(); }
 
 Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
-                                                  const TrainerOptions& options) {
+                                                  const TrainerOptions& options,
+                                                  PrepareFailure* failure) {
+  if (failure) *failure = PrepareFailure::Config;
+  const auto runtime = [failure](const std::string& message) {
+    if (failure) *failure = PrepareFailure::Runtime;
+    return makeError(message);
+  };
   auto s = std::make_unique<State>();
   s->options = options;
   s->config = requested;
@@ -121,7 +128,7 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
                        s->run.checkpointsDir() + ")");
     auto stored = readCheckpointConfig(checkpoints.back());
     if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
-    if (!stored) return makeError(stored.error());
+    if (!stored) return runtime(stored.error());
     s->config = *stored;
     if (options.dataroot) s->config.dataroot = *options.dataroot;
     if (options.epochs) s->config.epochs = *options.epochs;
@@ -155,7 +162,7 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   std::shared_ptr<const ImageCache> cache;
   if (!s->config.data.cache.empty()) {
     auto opened = ImageCache::open(s->config.data.cache);
-    if (!opened) return makeError(opened.error());
+    if (!opened) return runtime(opened.error());
     if (auto mismatch = BatchLoader::cacheMismatch(**opened, pipeline); !mismatch.empty())
       return makeError(mismatch);
     cache = std::move(*opened);
@@ -167,9 +174,9 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   if (s->config.parzen.every_epochs > 0)
     if (Status loaded = s->loadParzenSplits(); !loaded) return makeError(loaded.error());
 
-  if (Status created = s->run.create(); !created) return makeError(created.error());
+  if (Status created = s->run.create(); !created) return runtime(created.error());
   auto events = EventLog::open(s->run.eventsPath(), options.events_to_stdout);
-  if (!events) return makeError(events.error());
+  if (!events) return runtime(events.error());
   s->events = std::move(*events);
   return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
 }
@@ -310,10 +317,8 @@ Result<RunOutcome> Trainer::run() {
     auto outcome = s.loop();
     if (outcome) return outcome;
     message = outcome.error();
-  } catch (const c10::Error& e) {
-    message = std::string("training failed: ") + e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    message = std::string("training failed: ") + e.what();
+  } catch (...) {
+    message = "training failed: " + exceptionMessage(std::current_exception());
   }
   s.emit("error", {{"message", message}});
   s.emit("run_finished", {{"status", "failed"}, {"message", message}, {"step", s.progress.step}});

@@ -35,12 +35,19 @@ struct TrainerOptions {
 
 enum class RunOutcome { Completed, Stopped };
 
+/// Why Trainer::prepare refused: the config or the options (a bad value, a missing or empty data
+/// folder, a folder that already holds a run; nothing was started) or the machine (a run folder
+/// or event log that cannot be created, a checkpoint or image cache that cannot be read).
+enum class PrepareFailure { Config, Runtime };
+
 class Trainer {
 public:
   /// Checks everything that can be checked before work starts: the config, the device, the data
-  /// folder, the run directory (a new run refuses a folder that already holds one).
+  /// folder, the run directory (a new run refuses a folder that already holds one). On failure,
+  /// `failure` (when given) says which kind it was.
   static Result<std::unique_ptr<Trainer>> prepare(const TrainConfig& config,
-                                                   const TrainerOptions& options);
+                                                   const TrainerOptions& options,
+                                                   PrepareFailure* failure = nullptr);
   ~Trainer();
 
   Result<RunOutcome> run();
