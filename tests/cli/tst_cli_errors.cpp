@@ -1,0 +1,383 @@
+// Every way a `streetgan` command can fail that a CPU can provoke, one row each, through the real
+// program: a usage or config error exits 2, a runtime failure (a folder or file the machine
+// refuses, a damaged checkpoint or cache, no memory left) exits 1; never an abort or a crash. The
+// error is one plain line on stderr naming the file, key or value, after at most the progress
+// lines the command prints while it works; nothing half-written is left behind.
+#include "core/train/checkpoint.h"
+#include "core/train/dcgan_step.h"
+#include "tests/support/test_support.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <QDirIterator>
+#include <QRegularExpression>
+#include <QtTest>
+#include <torch/torch.h>
+
+#include <algorithm>
+
+using namespace streetgan;
+using namespace streetgan::test;
+
+namespace {
+
+struct Outcome {
+  bool finished = false;  // exited normally (not killed by a signal, not timed out)
+  int exit_code = -1;
+  QString err;
+};
+
+// Runs `streetgan args…` in `cwd`; with `memory_kib` > 0 under `ulimit -v memory_kib` (set by
+// bash, which then becomes the program).
+Outcome runStreetgan(const QStringList& args, const QString& cwd, int memory_kib) {
+  QProcess process;
+  process.setWorkingDirectory(cwd);
+  if (memory_kib > 0) {
+    // Fewer threads and malloc arenas: less address space that depends on the machine's cores.
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert("OPENBLAS_NUM_THREADS", "1");
+    environment.insert("OMP_NUM_THREADS", "1");
+    environment.insert("MALLOC_ARENA_MAX", "2");
+    process.setProcessEnvironment(environment);
+    process.start("bash", QStringList{"-c", QString("ulimit -v %1 && exec \"$0\" \"$@\"").arg(memory_kib), STREETGAN_CLI} + args);
+  } else {
+    process.start(STREETGAN_CLI, args);
+  }
+  Outcome outcome;
+  if (!process.waitForStarted(30000)) return outcome;
+  if (!process.waitForFinished(300000)) {
+    process.kill();
+    process.waitForFinished();
+    return outcome;
+  }
+  outcome.finished = process.exitStatus() == QProcess::NormalExit;
+  outcome.exit_code = process.exitCode();
+  outcome.err = QString::fromUtf8(process.readAllStandardError());
+  return outcome;
+}
+
+// `pattern` as a whole-line regular expression in which "…" stands for any text.
+QRegularExpression linePattern(const QString& pattern) {
+  QStringList parts = pattern.split(QString::fromUtf8("…"));
+  for (QString& part : parts) part = QRegularExpression::escape(part);
+  return QRegularExpression("^" + parts.join(".*") + "$");
+}
+
+QStringList filesUnder(const QString& root, const QStringList& name_filters) {
+  QStringList found;
+  QDirIterator it(root, name_filters, QDir::Files | QDir::Hidden | QDir::System, QDirIterator::Subdirectories);
+  while (it.hasNext()) found << it.next();
+  return found;
+}
+
+bool writeBytes(const QString& path, const QByteArray& bytes) {
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
+}
+
+bool copyFolder(const QString& from, const QString& to) {
+  if (!QDir().mkpath(to)) return false;
+  QDirIterator it(from, QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    const QString path = it.next();
+    const QString target = to + "/" + QDir(from).relativeFilePath(path);
+    if (it.fileInfo().isDir() ? !QDir().mkpath(target) : !QFile::copy(path, target)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+class TestCliErrors : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase();
+  void failures_data();
+  void failures();
+
+private:
+  QTemporaryDir dir_;
+  QMap<QString, QString> fixtures_;  // "@NAME@" → path
+  QString checkpoint_name_;          // the tiny run's checkpoint, relative to the run
+};
+
+void TestCliErrors::initTestCase() {
+  QVERIFY(dir_.isValid());
+  const QString data = makeTinyDataset(dir_.path());
+  fixtures_["@DATA@"] = data;
+
+  // A regular file: no folder can be made under it, even by root.
+  const QString file = dir_.filePath("plain-file");
+  QVERIFY(writeBytes(file, "a regular file\n"));
+  fixtures_["@FILE@"] = file;
+
+  // A tiny run of one epoch, and its checkpoint.
+  const QString run = dir_.filePath("run");
+  const auto trained = runCli(tinyTrainArgs(data, run, 1));
+  QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
+  const QStringList checkpoints = QDir(run + "/checkpoints").entryList({"step-*.pt"}, QDir::Files, QDir::Name);
+  QCOMPARE(checkpoints.size(), 1);
+  checkpoint_name_ = "checkpoints/" + checkpoints.first();
+  fixtures_["@RUN@"] = run;
+  fixtures_["@CHECKPOINT@"] = run + "/" + checkpoint_name_;
+
+  // Truncated: the first half of it.
+  const QByteArray bytes = readFileBytes(fixtures_["@CHECKPOINT@"]);
+  QVERIFY(bytes.size() > 1000);
+  fixtures_["@TRUNCATED_CHECKPOINT@"] = dir_.filePath("truncated.pt");
+  QVERIFY(writeBytes(fixtures_["@TRUNCATED_CHECKPOINT@"], bytes.left(bytes.size() / 2)));
+  fixtures_["@TEXT_CHECKPOINT@"] = dir_.filePath("text.pt");
+  QVERIFY(writeBytes(fixtures_["@TEXT_CHECKPOINT@"], "this is not a checkpoint\n"));
+
+  // The wrong shape: the weights of the tiny model (nz 16), stored with a config that says nz 32,
+  // as if the config in it had been edited.
+  TrainConfig tiny;
+  tiny.nz = 16, tiny.ngf = 8, tiny.ndf = 8, tiny.batch_size = 8;
+  DcganStep model(tiny, torch::kCPU, Precision::Fp32);
+  TrainConfig edited = tiny;
+  edited.nz = 32;
+  CheckpointState state{{1, 0, 4, 32}, torch::randn({16, 32, 1, 1}),
+                        at::make_generator<at::CPUGeneratorImpl>(1).get_state(), edited};
+  fixtures_["@WRONG_SHAPE_CHECKPOINT@"] = dir_.filePath("wrong-shape.pt");
+  const Status saved = saveCheckpoint(fixtures_["@WRONG_SHAPE_CHECKPOINT@"].toStdString(), model, state);
+  QVERIFY2(saved.ok(), saved.error().c_str());
+
+  // A valid cache of the data, a truncated copy, and a file of garbage.
+  fixtures_["@CACHE@"] = dir_.filePath("data.sgcache");
+  const auto cached = runCli({"cache", "build", "--dataroot", data, "--out", fixtures_["@CACHE@"]});
+  QVERIFY2(cached.exit_code == 0, qPrintable(cached.err));
+  const QByteArray cache = readFileBytes(fixtures_["@CACHE@"]);
+  fixtures_["@TRUNCATED_CACHE@"] = dir_.filePath("truncated.sgcache");
+  QVERIFY(writeBytes(fixtures_["@TRUNCATED_CACHE@"], cache.left(cache.size() / 2)));
+  fixtures_["@GARBAGE_CACHE@"] = dir_.filePath("garbage.sgcache");
+  QVERIFY(writeBytes(fixtures_["@GARBAGE_CACHE@"], QByteArray(4096, 'x')));
+
+  // 256 images: the tiny data set's, 8 copies each.
+  fixtures_["@MANY_IMAGES@"] = dir_.filePath("many-images");
+  QVERIFY(QDir().mkpath(fixtures_["@MANY_IMAGES@"]));
+  const QStringList images = filesUnder(data, {"*.jpg"});
+  QCOMPARE(images.size(), 32);
+  for (const QString& image : images)
+    for (int copy = 0; copy < 8; ++copy)
+      QVERIFY(QFile::copy(image, QString("%1/%2-%3").arg(fixtures_["@MANY_IMAGES@"]).arg(copy).arg(QFileInfo(image).fileName())));
+
+  // A data folder whose images are not images.
+  fixtures_["@NOT_IMAGES@"] = dir_.filePath("not-images");
+  QVERIFY(QDir().mkpath(fixtures_["@NOT_IMAGES@"]));
+  for (const char* name : {"a.jpg", "b.jpg", "c.png", "d.jpg"})
+    QVERIFY(writeBytes(fixtures_["@NOT_IMAGES@"] + "/" + name, "not an image\n"));
+}
+
+void TestCliErrors::failures_data() {
+  QTest::addColumn<QString>("setup");         // what the row's folder @ROW@ gets first
+  QTest::addColumn<QStringList>("args");
+  QTest::addColumn<int>("memoryKib");         // ulimit -v; 0: none
+  QTest::addColumn<int>("code");
+  QTest::addColumn<QString>("line");          // the error line; "…" stands for any text
+  QTest::addColumn<QStringList>("progress");  // starts of the progress lines allowed before it
+  QTest::addColumn<QStringList>("absent");    // paths that must not exist afterwards
+
+  const QString data = "@DATA@";
+  const QStringList none;
+  const QStringList tiny{"--threads", "1", "--workers", "1", "-t", R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16})"};
+  const QStringList trainProgress{"run directory: ", "warning: "};
+
+  // Usage and config errors: exit 2, nothing started.
+  QTest::newRow("unknown option") << "" << QStringList{"train", "--dataroot", data, "--speed", "9"} << 0 << 2
+      << "streetgan train: unknown option '--speed' (see streetgan train --help)" << none << QStringList{};
+  QTest::newRow("bad config value") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "-t", R"({"batch_size":0})"} << 0 << 2
+      << "streetgan train: -t: config key \"batch_size\": 0 is not allowed; allowed: …"
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("missing dataroot") << ""
+      << QStringList{"train", "--dataroot", "@ROW@/no-such-folder", "--run-dir", "@ROW@/run"} << 0 << 2
+      << "streetgan train: @ROW@/no-such-folder: the data folder does not exist or is not a folder"
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("dataroot is a file") << ""
+      << QStringList{"train", "--dataroot", "@FILE@", "--run-dir", "@ROW@/run"} << 0 << 2
+      << "streetgan train: @FILE@: the data folder does not exist or is not a folder"
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("cache of another channel count") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--cache", "@CACHE@", "-t", R"({"nc":1})"}
+      << 0 << 2
+      << "streetgan train: @CACHE@: the cache holds images decoded with 3 channel(s) at 1/4 size; this config needs "
+         "1 channel(s) at 1/4 size …"
+      << none << QStringList{"@ROW@/run"};
+
+  // Runtime failures while preparing a run: exit 1.
+  QTest::newRow("run folder under a file") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@FILE@/run"} + tiny << 0 << 1
+      << "streetgan train: @FILE@/run: cannot create the run folder (Not a directory)" << none << QStringList{};
+  QTest::newRow("run folder in /proc") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "/proc/streetgan-tst-cli-errors/run"} + tiny << 0 << 1
+      << "streetgan train: /proc/streetgan-tst-cli-errors/run: cannot create the run folder (No such file or directory)"
+      << none << QStringList{};
+  QTest::newRow("event log cannot be opened") << "events-link-into-proc"
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run"} + tiny << 0 << 1
+      << "streetgan train: @ROW@/run/events.jsonl: cannot open the event log (No such file or directory)"
+      << none << QStringList{};
+  QTest::newRow("resume: event log is a folder") << "run-copy:events-folder"
+      << QStringList{"train", "--resume", "--run-dir", "@ROW@/run", "--dataroot", data} << 0 << 1
+      << "streetgan train: @ROW@/run/events.jsonl: cannot open the event log (Is a directory)" << none << QStringList{};
+  QTest::newRow("resume: truncated checkpoint") << "run-copy:truncated-checkpoint"
+      << QStringList{"train", "--resume", "--run-dir", "@ROW@/run", "--dataroot", data} << 0 << 1
+      << "streetgan train: @ROW@/run/@CHECKPOINT_NAME@: cannot read the checkpoint (…)" << none << QStringList{};
+  QTest::newRow("resume: corrupt cache") << "run-copy"
+      << QStringList{"train", "--resume", "--run-dir", "@ROW@/run", "--dataroot", data, "--cache", "@GARBAGE_CACHE@"}
+      << 0 << 1 << "streetgan train: @GARBAGE_CACHE@: not a StreetGAN image cache (no SGCACHE1 signature; an unfinished "
+                   "build?)"
+      << none << QStringList{};
+  QTest::newRow("cache of garbage") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--cache", "@GARBAGE_CACHE@"} + tiny << 0 << 1
+      << "streetgan train: @GARBAGE_CACHE@: not a StreetGAN image cache (no SGCACHE1 signature; an unfinished build?)"
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("truncated cache") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--cache", "@TRUNCATED_CACHE@"} + tiny << 0 << 1
+      << "streetgan train: @TRUNCATED_CACHE@: the cache header does not fit the file (truncated or damaged); rebuild "
+         "the cache"
+      << none << QStringList{"@ROW@/run"};
+
+  // Runtime failures of a run under way: exit 1 after the run's own lines.
+  QTest::newRow("resume: checkpoint of the wrong shape") << "run-copy:wrong-shape-checkpoint"
+      << QStringList{"train", "--resume", "--run-dir", "@ROW@/run", "--dataroot", data} << 0 << 1
+      << "streetgan train: @ROW@/run: no readable checkpoint to resume from" << trainProgress << QStringList{};
+  QTest::newRow("data folder of non-images") << ""
+      << QStringList{"train", "--dataroot", "@NOT_IMAGES@", "--run-dir", "@ROW@/run"} + tiny << 0 << 1
+      << "streetgan train: @NOT_IMAGES@: none of the first 4 images could be read (the first: @NOT_IMAGES@/…: not an "
+         "image (no JPEG, PNG, BMP or WebP signature))"
+      << trainProgress << QStringList{};
+  // 256 images of 128 pixels a batch through the default model need several GiB; 3 GiB of address
+  // space hold the program, the model and the batch itself.
+  QTest::newRow("train: a batch too large for the memory") << ""
+      << QStringList{"train", "--dataroot", "@MANY_IMAGES@", "--run-dir", "@ROW@/run", "--device", "cpu", "--threads",
+                     "1", "--workers", "1", "-t", R"({"batch_size":256,"img_size":128})"}
+      << 3 * 1024 * 1024 << 1 << "streetgan train: …out of memory: could not allocate … on the CPU" << trainProgress
+      << QStringList{};
+
+  // Other commands.
+  QTest::newRow("bench: a batch too large") << ""
+      << QStringList{"bench", "train", "--preset", "naive-64", "--batch", "65536", "--threads", "1"}
+      << 3 * 1024 * 1024 << 1 << "streetgan bench train: out of memory: could not allocate … on the CPU" << none
+      << QStringList{};
+  QTest::newRow("sample: checkpoint of the wrong shape") << ""
+      << QStringList{"sample", "--checkpoint", "@WRONG_SHAPE_CHECKPOINT@", "--out", "@ROW@/grid.png"} << 0 << 1
+      << "streetgan sample: @WRONG_SHAPE_CHECKPOINT@: the weights do not match the config stored with them "
+         "(generator … is [16, …], the config needs [32, …])"
+      << none << QStringList{"@ROW@/grid.png"};
+  QTest::newRow("sample: truncated checkpoint") << ""
+      << QStringList{"sample", "--checkpoint", "@TRUNCATED_CHECKPOINT@", "--out", "@ROW@/grid.png"} << 0 << 1
+      << "streetgan sample: @TRUNCATED_CHECKPOINT@: cannot read the checkpoint (…)" << none << QStringList{"@ROW@/grid.png"};
+  QTest::newRow("sample: not a checkpoint") << ""
+      << QStringList{"sample", "--checkpoint", "@TEXT_CHECKPOINT@", "--out", "@ROW@/grid.png"} << 0 << 1
+      << "streetgan sample: @TEXT_CHECKPOINT@: cannot read the checkpoint (…)" << none << QStringList{"@ROW@/grid.png"};
+  QTest::newRow("sample: output under a file") << ""
+      << QStringList{"sample", "--checkpoint", "@CHECKPOINT@", "--out", "@FILE@/grid.png", "--n", "4"} << 0 << 1
+      << "streetgan sample: @FILE@/grid.png: cannot create the file (Not a directory)" << none << QStringList{};
+  QTest::newRow("walk: checkpoint of the wrong shape") << ""
+      << QStringList{"walk", "--checkpoint", "@WRONG_SHAPE_CHECKPOINT@", "--seeds", "1,2", "--out", "@ROW@/walk.gif"}
+      << 0 << 1
+      << "streetgan walk: @WRONG_SHAPE_CHECKPOINT@: the weights do not match the config stored with them (…)"
+      << none << QStringList{"@ROW@/walk.gif"};
+  QTest::newRow("walk: truncated checkpoint") << ""
+      << QStringList{"walk", "--checkpoint", "@TRUNCATED_CHECKPOINT@", "--seeds", "1,2", "--out", "@ROW@/walk.gif"}
+      << 0 << 1 << "streetgan walk: @TRUNCATED_CHECKPOINT@: cannot read the checkpoint (…)" << none
+      << QStringList{"@ROW@/walk.gif"};
+  QTest::newRow("walk: output under a file") << ""
+      << QStringList{"walk", "--checkpoint", "@CHECKPOINT@", "--seeds", "1,2", "--frames-per-key", "2", "--out",
+                     "@FILE@/walk.gif"}
+      << 0 << 1 << "streetgan walk: @FILE@/walk.gif: …" << QStringList{"rendered "} << QStringList{};
+  QTest::newRow("parzen: checkpoint of the wrong shape") << ""
+      << QStringList{"parzen", "--checkpoint", "@WRONG_SHAPE_CHECKPOINT@", "--dataroot", data, "--holdout-fraction", "0.5"}
+      << 0 << 1 << "streetgan parzen: @WRONG_SHAPE_CHECKPOINT@: the weights do not match the config stored with them (…)"
+      << none << QStringList{};
+  QTest::newRow("cache info: truncated cache") << "" << QStringList{"cache", "info", "@TRUNCATED_CACHE@"} << 0 << 1
+      << "streetgan cache info: @TRUNCATED_CACHE@: …" << none << QStringList{};
+  QTest::newRow("cache build: output under a file") << ""
+      << QStringList{"cache", "build", "--dataroot", data, "--out", "@FILE@/data.sgcache"} << 0 << 1
+      << "streetgan cache build: @FILE@/data.sgcache: cannot create the cache file (Not a directory)" << none
+      << QStringList{};
+  QTest::newRow("demo-data: output under a file") << ""
+      << QStringList{"demo-data", "--out", "@FILE@/demo", "--cities", "1", "--sequences", "1", "--frames", "1"} << 0 << 1
+      << "streetgan demo-data: @FILE@/demo/…: cannot create the folder (Not a directory)" << none << QStringList{};
+  QTest::newRow("data preview: not an image") << ""
+      << QStringList{"data", "preview", "@NOT_IMAGES@/a.jpg", "--out", "@ROW@/preview.png"} << 0 << 1
+      << "streetgan data preview: @NOT_IMAGES@/a.jpg: not an image (no JPEG, PNG, BMP or WebP signature)" << none
+      << QStringList{"@ROW@/preview.png"};
+}
+
+void TestCliErrors::failures() {
+  QFETCH(QString, setup);
+  QFETCH(QStringList, args);
+  QFETCH(int, memoryKib);
+  QFETCH(int, code);
+  QFETCH(QString, line);
+  QFETCH(QStringList, progress);
+  QFETCH(QStringList, absent);
+
+  QTemporaryDir row;
+  QVERIFY(row.isValid());
+  QMap<QString, QString> names = fixtures_;
+  names["@ROW@"] = row.path();
+  names["@CHECKPOINT_NAME@"] = checkpoint_name_;
+  const auto fill = [&](QString text) {
+    for (auto it = names.cbegin(); it != names.cend(); ++it) text.replace(it.key(), it.value());
+    return text;
+  };
+  for (QString& arg : args) arg = fill(arg);
+  line = fill(line);
+  for (QString& path : absent) path = fill(path);
+
+  const QString run = row.filePath("run");
+  if (setup.startsWith("run-copy")) {
+    QVERIFY(copyFolder(fixtures_["@RUN@"], run));
+    const QString checkpoint = run + "/" + checkpoint_name_;
+    if (setup == "run-copy:events-folder") {
+      QVERIFY(QFile::remove(run + "/events.jsonl"));
+      QVERIFY(QDir().mkpath(run + "/events.jsonl"));
+    } else if (setup == "run-copy:truncated-checkpoint") {
+      QVERIFY(QFile::remove(checkpoint));
+      QVERIFY(QFile::copy(fixtures_["@TRUNCATED_CHECKPOINT@"], checkpoint));
+    } else if (setup == "run-copy:wrong-shape-checkpoint") {
+      QVERIFY(QFile::remove(checkpoint));
+      QVERIFY(QFile::copy(fixtures_["@WRONG_SHAPE_CHECKPOINT@"], checkpoint));
+    } else {
+      QCOMPARE(setup, QString("run-copy"));
+    }
+  } else if (setup == "events-link-into-proc") {
+    // A log that cannot be created even by root: its path leads into /proc.
+    QVERIFY(QDir().mkpath(run));
+    QVERIFY(QFile::link("/proc/streetgan-tst-cli-errors/events.jsonl", run + "/events.jsonl"));
+  } else {
+    QVERIFY2(setup.isEmpty(), qPrintable(setup));
+  }
+  const QStringList checkpoints_before = filesUnder(row.path(), {"*.pt"});
+
+  const Outcome outcome = runStreetgan(args, row.path(), memoryKib);
+  QVERIFY2(outcome.finished, qPrintable("no normal exit (a signal or a time-out); stderr: " + outcome.err));
+  QVERIFY2(outcome.exit_code != 134 && outcome.exit_code != 139, qPrintable(outcome.err));
+  QVERIFY2(outcome.exit_code == code,
+           qPrintable(QString("exit code %1, expected %2; stderr: %3").arg(outcome.exit_code).arg(code).arg(outcome.err)));
+
+  // One error line, last; before it only the progress lines this row allows.
+  const QStringList lines = outcome.err.split('\n', Qt::SkipEmptyParts);
+  QVERIFY2(!lines.isEmpty(), "nothing on stderr");
+  const QString error = lines.last();
+  QVERIFY2(linePattern(line).match(error).hasMatch(), qPrintable("error line: " + error + "\nexpected: " + line));
+  for (int i = 0; i + 1 < lines.size(); ++i) {
+    const bool allowed = std::any_of(progress.cbegin(), progress.cend(), [&](const QString& start) {
+      return lines[i].startsWith(start);
+    });
+    QVERIFY2(allowed, qPrintable("unexpected line on stderr: " + lines[i] + "\nstderr: " + outcome.err));
+  }
+
+  // Nothing half-written: no temporary files, no core dump, no output.
+  for (const QString& root : {row.path(), dir_.path()}) {
+    const QStringList temporary = filesUnder(root, {"*.tmp"});
+    QVERIFY2(temporary.isEmpty(), qPrintable("left behind: " + temporary.join(", ")));
+  }
+  QVERIFY2(filesUnder(row.path(), {"core", "core.*"}).isEmpty(), "a core dump");
+  for (const QString& path : absent) QVERIFY2(!QFileInfo::exists(path), qPrintable(path + " exists"));
+  QCOMPARE(filesUnder(row.path(), {"*.pt"}), checkpoints_before);
+}
+
+QTEST_GUILESS_MAIN(TestCliErrors)
+#include "tst_cli_errors.moc"
