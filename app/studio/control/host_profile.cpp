@@ -1,8 +1,13 @@
 #include "app/studio/control/host_profile.h"
 
+#include "core/config/train_config.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSettings>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 namespace streetgan::studio {
 
@@ -31,7 +36,22 @@ QString HostProfile::validate() const {
   if (runs_root.trimmed().isEmpty()) return "Runs folder: enter the remote folder for run directories.";
   if (hasControlCharacter(streetgan_path) || hasControlCharacter(runs_root))
     return "The remote paths cannot contain control characters.";
+  // The config's own rule for "device", so the host accepts what a run's config would.
+  auto checked = applyConfigJson(TrainConfig(), nlohmann::json{{"device", device.toStdString()}}, ConfigScope::All, "");
+  if (!checked) {
+    const std::string message = checked.error();
+    const std::size_t problem = message.find("\": ");  // after `config key "device"`
+    return "Device: " + QString::fromStdString(problem == std::string::npos ? message : message.substr(problem + 3)) + ".";
+  }
+  if (threads < 0 || threads > 1024) return "CPU threads: " + QString::number(threads) + " is not allowed (0 for all cores, or 1–1024).";
   return {};
+}
+
+QStringList HostProfile::deviceArguments(const QString& config_device, int config_threads) const {
+  QStringList arguments;
+  if (config_device.isEmpty() || config_device == "auto") arguments << "--device" << device;
+  if (config_threads == 0) arguments << "--threads" << QString::number(threads);
+  return arguments;
 }
 
 QJsonObject HostProfile::toJson() const {
@@ -45,7 +65,9 @@ QJsonObject HostProfile::toJson() const {
           {"runs_root", runs_root},
           {"environment_line", environment_line},
           {"ssh_config_file", ssh_config_file},
-          {"known_hosts_file", known_hosts_file}};
+          {"known_hosts_file", known_hosts_file},
+          {"device", device},
+          {"threads", threads}};
 }
 
 HostProfile HostProfile::fromJson(const QJsonObject& o) {
@@ -61,6 +83,10 @@ HostProfile HostProfile::fromJson(const QJsonObject& o) {
   p.environment_line = o.value("environment_line").toString();
   p.ssh_config_file = o.value("ssh_config_file").toString();
   p.known_hosts_file = o.value("known_hosts_file").toString();
+  // Profiles saved before hosts had their own device and threads: auto, and all cores.
+  p.device = o.value("device").toString().trimmed();
+  if (p.device.isEmpty()) p.device = "auto";
+  p.threads = std::max(0, o.value("threads").toInt(0));
   return p;
 }
 

@@ -1,11 +1,13 @@
 #pragma once
 // HostProfile: a remote GPU host as the studio reaches it through the system OpenSSH client, so
 // ~/.ssh/config, agents, keys and jump hosts work as they already do. No password is part of a
-// profile: authentication is the user's keys or agent. Profiles are kept with QSettings
-// (loadHostProfiles/saveHostProfiles) and copied into each remote run's record.
+// profile: authentication is the user's keys or agent. A profile also says how runs on the host
+// train (its device and CPU threads: the host's, not this computer's Settings). Profiles are kept
+// with QSettings (loadHostProfiles/saveHostProfiles) and copied into each remote run's record.
 #include <QJsonObject>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 namespace streetgan::studio {
 
@@ -21,12 +23,18 @@ struct HostProfile {
   QString environment_line;               ///< shell run first, e.g. "source /opt/habana/env.sh"
   QString ssh_config_file;                ///< ssh -F; empty: ~/.ssh/config
   QString known_hosts_file;               ///< UserKnownHostsFile; empty: ssh's default
+  QString device = "auto";                ///< runs on this host train on: auto, cpu, cuda or cuda:N
+  int threads = 0;                        ///< CPU threads of runs on this host; 0: all its cores
 
   /// "user@host" or "host".
   QString destination() const;
   QString label() const { return name.isEmpty() ? destination() : name; }
   /// What is wrong with the profile (naming the field), or an empty string.
   QString validate() const;
+  /// The `streetgan train` options that choose the device and threads of a run on this host: the
+  /// profile's, except where the run's config sets its own (a device other than "auto", threads
+  /// other than 0), which the config then carries.
+  QStringList deviceArguments(const QString& config_device, int config_threads) const;
 
   QJsonObject toJson() const;
   static HostProfile fromJson(const QJsonObject& object);
