@@ -3,6 +3,7 @@
 #include "app/studio/host_key_prompt.h"
 #include "widgets/worker_pool.h"
 
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -49,6 +50,17 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   environment_ = line("none", "Shell run before each command on the host, e.g. source /opt/habana/env.sh");
   ssh_config_ = line("~/.ssh/config", "An ssh configuration file to use instead of ~/.ssh/config");
   known_hosts_ = line("ssh's default (~/.ssh/known_hosts)", "Where accepted host keys are kept");
+  device_ = new QComboBox(this);
+  device_->setObjectName("device");
+  device_->setEditable(true);
+  device_->addItems({"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2", "cuda:3"});
+  device_->setToolTip("The device runs on this host train on (auto, cpu, cuda or cuda:N); "
+                      "a device set in the Train tab's config wins");
+  threads_ = new QSpinBox(this);
+  threads_->setObjectName("threads");
+  threads_->setRange(0, 1024);
+  threads_->setSpecialValueText("All cores");
+  threads_->setToolTip("CPU threads of runs on this host; threads set in the Train tab's config win");
   auto* browse_key = new QPushButton("Browse…", this);
   auto* key_row = new QHBoxLayout();
   key_row->addWidget(key_, 1);
@@ -63,6 +75,8 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   form->addRow("Key file", key_row);
   form->addRow("streetgan path", program_);
   form->addRow("Runs folder", runs_root_);
+  form->addRow("Device", device_);
+  form->addRow("CPU threads", threads_);
   form->addRow("Environment line", environment_);
   auto* advanced = new QGroupBox("Advanced", this);
   auto* advanced_form = new QFormLayout(advanced);
@@ -137,6 +151,8 @@ HostProfile HostDialog::currentProfile() const {
   p.environment_line = environment_->text();
   p.ssh_config_file = ssh_config_->text().trimmed();
   p.known_hosts_file = known_hosts_->text().trimmed();
+  p.device = device_->currentText().trimmed().isEmpty() ? QString("auto") : device_->currentText().trimmed();
+  p.threads = threads_->value();
   return p;
 }
 
@@ -161,6 +177,8 @@ void HostDialog::showProfile(int row) {
   environment_->setText(p.environment_line);
   ssh_config_->setText(p.ssh_config_file);
   known_hosts_->setText(p.known_hosts_file);
+  device_->setCurrentText(p.device);
+  threads_->setValue(p.threads);
   result_->clear();
   remove_->setEnabled(row >= 0);
 }

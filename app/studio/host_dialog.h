@@ -1,7 +1,7 @@
 #pragma once
 // HostDialog: the host profiles (File → Hosts…, or Hosts… beside the Train tab's Run on): a list on the left, the selected profile's
 // fields on the right, and Test Connection, which reports reachability, the remote streetgan's
-// version and devices. When the host's key is unknown or changed, its fingerprint is shown (the
+// version and devices, and the device and CPU threads runs on the host use. When the host's key is unknown or changed, its fingerprint is shown (the
 // probe runs off the GUI thread) and the key is trusted only if the user accepts it; then the
 // test runs again. Save keeps the profiles with QSettings.
 #include "app/studio/control/host_connection_check.h"
@@ -13,6 +13,7 @@
 
 #include <functional>
 
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -57,6 +58,8 @@ private:
   QListWidget* list_ = nullptr;
   QLineEdit *name_, *host_, *user_, *jump_, *key_, *program_, *runs_root_, *environment_, *ssh_config_, *known_hosts_;
   QSpinBox* port_ = nullptr;
+  QComboBox* device_ = nullptr;
+  QSpinBox* threads_ = nullptr;
   QPushButton *test_ = nullptr, *remove_ = nullptr;
   QLabel* result_ = nullptr;
   HostConnectionCheck tester_;

@@ -271,13 +271,20 @@ bool TrainTab::loadConfigOf(const QString& run_dir) {
 
 bool TrainTab::launch(const TrainingRequest& request, bool keep_history) {
   if (session_ && session_->isActive()) return false;
-  TrainingRequest full = request;
-  if (!device_.isEmpty()) full.extra_arguments << "--device" << device_;
-  if (threads_ > 0) full.extra_arguments << "--threads" << QString::number(threads_);
   if (!keep_history) dashboard_->clear(request.run_dir);
   run_dir_ = request.run_dir;
   following_ = false;
   session_ = std::make_unique<TrainingSession>(transports_.forRun(request.run_dir, false));
+  TrainingRequest full = request;
+  if (auto* remote = qobject_cast<RemoteRunTransport*>(&session_->transport())) {
+    // On a host: its profile's device and threads (never this computer's Settings), unless the
+    // form's config sets its own.
+    const TrainConfig& config = form_->config();
+    full.extra_arguments << remote->record().host.deviceArguments(QString::fromStdString(config.device), config.threads);
+  } else {
+    if (!device_.isEmpty()) full.extra_arguments << "--device" << device_;
+    if (threads_ > 0) full.extra_arguments << "--threads" << QString::number(threads_);
+  }
   connectSession();
   dashboard_->setStatus((request.resume ? "Resuming " : "Starting ") + run_dir_ + " on " + session_->transport().where() + " …");
   const bool started = session_->start(full);

@@ -39,8 +39,8 @@ public:
   widgets::DatasetPicker& datasetPicker() { return *picker_; }
   void setDataroot(const QString& path);
   void setRunsRoot(const QString& root) { runs_root_ = root; }
-  /// Device and CPU threads for new and resumed runs (`--device`, `--threads`); empty / 0 leave
-  /// the config's.
+  /// Device and CPU threads for new and resumed runs on this computer (`--device`, `--threads`);
+  /// empty / 0 leave the config's. A run on a host uses its profile's (HostProfile::deviceArguments).
   void setRunDefaults(const QString& device, int threads);
   /// Starts a run of the form's config; false with a message in statusText() when it cannot.
   bool startRun();

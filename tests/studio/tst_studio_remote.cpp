@@ -1,7 +1,9 @@
 // The studio's side of remote training, offscreen, through a real sshd (SshdFixture): the host
 // dialog's Test Connection with the host-key question (refused, then accepted), a run on the host
 // from the Train tab with its samples shown and a checkpoint fetched, the Runs tab's Host column,
-// and re-opening the run in a new Train tab (re-attach). Screenshots of each.
+// and re-opening the run in a new Train tab (re-attach); the host's own device and CPU threads in the
+// dialog and in what a run on it is given (the form's device and threads win when set, this
+// computer's Settings never reach the host). Screenshots of each.
 #include "app/studio/control/remote_run_record.h"
 #include "app/studio/host_dialog.h"
 #include "app/studio/host_key_prompt.h"
@@ -13,10 +15,14 @@
 #include "widgets/dataset_picker.h"
 
 #include <QApplication>
+#include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -37,6 +43,33 @@ private:
     tab.setDataroot(data_);
     for (const auto& [key, value] : tinyFormEntries(epochs)) tab.form().enterText(key, value);
     QVERIFY2(tab.form().isValid(), "the tiny config was refused");
+  }
+
+  // Trains one epoch of the tiny config on `profile`'s host from a Train tab whose Settings say
+  // cuda:7 and 3 threads (neither may reach the host), with the form's device and threads; returns
+  // the config the remote run started with (its run_started event).
+  QJsonObject remoteRunConfig(const HostProfile& profile, const QString& form_device, const QString& form_threads) {
+    TrainTab tab(STREETGAN_CLI, dir_.filePath("runs-device"));
+    tab.setSshControlDir(sshd_->controlDir());
+    tab.setRunDefaults("cuda:7", 3);
+    tab.setHostProfiles({profile});
+    if (!tab.setRunOn(profile.label())) return {};
+    tinyConfig(tab, 1);
+    tab.form().enterText("device", form_device);
+    tab.form().enterText("threads", form_threads);
+    QSignalSpy finished(&tab, &TrainTab::runFinished);
+    if (!tab.startRun()) {
+      qWarning("%s", qPrintable(tab.statusText()));
+      return {};
+    }
+    if (!finished.wait(120000) || finished.first().first().value<SessionState>() != SessionState::Completed) {
+      qWarning("%s", qPrintable(tab.statusText()));
+      return {};
+    }
+    const auto record = RemoteRunRecord::read(tab.runDirectory());
+    if (!record) return {};
+    const auto started = eventsOfType(readEvents(record->remote_run_dir), "run_started");
+    return started.size() == 1 ? started.first().value("config").toObject() : QJsonObject();
   }
 
 private slots:
@@ -128,6 +161,67 @@ private slots:
     QCOMPARE(readFileBytes(checkpoint), readFileBytes(record->remote_run_dir + checkpoint.mid(remote_run_.size())));
     QVERIFY2(tab.statusText().contains("the Explore tab can open it"), qPrintable(tab.statusText()));
     QVERIFY(tab.grab().save(testOutputDir() + "/studio-remote-run.png"));
+  }
+
+  void hostDialogKeepsDeviceAndThreads() {
+    HostProfile gpu = sshd_->profile();
+    gpu.name = "gpu";
+    gpu.device = "cuda:1";
+    gpu.threads = 6;
+    HostProfile plain = sshd_->profile();
+    plain.name = "plain";
+    HostDialog dialog({gpu, plain});
+    dialog.show();
+    auto* device = dialog.findChild<QComboBox*>("device");
+    auto* threads = dialog.findChild<QSpinBox*>("threads");
+    QVERIFY(device && threads);
+    QVERIFY(device->isEditable());
+    for (const char* item : {"auto", "cpu", "cuda", "cuda:0"}) QVERIFY(device->findText(item) >= 0);
+    QCOMPARE(device->currentText(), QString("cuda:1"));
+    QCOMPARE(threads->value(), 6);
+    dialog.selectProfile(1);
+    QCOMPARE(device->currentText(), QString("auto"));
+    QCOMPARE(threads->text(), QString("All cores"));
+    device->setCurrentText("cpu");
+    threads->setValue(2);
+    dialog.selectProfile(0);  // stores the fields of the one left
+    QCOMPARE(device->currentText(), QString("cuda:1"));
+    QVERIFY(dialog.grab().save(testOutputDir() + "/studio-host-dialog-device.png"));
+    device->setCurrentText("tpu");
+    auto* save = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Save);
+    save->click();  // refused: tpu is no device
+    QCOMPARE(dialog.result(), int(QDialog::Rejected));
+    QVERIFY2(dialog.testResultText().contains("Device: \"tpu\" is not allowed"), qPrintable(dialog.testResultText()));
+    device->setCurrentText("cuda");
+    save->click();
+    QCOMPARE(dialog.result(), int(QDialog::Accepted));
+    const QList<HostProfile> saved = loadHostProfiles();
+    QCOMPARE(saved.size(), 2);
+    QCOMPARE(saved[0].device, QString("cuda"));
+    QCOMPARE(saved[0].threads, 6);
+    QCOMPARE(saved[1].device, QString("cpu"));
+    QCOMPARE(saved[1].threads, 2);
+  }
+
+  void remoteRunUsesTheHostsDeviceAndThreads() {
+    HostProfile profile = sshd_->profile();
+    profile.name = "cpu-box";
+    profile.device = "cpu";
+    profile.threads = 1;
+    // The form leaves both to the host (auto, 0).
+    const QJsonObject config = remoteRunConfig(profile, "auto", "0");
+    QCOMPARE(config.value("device").toString(), QString("cpu"));
+    QCOMPARE(config.value("threads").toInt(), 1);
+  }
+
+  void formDeviceAndThreadsWinOnTheHost() {
+    HostProfile profile = sshd_->profile();
+    profile.name = "cuda-box";
+    profile.device = "cuda";  // this host has no CUDA: the run would fail with it
+    profile.threads = 1;
+    const QJsonObject config = remoteRunConfig(profile, "cpu", "2");
+    QCOMPARE(config.value("device").toString(), QString("cpu"));
+    QCOMPARE(config.value("threads").toInt(), 2);
   }
 
   void runsTabShowsTheHostAndReopens() {
