@@ -152,7 +152,7 @@ Result<ParzenResult> ParzenEstimator::evaluate(const torch::Tensor& samples, con
 Result<ParzenResult> ParzenEstimator::evaluateAt(const torch::Tensor& samples, const torch::Tensor& test,
                                                  double sigma, const ParzenOptions& options) {
   ParzenOptions one = options;
-  one.sigmas = {sigma};
+  one.sigmas.assign(1, sigma);  // not `= {sigma}`: GCC 14 warns about that (a false -Warray-bounds)
   auto ll = logLikelihoods(samples, test, one);
   if (!ll) return makeError(ll.error());
   const Summary summary = summarize(ll->select(1, 0));

@@ -5,21 +5,9 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 namespace streetgan {
-namespace {
-
-// torch::optim keys its per-parameter state by the address of the parameter's TensorImpl.
-std::string stateKey(const torch::Tensor& p) {
-  std::ostringstream key;
-  key << p.unsafeGetTensorImpl();
-  return key.str();
-}
-
-}  // namespace
-
 MultiTensorAdamW::MultiTensorAdamW(std::vector<torch::Tensor> params,
                                    torch::optim::AdamWOptions options)
     : torch::optim::AdamW(std::move(params), options) {
@@ -58,12 +46,12 @@ void MultiTensorAdamW::update(const torch::Tensor* found_inf) {
     const double lr = options.lr(), weight_decay = options.weight_decay(), eps = options.eps();
     const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
     std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs;
-    std::vector<std::string> keys;
+    std::vector<torch_compat::OptimizerStateKey> keys;
     std::vector<torch::optim::AdamWParamState*> states;
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       TORCH_CHECK(!p.grad().is_sparse(), "MultiTensorAdamW does not support sparse gradients");
-      const std::string key = stateKey(p);
+      const auto key = torch_compat::optimizerStateKey(p);
       auto found = state().find(key);
       if (found == state().end()) {
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();

@@ -9,6 +9,8 @@
 // stepUnlessOverflow() takes the loss scaler's found-inf flag (a device tensor): the fused kernel
 // skips the update on the device; the `_foreach_` path has to read the flag on the host first
 // (its one host round trip, only when a flag is passed).
+#include "core/util/torch_compat.h"
+
 #include <torch/optim/adamw.h>
 
 #include <vector>
@@ -38,7 +40,7 @@ private:
   // The fused kernel counts steps in float tensors on the device; the host counts in the
   // AdamW state are brought up to date from them before saving.
   mutable std::vector<torch::Tensor> device_steps_;
-  mutable std::vector<std::string> device_step_keys_;
+  mutable std::vector<torch_compat::OptimizerStateKey> device_step_keys_;
 };
 
 }  // namespace streetgan

@@ -4,7 +4,9 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <sstream>
 #include <stdexcept>
+#include <string>
 
 #define STREETGAN_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -41,6 +43,26 @@ void setAutocast(c10::DeviceType device_type, bool enabled, c10::ScalarType dtyp
 }
 
 void clearAutocastCache() { at::autocast::clear_cache(); }
+
+namespace {
+
+// A template, so that only the branch of the linked LibTorch's key type is instantiated.
+template <typename Key>
+Key stateKeyOf(c10::TensorImpl* impl) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream key;  // what c10::guts::to_string of the pointer gives
+    key << impl;
+    return key.str();
+  } else {
+    return static_cast<Key>(impl);
+  }
+}
+
+}  // namespace
+
+OptimizerStateKey optimizerStateKey(const at::Tensor& param) {
+  return stateKeyOf<OptimizerStateKey>(param.unsafeGetTensorImpl());
+}
 
 void ampUnscaleAndCheck(const std::vector<at::Tensor>& grads, at::Tensor& found_inf,
                         const at::Tensor& inv_scale) {

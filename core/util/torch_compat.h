@@ -10,9 +10,12 @@
 #include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
+#include <torch/optim/optimizer.h>
 
 #include <cstdint>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace streetgan::torch_compat {
@@ -27,6 +30,12 @@ void setAutocast(c10::DeviceType device_type, bool enabled,
 
 /// Frees the casted weights autocast keeps while it is on; call after switching it off.
 void clearAutocastCache();
+
+/// The key torch::optim keeps a parameter's state under: the address of its TensorImpl, as a
+/// string in 1.13 and as the pointer itself in 2.x.
+using OptimizerStateKey =
+    std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+OptimizerStateKey optimizerStateKey(const at::Tensor& param);
 
 /// Multiplies every gradient in `grads` by `inv_scale` (a one-element float tensor on their
 /// device) and sets `found_inf` (one-element float, same device) to 1 if any value is Inf/NaN

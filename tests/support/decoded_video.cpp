@@ -77,12 +77,16 @@ DecodedVideo decodeVideo(const QString& path) {
       const int out_stride[] = {frame->width * 3};
       sws_scale(scaler.get(), frame->data, frame->linesize, 0, frame->height, out, out_stride);
       video.frames.push_back(std::move(rgb));
-      video.durations.push_back(frame->pkt_duration * av_q2d(stream->time_base));
       av_frame_unref(frame.get());
     }
   };
   while (av_read_frame(input.get(), packet.get()) >= 0) {
-    if (packet->stream_index == index) avcodec_send_packet(codec.get(), packet.get());
+    if (packet->stream_index == index) {
+      // Read from the packets: AVFrame's copy of it is pkt_duration in FFmpeg 5 and duration
+      // from 6 on (7 has only the second), AVPacket::duration is in all of them.
+      video.durations.push_back(packet->duration * av_q2d(stream->time_base));
+      avcodec_send_packet(codec.get(), packet.get());
+    }
     av_packet_unref(packet.get());
     receive();
   }

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Builds StreetGAN Studio against LibTorch 2.x and runs every test suite there: a Debian trixie
+# tree (libtorch-dev 2.6, Qt 6.8, OpenCV 4.10, FFmpeg 7.1) is debootstrapped from the mirror the
+# host's apt sources name, the source tree is bind-mounted into it read-only, and the project is
+# configured, built (CLI, core, widgets, studio, tests) and tested through CTest in a chroot.
+# The tree and the build folder inside it are kept between runs, so a second run only installs
+# what is missing and rebuilds what changed.
+# Run as root on Debian (bookworm): bash packaging/check-libtorch2.sh
+#   STREETGAN_TRIXIE_DIR  where the tree lives (default /var/cache/streetgan/trixie; about 3 GB,
+#                         plus the build folder)
+#   STREETGAN_CHECK_JOBS  parallel compile jobs and test processes (default 2)
+set -euo pipefail
+
+source_dir="$(cd "$(dirname "$0")/.." && pwd)"
+tree="$(realpath -m "${STREETGAN_TRIXIE_DIR:-/var/cache/streetgan/trixie}")"
+jobs="${STREETGAN_CHECK_JOBS:-2}"
+stamp="$tree/.streetgan-tree-ready"
+# Inside the tree: the source at its host path (messages name the same files), and a build
+# folder per source path, so two checkouts never share (and confuse) one build.
+build_dir="/var/cache/streetgan-build/$(printf '%s' "$source_dir" | tr -c 'A-Za-z0-9._-' '_')"
+
+packages=(
+  # toolchain
+  g++ make cmake ninja-build pkg-config
+  # engine: LibTorch 2.6 (CPU) with a fast BLAS, OpenCV for image I/O, JSON
+  libtorch-dev libopenblas0-pthread
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
+  nlohmann-json3-dev
+  # export: FFmpeg's libraries
+  libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
+  # remote training: the tests start a real sshd and drive the ssh client
+  openssh-client openssh-server
+  # tools the tests drive
+  procps
+  # studio and tests: Qt 6 (trixie's qt6-base-dev holds what bookworm's libqt6opengl6-dev did)
+  qt6-base-dev qt6-charts-dev libgl-dev libxkbcommon-dev
+  # tests: libjpeg writes the CMYK JPEG of the bad-input cases
+  libjpeg-dev
+)
+
+say() { echo "check-libtorch2: $*"; }
+fail() { echo "check-libtorch2: $*" >&2; exit 1; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  fail "must run as root (it calls apt-get, debootstrap, mount and chroot)"
+fi
+
+# The mirror the host's apt sources name (deb822 .sources or one-line lists), not its security one.
+host_mirror() {
+  local uri
+  uri="$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n 1 || true)"
+  if [ -z "$uri" ]; then
+    uri="$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+           awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' |
+           grep -v security | head -n 1 || true)"
+  fi
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+
+mounted_under() { findmnt -rn -o TARGET | grep -q "^$1\(/\|\$\)"; }
+
+# Every mount this script makes, undone on exit (success, failure or interrupt): processes left
+# running inside the tree are ended first (by process id, only those whose root is the tree).
+mounts=()
+cleanup() {
+  local proc i
+  for proc in /proc/[0-9]*; do
+    if [ "$(readlink "$proc/root" 2>/dev/null || true)" = "$tree" ]; then
+      kill -KILL "${proc#/proc/}" 2>/dev/null || true
+    fi
+  done
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+    umount -R "${mounts[$i]}" 2>/dev/null || umount -R -l "${mounts[$i]}" 2>/dev/null ||
+      echo "check-libtorch2: could not unmount ${mounts[$i]}" >&2
+  done
+  mounts=()
+  rm -f "${times_file:-}"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mount_into_tree() {
+  mkdir -p "$tree/proc" "$tree/sys" "$tree/dev" "$tree$source_dir"
+  mount -t proc proc "$tree/proc"
+  mounts+=("$tree/proc")
+  # rslave: unmounting these recursive binds never reaches the host's own /sys and /dev.
+  mount --rbind /sys "$tree/sys"
+  mounts+=("$tree/sys")
+  mount --make-rslave "$tree/sys"
+  mount --rbind /dev "$tree/dev"
+  mounts+=("$tree/dev")
+  mount --make-rslave "$tree/dev"
+  mount --bind "$source_dir" "$tree$source_dir"
+  mounts+=("$tree$source_dir")
+  mount -o remount,bind,ro "$tree$source_dir"
+}
+
+in_tree() {
+  chroot "$tree" /usr/bin/env -i HOME=/root USER=root LOGNAME=root LANG=C.UTF-8 TERM=dumb \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+    "$@"
+}
+
+# One check at a time per tree.
+mkdir -p "$(dirname "$tree")"
+exec 9>"$tree.lock"
+flock -n 9 || fail "another check is using $tree (lock $tree.lock)"
+
+# Each phase's wall time, and the CPU time (user + system) of the processes it ran: on a busy
+# machine the second says what the phase costs on an idle one.
+now() { date +%s; }
+times_file="$(mktemp)"
+cpu_now() {  # sets cpu: CPU seconds of every finished child so far (`times` in this shell)
+  times >"$times_file"
+  cpu="$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d\n", t }' "$times_file")"
+}
+phase_start() { start=$(now); cpu_now; cpu_start=$cpu; }
+phase_end() { cpu_now; printf -v "$1" '%d s (CPU %d s)' "$(($(now) - start))" "$((cpu - cpu_start))"; }
+phase_tree="" phase_packages="" phase_build="" phase_tests=""
+
+# 1. The tree: debootstrapped once, reused while its stamp is there.
+phase_start
+if [ -f "$stamp" ]; then
+  say "reusing the trixie tree in $tree"
+else
+  if ! command -v debootstrap >/dev/null; then
+    say "installing debootstrap on the host"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap
+  fi
+  if [ -e "$tree" ]; then
+    mounted_under "$tree" && fail "$tree has something mounted in it; unmount it first"
+    say "removing the unfinished tree in $tree"
+    rm -rf --one-file-system "$tree"
+  fi
+  mirror="$(host_mirror)"
+  say "creating a trixie tree in $tree from $mirror"
+  debootstrap --variant=minbase trixie "$tree" "$mirror" >"$tree.debootstrap.log" 2>&1 ||
+    fail "debootstrap failed; see $tree.debootstrap.log"
+  rm -f "$tree.debootstrap.log"
+  # Packages may not start services in the tree (openssh-server would start an sshd on port 22).
+  printf '#!/bin/sh\nexit 101\n' >"$tree/usr/sbin/policy-rc.d"
+  chmod 755 "$tree/usr/sbin/policy-rc.d"
+fi
+phase_end phase_tree
+
+mount_into_tree
+cp /etc/resolv.conf "$tree/etc/resolv.conf" 2>/dev/null || true
+
+# 2. The packages: whatever of the list the tree lacks (all of it the first time).
+phase_start
+missing=()
+for p in "${packages[@]}"; do
+  # shellcheck disable=SC2016  # ${Status} is dpkg-query's field, not the shell's
+  in_tree dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing ${#missing[@]} packages in the tree"
+  in_tree apt-get update -qq
+  in_tree apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$tree/var/log/streetgan-apt.log" 2>&1 || {
+    tail -n 20 "$tree/var/log/streetgan-apt.log" >&2
+    fail "apt-get install failed in the tree; see $tree/var/log/streetgan-apt.log"
+  }
+  in_tree apt-get clean
+fi
+touch "$stamp"
+phase_end phase_packages
+
+version_h="$tree/usr/include/torch/csrc/api/include/torch/version.h"
+[ -f "$version_h" ] || fail "$version_h is missing: libtorch-dev is not installed in the tree"
+torch_version="$(awk '/define TORCH_VERSION_(MAJOR|MINOR|PATCH)/ { v = v (v == "" ? "" : ".") $3 } END { print v }' "$version_h")"
+say "building against LibTorch $torch_version (torch/version.h in the tree)"
+
+# 3. Configure and build: the whole project (CLI, core, widgets, studio and the tests).
+phase_start
+in_tree mkdir -p "$build_dir"
+# Optimised as the README's build is (-O2), without its debug information: faster to compile
+# and link, and a smaller cache.
+in_tree cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSTREETGAN_CLI_ONLY=OFF >/dev/null || fail "cmake could not configure the project against LibTorch $torch_version"
+in_tree cmake --build "$build_dir" -j "$jobs" || fail "the build against LibTorch $torch_version failed"
+phase_end phase_build
+
+# 4. Every test suite through CTest.
+phase_start
+tests_ok=1
+in_tree ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 900 || tests_ok=0
+phase_end phase_tests
+
+say "LibTorch $torch_version; tree $phase_tree, packages $phase_packages, configure+build $phase_build, tests $phase_tests"
+say "test output (sample grids, screenshots): $tree$build_dir/tests/output"
+[ "$tests_ok" -eq 1 ] || fail "tests failed against LibTorch $torch_version"
+say "all tests passed against LibTorch $torch_version"
