@@ -255,7 +255,7 @@ void TestCliErrors::failures_data() {
 
   // Other commands.
   QTest::newRow("bench: a batch too large") << ""
-      << QStringList{"bench", "train", "--preset", "naive-64", "--batch", "65536", "--threads", "1"}
+      << QStringList{"bench", "train", "--preset", "naive-64", "--batch", "65536", "--device", "cpu", "--threads", "1"}
       << 3 * 1024 * 1024 << 1 << "streetgan bench train: out of memory: could not allocate … on the CPU" << none
       << QStringList{};
   QTest::newRow("sample: checkpoint of the wrong shape") << ""
