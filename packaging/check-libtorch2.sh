@@ -9,11 +9,20 @@
 #   STREETGAN_TRIXIE_DIR  where the tree lives (default /var/cache/streetgan/trixie; about 3 GB,
 #                         plus the build folder)
 #   STREETGAN_CHECK_JOBS  parallel compile jobs and test processes (default 2)
+#   STREETGAN_CHECK_SCOPE all (default): everything and every suite; engine: the CLI and the
+#                         suites of tests/core and tests/cli, everything that runs LibTorch (the
+#                         widgets and studio suites drive the same CLI); what .ci/run uses, at
+#                         about half the build and test time
 set -euo pipefail
 
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
 tree="$(realpath -m "${STREETGAN_TRIXIE_DIR:-/var/cache/streetgan/trixie}")"
 jobs="${STREETGAN_CHECK_JOBS:-2}"
+scope="${STREETGAN_CHECK_SCOPE:-all}"
+case "$scope" in
+  all | engine) ;;
+  *) echo "check-libtorch2: STREETGAN_CHECK_SCOPE is '$scope'; allowed: all, engine" >&2; exit 2 ;;
+esac
 stamp="$tree/.streetgan-tree-ready"
 # Inside the tree: the source at its host path (messages name the same files), and a build
 # folder per source path, so two checkouts never share (and confuse) one build.
@@ -36,6 +45,8 @@ packages=(
   qt6-base-dev qt6-charts-dev libgl-dev libxkbcommon-dev
   # tests: libjpeg writes the CMYK JPEG of the bad-input cases
   libjpeg-dev
+  # the same LibTorch from Python, for packaging/libtorch2-nan-repro.py (no StreetGAN code)
+  python3-torch
 )
 
 say() { echo "check-libtorch2: $*"; }
@@ -172,23 +183,50 @@ version_h="$tree/usr/include/torch/csrc/api/include/torch/version.h"
 torch_version="$(awk '/define TORCH_VERSION_(MAJOR|MINOR|PATCH)/ { v = v (v == "" ? "" : ".") $3 } END { print v }' "$version_h")"
 say "building against LibTorch $torch_version (torch/version.h in the tree)"
 
-# 3. Configure and build: the whole project (CLI, core, widgets, studio and the tests).
+# 3. Configure and build: the whole project (CLI, core, widgets, studio and the tests), or the
+# engine's part of it.
 phase_start
 in_tree mkdir -p "$build_dir"
 # Optimised as the README's build is (-O2), without its debug information: faster to compile
 # and link, and a smaller cache.
 in_tree cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSTREETGAN_CLI_ONLY=OFF >/dev/null || fail "cmake could not configure the project against LibTorch $torch_version"
-in_tree cmake --build "$build_dir" -j "$jobs" || fail "the build against LibTorch $torch_version failed"
+# The engine scope builds the CLI and the suites of tests/core and tests/cli (their names are
+# their sources' names), and nothing of the widgets or the studio window.
+build_targets=()
+test_labels=()
+if [ "$scope" = engine ]; then
+  build_targets=(--target streetgan)
+  for test_source in "$source_dir"/tests/core/tst_*.cpp "$source_dir"/tests/cli/tst_*.cpp; do
+    build_targets+=("$(basename "$test_source" .cpp)")
+  done
+  test_labels=(-L '^(core|cli)$')
+fi
+in_tree cmake --build "$build_dir" -j "$jobs" "${build_targets[@]}" ||
+  fail "the build against LibTorch $torch_version failed"
 phase_end phase_build
 
-# 4. Every test suite through CTest.
+# 4. Does this LibTorch train a DCGAN with more than one thread? PyTorch alone, no code of ours:
+# on one 2-core AMD EPYC build machine trixie's 2.6 returned NaN gradients from oneDNN's
+# convolutions with 2 threads in 6 of 8 runs (1 thread: 0 of 8); on another (AVX2 only) in none of
+# 22. Reported, not fatal: where it happens the suites below train with one thread
+# (STREETGAN_TEST_THREADS), so that they test our code, not that defect.
+threads_for_tests=2
+if in_tree python3 "$source_dir/packaging/libtorch2-nan-repro.py" --threads 2 --runs 8; then
+  say "LibTorch $torch_version trains with 2 threads without NaN"
+else
+  threads_for_tests=1
+  say "LibTorch $torch_version gives NaN gradients with 2 threads (a LibTorch defect, see packaging/libtorch2-nan-repro.py); the suites train with 1 thread"
+fi
+
+# 5. Every test suite through CTest.
 phase_start
 tests_ok=1
-in_tree ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 900 || tests_ok=0
+in_tree env STREETGAN_TEST_THREADS="$threads_for_tests" \
+  ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 900 "${test_labels[@]}" || tests_ok=0
 phase_end phase_tests
 
-say "LibTorch $torch_version; tree $phase_tree, packages $phase_packages, configure+build $phase_build, tests $phase_tests"
+say "LibTorch $torch_version, scope $scope; tree $phase_tree, packages $phase_packages, configure+build $phase_build, tests $phase_tests"
 say "test output (sample grids, screenshots): $tree$build_dir/tests/output"
 [ "$tests_ok" -eq 1 ] || fail "tests failed against LibTorch $torch_version"
 say "all tests passed against LibTorch $torch_version"

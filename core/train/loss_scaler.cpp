@@ -16,7 +16,8 @@ LossScaler::LossScaler(bool enabled, const c10::Device& device, LossScalerOption
 }
 
 torch::Tensor LossScaler::scale(const torch::Tensor& loss) const {
-  return enabled_ ? loss * scale_.to(loss.scalar_type()).view({}) : loss;
+  // IntArrayRef spelled out: LibTorch 2.x resolves view({}) to view(ScalarType), a byte view.
+  return enabled_ ? loss * scale_.to(loss.scalar_type()).view(at::IntArrayRef{}) : loss;
 }
 
 void LossScaler::step(MultiTensorAdamW& optimizer) {

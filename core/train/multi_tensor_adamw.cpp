@@ -83,8 +83,8 @@ void MultiTensorAdamW::update(const torch::Tensor* found_inf) {
       torch_compat::fusedAdamW(params, grads, exp_avgs, exp_avg_sqs, device_steps_,
                  {lr, beta1, beta2, weight_decay, eps},
                  found_inf ? std::optional<torch::Tensor>(*found_inf) : std::nullopt);
-      if (found_inf)
-        at::_foreach_sub_(device_steps_, std::vector<torch::Tensor>(device_steps_.size(), found_inf->view({})));
+      if (found_inf)  // view(at::IntArrayRef{}): in 2.x, view({}) is view(ScalarType), a byte view
+        at::_foreach_sub_(device_steps_, std::vector<torch::Tensor>(device_steps_.size(), found_inf->view(at::IntArrayRef{})));
       continue;
     }
 

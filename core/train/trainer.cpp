@@ -16,6 +16,7 @@
 #include "core/train/step_stats_queue.h"
 #include "core/util/atomic_file.h"
 #include "core/util/exception_message.h"
+#include "core/util/torch_compat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
@@ -24,7 +25,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <sstream>
 
 namespace streetgan {
 
@@ -52,6 +55,7 @@ struct Trainer::State {
   torch::Tensor parzen_valid, parzen_test;  ///< held-out rows, loaded once when Parzen is on
 
   std::string log_error;  ///< first failure to append to events.jsonl; ends the run
+  std::string divergence;  ///< set when a step's losses are not finite; ends the run
   std::unique_ptr<StepStatsQueue> pending;  ///< steps whose statistics are still on the device
   double epoch_sum_d = 0, epoch_sum_g = 0;   ///< over the epoch's flushed steps
 
@@ -73,6 +77,7 @@ struct Trainer::State {
   Status loadParzenSplits();
   Status restoreLatest();
   void flushSteps();
+  std::string divergenceMessage(std::int64_t step, const StepStats& stats) const;
   Result<RunOutcome> loop();
 };
 
@@ -344,7 +349,22 @@ void Trainer::State::flushSteps() {
       step["skipped_step"] = stats.skipped;
     }
     emit("step", std::move(step));
+    // A step skipped by the loss scaler may overflow by design; any other non-finite loss means
+    // the weights are no longer finite, and training on (or saving) them would only spread it.
+    if (divergence.empty() && !stats.skipped && !(std::isfinite(stats.loss_d) && std::isfinite(stats.loss_g)))
+      divergence = divergenceMessage(info.step, stats);
   }
+}
+
+std::string Trainer::State::divergenceMessage(std::int64_t step, const StepStats& stats) const {
+  std::ostringstream message;
+  message << "the losses stopped being finite at step " << step << " (loss_d " << stats.loss_d << ", loss_g "
+          << stats.loss_g << "): the model's weights are no longer usable, so training stops here and no "
+             "checkpoint of them is written; resume from the last checkpoint with a lower lr or weight_decay";
+  if (device.is_cpu() && at::get_num_threads() > 1 && torch_compat::cpuThreadsMayGiveNan())
+    message << ". If it happens from the first steps: some LibTorch 2.x CPU builds (Debian trixie's 2.6 on "
+               "some machines) compute NaN gradients with more than one thread; try --threads 1";
+  return message.str();
 }
 
 Result<RunOutcome> Trainer::State::loop() {
@@ -469,6 +489,7 @@ Result<RunOutcome> Trainer::State::loop() {
       const bool log_point = progress.step % config.log_frequency == 0;
       if (log_point || pending->shouldFlush(Clock::now())) flushSteps();
       if (!log_error.empty()) return makeError(log_error);
+      if (!divergence.empty()) return makeError(divergence);
       if (log_point) {
         if (Status s = writeSamples(); !s) return makeError(s.error());
         resumeTiming();
@@ -476,6 +497,7 @@ Result<RunOutcome> Trainer::State::loop() {
     }
     flushSteps();
     if (!log_error.empty()) return makeError(log_error);
+    if (!divergence.empty()) return makeError(divergence);
     if (stopped) break;
     if (images_in_epoch == 0 && progress.step == 0)
       return makeError(loader->dataset().root() + ": not one image could be read in epoch " +

@@ -96,6 +96,11 @@ void ampUpdateScale(at::Tensor& scale, at::Tensor& growth_tracker, const at::Ten
                                  at::zeros_like(growth_tracker), counted));
 }
 
+bool cpuThreadsMayGiveNan() {
+  // Seen with 2.6 built against the system oneDNN 3.7; 1.13 trains without it.
+  return STREETGAN_TORCH_AT_LEAST(2, 0);
+}
+
 bool hasFusedAdamW(const c10::Device& device) {
 #if STREETGAN_TORCH_AT_LEAST(2, 4)
   return device.is_cuda() || device.is_cpu();

@@ -54,6 +54,12 @@ void ampUpdateScale(at::Tensor& scale, at::Tensor& growth_tracker, const at::Ten
 /// 2.0, the CPU from 2.4.
 bool hasFusedAdamW(const c10::Device& device);
 
+/// Whether this LibTorch may be one whose CPU convolutions (oneDNN) return NaN gradients with
+/// more than one thread, as Debian trixie's 2.6 did on one machine and not on another
+/// (packaging/libtorch2-nan-repro.py, PyTorch alone): 2.x. Only used to add advice to the message
+/// of a run whose losses stopped being finite.
+bool cpuThreadsMayGiveNan();
+
 struct FusedAdamWArgs {
   double lr, beta1, beta2, weight_decay, eps;
 };

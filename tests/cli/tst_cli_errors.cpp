@@ -245,6 +245,17 @@ void TestCliErrors::failures_data() {
       << "streetgan train: @NOT_IMAGES@: none of the first 4 images could be read (the first: @NOT_IMAGES@/…: not an "
          "image (no JPEG, PNG, BMP or WebP signature))"
       << trainProgress << QStringList{};
+  // lr 9 with weight decay 999 multiplies every weight by -8990 a step: float overflows within
+  // about 12 steps, and the run must stop at the first non-finite loss instead of going on (and
+  // save nothing: the only checkpoint due is the one after the last epoch).
+  QTest::newRow("train: the losses stop being finite") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--epochs", "20", "--threads", "1",
+                     "--workers", "1", "-t", R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"lr":9,"weight_decay":999})", "-c", R"({"save_frequency":20})"}
+      << 0 << 1
+      << "streetgan train: the losses stopped being finite at step … (loss_d …, loss_g …): the model's weights are no "
+         "longer usable, so training stops here and no checkpoint of them is written; resume from the last "
+         "checkpoint with a lower lr or weight_decay"
+      << (trainProgress + QStringList{"epoch "}) << QStringList{};
   // 256 images of 128 pixels a batch through the default model need several GiB; 3 GiB of address
   // space hold the program, the model and the batch itself.
   QTest::newRow("train: a batch too large for the memory") << ""

@@ -70,10 +70,16 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("img 96") << R"({"img_size":96})" << 1 << "config key \"img_size\": 96 is not allowed; allowed: 64 or 128";
   QTest::newRow("img 256") << R"({"img_size":256})" << 1 << "allowed: 64 or 128";
   QTest::newRow("weight decay 0") << R"({"weight_decay":0})" << 1 << "";
+  QTest::newRow("weight decay 999") << R"({"weight_decay":999})" << 1 << "";
+  QTest::newRow("weight decay 1000") << R"({"weight_decay":1000})" << 1
+      << "\"weight_decay\": 1000 is not allowed; allowed: 0 or a positive number below 1000";
   QTest::newRow("weight decay negative") << R"({"weight_decay":-0.1})" << 1 << "\"weight_decay\": -0.1 is not allowed";
   QTest::newRow("augment ok") << R"({"augment":{"shift":0.1,"flip":true}})" << 1 << "";
   QTest::newRow("augment shift 1") << R"({"augment":{"shift":1.0}})" << 1 << "\"augment.shift\": 1.0 is not allowed";
   QTest::newRow("augment crop 0") << R"({"augment":{"crop_scale":0}})" << 1 << "\"augment.crop_scale\": 0 is not allowed";
+  QTest::newRow("augment crop 64") << R"({"augment":{"crop_scale":64}})" << 1 << "";
+  QTest::newRow("augment crop 64.5") << R"({"augment":{"crop_scale":64.5}})" << 1
+      << "\"augment.crop_scale\": 64.5 is not allowed; allowed: a positive number up to 64";
   QTest::newRow("augment flip int") << R"({"augment":{"flip":1}})" << 1 << "\"augment.flip\": 1 is not allowed; allowed: true or false";
   QTest::newRow("augment unknown") << R"({"augment":{"blur":2}})" << 1 << "unknown config key \"augment.blur\"";
   QTest::newRow("augment not object") << R"({"augment":3})" << 1 << "config key \"augment\" must be a JSON object";

@@ -41,7 +41,7 @@ double maxRelativeDifference(const torch::Tensor& a, const torch::Tensor& b) {
 class TestTrainingStep : public QObject {
   Q_OBJECT
 private slots:
-  void initTestCase() { setComputeThreads(2); }
+  void initTestCase() { setComputeThreads(streetgan::test::testThreads()); }
   void multiTensorAdamWMatchesTorchAdamW_data();
   void multiTensorAdamWMatchesTorchAdamW();
   void adamWStateLoadsIntoTorchAdamW();

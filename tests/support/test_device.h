@@ -17,6 +17,16 @@ inline std::string testDeviceName() {
 
 inline c10::Device testDevice() { return c10::Device(testDeviceName()); }
 
+/// The compute threads the tests train with: STREETGAN_TEST_THREADS (default 2). The LibTorch 2.x
+/// check sets 1, because Debian trixie's LibTorch 2.6 returns NaN gradients from oneDNN's
+/// convolutions with more than one thread (packaging/libtorch2-nan-repro.py shows it with PyTorch
+/// alone).
+inline int testThreads() {
+  const char* value = std::getenv("STREETGAN_TEST_THREADS");
+  const int threads = value && *value ? std::atoi(value) : 0;
+  return threads > 0 ? threads : 2;
+}
+
 /// Relative tolerance for results that are bit-exact on the CPU: 0 there, small elsewhere.
 inline double testTolerance() { return testDevice().is_cpu() ? 0.0 : 1e-4; }
 
