@@ -55,6 +55,8 @@ bool same(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>&
 class TestLossScaler : public QObject {
   Q_OBJECT
 private slots:
+  void scaledLossIsTheLossTimesTheScale_data();
+  void scaledLossIsTheLossTimesTheScale();
   void nonFiniteGradientSkipsTheStep_data();
   void nonFiniteGradientSkipsTheStep();
   void finiteStepUnscalesLikeAnUnscaledStep();
@@ -63,6 +65,27 @@ private slots:
   void disabledStateDoesNotLandInAnEnabledScaler();
   void disabledScalerNeverSkips();
 };
+
+void TestLossScaler::scaledLossIsTheLossTimesTheScale_data() {
+  QTest::addColumn<int>("dtype");  // c10::ScalarType of the loss
+  QTest::newRow("float32") << static_cast<int>(torch::kFloat32);
+  QTest::newRow("bfloat16") << static_cast<int>(torch::kBFloat16);
+}
+
+// The scaled loss stays one number of the loss's type (LibTorch 2.x once turned it into four: a
+// byte view of the float scale), so backward() can start from it.
+void TestLossScaler::scaledLossIsTheLossTimesTheScale() {
+  QFETCH(int, dtype);
+  const auto type = static_cast<c10::ScalarType>(dtype);
+  LossScaler scaler(true, testDevice(), {1024.0, 2.0, 0.5, 2000});
+  auto weight = torch::full({}, 0.75, torch::TensorOptions().device(testDevice()).dtype(type)).requires_grad_();
+  const auto scaled = scaler.scale(weight * 1.0);
+  QCOMPARE(scaled.dim(), std::int64_t(0));
+  QCOMPARE(scaled.scalar_type(), type);
+  QCOMPARE(scaled.to(torch::kFloat64).item<double>(), 768.0);  // exact: 0.75 · 2^10
+  scaled.backward();
+  QCOMPARE(weight.grad().to(torch::kFloat64).item<double>(), 1024.0);
+}
 
 void TestLossScaler::nonFiniteGradientSkipsTheStep_data() {
   QTest::addColumn<double>("poison");
