@@ -360,7 +360,8 @@ std::string Trainer::State::divergenceMessage(std::int64_t step, const StepStats
   std::ostringstream message;
   message << "the losses stopped being finite at step " << step << " (loss_d " << stats.loss_d << ", loss_g "
           << stats.loss_g << "): the model's weights are no longer usable, so training stops here and no "
-             "checkpoint of them is written; resume from the last checkpoint with a lower lr or weight_decay";
+             "checkpoint of them is written (the last checkpoint holds the last finite ones); a lower lr or weight_decay "
+             "may avoid it";
   if (device.is_cpu() && at::get_num_threads() > 1 && torch_compat::cpuThreadsMayGiveNan())
     message << ". If it happens from the first steps: some LibTorch 2.x CPU builds (Debian trixie's 2.6 on "
                "some machines) compute NaN gradients with more than one thread; try --threads 1";

@@ -253,8 +253,8 @@ void TestCliErrors::failures_data() {
                      "--workers", "1", "-t", R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"lr":9,"weight_decay":999})", "-c", R"({"save_frequency":20})"}
       << 0 << 1
       << "streetgan train: the losses stopped being finite at step … (loss_d …, loss_g …): the model's weights are no "
-         "longer usable, so training stops here and no checkpoint of them is written; resume from the last "
-         "checkpoint with a lower lr or weight_decay"
+         "longer usable, so training stops here and no checkpoint of them is written (the last checkpoint holds "
+         "the last finite ones); a lower lr or weight_decay may avoid it"
       << (trainProgress + QStringList{"epoch "}) << QStringList{};
   // 256 images of 128 pixels a batch through the default model need several GiB; 3 GiB of address
   // space hold the program, the model and the batch itself.
