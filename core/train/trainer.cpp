@@ -54,8 +54,9 @@ struct Trainer::State {
   std::string first_skip_reason;
   torch::Tensor parzen_valid, parzen_test;  ///< held-out rows, loaded once when Parzen is on
 
-  std::string log_error;  ///< first failure to append to events.jsonl; ends the run
-  std::string divergence;  ///< set when a step's losses are not finite; ends the run
+  /// The first reason the run cannot go on found while writing events or reading the flushed
+  /// steps: events.jsonl could not be appended to, or a step's losses are not finite.
+  std::string stop_error;
   std::unique_ptr<StepStatsQueue> pending;  ///< steps whose statistics are still on the device
   double epoch_sum_d = 0, epoch_sum_g = 0;   ///< over the epoch's flushed steps
 
@@ -65,8 +66,8 @@ struct Trainer::State {
       copy["type"] = type;
       options.on_event(copy);
     }
-    if (Status written = events.emit(type, std::move(fields)); !written && log_error.empty())
-      log_error = written.error();
+    if (Status written = events.emit(type, std::move(fields)); !written && stop_error.empty())
+      stop_error = written.error();
   }
   bool stopRequested() const {
     return options.stop_requested && options.stop_requested->load(std::memory_order_relaxed);
@@ -351,8 +352,8 @@ void Trainer::State::flushSteps() {
     emit("step", std::move(step));
     // A step skipped by the loss scaler may overflow by design; any other non-finite loss means
     // the weights are no longer finite, and training on (or saving) them would only spread it.
-    if (divergence.empty() && !stats.skipped && !(std::isfinite(stats.loss_d) && std::isfinite(stats.loss_g)))
-      divergence = divergenceMessage(info.step, stats);
+    if (stop_error.empty() && !stats.skipped && !(std::isfinite(stats.loss_d) && std::isfinite(stats.loss_g)))
+      stop_error = divergenceMessage(info.step, stats);
   }
 }
 
@@ -489,16 +490,14 @@ Result<RunOutcome> Trainer::State::loop() {
       pending->push(info, std::move(values));
       const bool log_point = progress.step % config.log_frequency == 0;
       if (log_point || pending->shouldFlush(Clock::now())) flushSteps();
-      if (!log_error.empty()) return makeError(log_error);
-      if (!divergence.empty()) return makeError(divergence);
+      if (!stop_error.empty()) return makeError(stop_error);
       if (log_point) {
         if (Status s = writeSamples(); !s) return makeError(s.error());
         resumeTiming();
       }
     }
     flushSteps();
-    if (!log_error.empty()) return makeError(log_error);
-    if (!divergence.empty()) return makeError(divergence);
+    if (!stop_error.empty()) return makeError(stop_error);
     if (stopped) break;
     if (images_in_epoch == 0 && progress.step == 0)
       return makeError(loader->dataset().root() + ": not one image could be read in epoch " +

@@ -148,7 +148,7 @@ void TestResume::oneEpochPlusResumeEqualsTwoEpochs() {
   auto r = runCli(tinyTrainArgs(data_, run, 1));
   QVERIFY2(r.exit_code == 0, qPrintable(r.err));
   QCOMPARE(stepsOf(run).size(), 4);
-  r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--threads", QString::number(testThreads())});
+  r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--threads", testThreadsText()});
   QVERIFY2(r.exit_code == 0, qPrintable(r.err));
   compareSteps(stepsOf(run), two_epochs_);
   const auto started = eventsOfType(readEvents(run), "run_started");
@@ -175,7 +175,7 @@ void TestResume::sigintStopsCleanlyAndResumesExactly() {
   QVERIFY2(stopped_at >= 6 && stopped_at < 12, qPrintable(QString::number(stopped_at)));
   QVERIFY(QFile::exists(run + QString("/checkpoints/step-%1.pt").arg(stopped_at, 10, 10, QChar('0'))));
 
-  const auto r = runCli({"train", "--resume", "--run-dir", run, "--threads", QString::number(testThreads())});
+  const auto r = runCli({"train", "--resume", "--run-dir", run, "--threads", testThreadsText()});
   QVERIFY2(r.exit_code == 0, qPrintable(r.err));
   compareSteps(stepsOf(run), three_epochs_);
 }
@@ -198,7 +198,7 @@ void TestResume::sigkillResumesFromLastCheckpoint() {
   partial.write("half a checkpoint");
   partial.close();
 
-  const auto r = runCli({"train", "--resume", "--run-dir", run, "--threads", QString::number(testThreads())});
+  const auto r = runCli({"train", "--resume", "--run-dir", run, "--threads", testThreadsText()});
   QVERIFY2(r.exit_code == 0, qPrintable(r.err));
   QVERIFY(!partial.exists());
   const auto started = eventsOfType(readEvents(run), "run_started");
@@ -213,7 +213,7 @@ void TestResume::corruptLatestCheckpointFallsBack() {
   QVERIFY(latest.open(QIODevice::ReadWrite));
   QVERIFY(latest.resize(100));
   latest.close();
-  const auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "3", "--threads", QString::number(testThreads())});
+  const auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "3", "--threads", testThreadsText()});
   QVERIFY2(r.exit_code == 0, qPrintable(r.err));
   const auto events = readEvents(run);
   bool warned = false;
@@ -284,7 +284,7 @@ void TestResume::bf16RunAndResumeInAnotherPrecision() {
     for (const char* key : {"loss_d", "loss_g", "d_x", "d_g_z1", "d_g_z2"})
       QVERIFY2(std::isfinite(step.value(key).toDouble()), key);
   // The run resumes in another precision; the stored config keeps the rest.
-  r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--threads", QString::number(testThreads()),
+  r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--threads", testThreadsText(),
               "--precision", "fp32"});
   QVERIFY2(r.exit_code == 0, qPrintable(r.err));
   started = eventsOfType(readEvents(run), "run_started");

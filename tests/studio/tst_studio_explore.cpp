@@ -9,7 +9,6 @@
 #include "app/studio/main_window.h"
 #include "app/studio/walk_preview.h"
 #include "tests/support/decoded_video.h"
-#include "tests/support/test_device.h"
 #include "tests/support/test_support.h"
 #include "widgets/keyframe_strip.h"
 #include "widgets/seed_grid.h"
@@ -58,7 +57,7 @@ void TestStudioExplore::initTestCase() {
   run_ = dir_.filePath("StreetGAN/runs/naive");
   // The naive-64 generator (ngf 64, nz 100) at its real size, a few steps on the tiny data.
   const auto trained = runCli({"train", "--dataroot", data_, "--run-dir", run_, "--preset", "naive-64", "--epochs", "1",
-                               "--seed", "7", "--threads", QString::number(streetgan::test::testThreads()), "-t", R"({"batch_size":8})"});
+                               "--seed", "7", "--threads", testThreadsText(), "-t", R"({"batch_size":8})"});
   QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
   window_ = std::make_unique<MainWindow>(STREETGAN_CLI);
   window_->resize(1500, 950);

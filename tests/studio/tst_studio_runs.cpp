@@ -8,7 +8,6 @@
 #include "app/studio/run_dashboard.h"
 #include "app/studio/runs_tab.h"
 #include "app/studio/train_tab.h"
-#include "tests/support/test_device.h"
 #include "tests/support/test_support.h"
 #include "widgets/dataset_picker.h"
 
@@ -290,7 +289,7 @@ void TestStudioRuns::runLeftRunningIsFollowedByTheNextStudio() {
     TrainTab& tab = window.trainTab();
     tab.setDataroot(data_);
     for (const auto& [key, value] : QList<QPair<QString, QString>>{{"batch_size", "8"}, {"ngf", "8"}, {"ndf", "8"}, {"nz", "16"},
-                                                                   {"epochs", "100000"}, {"save_frequency", "1"}, {"threads", QString::number(streetgan::test::testThreads())}, {"name", "left"}})
+                                                                   {"epochs", "100000"}, {"save_frequency", "1"}, {"threads", testThreadsText()}, {"name", "left"}})
       tab.form().enterText(key, value);
     QVERIFY(tab.startRun());
     run_dir = tab.runDirectory();
@@ -371,7 +370,7 @@ void TestStudioRuns::closingCanBeCancelledOrStop() {
   tab.setRunsRoot(dir_.filePath("runs-close"));
   tab.setDataroot(data_);
   for (const auto& [key, value] : QList<QPair<QString, QString>>{{"batch_size", "8"}, {"ngf", "8"}, {"ndf", "8"}, {"nz", "16"},
-                                                                 {"epochs", "100000"}, {"threads", QString::number(streetgan::test::testThreads())}})
+                                                                 {"epochs", "100000"}, {"threads", testThreadsText()}})
     tab.form().enterText(key, value);
   QVERIFY(tab.startRun());
   QTRY_VERIFY_WITH_TIMEOUT(tab.dashboard().lossChart().pointCount(0) >= 2, 120000);

@@ -17,10 +17,10 @@ inline std::string testDeviceName() {
 
 inline c10::Device testDevice() { return c10::Device(testDeviceName()); }
 
-/// The compute threads the tests train with: STREETGAN_TEST_THREADS (default 2). The LibTorch 2.x
-/// check sets 1, because Debian trixie's LibTorch 2.6 returns NaN gradients from oneDNN's
-/// convolutions with more than one thread (packaging/libtorch2-nan-repro.py shows it with PyTorch
-/// alone).
+/// The compute threads the tests train with: STREETGAN_TEST_THREADS (default 2).
+/// packaging/check-libtorch2.sh sets 1 where packaging/libtorch2-nan-repro.py shows that the
+/// LibTorch computes NaN gradients with more threads on this machine (Debian trixie's 2.6 did on
+/// some), so that the suites test our code, not that defect.
 inline int testThreads() {
   const char* value = std::getenv("STREETGAN_TEST_THREADS");
   const int threads = value && *value ? std::atoi(value) : 0;

@@ -36,9 +36,11 @@ QString makeTinyDataset(const QString& dir) {
   return root;
 }
 
+QString testThreadsText() { return QString::number(testThreads()); }
+
 QStringList tinyTrainArgs(const QString& dataroot, const QString& run_dir, int epochs) {
   return {"train", "--dataroot", dataroot, "--run-dir", run_dir, "--epochs",
-          QString::number(epochs), "--seed", "7", "--threads", QString::number(testThreads()), "--device",
+          QString::number(epochs), "--seed", "7", "--threads", testThreadsText(), "--device",
           QString::fromStdString(testDeviceName()), "-t",
           R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16})", "-c",
           R"({"log_frequency":3,"save_frequency":1,"keep_checkpoints":10})"};
@@ -46,7 +48,7 @@ QStringList tinyTrainArgs(const QString& dataroot, const QString& run_dir, int e
 
 QList<QPair<QString, QString>> tinyFormEntries(int epochs) {
   return {{"batch_size", "8"}, {"ngf", "8"}, {"ndf", "8"}, {"nz", "16"}, {"epochs", QString::number(epochs)},
-          {"log_frequency", "3"}, {"save_frequency", "1"}, {"seed", "7"}, {"threads", QString::number(testThreads())}, {"sample_count", "16"}};
+          {"log_frequency", "3"}, {"save_frequency", "1"}, {"seed", "7"}, {"threads", testThreadsText()}, {"sample_count", "16"}};
 }
 
 QByteArray readFileBytes(const QString& path) {

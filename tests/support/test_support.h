@@ -24,6 +24,10 @@ CliResult runCli(const QStringList& args, int timeout_ms = 600000);
 /// A 32-image MSLS-layout demo data set, rendered once per test process into `dir`.
 QString makeTinyDataset(const QString& dir);
 
+/// testThreads() (STREETGAN_TEST_THREADS, default 2) as the value of `--threads` or the form's
+/// `threads`.
+QString testThreadsText();
+
 /// The arguments of a tiny, fast training run (batch 8, ngf/ndf 8, nz 16).
 QStringList tinyTrainArgs(const QString& dataroot, const QString& run_dir, int epochs);
 

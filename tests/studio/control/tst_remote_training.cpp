@@ -7,7 +7,6 @@
 #include "app/studio/control/remote_run_transport.h"
 #include "app/studio/control/training_session.h"
 #include "tests/support/sshd_fixture.h"
-#include "tests/support/test_device.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -78,7 +77,7 @@ private:
     request.run_dir = run.local_run_dir;
     request.dataroot = data_;
     request.config_file = config_file_;
-    request.extra_arguments = {"--epochs", QString::number(epochs), "--seed", "7", "--threads", QString::number(streetgan::test::testThreads())};
+    request.extra_arguments = {"--epochs", QString::number(epochs), "--seed", "7", "--threads", testThreadsText()};
     return request;
   }
 
@@ -421,7 +420,7 @@ private slots:
     TrainingRequest request;
     request.run_dir = run.local_run_dir;
     request.resume = true;
-    request.extra_arguments = {"--epochs", "12", "--threads", QString::number(streetgan::test::testThreads())};
+    request.extra_arguments = {"--epochs", "12", "--threads", testThreadsText()};
     QVERIFY(resumed->start(request));
     QVERIFY(waitForEnd(*resumed));
     QVERIFY2(resumed->state() == SessionState::Completed, qPrintable(resumed->stderrTail()));
