@@ -32,7 +32,7 @@ packages=(
   # toolchain
   g++ make cmake ninja-build pkg-config
   # engine: LibTorch 2.6 (CPU) with a fast BLAS, OpenCV for image I/O, JSON
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-pthread libgloo-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev
   # export: FFmpeg's libraries

@@ -18,8 +18,9 @@ done
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config git
-  # engine: LibTorch 1.13 (CPU) with a fast BLAS, OpenCV for image I/O, JSON
-  libtorch-dev libopenblas0-pthread
+  # engine: LibTorch 1.13 (CPU) with a fast BLAS and Gloo's headers (distributed training),
+  # OpenCV for image I/O, JSON
+  libtorch-dev libopenblas0-pthread libgloo-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev
   # export: FFmpeg's libraries (libavcodec brings libx264 and libvpx)
@@ -32,8 +33,9 @@ packages=(
 if [ "$cli_only" -eq 0 ]; then
   packages+=(
     qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
-    # tests: libjpeg writes the CMYK JPEG of the bad-input cases
-    libjpeg-dev
+    # tests: libjpeg writes the CMYK JPEG of the bad-input cases; torchrun (python3-torch)
+    # launches the distributed tests' ranks
+    libjpeg-dev python3-torch
   )
 fi
 if [ "$bench" -eq 1 ]; then

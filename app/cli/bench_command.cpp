@@ -105,7 +105,7 @@ int benchTrain(const Args& args) {
                     {"--steps", "N", "timed steps (default 20)"},
                     {"--warmup", "N", "untimed steps first (default 3)"},
                     {"--threads", "N", "CPU threads (0 = all cores; default 0)"},
-                    {"--device", "DEV", "auto, cpu, cuda or cuda:N (default auto)"},
+                    {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default auto)"},
                     {"--precision", "P", "fp32, fp16 or bf16 (default fp32)"},
                     {"--data", "CACHE", "also time real batches from this image cache (streetgan cache build)"},
                     {"--dataroot", "DIR", "the data folder the cache was built from (needed with --data)"},

@@ -16,7 +16,7 @@ std::vector<OptionSpec> configOptionSpecs() {
                      "beta1 beta2 batch_size img_size weight_decay augment"},
       {"-c", "JSON", "checkpoint keys as JSON: name root log_frequency save_frequency keep_checkpoints"},
       {"--seed", "N", "random seed (weights, data order, augmentation, noise)"},
-      {"--device", "DEV", "auto, cpu, cuda or cuda:N (default auto)"},
+      {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default auto)"},
       {"--threads", "N", "CPU threads (0 = all cores)"},
   };
 }

@@ -196,7 +196,7 @@ int runParzen(const Args& args) {
       {"--seed", "N", "seed of the sample noise and of the split draw (default 0)"},
       {"--batch", "B", "generator batch size (default 256)"},
       {"--train-mode", "", "sample with BatchNorm batch statistics, as the original tool did"},
-      {"--device", "DEV", "auto, cpu, cuda or cuda:N (default auto)"},
+      {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default auto)"},
       {"--threads", "N", "CPU threads (0 = all cores)"},
       {"--json", "", "print one JSON object"},
       {"--save", "", "also write the result into the run folder (evaluations/parzen-*.json)"},

@@ -27,7 +27,7 @@ int runSample(const Args& args) {
                     {"--fixed", "", "use the run's fixed sample noise instead of --seed"},
                     {"--columns", "N", "images per row (default: square grid)"},
                     {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"},
-                    {"--device", "DEV", "auto, cpu, cuda or cuda:N (default cpu)"}});
+                    {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default cpu)"}});
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--checkpoint")) return fail(line.program(), "missing --checkpoint FILE", kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out FILE.png", kExitUsage);

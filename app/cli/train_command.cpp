@@ -1,9 +1,13 @@
 #include "app/cli/commands.h"
 #include "app/cli/config_options.h"
+#include "app/cli/rank_launcher.h"
 #include "app/cli/stop_signal.h"
 #include "core/train/trainer.h"
 
 #include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <tuple>
 
 #include <atomic>
 #include <csignal>
@@ -25,6 +29,29 @@ void printProgress(const nlohmann::json& event) {
   }
 }
 
+const char* const kLauncherOptions[] = {"--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
+                                        "--dist-timeout"};
+
+// The arguments every rank gets: the launcher's own options left out.
+std::vector<std::string> rankArguments(const Args& args) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    bool launcher = false;
+    for (const char* name : kLauncherOptions) {
+      const std::string option = name;
+      if (args[i] == option) {
+        launcher = true;
+        ++i;  // its value
+      } else if (args[i].rfind(option + "=", 0) == 0) {
+        launcher = true;
+      }
+      if (launcher) break;
+    }
+    if (!launcher) out.push_back(args[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 int runTrain(const Args& args) {
@@ -38,10 +65,20 @@ int runTrain(const Args& args) {
   for (const auto& spec : dataLoaderOptionSpecs()) specs.push_back(spec);
   specs.push_back({"--precision", "P", "auto, fp32, fp16 (CUDA) or bf16 (default auto)"});
   specs.push_back({"--events", "-", "also print every event as a JSON line on stdout"});
+  specs.push_back({"--sync-batchnorm", "", "with several ranks: BatchNorm statistics of the whole job's batch (SyncBN)"});
+  specs.push_back({"--nproc", "N", "start N ranks on this host and supervise them (Gloo on the CPU, NCCL on "
+                                   "CUDA: rank r trains on cuda:r); batch_size is per rank"});
+  specs.push_back({"--nnodes", "N", "hosts in the job, each running --nproc ranks (default 1)"});
+  specs.push_back({"--node-rank", "R", "this host's place among them, 0 to N-1 (default 0)"});
+  specs.push_back({"--master-addr", "HOST", "the host of rank 0, where the ranks meet (default 127.0.0.1)"});
+  specs.push_back({"--master-port", "PORT", "its port (default: a free port with one host, 29500 with several)"});
+  specs.push_back({"--dist-timeout", "S", "seconds a rank waits for the others before the job fails (default 300)"});
   CommandLine line("train", "--dataroot DIR [options]",
                    "Trains the DCGAN. Writes config.json, events.jsonl, checkpoints/ and samples/\n"
                    "to the run directory. SIGINT or SIGTERM finishes the current step, saves a\n"
-                   "checkpoint and exits 0; --resume continues from it.",
+                   "checkpoint and exits 0; --resume continues from it. Under torchrun\n"
+                   "(torchrun --nproc_per_node N --no_python streetgan train ...) each process\n"
+                   "is one rank; see docs/distributed.md.",
                    specs);
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.positionals().empty())
@@ -49,8 +86,37 @@ int runTrain(const Args& args) {
   if (line.has("--events") && line.value("--events") != "-")
     return fail(line.program(), "option '--events': only '-' (stdout) is allowed; the run directory always gets events.jsonl", kExitUsage);
 
+  auto placement = rankPlacementFromEnvironment();
+  if (!placement) return fail(line.program(), placement.error(), kExitUsage);
+  const bool launcher = line.has("--nproc") || line.has("--nnodes");
+  if (launcher && *placement)
+    return fail(line.program(), "--nproc and --nnodes start ranks, and this process already is one (RANK is set, "
+                "as torchrun sets it); leave them out under torchrun", kExitUsage);
+  RankLaunchOptions launch;
+  for (const auto& [name, field, lo, hi] :
+       {std::tuple<const char*, int*, int, int>{"--nproc", &launch.nproc, 1, 1024},
+        {"--nnodes", &launch.nnodes, 1, 65536},
+        {"--node-rank", &launch.node_rank, 0, 65535},
+        {"--master-port", &launch.master_port, 1, 65535},
+        {"--dist-timeout", &launch.timeout_s, 1, 86400}}) {
+    auto value = line.integer(name, *field, lo, hi);
+    if (!value) return fail(line.program(), value.error(), kExitUsage);
+    *field = static_cast<int>(*value);
+  }
+  if (launch.node_rank >= launch.nnodes)
+    return fail(line.program(), "option '--node-rank': " + std::to_string(launch.node_rank) +
+                " is not allowed; allowed: 0 to " + std::to_string(launch.nnodes - 1) + " (--nnodes " +
+                std::to_string(launch.nnodes) + ")", kExitUsage);
+  if (line.has("--master-addr")) launch.master_addr = line.value("--master-addr");
+  if (launch.nnodes > 1 && !line.has("--master-port")) launch.master_port = 29500;
+  if (!launcher)
+    for (const char* name : kLauncherOptions)
+      if (line.has(name))
+        return fail(line.program(), std::string("option '") + name + "' needs --nproc N (the ranks to start)", kExitUsage);
+
   TrainerOptions options;
   options.resume = line.has("--resume");
+  options.placement = *placement;
   options.run_dir = line.value("--run-dir");
   options.events_to_stdout = line.has("--events");
   options.stop_requested = &installStopHandlers();
@@ -66,6 +132,9 @@ int runTrain(const Args& args) {
                   kExitUsage);
     if (!line.has("--run-dir"))
       return fail(line.program(), "--resume needs --run-dir DIR (the run to continue)", kExitUsage);
+    if (line.has("--sync-batchnorm"))
+      return fail(line.program(), "option '--sync-batchnorm' cannot be used with --resume: a resumed run keeps its "
+                  "stored config", kExitUsage);
     auto epochs = line.integer("--epochs", 0, 1, 1000000);
     if (!epochs) return fail(line.program(), epochs.error(), kExitUsage);
     if (line.has("--epochs")) options.epochs = static_cast<int>(*epochs);
@@ -83,17 +152,35 @@ int runTrain(const Args& args) {
     auto built = configFromOptions(line);
     if (!built) return fail(line.program(), built.error(), kExitUsage);
     config = *built;
+    if (line.has("--sync-batchnorm")) config.sync_batchnorm = true;
     if (config.dataroot.empty())
       return fail(line.program(), "missing --dataroot DIR (the folder of training images)", kExitUsage);
   }
 
+  if (launcher) {
+    launch.rank_args = rankArguments(args);
+    if (launch.node_rank == 0) {
+      const std::string run_dir = options.run_dir.empty()
+                                      ? (std::filesystem::path(config.root) / config.name).string()
+                                      : options.run_dir;
+      launch.events_path = (std::filesystem::path(run_dir) / "events.jsonl").string();
+    }
+    return launchRanks(launch);
+  }
+
   PrepareFailure failure = PrepareFailure::Config;
   auto trainer = Trainer::prepare(config, options, &failure);
+  // A rank other than 0 says which it is in every line it prints.
+  const std::string program = placement->has_value() && (*placement)->rank != 0
+                                  ? line.program() + " (rank " + std::to_string((*placement)->rank) + ")"
+                                  : line.program();
   if (!trainer)  // a bad config is a usage error; a folder or file the machine refuses is a runtime one
-    return fail(line.program(), trainer.error(), failure == PrepareFailure::Runtime ? kExitFailure : kExitUsage);
-  std::fprintf(stderr, "run directory: %s\n", (*trainer)->runDirectory().c_str());
+    return fail(program, trainer.error(), failure == PrepareFailure::Runtime ? kExitFailure : kExitUsage);
+  const bool rank0 = (*trainer)->rank() == 0;
+  if (rank0) std::fprintf(stderr, "run directory: %s\n", (*trainer)->runDirectory().c_str());
   auto outcome = (*trainer)->run();
-  if (!outcome) return fail(line.program(), outcome.error(), kExitFailure);
+  if (!outcome) return fail(program, outcome.error(), kExitFailure);
+  if (!rank0) return kExitOk;
   std::fprintf(stderr, "%s; run directory: %s\n",
                *outcome == RunOutcome::Completed ? "training completed" : "training stopped",
                (*trainer)->runDirectory().c_str());

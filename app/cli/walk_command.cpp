@@ -122,7 +122,7 @@ int runWalk(const Args& args) {
        {"--save-walk", "FILE", "also save the walk (keyframes and settings) as JSON"},
        {"--batch", "N", "frames per generator call (default 64)"},
        {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"},
-       {"--device", "DEV", "auto, cpu, cuda or cuda:N (default cpu)"},
+       {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default cpu)"},
        {"--threads", "N", "CPU threads (0 = all cores; default 0)"}});
   if (auto done = line.parseOrExit(args)) return *done;
   const std::string program = line.program();

@@ -187,7 +187,7 @@ bool validRunName(const std::string& s) {
 }
 
 bool validDevice(const std::string& s) {
-  static const std::regex pattern("auto|cpu|cuda(:[0-9]{1,2})?");
+  static const std::regex pattern("auto|cpu|cuda(:[0-9]{1,2})?|hpu");
   return std::regex_match(s, pattern);
 }
 
@@ -223,7 +223,7 @@ const std::vector<ConfigKey>& keys() {
       intKey("epochs", G::Run, &TrainConfig::epochs, 1, 1000000),
       intKey("seed", G::Run, &TrainConfig::seed, 0, std::numeric_limits<std::int64_t>::max()),
       stringKey("device", G::Run, &TrainConfig::device, validDevice,
-                "auto, cpu, cuda or cuda:N"),
+                "auto, cpu, cuda, cuda:N or hpu"),
       stringKey("precision", G::Run, &TrainConfig::precision,
                 [](const std::string& s) {
                   return s == "auto" || s == "fp32" || s == "fp16" || s == "bf16";
@@ -231,6 +231,13 @@ const std::vector<ConfigKey>& keys() {
                 "auto, fp32, fp16 or bf16"),
       intKey("threads", G::Run, &TrainConfig::threads, 0, 1024),
       intKey("sync_every_steps", G::Run, &TrainConfig::sync_every_steps, 0, 1000000),
+      {"sync_batchnorm", G::Run,
+       [](TrainConfig& c, const json& v) -> std::string {
+         if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
+         c.sync_batchnorm = v.get<bool>();
+         return {};
+       },
+       [](const TrainConfig& c) { return json(c.sync_batchnorm); }},
       intKey("sample_count", G::Run, &TrainConfig::sample_count, 1, 1024),
       stringKey("preset", G::Run, &TrainConfig::preset,
                 [](const std::string& s) { return !s.empty() && s.size() <= 64; },

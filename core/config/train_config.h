@@ -58,11 +58,12 @@ struct TrainConfig {
   std::string dataroot;           ///< folder of training images (required to train)
   int epochs = 25;                ///< total epochs of the run (a resumed run continues up to it)
   std::int64_t seed = 0;          ///< seeds weights, data order, augmentation and noise
-  std::string device = "auto";    ///< auto | cpu | cuda | cuda:N
+  std::string device = "auto";    ///< auto | cpu | cuda | cuda:N | hpu
   std::string precision = "auto"; ///< auto (fp16 on CUDA, fp32 on CPU) | fp32 | fp16 | bf16
   int threads = 0;                ///< CPU threads for LibTorch and decoding; 0 = all cores
   int sync_every_steps = 0;       ///< steps between copies of the step statistics to the host;
                                   ///< 0 = auto (every step on the CPU, about once a second elsewhere)
+  bool sync_batchnorm = false;    ///< several ranks: BatchNorm statistics of the whole job's batch
   int sample_count = 64;          ///< images in each sample grid (fixed noise batch)
   std::string preset = "custom";  ///< the preset this config started from, for display
 

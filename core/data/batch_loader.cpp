@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 
 namespace streetgan {
 
@@ -37,8 +38,27 @@ std::string BatchLoader::cacheMismatch(const ImageCache& cache, const SamplePipe
          "cache build and the same config";
 }
 
+void BatchLoader::setShard(int rank, int world) {
+  if (world < 1 || rank < 0 || rank >= world) throw std::invalid_argument("BatchLoader::setShard: rank outside [0, world)");
+  shard_rank_ = rank;
+  shard_count_ = world;
+}
+
 std::int64_t BatchLoader::batchesPerEpoch() const {
-  return (datasetSize() + batch_size_ - 1) / batch_size_;
+  const std::int64_t per_shard = (datasetSize() + shard_count_ - 1) / shard_count_;
+  return (per_shard + batch_size_ - 1) / batch_size_;
+}
+
+std::vector<std::int64_t> BatchLoader::batchIndices(std::int64_t epoch, std::int64_t batch_index) const {
+  const auto order = orderOf(epoch);
+  const std::int64_t n = datasetSize();
+  const std::int64_t per_shard = (n + shard_count_ - 1) / shard_count_;
+  const std::int64_t begin = batch_index * batch_size_;
+  const std::int64_t end = std::min<std::int64_t>(begin + batch_size_, per_shard);
+  std::vector<std::int64_t> indices;
+  for (std::int64_t i = begin; i < end && n > 0; ++i)
+    indices.push_back((*order)[static_cast<std::size_t>((shard_rank_ + shard_count_ * i) % n)]);
+  return indices;
 }
 
 std::vector<std::int64_t> BatchLoader::epochOrder(std::int64_t epoch) const {
@@ -66,10 +86,8 @@ std::shared_ptr<const std::vector<std::int64_t>> BatchLoader::orderOf(std::int64
 
 Batch BatchLoader::load(std::int64_t epoch, std::int64_t batch_index,
                         const std::atomic<bool>* cancel) const {
-  const auto order = orderOf(epoch);
-  const std::int64_t begin = batch_index * batch_size_;
-  const std::int64_t end = std::min<std::int64_t>(begin + batch_size_, datasetSize());
-  const std::int64_t count = std::max<std::int64_t>(0, end - begin);
+  const std::vector<std::int64_t> indices = batchIndices(epoch, batch_index);
+  const auto count = static_cast<std::int64_t>(indices.size());
   const std::int64_t sample = pipeline_.sampleSize();
 
   Batch batch;
@@ -79,7 +97,7 @@ Batch BatchLoader::load(std::int64_t epoch, std::int64_t batch_index,
   std::int64_t filled = 0;
   for (std::int64_t i = 0; i < count; ++i) {
     if (cancel && cancel->load(std::memory_order_relaxed)) break;
-    const auto index = static_cast<std::size_t>((*order)[static_cast<std::size_t>(begin + i)]);
+    const auto index = static_cast<std::size_t>(indices[static_cast<std::size_t>(i)]);
     const std::uint64_t seed = SamplePipeline::sampleSeed(seed_, static_cast<std::uint64_t>(epoch), index);
     std::uint8_t* out = data + filled * sample;
     Status status;

@@ -39,6 +39,15 @@ public:
   /// accelerator. Needs a LibTorch with CUDA; off by default (and on the CPU).
   void setPinnedMemory(bool pinned) { pinned_ = pinned; }
 
+  /// Serve rank `rank` of `world` ranks (DistributedSampler's share): each epoch's order is
+  /// padded by repeating its start to a multiple of `world`, rank r takes its positions
+  /// r, r + world, r + 2·world, ... in batches of batch_size, so batch k of every rank together
+  /// is batch k of one process with `world` times the batch size. Default: rank 0 of 1.
+  void setShard(int rank, int world);
+  int shardRank() const { return shard_rank_; }
+  int shardCount() const { return shard_count_; }
+
+  /// Batches of each epoch (for this shard).
   std::int64_t batchesPerEpoch() const;
   std::int64_t batchSize() const { return batch_size_; }
   std::int64_t datasetSize() const { return static_cast<std::int64_t>(dataset_.size()); }
@@ -49,6 +58,8 @@ public:
 
   /// The dataset indices of `epoch`, in the order they are served.
   std::vector<std::int64_t> epochOrder(std::int64_t epoch) const;
+  /// The dataset indices of this shard's batch `batch_index` of `epoch`, in order.
+  std::vector<std::int64_t> batchIndices(std::int64_t epoch, std::int64_t batch_index) const;
   /// Batch `batch_index` of `epoch` (the last batch of an epoch may be smaller). Stops early
   /// (returning a partial batch) when `cancel` becomes true.
   Batch load(std::int64_t epoch, std::int64_t batch_index,
@@ -68,6 +79,8 @@ private:
   std::vector<std::int64_t> record_of_;  ///< cache record of each dataset index, or -1
   std::int64_t uncached_ = 0;
   bool pinned_ = false;
+  int shard_rank_ = 0;
+  int shard_count_ = 1;
   // The shuffles of the epochs being served, computed once per epoch, not per batch.
   mutable std::mutex order_mutex_;
   mutable std::int64_t order_epoch_[2] = {-1, -1};

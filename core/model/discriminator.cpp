@@ -1,6 +1,7 @@
 #include "core/model/discriminator.h"
 
 #include "core/model/conv_layout.h"
+#include "core/model/sync_batch_norm.h"
 
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -45,6 +46,11 @@ torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& images) {
       const auto stride = (*conv->options.stride())[0];
       x = inConvLayout(x, in, stride == 2 ? in / 2 : 1);
     }
+    if (batch_stats_sum_ && is_training())
+      if (auto* norm = layer.ptr()->as<torch::nn::BatchNorm2d>()) {
+        x = syncBatchNorm(x, *norm, batch_stats_sum_);
+        continue;
+      }
     x = layer.forward(x);
   }
   return x.reshape({-1});

@@ -2,6 +2,8 @@
 // The DCGAN discriminator of docs/model.md: D64 (img_size 64) or D128 (img_size 128, one more
 // block). Maps images (B, nc, img_size, img_size) to one logit per image, shape (B). No sigmoid:
 // the loss is BCE with logits. Every Conv has kernel 4 and no bias.
+#include "core/model/sync_batch_norm.h"
+
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/pimpl.h>
@@ -19,10 +21,14 @@ public:
   explicit DiscriminatorImpl(const DiscriminatorOptions& options);
   torch::Tensor forward(const torch::Tensor& images);
   const DiscriminatorOptions& options() const { return options_; }
+  /// With a sum set, the BatchNorm layers in training mode use the statistics of every
+  /// process's batch (sync_batch_norm.h); an empty one (the default) uses this batch's.
+  void setBatchStatsSum(BatchStatsSum sum) { batch_stats_sum_ = std::move(sum); }
 
 private:
   DiscriminatorOptions options_;
   torch::nn::Sequential net_;
+  BatchStatsSum batch_stats_sum_;
 };
 TORCH_MODULE(Discriminator);
 

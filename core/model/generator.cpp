@@ -1,6 +1,7 @@
 #include "core/model/generator.h"
 
 #include "core/model/conv_layout.h"
+#include "core/model/sync_batch_norm.h"
 
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
@@ -49,6 +50,11 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) {
       continue;
     }
     if (conv) x = inConvLayout(x, x.size(2), x.size(2) * 2);
+    if (batch_stats_sum_ && is_training())
+      if (auto* norm = layer.ptr()->as<torch::nn::BatchNorm2d>()) {
+        x = syncBatchNorm(x, *norm, batch_stats_sum_);
+        continue;
+      }
     x = layer.forward(x);
   }
   return x;

@@ -2,6 +2,8 @@
 // The DCGAN generator of docs/model.md: G64 (img_size 64) or G128 (img_size 128). Maps noise of
 // shape (B, nz, 1, 1) to images (B, nc, img_size, img_size) in [-1, 1]. Every ConvTranspose has
 // kernel 4 and no bias.
+#include "core/model/sync_batch_norm.h"
+
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/pimpl.h>
@@ -20,10 +22,14 @@ public:
   explicit GeneratorImpl(const GeneratorOptions& options);
   torch::Tensor forward(const torch::Tensor& z);
   const GeneratorOptions& options() const { return options_; }
+  /// With a sum set, the BatchNorm layers in training mode use the statistics of every
+  /// process's batch (sync_batch_norm.h); an empty one (the default) uses this batch's.
+  void setBatchStatsSum(BatchStatsSum sum) { batch_stats_sum_ = std::move(sum); }
 
 private:
   GeneratorOptions options_;
   torch::nn::Sequential net_;
+  BatchStatsSum batch_stats_sum_;
 };
 TORCH_MODULE(Generator);
 

@@ -87,6 +87,7 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
     archive.write("batch", counter(state.progress.batch));
     archive.write("step", counter(state.progress.step));
     archive.write("images_seen", counter(state.progress.images_seen));
+    archive.write("world_size", counter(state.progress.world_size));
     archive.write("fixed_noise", state.fixed_noise);
     archive.write("noise_rng_state", state.noise_rng_state);
     archive.write("noise_rng_kind", c10::IValue(state.noise_rng_kind));
@@ -133,6 +134,9 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
     state.progress.batch = readCounter(archive, "batch");
     state.progress.step = readCounter(archive, "step");
     state.progress.images_seen = readCounter(archive, "images_seen");
+    // Checkpoints from before distributed training were written by one process.
+    torch::Tensor world_size;
+    if (archive.try_read("world_size", world_size)) state.progress.world_size = world_size.item<std::int64_t>();
     archive.read("fixed_noise", state.fixed_noise);
     archive.read("noise_rng_state", state.noise_rng_state);
     state.noise_rng_state = state.noise_rng_state.to(torch::kCPU);

@@ -21,6 +21,7 @@ struct TrainingProgress {
   std::int64_t batch = 0;        ///< next batch within the current epoch
   std::int64_t step = 0;         ///< optimizer steps taken
   std::int64_t images_seen = 0;  ///< real images shown to D
+  std::int64_t world_size = 1;   ///< ranks that trained `batch` (a batch index counts world_size·batch_size images)
 };
 
 struct CheckpointState {

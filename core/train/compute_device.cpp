@@ -1,5 +1,6 @@
 #include "core/train/compute_device.h"
 
+#include "core/train/hpu_bridge.h"
 #include "core/util/torch_compat.h"
 
 #include <ATen/Parallel.h>
@@ -7,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <regex>
 #include <thread>
 
@@ -16,10 +18,18 @@ Result<c10::Device> resolveDevice(const std::string& spec) {
   const bool has_cuda = torch::cuda::is_available();
   if (spec == "auto") return has_cuda ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
   if (spec == "cpu") return c10::Device(c10::kCPU);
+  if (spec == "hpu" || spec.rfind("hpu:", 0) == 0) {
+    auto count = loadHpuBridge();
+    if (!count) return makeError(count.error());
+    const int index = spec == "hpu" ? 0 : std::atoi(spec.c_str() + 4);
+    if (*count <= index)
+      return makeError("device \"" + spec + "\" is not available: the Gaudi bridge sees " + std::to_string(*count) + " HPU(s)");
+    return c10::Device(c10::DeviceType::HPU, static_cast<c10::DeviceIndex>(index));
+  }
   static const std::regex cuda_pattern("cuda(:([0-9]{1,2}))?");
   std::smatch match;
   if (!std::regex_match(spec, match, cuda_pattern))
-    return makeError("device \"" + spec + "\" is not allowed; allowed: auto, cpu, cuda or cuda:N");
+    return makeError("device \"" + spec + "\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu");
   if (!has_cuda)
     return makeError("device \"" + spec + "\" is not available: this build of LibTorch sees no CUDA device (available: cpu)");
   const int index = match[2].matched ? std::stoi(match[2].str()) : 0;
@@ -32,7 +42,8 @@ Result<c10::Device> resolveDevice(const std::string& spec) {
 
 Result<Precision> resolvePrecision(const std::string& spec, const c10::Device& device) {
   const bool cuda = device.is_cuda();
-  if (spec == "auto") return cuda ? Precision::Fp16 : Precision::Fp32;
+  // Gaudi trains in bf16 autocast (its eager mode's mixed precision).
+  if (spec == "auto") return cuda ? Precision::Fp16 : device.type() == c10::DeviceType::HPU ? Precision::Bf16 : Precision::Fp32;
   if (spec == "fp32") return Precision::Fp32;
   if (spec == "bf16") return Precision::Bf16;
   if (spec == "fp16") {
@@ -53,8 +64,8 @@ std::string precisionName(Precision precision) {
 }
 
 std::string deviceName(const c10::Device& device) {
-  return device.is_cuda() ? "cuda:" + std::to_string(device.has_index() ? device.index() : 0)
-                          : "cpu";
+  if (device.is_cpu()) return "cpu";
+  return c10::DeviceTypeName(device.type(), true) + ":" + std::to_string(device.has_index() ? device.index() : 0);
 }
 
 std::vector<std::string> availableDevices() {
@@ -62,6 +73,10 @@ std::vector<std::string> availableDevices() {
   if (torch::cuda::is_available())
     for (size_t i = 0; i < torch::cuda::device_count(); ++i)
       devices.push_back("cuda:" + std::to_string(i));
+  // HPUs only where the Gaudi bridge is installed (loading it is what makes them visible).
+  if (!hpuPluginCandidates().empty())
+    if (auto count = loadHpuBridge())
+      for (int i = 0; i < *count; ++i) devices.push_back("hpu:" + std::to_string(i));
   return devices;
 }
 
@@ -78,15 +93,15 @@ void setComputeThreads(int threads) {
 }
 
 AutocastScope::AutocastScope(Precision precision, const c10::Device& device)
-    : active_(precision != Precision::Fp32), cuda_(device.is_cuda()) {
+    : active_(precision != Precision::Fp32), type_(device.type()) {
   if (!active_) return;
-  torch_compat::setAutocast(cuda_ ? c10::kCUDA : c10::kCPU, true,
+  torch_compat::setAutocast(type_, true,
                             precision == Precision::Fp16 ? c10::kHalf : c10::kBFloat16);
 }
 
 AutocastScope::~AutocastScope() {
   if (!active_) return;
-  torch_compat::setAutocast(cuda_ ? c10::kCUDA : c10::kCPU, false);
+  torch_compat::setAutocast(type_, false);
   torch_compat::clearAutocastCache();
 }
 

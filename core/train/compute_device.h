@@ -1,5 +1,5 @@
 #pragma once
-// Device and precision selection: turns the config strings `device` (auto | cpu | cuda | cuda:N)
+// Device and precision selection: turns the config strings `device` (auto | cpu | cuda | cuda:N | hpu)
 // and `precision` (auto | fp32 | fp16 | bf16) into what LibTorch needs, reporting a device that
 // is not present or a precision it cannot run as an Error. AutocastScope switches LibTorch's
 // autocast on for the lifetime of the object (mixed precision), and restores it after.
@@ -19,7 +19,8 @@ Result<Precision> resolvePrecision(const std::string& spec, const c10::Device& d
 std::string precisionName(Precision precision);
 std::string deviceName(const c10::Device& device);
 
-/// Every device this build can train on: "cpu", then "cuda:0", "cuda:1", ...
+/// Every device this build can train on: "cpu", then "cuda:0", "cuda:1", ..., then "hpu:0", ...
+/// where the Gaudi bridge is installed.
 std::vector<std::string> availableDevices();
 
 /// Sets LibTorch's intra-op thread count (0 = one per core) and keeps
@@ -35,7 +36,7 @@ public:
 
 private:
   bool active_ = false;
-  bool cuda_ = false;
+  c10::DeviceType type_ = c10::DeviceType::CPU;
 };
 
 }  // namespace streetgan

@@ -1,6 +1,8 @@
 #include "core/train/dcgan_step.h"
 
 #include "core/model/weight_init.h"
+#include "core/train/gradient_all_reduce.h"
+#include "core/train/rank_group.h"
 
 #include <ATen/Context.h>
 #include <torch/torch.h>
@@ -28,7 +30,70 @@ void weightsToChannelsLast(torch::nn::Module& module) {
     if (p.dim() == 4) p.set_data(p.contiguous(torch::MemoryFormat::ChannelsLast));
 }
 
+// Every buffer of `module` (BatchNorm's running statistics) replaced by rank 0's.
+void broadcastBuffers(torch::nn::Module& module, RankGroup& group) {
+  for (auto& buffer : module.buffers()) {
+    if (buffer.is_contiguous()) {
+      group.broadcastFromRankZero(buffer);
+    } else {
+      torch::Tensor copy = buffer.contiguous();
+      group.broadcastFromRankZero(copy);
+      buffer.copy_(copy);
+    }
+  }
+}
+
+// Sets the nets' BatchNorm sums for one step and always clears them again, so sample grids and
+// Parzen (rank 0 alone) never wait for the other ranks.
+class SyncBatchNormScope {
+public:
+  SyncBatchNormScope(Generator& g, Discriminator& d, RankGroup* group) : g_(g), d_(d), active_(group != nullptr) {
+    if (!active_) return;
+    BatchStatsSum sum = [group](torch::Tensor& t) { group->allReduceSum(t); };
+    g_->setBatchStatsSum(sum);
+    d_->setBatchStatsSum(sum);
+  }
+  ~SyncBatchNormScope() {
+    if (!active_) return;
+    g_->setBatchStatsSum(nullptr);
+    d_->setBatchStatsSum(nullptr);
+  }
+  SyncBatchNormScope(const SyncBatchNormScope&) = delete;
+  SyncBatchNormScope& operator=(const SyncBatchNormScope&) = delete;
+
+private:
+  Generator& g_;
+  Discriminator& d_;
+  bool active_;
+};
+
 }  // namespace
+
+DcganStep::~DcganStep() = default;
+
+void DcganStep::setRankGroup(RankGroup* group, bool sync_batchnorm) {
+  group_ = group;
+  sync_batchnorm_ = sync_batchnorm;
+  reduce_g_.reset();
+  reduce_d_.reset();
+  if (!group_) return;
+  reduce_g_ = std::make_unique<GradientAllReduce>(*group_, generator_->parameters());
+  reduce_d_ = std::make_unique<GradientAllReduce>(*group_, discriminator_->parameters());
+}
+
+void DcganStep::broadcastFromRankZero() {
+  if (!group_) return;
+  torch::NoGradGuard no_grad;
+  for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(generator_.get()),
+                                 static_cast<torch::nn::Module*>(discriminator_.get())}) {
+    for (auto& p : net->parameters()) {
+      torch::Tensor copy = p.contiguous();
+      group_->broadcastFromRankZero(copy);
+      p.copy_(copy);
+    }
+    broadcastBuffers(*net, *group_);
+  }
+}
 
 StepStats StepStats::fromRow(const double* row) {
   StepStats s;
@@ -77,6 +142,13 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
     zeros_ = torch::zeros({batch}, options);
   }
 
+  if (group_ && !sync_batchnorm_) {
+    torch::NoGradGuard no_grad;
+    broadcastBuffers(*generator_, *group_);
+    broadcastBuffers(*discriminator_, *group_);
+  }
+  SyncBatchNormScope sync_scope(generator_, discriminator_, sync_batchnorm_ ? group_ : nullptr);
+
   torch::Tensor out_real, out_fake_d, out_fake_g;
   // D: real batch with label 1, generated batch (detached) with label 0.
   clearGradients(*discriminator_);
@@ -91,6 +163,7 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   const auto loss_fake = torch::binary_cross_entropy_with_logits(out_fake_d, zeros_);
   scaler_.scale(loss_real).backward();
   scaler_.scale(loss_fake).backward();
+  if (reduce_d_) reduce_d_->average();
   scaler_.step(*optimizer_d_);
 
   // G: through the updated D, label 1.
@@ -101,6 +174,7 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   }
   const auto loss_g = torch::binary_cross_entropy_with_logits(out_fake_g, ones_);
   scaler_.scale(loss_g).backward();
+  if (reduce_g_) reduce_g_->average();
   scaler_.step(*optimizer_g_);
 
   torch::NoGradGuard no_grad;
@@ -112,6 +186,11 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
                            scaler_.enabled() ? scaler_.overflowTensor() : torch::zeros({1}, ones_.options()),
                            scaler_.enabled() ? scaler_.scaleTensor() : torch::ones({1}, ones_.options())})
                    .to(torch::kFloat64);
+  if (group_) {
+    // The job's means: every rank reports the same numbers (skipped and the scale agree already).
+    group_->allReduceSum(stats);
+    stats.div_(group_->worldSize());
+  }
   scaler_.update();
   return stats;
 }

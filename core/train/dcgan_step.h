@@ -19,6 +19,9 @@
 
 namespace streetgan {
 
+class GradientAllReduce;
+class RankGroup;
+
 /// One step's statistics on the host, in the order of the tensor trainStep() returns.
 struct StepStats {
   static constexpr int kValues = 7;
@@ -38,11 +41,21 @@ class DcganStep {
 public:
   /// Builds G and D for `config`, initialised from `config.seed`, on `device`.
   DcganStep(const TrainConfig& config, const c10::Device& device, Precision precision);
+  ~DcganStep();
 
   /// One step on `real` (B, nc, H, W) in [-1, 1] with latent `noise` (B, nz, 1, 1), both already
   /// on the device. Returns StepStats::kValues float64 values on the device (StepStats order);
   /// nothing is copied to the host.
   torch::Tensor trainStep(const torch::Tensor& real, const torch::Tensor& noise);
+  /// Trains as one rank of `group` (null: alone again): each net's gradients are averaged over
+  /// the ranks before its optimizer steps, the statistics trainStep() returns are the ranks'
+  /// means, and the BatchNorm layers use the whole job's batch statistics with `sync_batchnorm`,
+  /// else their own, with rank 0's running statistics given to every rank before each step (as
+  /// DistributedDataParallel does). `group` outlives this object.
+  void setRankGroup(RankGroup* group, bool sync_batchnorm);
+  /// Gives every rank rank 0's parameters and BatchNorm statistics (at the start and on resume).
+  void broadcastFromRankZero();
+
   /// trainStep() with its statistics read to the host (a synchronisation; tests and tools).
   StepStats step(const torch::Tensor& real, const torch::Tensor& noise);
 
@@ -63,6 +76,9 @@ private:
   std::unique_ptr<MultiTensorAdamW> optimizer_d_;
   LossScaler scaler_;
   torch::Tensor ones_, zeros_;  ///< labels, kept for the last batch size
+  RankGroup* group_ = nullptr;
+  bool sync_batchnorm_ = false;
+  std::unique_ptr<GradientAllReduce> reduce_g_, reduce_d_;
 };
 
 }  // namespace streetgan

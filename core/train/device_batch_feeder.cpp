@@ -68,7 +68,14 @@ DeviceBatch DeviceBatchFeeder::take() {
       std::lock_guard<std::mutex> lock(generator_.mutex());
       generator_.set_current_seed(noiseSeed(seed_, out.epoch, out.batch_index));
     }
-    images.add_(torch::empty_like(images).normal_(0.0, noise_std_, generator_));
+    if (shard_count_ == 1) {
+      images.add_(torch::empty_like(images).normal_(0.0, noise_std_, generator_));
+    } else {
+      auto sizes = images.sizes().vec();
+      sizes[0] *= shard_count_;
+      torch::Tensor job = torch::empty(sizes, images.options()).normal_(0.0, noise_std_, generator_);
+      images.add_(job.slice(0, shard_rank_, sizes[0], shard_count_));
+    }
   }
   out.images = images.mul_(2.0f).sub_(1.0f);
   return out;

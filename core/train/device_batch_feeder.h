@@ -44,9 +44,19 @@ public:
   /// The noise seed of batch `batch_index` of `epoch`.
   static std::uint64_t noiseSeed(std::uint64_t seed, std::int64_t epoch, std::int64_t batch_index);
 
+  /// As rank `rank` of `world` (BatchLoader::setShard): the pixel noise of a batch of n images is
+  /// rows rank, rank + world, ... of the noise one process draws for the whole job's batch of
+  /// world·n, so the ranks together add exactly what one process would.
+  void setShard(int rank, int world) {
+    shard_rank_ = rank;
+    shard_count_ = world;
+  }
+
 private:
   c10::Device device_;
   double noise_std_;
+  int shard_rank_ = 0;
+  int shard_count_ = 1;
   std::uint64_t seed_;
   at::Generator generator_;
   std::optional<c10::Stream> copy_stream_;

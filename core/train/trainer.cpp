@@ -12,9 +12,11 @@
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/dcgan_step.h"
+#include "core/train/rank_group.h"
 #include "core/train/device_batch_feeder.h"
 #include "core/train/step_stats_queue.h"
 #include "core/util/atomic_file.h"
+#include "core/util/crc32.h"
 #include "core/util/exception_message.h"
 #include "core/util/torch_compat.h"
 
@@ -53,6 +55,8 @@ struct Trainer::State {
   std::int64_t skipped_files = 0;
   std::string first_skip_reason;
   torch::Tensor parzen_valid, parzen_test;  ///< held-out rows, loaded once when Parzen is on
+  std::unique_ptr<RankGroup> group;  ///< the other ranks of a distributed run; null alone
+  bool writer = true;                ///< rank 0 (or alone): writes events, files and checkpoints
 
   /// The first reason the run cannot go on found while writing events or reading the flushed
   /// steps: events.jsonl could not be appended to, or a step's losses are not finite.
@@ -61,6 +65,7 @@ struct Trainer::State {
   double epoch_sum_d = 0, epoch_sum_g = 0;   ///< over the epoch's flushed steps
 
   void emit(const std::string& type, json fields) {
+    if (!writer) return;
     if (options.on_event) {
       json copy = fields;
       copy["type"] = type;
@@ -79,6 +84,10 @@ struct Trainer::State {
   Status restoreLatest();
   void flushSteps();
   std::string divergenceMessage(std::int64_t step, const StepStats& stats) const;
+  void continueWithWorldSize();
+  torch::Tensor drawNoise(std::int64_t n, std::int64_t n_job, bool equal_shares);
+  json rankDevices();
+  json rankChecksums();
   Result<RunOutcome> loop();
 };
 
@@ -110,6 +119,7 @@ std::string generatorKind(const c10::Device& device) { return device.is_cpu() ? 
 Trainer::Trainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Trainer::~Trainer() = default;
 const std::string& Trainer::runDirectory() const { return state_->run.path(); }
+int Trainer::rank() const { return state_->group ? state_->group->rank() : 0; }
 
 Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
                                                   const TrainerOptions& options,
@@ -122,64 +132,89 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   auto s = std::make_unique<State>();
   s->options = options;
   s->config = requested;
-  const std::string run_path = options.run_dir.empty()
-                                   ? (fs::path(requested.root) / requested.name).string()
-                                   : options.run_dir;
-  s->run = RunDirectory(run_path);
-
-  if (options.resume) {
-    const auto checkpoints = s->run.checkpoints();
-    if (checkpoints.empty())
-      return makeError(run_path + ": no checkpoint to resume from (looked in " +
-                       s->run.checkpointsDir() + ")");
-    auto stored = readCheckpointConfig(checkpoints.back());
-    if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
-    if (!stored) return runtime(stored.error());
-    s->config = *stored;
-    if (options.dataroot) s->config.dataroot = *options.dataroot;
-    if (options.epochs) s->config.epochs = *options.epochs;
-    if (options.device) s->config.device = *options.device;
-    if (options.precision) s->config.precision = *options.precision;
-    if (options.threads) s->config.threads = *options.threads;
-    if (options.cache) s->config.data.cache = *options.cache;
-    if (options.workers) s->config.data.workers = *options.workers;
-  } else if (s->run.holdsRun()) {
-    return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
-                     "or choose another --run-dir or name");
+  if (options.placement) {
+    // Every rank joins first, so a rank that cannot start is told to the others (below) instead
+    // of leaving them waiting for it until the timeout.
+    auto group = RankGroup::connect(*options.placement);
+    if (!group) return runtime(group.error());
+    s->group = std::move(*group);
+    s->writer = s->group->rank() == 0;
   }
-  if (Status valid = validateConfig(s->config); !valid) return makeError(valid.error());
+  // Everything checked before anything is written; with several ranks, all of them agree first.
+  const Status checked = [&]() -> Status {
+    const std::string run_path = options.run_dir.empty()
+                                     ? (fs::path(requested.root) / requested.name).string()
+                                     : options.run_dir;
+    s->run = RunDirectory(run_path);
 
-  auto device = resolveDevice(s->config.device);
-  if (!device) return makeError(device.error());
-  s->device = *device;
-  auto precision = resolvePrecision(s->config.precision, s->device);
-  if (!precision)
-    return makeError(options.resume ? precision.error() + " (resume with --precision to choose another)"
-                                    : precision.error());
-  s->precision = *precision;
-  setComputeThreads(s->config.threads);
+    if (options.resume) {
+      const auto checkpoints = s->run.checkpoints();
+      if (checkpoints.empty())
+        return makeError(run_path + ": no checkpoint to resume from (looked in " +
+                         s->run.checkpointsDir() + ")");
+      auto stored = readCheckpointConfig(checkpoints.back());
+      if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
+      if (!stored) return runtime(stored.error());
+      s->config = *stored;
+      if (options.dataroot) s->config.dataroot = *options.dataroot;
+      if (options.epochs) s->config.epochs = *options.epochs;
+      if (options.device) s->config.device = *options.device;
+      if (options.precision) s->config.precision = *options.precision;
+      if (options.threads) s->config.threads = *options.threads;
+      if (options.cache) s->config.data.cache = *options.cache;
+      if (options.workers) s->config.data.workers = *options.workers;
+    } else if (s->writer && s->run.holdsRun()) {
+      return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
+                       "or choose another --run-dir or name");
+    }
+    if (Status valid = validateConfig(s->config); !valid) return makeError(valid.error());
 
-  if (s->config.dataroot.empty())
-    return makeError("no data folder given: pass --dataroot DIR (or set \"dataroot\" in the config)");
-  auto dataset = ImageDataset::open(s->config.dataroot, s->config.data.filter, DatasetPart::Train);
-  if (!dataset) return makeError(dataset.error());
-  SamplePipeline pipeline(s->config.augment, s->config.img_size, s->config.nc,
-                          s->config.data.reduced_decode);
-  std::shared_ptr<const ImageCache> cache;
-  if (!s->config.data.cache.empty()) {
-    auto opened = ImageCache::open(s->config.data.cache);
-    if (!opened) return runtime(opened.error());
-    if (auto mismatch = BatchLoader::cacheMismatch(**opened, pipeline); !mismatch.empty())
-      return makeError(mismatch);
-    cache = std::move(*opened);
+    auto device = resolveDevice(options.placement ? rankDeviceSpec(s->config.device, *options.placement)
+                                                  : s->config.device);
+    if (!device) return makeError(device.error());
+    s->device = *device;
+    if (s->group)
+      if (Status ready = s->group->useDevice(s->device); !ready) return makeError(ready.error());
+    auto precision = resolvePrecision(s->config.precision, s->device);
+    if (!precision)
+      return makeError(options.resume ? precision.error() + " (resume with --precision to choose another)"
+                                      : precision.error());
+    s->precision = *precision;
+    setComputeThreads(s->config.threads);
+
+    if (s->config.dataroot.empty())
+      return makeError("no data folder given: pass --dataroot DIR (or set \"dataroot\" in the config)");
+    auto dataset = ImageDataset::open(s->config.dataroot, s->config.data.filter, DatasetPart::Train);
+    if (!dataset) return makeError(dataset.error());
+    SamplePipeline pipeline(s->config.augment, s->config.img_size, s->config.nc,
+                            s->config.data.reduced_decode);
+    std::shared_ptr<const ImageCache> cache;
+    if (!s->config.data.cache.empty()) {
+      auto opened = ImageCache::open(s->config.data.cache);
+      if (!opened) return runtime(opened.error());
+      if (auto mismatch = BatchLoader::cacheMismatch(**opened, pipeline); !mismatch.empty())
+        return makeError(mismatch);
+      cache = std::move(*opened);
+    }
+    s->loader = std::make_unique<BatchLoader>(std::move(*dataset), pipeline, s->config.batch_size,
+                                              static_cast<std::uint64_t>(s->config.seed), cache);
+    // Pinned batches copy to an accelerator asynchronously; the CPU reads them where they are.
+    s->loader->setPinnedMemory(!s->device.is_cpu());
+    if (s->group) s->loader->setShard(s->group->rank(), s->group->worldSize());
+    if (s->config.parzen.every_epochs > 0 && s->writer)
+      if (Status loaded = s->loadParzenSplits(); !loaded) return makeError(loaded.error());
+    return {};
+  }();
+  if (s->group) {
+    const auto failed = s->group->gatherOnHost(checked ? 0 : 1);
+    if (checked)
+      for (std::size_t r = 0; r < failed.size(); ++r)
+        if (failed[r] != 0)
+          return runtime("rank " + std::to_string(r) + " of " + std::to_string(failed.size()) +
+                         " could not start (its message is on its own standard error), so no rank starts");
   }
-  s->loader = std::make_unique<BatchLoader>(std::move(*dataset), pipeline, s->config.batch_size,
-                                            static_cast<std::uint64_t>(s->config.seed), cache);
-  // Pinned batches copy to an accelerator asynchronously; the CPU reads them where they are.
-  s->loader->setPinnedMemory(!s->device.is_cpu());
-  if (s->config.parzen.every_epochs > 0)
-    if (Status loaded = s->loadParzenSplits(); !loaded) return makeError(loaded.error());
-
+  if (!checked) return makeError(checked.error());
+  if (!s->writer) return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
   if (Status created = s->run.create(); !created) return runtime(created.error());
   auto events = EventLog::open(s->run.eventsPath(), options.events_to_stdout);
   if (!events) return runtime(events.error());
@@ -224,7 +259,7 @@ Status Trainer::State::restoreLatest() {
 }
 
 Status Trainer::State::writeSamples() {
-  if (last_sample_step == progress.step) return {};
+  if (!writer || last_sample_step == progress.step) return {};
   // The grid uses BatchNorm's batch statistics over the fixed noise batch, as the reference
   // tool's grids did: early in training the running statistics are far from the batch ones and
   // eval-mode samples come out flat grey. The running statistics are restored afterwards, so
@@ -250,10 +285,11 @@ Status Trainer::State::writeSamples() {
 }
 
 Status Trainer::State::writeCheckpoint() {
-  if (last_checkpoint_step == progress.step) return {};
+  if (!writer || last_checkpoint_step == progress.step) return {};
   const std::string path = run.checkpointPath(progress.step);
   CheckpointState state;
   state.progress = progress;
+  state.progress.world_size = group ? group->worldSize() : 1;
   state.fixed_noise = fixed_noise;
   state.noise_rng_state = noise_rng.get_state();
   state.noise_rng_kind = generatorKind(device);
@@ -291,6 +327,7 @@ Status Trainer::State::loadParzenSplits() {
 }
 
 void Trainer::State::evaluateParzen() {
+  if (!writer) return;
   const auto start = Clock::now();
   // The same noise at every evaluation, from its own generator: the curve over epochs compares
   // like with like, and the training streams are untouched (eval-mode G changes no buffer).
@@ -326,6 +363,8 @@ Result<RunOutcome> Trainer::run() {
   } catch (...) {
     message = "training failed: " + exceptionMessage(std::current_exception());
   }
+  // With several ranks: say which rank failed and why (rank 0 asks the others through the store).
+  if (s.group) message = s.group->failureCause(message, s.group->collectiveFailed());
   s.emit("error", {{"message", message}});
   s.emit("run_finished", {{"status", "failed"}, {"message", message}, {"step", s.progress.step}});
   return makeError(message);
@@ -369,8 +408,64 @@ std::string Trainer::State::divergenceMessage(std::int64_t step, const StepStats
   return message.str();
 }
 
+void Trainer::State::continueWithWorldSize() {
+  const std::int64_t world = group ? group->worldSize() : 1;
+  if (progress.world_size != world && progress.batch > 0) {
+    // The checkpoint's batch index counts batches of another size: continue at the same place
+    // in the epoch's order, rounded down to a whole batch of this run (a few images of the epoch
+    // may be seen twice).
+    const std::int64_t position = progress.batch * progress.world_size * config.batch_size;
+    const std::int64_t batch = position / (world * config.batch_size);
+    emit("warning", {{"message", "the checkpoint was written by " + std::to_string(progress.world_size) +
+                                     " rank(s) and this run has " + std::to_string(world) +
+                                     ": it continues at image " + std::to_string(batch * world * config.batch_size) +
+                                     " of epoch " + std::to_string(progress.epoch + 1) + " (checkpoint: image " +
+                                     std::to_string(position) + ")"}});
+    progress.batch = batch;
+  }
+  progress.world_size = world;
+}
+
+// The training latents of this rank's n images. Alone: n rows. As one of W ranks with equal
+// shares, the rows rank, rank + W, ... of the job's n_job rows, which are exactly the rows one
+// process with the whole batch draws (BatchLoader::setShard puts its images at those places);
+// with unequal shares (skipped files) W·batch_size rows, so every rank still draws alike.
+torch::Tensor Trainer::State::drawNoise(std::int64_t n, std::int64_t n_job, bool equal_shares) {
+  const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  if (!group) return torch::randn({n, config.nz, 1, 1}, noise_rng, options);
+  const std::int64_t world = group->worldSize();
+  const std::int64_t rows = equal_shares ? n_job : world * config.batch_size;
+  const torch::Tensor job = torch::randn({rows, config.nz, 1, 1}, noise_rng, options);
+  return job.slice(0, group->rank(), rows, world).narrow(0, 0, n).contiguous();
+}
+
+// Every rank's device, in rank order ("cpu", "cuda:1", ...).
+json Trainer::State::rankDevices() {
+  if (!group) return json::array({deviceName(device)});
+  const std::int64_t code = device.is_cpu() ? -1 : static_cast<std::int64_t>(device.has_index() ? device.index() : 0);
+  json out = json::array();
+  for (const auto index : group->gatherOnHost(code + 1))
+    out.push_back(index == 0 ? std::string("cpu") : generatorKind(device) + ":" + std::to_string(index - 1));
+  return out;
+}
+
+// A CRC-32 of each rank's parameters, in rank order: equal values show the ranks stayed in step.
+json Trainer::State::rankChecksums() {
+  std::uint32_t crc = 0;
+  for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(model->generator().get()),
+                                 static_cast<torch::nn::Module*>(model->discriminator().get())})
+    for (const auto& p : net->parameters()) {
+      const torch::Tensor host = p.detach().to(torch::kCPU).contiguous();
+      crc = crc32Update(crc, host.data_ptr(), static_cast<std::size_t>(host.nbytes()));
+    }
+  const auto all = group ? group->gatherOnHost(crc) : std::vector<std::int64_t>{crc};
+  json out = json::array();
+  for (const auto value : all) out.push_back(value);
+  return out;
+}
+
 Result<RunOutcome> Trainer::State::loop() {
-  const int removed = run.removeTemporaryFiles();
+  const int removed = writer ? run.removeTemporaryFiles() : 0;
   model = std::make_unique<DcganStep>(config, device, precision);
   noise_rng = makeDeviceGenerator(device, static_cast<std::uint64_t>(config.seed) * 2 + 1);
   fixed_noise = torch::randn({config.sample_count, config.nz, 1, 1},
@@ -379,9 +474,15 @@ Result<RunOutcome> Trainer::State::loop() {
                     .to(device);
   if (options.resume)
     if (Status restored = restoreLatest(); !restored) return makeError(restored.error());
-  if (Status written = writeFileAtomically(run.configPath(), configToJson(config).dump(2) + "\n");
-      !written)
-    return makeError(written.error());
+  continueWithWorldSize();
+  if (group) {
+    // A failed checkpoint load makes a fresh model: hand it the group only now.
+    model->setRankGroup(group.get(), config.sync_batchnorm);
+    model->broadcastFromRankZero();
+  }
+  if (writer)
+    if (Status written = writeFileAtomically(run.configPath(), configToJson(config).dump(2) + "\n"); !written)
+      return makeError(written.error());
 
   const std::int64_t batches = loader->batchesPerEpoch();
   const int workers = resolveWorkerCount(config.data.workers);
@@ -403,6 +504,9 @@ Result<RunOutcome> Trainer::State::loop() {
                      {"decode_reduction", loader->pipeline().reduction()},
                      {"workers", workers}}},
         {"batches_per_epoch", batches},
+        {"world_size", group ? group->worldSize() : 1},
+        {"backend", group ? json(group->backend()) : json(nullptr)},
+        {"devices", rankDevices()},
         {"threads", at::get_num_threads()},
         {"pid", static_cast<long long>(::getpid())},
         {"version", STREETGAN_VERSION}});
@@ -416,6 +520,7 @@ Result<RunOutcome> Trainer::State::loop() {
   BatchPrefetcher prefetcher(*loader, workers, config.data.prefetch, progress.epoch, progress.batch,
                              config.epochs);
   DeviceBatchFeeder feeder(device, config.augment.noise_std, static_cast<std::uint64_t>(config.seed));
+  if (group) feeder.setShard(group->rank(), group->worldSize());
   pending = std::make_unique<StepStatsQueue>(device.is_cpu(), config.sync_every_steps);
   // Without a single readable image after this many attempts the data set is unusable.
   const std::int64_t give_up_after = std::min<std::int64_t>(loader->datasetSize(), 1000);
@@ -446,7 +551,7 @@ Result<RunOutcome> Trainer::State::loop() {
     epoch_sum_d = epoch_sum_g = 0;
     std::int64_t steps_in_epoch = 0, images_in_epoch = 0, skipped_in_epoch = 0;
     while (progress.batch < batches) {
-      if (stopRequested()) {
+      if (!group && stopRequested()) {
         stopped = true;
         break;
       }
@@ -455,6 +560,22 @@ Result<RunOutcome> Trainer::State::loop() {
       const auto t0 = staged_fetch_start;
       const double wait = staged_wait;
       DeviceBatch batch = feeder.take();
+      const std::int64_t n = batch.images.size(0);
+      // Ranks agree before every step: on stopping (a signal to any rank stops all at this
+      // step; the batch taken is served again on resume), and on the batch sizes.
+      std::int64_t n_job = n;
+      bool equal_shares = true, any_empty = n == 0;
+      if (group) {
+        const auto agreed = group->sumOnHost({stopRequested() ? 1 : 0, n, n * n, n == 0 ? 1 : 0});
+        if (agreed[0] > 0) {
+          stopped = true;
+          break;
+        }
+        n_job = agreed[1];
+        // Equal shares exactly when sum(n²)·W = (sum n)² (Cauchy-Schwarz).
+        equal_shares = agreed[2] * group->worldSize() == agreed[1] * agreed[1];
+        any_empty = agreed[3] > 0;
+      }
       for (const auto& skipped : batch.skipped) {
         ++skipped_files;
         ++skipped_in_epoch;
@@ -467,24 +588,22 @@ Result<RunOutcome> Trainer::State::loop() {
                          std::to_string(skipped_files) + " images could be read (the first: " +
                          first_skip_reason + ")");
       ++progress.batch;
-      const std::int64_t n = batch.images.size(0);
-      if (n == 0) continue;
-      const auto noise = torch::randn({n, config.nz, 1, 1}, noise_rng,
-                                      torch::TensorOptions().dtype(torch::kFloat32).device(device));
+      if (any_empty) continue;
+      const auto noise = drawNoise(n, n_job, equal_shares);
       torch::Tensor values = model->trainStep(batch.images, noise);
       const auto t2 = Clock::now();
       // The next batch is fetched and its copy started while this step runs on an accelerator.
       if (Status staged = stageNext(); !staged) return makeError(staged.error());
       ++progress.step;
-      progress.images_seen += n;
+      progress.images_seen += n_job;
       ++steps_in_epoch;
-      images_in_epoch += n;
+      images_in_epoch += n_job;
       PendingStep info;
       info.epoch = progress.epoch + 1;
       info.iteration = progress.batch;
       info.step = progress.step;
       info.images_seen = progress.images_seen;
-      info.images = n;
+      info.images = n_job;
       info.host_seconds = std::chrono::duration<double>(t2 - t0).count();
       info.wait_seconds = wait;
       pending->push(info, std::move(values));
@@ -519,15 +638,20 @@ Result<RunOutcome> Trainer::State::loop() {
       if (Status s = writeCheckpoint(); !s) return makeError(s.error());
     resumeTiming();
   }
-  if (stopped) {
+  if (stopped)
     if (Status s = writeCheckpoint(); !s) return makeError(s.error());
-    emit("run_finished", {{"status", "stopped"}, {"epoch", progress.epoch},
-                          {"step", progress.step}, {"images_seen", progress.images_seen}});
-    return RunOutcome::Stopped;
+  json finished = {{"status", stopped ? "stopped" : "completed"}, {"epoch", progress.epoch},
+                   {"step", progress.step}, {"images_seen", progress.images_seen}};
+  if (group) {
+    finished["rank_checksums"] = rankChecksums();
+    for (const auto& value : finished["rank_checksums"])
+      if (value != finished["rank_checksums"][0]) {
+        emit("warning", {{"message", "the ranks ended with different parameters (rank_checksums differ)"}});
+        break;
+      }
   }
-  emit("run_finished", {{"status", "completed"}, {"epoch", progress.epoch},
-                        {"step", progress.step}, {"images_seen", progress.images_seen}});
-  return RunOutcome::Completed;
+  emit("run_finished", std::move(finished));
+  return stopped ? RunOutcome::Stopped : RunOutcome::Completed;
 }
 
 }  // namespace streetgan

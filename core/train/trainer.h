@@ -4,8 +4,11 @@
 // checkpoint on resume, then steps through epochs, emitting the events of docs/events.md, sample
 // grids and checkpoints. A stop request (SIGINT/SIGTERM in the CLI) finishes the current step, writes a
 // checkpoint and ends with run_finished "stopped". Failures come back as an Error and are also
-// logged as `error` + run_finished "failed" events.
+// logged as `error` + run_finished "failed" events. As one rank of several (TrainerOptions::
+// placement) every rank trains its share of each batch and rank 0 writes; a stop or a failure on
+// any rank ends every rank at the same step (docs/distributed.md).
 #include "core/config/train_config.h"
+#include "core/train/rank_placement.h"
 #include "core/util/result.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -29,6 +32,9 @@ struct TrainerOptions {
   std::optional<std::string> cache;       ///< on resume: another image cache ("" for none)
   std::optional<int> workers;             ///< on resume: another data worker count
   bool events_to_stdout = false;          ///< also print every event line to stdout
+  /// One rank of a distributed run (torchrun or `--nproc`): joins the other ranks in prepare().
+  /// Rank 0 alone writes the run directory; the others write nothing and emit no events.
+  std::optional<RankPlacement> placement;
   const std::atomic<bool>* stop_requested = nullptr;  ///< polled between steps
   std::function<void(const nlohmann::json&)> on_event;  ///< called with every event
 };
@@ -52,6 +58,8 @@ public:
 
   Result<RunOutcome> run();
   const std::string& runDirectory() const;
+  /// 0 alone; this process's rank in a distributed run.
+  int rank() const;
 
 private:
   struct State;

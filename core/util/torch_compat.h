@@ -5,12 +5,14 @@
 // differs between them is wrapped here, and the `#if TORCH_VERSION_*` tests live only in
 // torch_compat.cpp. The callers see one API; each wrapper picks what the linked LibTorch has for
 // the tensors' device, falling back to plain tensor ops that compute the same values. None of
-// them copies anything to the host.
+// them copies anything to the host. The one type that differs (CollectiveBackend) is the only
+// version test outside torch_compat.cpp.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
 #include <torch/optim/optimizer.h>
+#include <torch/version.h>
 
 #include <cstdint>
 #include <optional>
@@ -18,7 +20,21 @@
 #include <utility>
 #include <vector>
 
+namespace c10d {
+class ProcessGroup;
+class Backend;
+}  // namespace c10d
+
 namespace streetgan::torch_compat {
+
+/// The class c10d's collectives (allreduce, broadcast, ...) are called on, and the base of
+/// ProcessGroupGloo and ProcessGroupNCCL: c10d::ProcessGroup in 1.13; from 2.0 ProcessGroup
+/// dispatches to per-device c10d::Backend objects and the concrete groups derive from Backend.
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveBackend = c10d::Backend;
+#else
+using CollectiveBackend = c10d::ProcessGroup;
+#endif
 
 /// Switches LibTorch's autocast (mixed precision) on or off for one device type, on the calling
 /// thread. `dtype` (kHalf or kBFloat16) is what autocast computes in; it is set only when

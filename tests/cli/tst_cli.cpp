@@ -67,7 +67,7 @@ void TestCli::badArguments_data() {
   QTest::newRow("cuda without cuda") << QStringList{"train", "--dataroot", d, "--device", "cuda:3", "--run-dir", "@RUN@"} << 2
       << "device \"cuda:3\" is not available";
   QTest::newRow("bad device") << QStringList{"train", "--dataroot", d, "--device", "tpu"} << 2
-      << "config key \"device\": \"tpu\" is not allowed; allowed: auto, cpu, cuda or cuda:N";
+      << "config key \"device\": \"tpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu";
   QTest::newRow("fp16 on cpu") << QStringList{"train", "--dataroot", d, "--device", "cpu", "--precision", "fp16", "--run-dir", "@RUN@"} << 2
       << "precision \"fp16\" needs a CUDA device";
   QTest::newRow("events to file") << QStringList{"train", "--dataroot", d, "--events", "x.jsonl"} << 2

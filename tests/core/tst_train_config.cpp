@@ -96,7 +96,7 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("epochs 0") << R"({"epochs":0})" << 0 << "\"epochs\": 0 is not allowed";
   QTest::newRow("seed negative") << R"({"seed":-1})" << 0 << "\"seed\": -1 is not allowed";
   QTest::newRow("device cuda:1") << R"({"device":"cuda:1"})" << 0 << "";
-  QTest::newRow("device gpu") << R"({"device":"gpu"})" << 0 << "\"device\": \"gpu\" is not allowed; allowed: auto, cpu, cuda or cuda:N";
+  QTest::newRow("device gpu") << R"({"device":"gpu"})" << 0 << "\"device\": \"gpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu";
   QTest::newRow("precision fp8") << R"({"precision":"fp8"})" << 0 << "\"precision\": \"fp8\" is not allowed";
   QTest::newRow("threads negative") << R"({"threads":-2})" << 0 << "\"threads\": -2 is not allowed";
   QTest::newRow("unknown key") << R"({"learning_rate":0.1})" << 0 << "unknown config key \"learning_rate\"; allowed: nc, nz";

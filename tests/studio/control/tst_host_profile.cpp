@@ -116,8 +116,8 @@ private slots:
     QTest::newRow("cpu, 4 threads") << "cpu" << 4 << "";
     QTest::newRow("cuda") << "cuda" << 0 << "";
     QTest::newRow("cuda:3") << "cuda:3" << 1024 << "";
-    QTest::newRow("unknown device") << "tpu" << 0 << "Device: \"tpu\" is not allowed; allowed: auto, cpu, cuda or cuda:N.";
-    QTest::newRow("cuda:x") << "cuda:x" << 0 << "Device: \"cuda:x\" is not allowed; allowed: auto, cpu, cuda or cuda:N.";
+    QTest::newRow("unknown device") << "tpu" << 0 << "Device: \"tpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
+    QTest::newRow("cuda:x") << "cuda:x" << 0 << "Device: \"cuda:x\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
     QTest::newRow("negative threads") << "auto" << -1 << "CPU threads: -1 is not allowed (0 for all cores, or 1–1024).";
     QTest::newRow("too many threads") << "auto" << 1025 << "CPU threads: 1025 is not allowed (0 for all cores, or 1–1024).";
   }

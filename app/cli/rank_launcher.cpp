@@ -1,0 +1,169 @@
+#include "app/cli/rank_launcher.h"
+
+#include "app/cli/command_line.h"
+#include "app/cli/stop_signal.h"
+#include "core/runs/event_log.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+namespace streetgan::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A port nothing listens on now (the kernel's choice); rank 0 binds it a moment later.
+int freePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  ::close(fd);
+  return port;
+}
+
+std::string describeExit(int status) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "was killed by signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "ended";
+}
+
+// Whether the last line of events.jsonl is a run_finished event.
+bool logFinished(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last.find("\"type\":\"run_finished\"") != std::string::npos;
+}
+
+struct Rank {
+  int rank = 0;
+  pid_t pid = -1;
+  bool running = false;
+  int status = 0;
+};
+
+}  // namespace
+
+int launchRanks(const RankLaunchOptions& options) {
+  const std::string program = "streetgan train";
+  int port = options.master_port;
+  if (port == 0) {
+    port = freePort();
+    if (port <= 0) return fail(program, std::string("cannot find a free port for the ranks' store: ") + std::strerror(errno), kExitUsage);
+  }
+  const int world = options.nproc * options.nnodes;
+  const std::atomic<bool>& stop = installStopHandlers();
+  std::vector<Rank> ranks;
+  for (int local = 0; local < options.nproc; ++local) {
+    Rank r;
+    r.rank = options.node_rank * options.nproc + local;
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      fail(program, std::string("cannot start rank ") + std::to_string(r.rank) + ": " + std::strerror(errno), kExitFailure);
+      for (auto& started : ranks) ::kill(started.pid, SIGKILL);
+      for (auto& started : ranks) ::waitpid(started.pid, nullptr, 0);
+      return kExitFailure;
+    }
+    if (pid == 0) {
+      // The rank: this same program, with torchrun's variables.
+      ::setenv("RANK", std::to_string(r.rank).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.nproc).c_str(), 1);
+      ::setenv("MASTER_ADDR", options.master_addr.c_str(), 1);
+      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      ::setenv("STREETGAN_DIST_TIMEOUT", std::to_string(options.timeout_s).c_str(), 1);
+      ::unsetenv("TORCHELASTIC_USE_AGENT_STORE");
+      std::vector<std::string> words{"streetgan", "train"};
+      words.insert(words.end(), options.rank_args.begin(), options.rank_args.end());
+      std::vector<char*> argv;
+      for (auto& w : words) argv.push_back(w.data());
+      argv.push_back(nullptr);
+      ::execv("/proc/self/exe", argv.data());
+      std::fprintf(stderr, "%s: cannot start rank %d: %s\n", program.c_str(), r.rank, std::strerror(errno));
+      ::_exit(127);
+    }
+    r.pid = pid;
+    r.running = true;
+    ranks.push_back(r);
+  }
+
+  bool forwarded = false;
+  bool failed = false;
+  Clock::time_point kill_at = Clock::time_point::max();
+  std::string rank0_death;
+  for (;;) {
+    if (stop.load() && !forwarded) {
+      forwarded = true;
+      for (auto& r : ranks)
+        if (r.running) ::kill(r.pid, SIGTERM);
+    }
+    bool any_running = false;
+    for (auto& r : ranks) {
+      if (!r.running) continue;
+      int status = 0;
+      const pid_t done = ::waitpid(r.pid, &status, WNOHANG);
+      if (done == r.pid) {
+        r.running = false;
+        r.status = status;
+        const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok) {
+          std::fprintf(stderr, "%s: rank %d of %d %s\n", program.c_str(), r.rank, world, describeExit(status).c_str());
+          if (!failed) {
+            failed = true;
+            // The others notice through their collectives; give them the timeout to end.
+            kill_at = Clock::now() + std::chrono::seconds(options.timeout_s) + std::chrono::seconds(5);
+          }
+          if (r.rank == 0 && WIFSIGNALED(status)) rank0_death = describeExit(status);
+        }
+      } else {
+        any_running = true;
+      }
+    }
+    if (!any_running) break;
+    if (Clock::now() >= kill_at) {
+      for (auto& r : ranks)
+        if (r.running) {
+          std::fprintf(stderr, "%s: rank %d of %d did not end within the %d s timeout; killing it\n",
+                       program.c_str(), r.rank, world, options.timeout_s);
+          ::kill(r.pid, SIGKILL);
+        }
+      kill_at = Clock::time_point::max();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!rank0_death.empty() && !options.events_path.empty() && ::access(options.events_path.c_str(), F_OK) == 0 &&
+      !logFinished(options.events_path)) {
+    const std::string message = "rank 0 " + rank0_death + " before it could finish the run";
+    if (auto log = EventLog::open(options.events_path, false)) {
+      (void)log->emit("error", {{"message", message}});
+      (void)log->emit("run_finished", {{"status", "failed"}, {"message", message}});
+    }
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace streetgan::cli

@@ -1,0 +1,29 @@
+#pragma once
+// RankLauncher: `streetgan train --nproc N` starts N ranks of itself on this host (as the
+// original tool's mp.spawn did, and as torchrun would), with torchrun's environment (RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), and supervises them:
+// SIGINT/SIGTERM is passed on to every rank (they stop together at one step, rank 0 saves one
+// checkpoint); a rank that fails or dies ends the others within the collective timeout (they
+// notice it themselves; any still running after it are killed); when rank 0 itself died without
+// finishing the event log, the launcher writes the `error` and `run_finished` events for it.
+#include <string>
+#include <vector>
+
+namespace streetgan::cli {
+
+struct RankLaunchOptions {
+  int nproc = 1;                          ///< ranks on this host
+  int nnodes = 1;                         ///< hosts in the job
+  int node_rank = 0;                      ///< this host's place among them
+  std::string master_addr = "127.0.0.1";  ///< host of rank 0 (the store)
+  int master_port = 0;                    ///< 0: a free port (one host only)
+  int timeout_s = 300;                    ///< the collective timeout the ranks get
+  std::vector<std::string> rank_args;     ///< `train` arguments of every rank
+  std::string events_path;                ///< rank 0's events.jsonl (node 0), for a dead rank 0
+};
+
+/// Runs the ranks to their end; returns the exit code of the whole job (0 when every rank
+/// exited 0, else 1), or 2 with a message when the ranks cannot be started.
+int launchRanks(const RankLaunchOptions& options);
+
+}  // namespace streetgan::cli
