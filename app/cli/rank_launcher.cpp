@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -21,6 +22,7 @@ namespace streetgan::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr int kGraceSeconds = 10;
 
 // A port nothing listens on now (the kernel's choice); rank 0 binds it a moment later.
 int freePort() {
@@ -134,8 +136,9 @@ int launchRanks(const RankLaunchOptions& options) {
           std::fprintf(stderr, "%s: rank %d of %d %s\n", program.c_str(), r.rank, world, describeExit(status).c_str());
           if (!failed) {
             failed = true;
-            // The others notice through their collectives; give them the timeout to end.
-            kill_at = Clock::now() + std::chrono::seconds(options.timeout_s) + std::chrono::seconds(5);
+            // The others notice at once (its connections closed) and end by themselves after
+            // saying why; one that hangs, or is busy outside a collective, is killed after this.
+            kill_at = Clock::now() + std::chrono::seconds(std::min(options.timeout_s, kGraceSeconds));
           }
           if (r.rank == 0 && WIFSIGNALED(status)) rank0_death = describeExit(status);
         }
@@ -147,8 +150,8 @@ int launchRanks(const RankLaunchOptions& options) {
     if (Clock::now() >= kill_at) {
       for (auto& r : ranks)
         if (r.running) {
-          std::fprintf(stderr, "%s: rank %d of %d did not end within the %d s timeout; killing it\n",
-                       program.c_str(), r.rank, world, options.timeout_s);
+          std::fprintf(stderr, "%s: rank %d of %d did not end within %d s of the failure; killing it\n",
+                       program.c_str(), r.rank, world, std::min(options.timeout_s, kGraceSeconds));
           ::kill(r.pid, SIGKILL);
         }
       kill_at = Clock::time_point::max();

@@ -3,8 +3,9 @@
 // original tool's mp.spawn did, and as torchrun would), with torchrun's environment (RANK,
 // WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), and supervises them:
 // SIGINT/SIGTERM is passed on to every rank (they stop together at one step, rank 0 saves one
-// checkpoint); a rank that fails or dies ends the others within the collective timeout (they
-// notice it themselves; any still running after it are killed); when rank 0 itself died without
+// checkpoint); a rank that fails or dies ends the others: they notice through their collectives
+// (at once for a closed connection, after the timeout for a hung rank) and end by themselves;
+// any still running 10 s (or the timeout, if shorter) after the first failure are killed. When rank 0 itself died without
 // finishing the event log, the launcher writes the `error` and `run_finished` events for it.
 #include <string>
 #include <vector>

@@ -4,6 +4,7 @@
 #include "app/cli/stop_signal.h"
 #include "core/train/trainer.h"
 
+#include <dlfcn.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -27,6 +28,12 @@ void printProgress(const nlohmann::json& event) {
   } else if (type == "warning") {
     std::fprintf(stderr, "warning: %s\n", event.value("message", std::string()).c_str());
   }
+}
+
+// c10d logs its own errors through glog on stderr (where LibTorch uses glog) before throwing the
+// exceptions a rank's one-line message already quotes: a rank keeps stderr to that line.
+void quietDistributedLog() {
+  if (auto* level = static_cast<int*>(dlsym(RTLD_DEFAULT, "_ZN3fLI17FLAGS_minloglevelE"))) *level = 3;
 }
 
 const char* const kLauncherOptions[] = {"--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
@@ -117,6 +124,7 @@ int runTrain(const Args& args) {
   TrainerOptions options;
   options.resume = line.has("--resume");
   options.placement = *placement;
+  if (*placement) quietDistributedLog();
   options.run_dir = line.value("--run-dir");
   options.events_to_stdout = line.has("--events");
   options.stop_requested = &installStopHandlers();

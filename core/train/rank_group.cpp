@@ -194,7 +194,7 @@ std::string RankGroup::failureCause(const std::string& message, bool from_collec
   if (p.rank != 0 || !from_collective) return message;
   // Rank 0's collective failed because of another rank: wait a little for the others to say why.
   std::vector<std::string> reports(static_cast<std::size_t>(p.world_size));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(std::min(5, p.timeout_s));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(std::min(3, p.timeout_s));
   for (;;) {
     bool all = true;
     for (int r = 1; r < p.world_size; ++r) {

@@ -416,11 +416,14 @@ void Trainer::State::continueWithWorldSize() {
     // may be seen twice).
     const std::int64_t position = progress.batch * progress.world_size * config.batch_size;
     const std::int64_t batch = position / (world * config.batch_size);
-    emit("warning", {{"message", "the checkpoint was written by " + std::to_string(progress.world_size) +
-                                     " rank(s) and this run has " + std::to_string(world) +
-                                     ": it continues at image " + std::to_string(batch * world * config.batch_size) +
-                                     " of epoch " + std::to_string(progress.epoch + 1) + " (checkpoint: image " +
-                                     std::to_string(position) + ")"}});
+    const std::int64_t resumed_at = batch * world * config.batch_size;
+    std::string message = "the checkpoint was written by " + std::to_string(progress.world_size) +
+                          " rank(s) and this run has " + std::to_string(world) + ": it continues at image " +
+                          std::to_string(resumed_at) + " of epoch " + std::to_string(progress.epoch + 1);
+    if (resumed_at != position)
+      message += " (the checkpoint stopped at image " + std::to_string(position) + "; the " +
+                 std::to_string(position - resumed_at) + " images between are trained again)";
+    emit("warning", {{"message", message}});
     progress.batch = batch;
   }
   progress.world_size = world;

@@ -57,6 +57,8 @@ private slots:
   void damagedOrUnfinishedCacheIsRefused();
   void cancelledBuildLeavesNoFile();
   void unreadableFilesAreSkippedAndNamed();
+  void shardsTogetherServeTheEpoch_data();
+  void shardsTogetherServeTheEpoch();
 
 private:
   BatchLoader makeLoader(std::shared_ptr<const ImageCache> cache = nullptr) const;
@@ -258,6 +260,75 @@ void TestBatchLoader::unreadableFilesAreSkippedAndNamed() {
   std::sort(skipped.begin(), skipped.end());
   QCOMPARE(skipped, (std::vector<std::string>{(root + "/empty.jpg").toStdString(), (root + "/text.jpg").toStdString(),
                                               (root + "/vanishes.jpg").toStdString()}));
+}
+
+void TestBatchLoader::shardsTogetherServeTheEpoch_data() {
+  QTest::addColumn<int>("world");
+  QTest::addColumn<int>("batch");
+  QTest::addColumn<std::int64_t>("batches");
+  QTest::newRow("2 ranks × 8") << 2 << 8 << std::int64_t(3);  // 21 each
+  QTest::newRow("3 ranks × 4") << 3 << 4 << std::int64_t(4);  // 14 each
+  QTest::newRow("4 ranks × 8, padded") << 4 << 8 << std::int64_t(2);  // 44 = 42 + 2 repeated
+  QTest::newRow("5 ranks × 3, padded") << 5 << 3 << std::int64_t(3);  // 45 = 42 + 3 repeated
+  QTest::newRow("1 rank") << 1 << 8 << std::int64_t(6);
+}
+
+// DistributedSampler's shares: batch k of every rank together is batch k of one process with
+// world × the batch (the same images, the same augmentation), each epoch a new order, and over
+// an epoch every image once (plus the few repeated to pad the order to a multiple of world).
+void TestBatchLoader::shardsTogetherServeTheEpoch() {
+  QFETCH(int, world);
+  QFETCH(int, batch);
+  QFETCH(std::int64_t, batches);
+  auto dataset = ImageDataset::open(root_);
+  QVERIFY(dataset);
+  const BatchLoader whole(ImageDataset(*dataset), SamplePipeline(augment_, 64, 3), world * batch, 11);
+  std::vector<std::unique_ptr<BatchLoader>> ranks;
+  for (int r = 0; r < world; ++r) {
+    ranks.push_back(std::make_unique<BatchLoader>(ImageDataset(*dataset), SamplePipeline(augment_, 64, 3), batch, 11));
+    ranks.back()->setShard(r, world);
+    QCOMPARE(ranks.back()->batchesPerEpoch(), batches);
+  }
+  const std::int64_t n = 42, padded = (n + world - 1) / world * world;
+  for (std::int64_t epoch = 0; epoch < 2; ++epoch) {
+    const auto order = whole.epochOrder(epoch);
+    std::vector<std::int64_t> seen;
+    for (std::int64_t k = 0; k < batches; ++k) {
+      // Position j·world + r of the job's batch k is rank r's image j.
+      std::vector<std::int64_t> job;
+      for (std::size_t j = 0;; ++j) {
+        bool any = false;
+        for (int r = 0; r < world; ++r) {
+          const auto mine = ranks[static_cast<std::size_t>(r)]->batchIndices(epoch, k);
+          if (j < mine.size()) {
+            job.push_back(mine[j]);
+            any = true;
+          }
+        }
+        if (!any) break;
+      }
+      const std::int64_t begin = k * world * batch;
+      for (std::size_t i = 0; i < job.size(); ++i)
+        QCOMPARE(job[i], order[static_cast<std::size_t>((begin + static_cast<std::int64_t>(i)) % n)]);
+      if (padded == n) QCOMPARE(whole.batchIndices(epoch, k), job);
+      seen.insert(seen.end(), job.begin(), job.end());
+    }
+    QCOMPARE(static_cast<std::int64_t>(seen.size()), padded);
+    std::vector<std::int64_t> expected(order.begin(), order.end());
+    expected.insert(expected.end(), order.begin(), order.begin() + (padded - n));
+    std::sort(seen.begin(), seen.end());
+    std::sort(expected.begin(), expected.end());
+    QCOMPARE(seen, expected);
+  }
+  QVERIFY(ranks[0]->batchIndices(0, 0) != ranks[0]->batchIndices(1, 0));
+  // The pixels too: rank r's batch 1 is rows r, r + world, ... of the whole batch 1.
+  if (padded == n) {
+    const torch::Tensor all = whole.load(1, 1).images;
+    for (int r = 0; r < world; ++r) {
+      const torch::Tensor mine = ranks[static_cast<std::size_t>(r)]->load(1, 1).images;
+      QVERIFY(torch::equal(mine, all.slice(0, r, all.size(0), world)));
+    }
+  }
 }
 
 QTEST_GUILESS_MAIN(TestBatchLoader)
