@@ -14,6 +14,7 @@ int runSample(const Args& args);
 int runDemoData(const Args& args);
 int runBench(const Args& args);
 int runBenchData(const Args& args);
+int runBenchAllReduce(const Args& args);
 int runData(const Args& args);
 int runCache(const Args& args);
 int runParzen(const Args& args);
