@@ -53,9 +53,14 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   device_ = new QComboBox(this);
   device_->setObjectName("device");
   device_->setEditable(true);
-  device_->addItems({"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2", "cuda:3"});
-  device_->setToolTip("The device runs on this host train on (auto, cpu, cuda or cuda:N); "
+  device_->addItems({"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2", "cuda:3", "hpu"});
+  device_->setToolTip("The device runs on this host train on (auto, cpu, cuda, cuda:N or hpu); "
                       "a device set in the Train tab's config wins");
+  devices_ = new QSpinBox(this);
+  devices_->setObjectName("devices");
+  devices_->setRange(1, 1024);
+  devices_->setToolTip("How many devices a run on this host uses, one rank each (streetgan train --nproc): "
+                       "e.g. 8 on a host with 8 GPUs. The batch size is per rank.");
   threads_ = new QSpinBox(this);
   threads_->setObjectName("threads");
   threads_->setRange(0, 1024);
@@ -76,6 +81,7 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   form->addRow("streetgan path", program_);
   form->addRow("Runs folder", runs_root_);
   form->addRow("Device", device_);
+  form->addRow("Devices to use", devices_);
   form->addRow("CPU threads", threads_);
   form->addRow("Environment line", environment_);
   auto* advanced = new QGroupBox("Advanced", this);
@@ -153,6 +159,7 @@ HostProfile HostDialog::currentProfile() const {
   p.known_hosts_file = known_hosts_->text().trimmed();
   p.device = device_->currentText().trimmed().isEmpty() ? QString("auto") : device_->currentText().trimmed();
   p.threads = threads_->value();
+  p.devices = devices_->value();
   return p;
 }
 
@@ -179,6 +186,7 @@ void HostDialog::showProfile(int row) {
   known_hosts_->setText(p.known_hosts_file);
   device_->setCurrentText(p.device);
   threads_->setValue(p.threads);
+  devices_->setValue(p.devices);
   result_->clear();
   remove_->setEnabled(row >= 0);
 }

@@ -60,6 +60,7 @@ private:
   QSpinBox* port_ = nullptr;
   QComboBox* device_ = nullptr;
   QSpinBox* threads_ = nullptr;
+  QSpinBox* devices_ = nullptr;
   QPushButton *test_ = nullptr, *remove_ = nullptr;
   QLabel* result_ = nullptr;
   HostConnectionCheck tester_;

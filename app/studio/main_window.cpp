@@ -43,7 +43,8 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   tabs_->addTab(runs_tab_, "R&uns");
   train_tab_->setHostProfiles(loadHostProfiles());
   connect(train_tab_, &TrainTab::hostsRequested, this, &MainWindow::showHosts);
-  train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads);
+  train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads,
+                             settings_.processes);
   setCentralWidget(tabs_);
   status_ = new QLabel(QString("streetgan: %1   runs: %2").arg(program, settings_.runs_root), this);
   statusBar()->addWidget(status_, 1);
@@ -158,8 +159,15 @@ void MainWindow::showSettings() {
   auto* root = new QLineEdit(settings_.runs_root, &dialog);
   auto* device = new QComboBox(&dialog);
   device->setEditable(true);
-  device->addItems({"auto", "cpu", "cuda"});
+  device->addItems({"auto", "cpu", "cuda", "hpu"});
   device->setCurrentText(settings_.device);
+  auto* processes = new QSpinBox(&dialog);
+  processes->setObjectName("processes");
+  processes->setRange(1, 64);
+  processes->setValue(settings_.processes);
+  processes->setToolTip("Ranks of a run on this computer (streetgan train --nproc): each trains on its share of "
+                        "every batch (batch size is per rank) on its own device (cuda:0, cuda:1, … or the CPU), "
+                        "and they average their gradients. 1: one process.");
   auto* threads = new QSpinBox(&dialog);
   threads->setRange(0, 1024);
   threads->setSpecialValueText("every core");
@@ -168,6 +176,7 @@ void MainWindow::showSettings() {
   auto* form = new QFormLayout(&dialog);
   form->addRow("Runs folder", root);
   form->addRow("Default device", device);
+  form->addRow("Processes", processes);
   form->addRow("CPU threads", threads);
   form->addRow(buttons);
   connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
@@ -176,9 +185,11 @@ void MainWindow::showSettings() {
   settings_.runs_root = root->text();
   settings_.device = device->currentText();
   settings_.threads = threads->value();
+  settings_.processes = processes->value();
   settings_.save();
   train_tab_->setRunsRoot(settings_.runs_root);
-  train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads);
+  train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads,
+                             settings_.processes);
   runs_tab_->setRunsRoot(settings_.runs_root);
   explore_tab_->setRunsRoot(settings_.runs_root);
   evaluate_tab_->setRunsRoot(settings_.runs_root);

@@ -152,7 +152,13 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     case Name: return QString::fromStdString(s.name);
     case Preset: return QString::fromStdString(s.preset);
     case Host: return entry.host.isEmpty() ? QString("this computer") : entry.host;
-    case Device: return QString::fromStdString(s.device);
+    case Device:
+      // A distributed run: its ranks and their backend ("cpu × 2 ranks, gloo").
+      return s.world_size > 1 ? QString("%1 × %2 ranks, %3")
+                                    .arg(QString::fromStdString(s.device))
+                                    .arg(s.world_size)
+                                    .arg(QString::fromStdString(s.backend))
+                              : QString::fromStdString(s.device);
     case State: return QString(runStateName(s.state));
     case Epochs: return s.epochs > 0 ? QString("%1 / %2").arg(s.epoch).arg(s.epochs) : QString::number(s.epoch);
     case ImagesSeen: return locale.toString(qlonglong(s.images_seen));

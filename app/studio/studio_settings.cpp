@@ -6,6 +6,8 @@
 #include <QSettings>
 #include <QStandardPaths>
 
+#include <algorithm>
+
 namespace streetgan::studio {
 
 StudioSettings StudioSettings::load() {
@@ -14,6 +16,7 @@ StudioSettings StudioSettings::load() {
   s.runs_root = settings.value("runs_root", QDir::home().filePath("StreetGAN/runs")).toString();
   s.device = settings.value("device", "auto").toString();
   s.threads = settings.value("threads", 0).toInt();
+  s.processes = std::clamp(settings.value("processes", 1).toInt(), 1, 1024);
   return s;
 }
 
@@ -22,6 +25,7 @@ void StudioSettings::save() const {
   settings.setValue("runs_root", runs_root);
   settings.setValue("device", device);
   settings.setValue("threads", threads);
+  settings.setValue("processes", processes);
 }
 
 QString findStreetganProgram() {

@@ -1,5 +1,5 @@
 #pragma once
-// StudioSettings: the studio's preferences (runs root, default device, CPU threads) kept with
+// StudioSettings: the studio's preferences (runs root, default device, processes, CPU threads) kept with
 // QSettings, and where the `streetgan` program is found.
 #include <QString>
 
@@ -7,7 +7,8 @@ namespace streetgan::studio {
 
 struct StudioSettings {
   QString runs_root;            ///< default: ~/StreetGAN/runs
-  QString device = "auto";      ///< auto, cpu, cuda or cuda:N
+  QString device = "auto";      ///< auto, cpu, cuda, cuda:N or hpu
+  int processes = 1;            ///< ranks of local runs (`streetgan train --nproc`); 1 = one process
   int threads = 0;              ///< 0 = every core
 
   static StudioSettings load();

@@ -157,9 +157,10 @@ void TrainTab::setDataroot(const QString& path) {
   form_->enterText("dataroot", path);
 }
 
-void TrainTab::setRunDefaults(const QString& device, int threads) {
+void TrainTab::setRunDefaults(const QString& device, int threads, int processes) {
   device_ = device;
   threads_ = threads;
+  processes_ = processes;
 }
 
 QString TrainTab::statusText() const { return dashboard_->statusText(); }
@@ -284,6 +285,7 @@ bool TrainTab::launch(const TrainingRequest& request, bool keep_history) {
   } else {
     if (!device_.isEmpty()) full.extra_arguments << "--device" << device_;
     if (threads_ > 0) full.extra_arguments << "--threads" << QString::number(threads_);
+    if (processes_ > 1) full.extra_arguments << "--nproc" << QString::number(processes_);
   }
   connectSession();
   dashboard_->setStatus((request.resume ? "Resuming " : "Starting ") + run_dir_ + " on " + session_->transport().where() + " …");

@@ -39,9 +39,10 @@ public:
   widgets::DatasetPicker& datasetPicker() { return *picker_; }
   void setDataroot(const QString& path);
   void setRunsRoot(const QString& root) { runs_root_ = root; }
-  /// Device and CPU threads for new and resumed runs on this computer (`--device`, `--threads`);
-  /// empty / 0 leave the config's. A run on a host uses its profile's (HostProfile::deviceArguments).
-  void setRunDefaults(const QString& device, int threads);
+  /// Device, CPU threads and processes for new and resumed runs on this computer (`--device`,
+  /// `--threads`, `--nproc` above 1); empty / 0 leave the config's. A run on a host uses its
+  /// profile's (HostProfile::deviceArguments).
+  void setRunDefaults(const QString& device, int threads, int processes = 1);
   /// Starts a run of the form's config; false with a message in statusText() when it cannot.
   bool startRun();
   void stopRun();
@@ -94,6 +95,7 @@ private:
 
   QString runs_root_, run_dir_, device_;
   int threads_ = 0;
+  int processes_ = 1;  ///< local runs: ranks (`--nproc`) when above 1
   DemoDataJob demo_job_;
   TrainingTransportFactory transports_;
   std::unique_ptr<TrainingSession> session_;

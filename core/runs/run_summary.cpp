@@ -145,6 +145,8 @@ void RunSummaryBuilder::consumeLine(std::string_view line) {
     finished_status_.clear();
     s.message.clear();
     s.device = stringAt(body, "device");
+    s.world_size = integerAt(body, "world_size", 1);
+    s.backend = stringAt(body, "backend");
     s.pid = integerAt(body, "pid", 0);
     s.epoch = integerAt(body, "epoch", s.epoch);
     s.step = integerAt(body, "step", s.step);

@@ -3,6 +3,7 @@
 // environment. Checks that 2 ranks with SyncBN train like one process with the whole batch, that
 // ranks stay in step, that a killed rank ends the job with the error event and the run resumes
 // with another world size, that a signal to one rank stops all, and that only rank 0 writes.
+#include "core/runs/run_summary.h"
 #include "core/train/checkpoint.h"
 #include "tests/support/test_support.h"
 
@@ -179,6 +180,12 @@ private slots:
     QCOMPARE(started.value("backend").toString(), QString("gloo"));
     QCOMPARE(started.value("devices").toArray().size(), 2);
     QCOMPARE(lastEvent(two, "run_finished").value("images_seen").toInt(), 160);
+    // What the Runs tab lists.
+    const auto summary = streetgan::readRunSummary(two.toStdString());
+    QVERIFY2(summary.ok(), summary.error().c_str());
+    QCOMPARE(summary->world_size, std::int64_t(2));
+    QCOMPARE(summary->backend, std::string("gloo"));
+    QCOMPARE(summary->state, streetgan::RunState::Completed);
   }
 
   void torchrunLaunchesTheRanks() {

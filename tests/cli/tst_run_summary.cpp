@@ -167,6 +167,8 @@ private slots:
     QCOMPARE(s->images_seen, std::int64_t(steps.last()["images_seen"].toInteger()));
     QCOMPARE(*s->loss_d, steps.last()["loss_d"].toDouble());
     QCOMPARE(s->device, std::string("cpu"));
+    QCOMPARE(s->world_size, std::int64_t(1));
+    QCOMPARE(s->backend, std::string());
     QCOMPARE(s->malformed_lines, std::int64_t(0));
   }
 };

@@ -44,6 +44,7 @@ QString HostProfile::validate() const {
     return "Device: " + QString::fromStdString(problem == std::string::npos ? message : message.substr(problem + 3)) + ".";
   }
   if (threads < 0 || threads > 1024) return "CPU threads: " + QString::number(threads) + " is not allowed (0 for all cores, or 1–1024).";
+  if (devices < 1 || devices > 1024) return "Devices to use: " + QString::number(devices) + " is not allowed (1–1024).";
   return {};
 }
 
@@ -51,6 +52,7 @@ QStringList HostProfile::deviceArguments(const QString& config_device, int confi
   QStringList arguments;
   if (config_device.isEmpty() || config_device == "auto") arguments << "--device" << device;
   if (config_threads == 0) arguments << "--threads" << QString::number(threads);
+  if (devices > 1) arguments << "--nproc" << QString::number(devices);
   return arguments;
 }
 
@@ -67,7 +69,8 @@ QJsonObject HostProfile::toJson() const {
           {"ssh_config_file", ssh_config_file},
           {"known_hosts_file", known_hosts_file},
           {"device", device},
-          {"threads", threads}};
+          {"threads", threads},
+          {"devices", devices}};
 }
 
 HostProfile HostProfile::fromJson(const QJsonObject& o) {
@@ -87,6 +90,7 @@ HostProfile HostProfile::fromJson(const QJsonObject& o) {
   p.device = o.value("device").toString().trimmed();
   if (p.device.isEmpty()) p.device = "auto";
   p.threads = std::max(0, o.value("threads").toInt(0));
+  p.devices = std::max(1, o.value("devices").toInt(1));
   return p;
 }
 

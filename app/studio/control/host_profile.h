@@ -23,8 +23,9 @@ struct HostProfile {
   QString environment_line;               ///< shell run first, e.g. "source /opt/habana/env.sh"
   QString ssh_config_file;                ///< ssh -F; empty: ~/.ssh/config
   QString known_hosts_file;               ///< UserKnownHostsFile; empty: ssh's default
-  QString device = "auto";                ///< runs on this host train on: auto, cpu, cuda or cuda:N
+  QString device = "auto";                ///< runs on this host train on: auto, cpu, cuda, cuda:N or hpu
   int threads = 0;                        ///< CPU threads of runs on this host; 0: all its cores
+  int devices = 1;                        ///< devices a run uses: above 1, `--nproc N` (one rank each)
 
   /// "user@host" or "host".
   QString destination() const;
@@ -33,7 +34,7 @@ struct HostProfile {
   QString validate() const;
   /// The `streetgan train` options that choose the device and threads of a run on this host: the
   /// profile's, except where the run's config sets its own (a device other than "auto", threads
-  /// other than 0), which the config then carries.
+  /// other than 0), which the config then carries; and `--nproc N` with `devices` above 1.
   QStringList deviceArguments(const QString& config_device, int config_threads) const;
 
   QJsonObject toJson() const;

@@ -29,6 +29,7 @@ HostProfile everyField() {
   p.known_hosts_file = "/home/me/.ssh/other_known_hosts";
   p.device = "cuda:1";
   p.threads = 12;
+  p.devices = 8;
   return p;
 }
 
@@ -68,6 +69,8 @@ private slots:
     QVERIFY(back == p);
     QCOMPARE(back.device, QString("cuda:1"));
     QCOMPARE(back.threads, 12);
+    QCOMPARE(json.value("devices").toInt(), 8);
+    QCOMPARE(back.devices, 8);
   }
 
   void oldProfileLoadsWithDefaults() {
@@ -75,6 +78,7 @@ private slots:
     QCOMPARE(old.host, QString("old.example.org"));
     QCOMPARE(old.device, QString("auto"));
     QCOMPARE(old.threads, 0);
+    QCOMPARE(old.devices, 1);
     QVERIFY2(old.validate().isEmpty(), qPrintable(old.validate()));
   }
 
@@ -106,29 +110,36 @@ private slots:
     QVERIFY(read.has_value());
     QCOMPARE(read->host.device, QString("cuda:1"));
     QCOMPARE(read->host.threads, 12);
+    QCOMPARE(read->host.devices, 8);
   }
 
   void validate_data() {
     QTest::addColumn<QString>("device");
     QTest::addColumn<int>("threads");
+    QTest::addColumn<int>("devices");
     QTest::addColumn<QString>("message");
-    QTest::newRow("auto") << "auto" << 0 << "";
-    QTest::newRow("cpu, 4 threads") << "cpu" << 4 << "";
-    QTest::newRow("cuda") << "cuda" << 0 << "";
-    QTest::newRow("cuda:3") << "cuda:3" << 1024 << "";
-    QTest::newRow("unknown device") << "tpu" << 0 << "Device: \"tpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
-    QTest::newRow("cuda:x") << "cuda:x" << 0 << "Device: \"cuda:x\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
-    QTest::newRow("negative threads") << "auto" << -1 << "CPU threads: -1 is not allowed (0 for all cores, or 1–1024).";
-    QTest::newRow("too many threads") << "auto" << 1025 << "CPU threads: 1025 is not allowed (0 for all cores, or 1–1024).";
+    QTest::newRow("auto") << "auto" << 0 << 1 << "";
+    QTest::newRow("cpu, 4 threads") << "cpu" << 4 << 1 << "";
+    QTest::newRow("cuda") << "cuda" << 0 << 1 << "";
+    QTest::newRow("cuda:3") << "cuda:3" << 1024 << 1 << "";
+    QTest::newRow("unknown device") << "tpu" << 0 << 1 << "Device: \"tpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
+    QTest::newRow("cuda:x") << "cuda:x" << 0 << 1 << "Device: \"cuda:x\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
+    QTest::newRow("negative threads") << "auto" << -1 << 1 << "CPU threads: -1 is not allowed (0 for all cores, or 1–1024).";
+    QTest::newRow("too many threads") << "auto" << 1025 << 1 << "CPU threads: 1025 is not allowed (0 for all cores, or 1–1024).";
+    QTest::newRow("hpu") << "hpu" << 0 << 1 << "";
+    QTest::newRow("8 devices") << "cuda" << 0 << 8 << "";
+    QTest::newRow("no devices") << "cuda" << 0 << 0 << "Devices to use: 0 is not allowed (1–1024).";
   }
 
   void validate() {
     QFETCH(QString, device);
     QFETCH(int, threads);
+    QFETCH(int, devices);
     QFETCH(QString, message);
     HostProfile p = everyField();
     p.device = device;
     p.threads = threads;
+    p.devices = devices;
     QCOMPARE(p.validate(), message);
   }
 
@@ -137,12 +148,15 @@ private slots:
     QTest::addColumn<int>("hostThreads");
     QTest::addColumn<QString>("configDevice");
     QTest::addColumn<int>("configThreads");
+    QTest::addColumn<int>("devices");
     QTest::addColumn<QStringList>("expected");
-    QTest::newRow("defaults") << "auto" << 0 << "auto" << 0 << QStringList{"--device", "auto", "--threads", "0"};
-    QTest::newRow("the host's") << "cuda:1" << 8 << "auto" << 0 << QStringList{"--device", "cuda:1", "--threads", "8"};
-    QTest::newRow("the config's device wins") << "cuda:1" << 8 << "cpu" << 0 << QStringList{"--threads", "8"};
-    QTest::newRow("the config's threads win") << "cuda:1" << 8 << "auto" << 2 << QStringList{"--device", "cuda:1"};
-    QTest::newRow("the config's both") << "cuda:1" << 8 << "cuda:0" << 2 << QStringList{};
+    QTest::newRow("defaults") << "auto" << 0 << "auto" << 0 << 1 << QStringList{"--device", "auto", "--threads", "0"};
+    QTest::newRow("the host's") << "cuda:1" << 8 << "auto" << 0 << 1 << QStringList{"--device", "cuda:1", "--threads", "8"};
+    QTest::newRow("the config's device wins") << "cuda:1" << 8 << "cpu" << 0 << 1 << QStringList{"--threads", "8"};
+    QTest::newRow("the config's threads win") << "cuda:1" << 8 << "auto" << 2 << 1 << QStringList{"--device", "cuda:1"};
+    QTest::newRow("the config's both") << "cuda:1" << 8 << "cuda:0" << 2 << 1 << QStringList{};
+    QTest::newRow("8 devices: 8 ranks") << "cuda" << 0 << "auto" << 0 << 8
+                                        << QStringList{"--device", "cuda", "--threads", "0", "--nproc", "8"};
   }
 
   void deviceArguments() {
@@ -150,10 +164,12 @@ private slots:
     QFETCH(int, hostThreads);
     QFETCH(QString, configDevice);
     QFETCH(int, configThreads);
+    QFETCH(int, devices);
     QFETCH(QStringList, expected);
     HostProfile p = everyField();
     p.device = hostDevice;
     p.threads = hostThreads;
+    p.devices = devices;
     QCOMPARE(p.deviceArguments(configDevice, configThreads), expected);
   }
 
