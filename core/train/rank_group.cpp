@@ -88,6 +88,7 @@ Result<std::unique_ptr<RankGroup>> RankGroup::connect(const RankPlacement& place
     options.waitWorkers = false;
     options.timeout = timeout;
     options.multiTenant = true;
+    torch_compat::usePlainTcpStore(options);
     c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(placement.master_addr, options);
     if (placement.agent_store) store = c10::make_intrusive<c10d::PrefixStore>(placement.store_prefix, store);
     impl->store = store;

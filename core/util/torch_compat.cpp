@@ -1,6 +1,7 @@
 #include "core/util/torch_compat.h"
 
 #include <ATen/autocast_mode.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 #include <torch/version.h>
 
@@ -23,6 +24,20 @@ bool hasAmpKernels(const c10::Device& device) {
 }
 
 }  // namespace
+
+namespace {
+
+// Where the options have the field (2.2 and later), switch libuv off; else nothing to do.
+template <class Options>
+auto switchOffLibuv(Options& options, int) -> decltype(options.useLibUV = false, void()) {
+  options.useLibUV = false;
+}
+template <class Options>
+void switchOffLibuv(Options&, long) {}
+
+}  // namespace
+
+void usePlainTcpStore(c10d::TCPStoreOptions& options) { switchOffLibuv(options, 0); }
 
 void setAutocast(c10::DeviceType device_type, bool enabled, c10::ScalarType dtype) {
   // LibTorch 2.4 replaced the per-device autocast setters with ones taking a device type.

@@ -23,6 +23,7 @@
 namespace c10d {
 class ProcessGroup;
 class Backend;
+struct TCPStoreOptions;
 }  // namespace c10d
 
 namespace streetgan::torch_compat {
@@ -43,6 +44,12 @@ using CollectiveBackend = c10d::ProcessGroup;
 /// exist, and another type throws std::invalid_argument.
 void setAutocast(c10::DeviceType device_type, bool enabled,
                  c10::ScalarType dtype = c10::ScalarType::Float);
+
+/// Makes a c10d TCPStore use its plain socket server. From 2.4 LibTorch asks for the libuv one
+/// by default, and builds without libuv (Debian trixie's 2.6) then refuse to create a store
+/// ("use_libuv was requested but PyTorch was build without libuv support"); 1.13 has only the
+/// plain one. The libuv server only matters for thousands of ranks.
+void usePlainTcpStore(c10d::TCPStoreOptions& options);
 
 /// Frees the casted weights autocast keeps while it is on; call after switching it off.
 void clearAutocastCache();

@@ -111,13 +111,17 @@ QList<qint64> childrenOf(qint64 parent) {
   return out;
 }
 
-// Waits (up to `ms`) until `run` has a checkpoint past step `after`.
-bool waitForCheckpoint(const QString& run, int after, int ms) {
+// Waits (up to `ms`) until `run` has a checkpoint past step `after`; false at once when
+// `launcher` ended first (its stderr is then printed).
+bool waitForCheckpoint(QProcess& launcher, const QString& run, int after, int ms) {
   QElapsedTimer clock;
   clock.start();
   while (clock.elapsed() < ms) {
     if (lastEvent(run, "checkpoint").value("step").toInt() > after) return true;
-    QThread::msleep(100);
+    if (launcher.waitForFinished(100)) {
+      qWarning("the job ended first: %s", launcher.readAllStandardError().constData());
+      return false;
+    }
   }
   return false;
 }
@@ -193,6 +197,11 @@ private slots:
     QVERIFY2(!torchrun.isEmpty(), "torchrun not found: install python3-torch (packaging/install-deps.sh does)");
     const QString run = dir_.path() + "/torchrun";
     QProcess process;
+    // Debian trixie's PyTorch 2.6 is built without libuv, and its torchrun's store asks for it
+    // unless USE_LIBUV=0 (streetgan's own store never does).
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("USE_LIBUV", "0");
+    process.setProcessEnvironment(env);
     // Bookworm's torchrun (1.13 on Python 3.11) fails at start unless --redirects and --tee are
     // non-zero (an enum change in Python 3.11), so they are given here.
     process.start(torchrun, QStringList{"--nproc_per_node", "2", "--master_port", QString::number(freePort()),
@@ -214,7 +223,7 @@ private slots:
     launcher.start(STREETGAN_CLI, trainArgs(data_, run, 8, 200, "2e-4") +
                                       QStringList{"--nproc", "2", "--dist-timeout", "20"});
     QVERIFY(launcher.waitForStarted());
-    QVERIFY2(waitForCheckpoint(run, 0, 120000), "no checkpoint within 120 s");
+    QVERIFY2(waitForCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
     const auto ranks = childrenOf(launcher.processId());
     QCOMPARE(ranks.size(), 2);
     QElapsedTimer clock;
@@ -251,7 +260,7 @@ private slots:
     QProcess launcher;
     launcher.start(STREETGAN_CLI, trainArgs(data_, run, 8, 200, "2e-4") + QStringList{"--nproc", "2"});
     QVERIFY(launcher.waitForStarted());
-    QVERIFY2(waitForCheckpoint(run, 0, 120000), "no checkpoint within 120 s");
+    QVERIFY2(waitForCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
     const auto ranks = childrenOf(launcher.processId());
     QCOMPARE(ranks.size(), 2);
     ::kill(static_cast<pid_t>(ranks.last()), SIGTERM);

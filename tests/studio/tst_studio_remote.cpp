@@ -48,7 +48,8 @@ private:
   // Trains one epoch of the tiny config on `profile`'s host from a Train tab whose Settings say
   // cuda:7 and 3 threads (neither may reach the host), with the form's device and threads; returns
   // the config the remote run started with (its run_started event).
-  QJsonObject remoteRunConfig(const HostProfile& profile, const QString& form_device, const QString& form_threads) {
+  // The run_started event of a 1-epoch run on `profile` (its config under "config").
+  QJsonObject remoteRunStarted(const HostProfile& profile, const QString& form_device, const QString& form_threads) {
     TrainTab tab(STREETGAN_CLI, dir_.filePath("runs-device"));
     tab.setSshControlDir(sshd_->controlDir());
     tab.setRunDefaults("cuda:7", 3);
@@ -69,7 +70,7 @@ private:
     const auto record = RemoteRunRecord::read(tab.runDirectory());
     if (!record) return {};
     const auto started = eventsOfType(readEvents(record->remote_run_dir), "run_started");
-    return started.size() == 1 ? started.first().value("config").toObject() : QJsonObject();
+    return started.size() == 1 ? started.first() : QJsonObject();
   }
 
 private slots:
@@ -168,22 +169,27 @@ private slots:
     gpu.name = "gpu";
     gpu.device = "cuda:1";
     gpu.threads = 6;
+    gpu.devices = 4;
     HostProfile plain = sshd_->profile();
     plain.name = "plain";
     HostDialog dialog({gpu, plain});
     dialog.show();
     auto* device = dialog.findChild<QComboBox*>("device");
     auto* threads = dialog.findChild<QSpinBox*>("threads");
-    QVERIFY(device && threads);
+    auto* devices = dialog.findChild<QSpinBox*>("devices");
+    QVERIFY(device && threads && devices);
     QVERIFY(device->isEditable());
-    for (const char* item : {"auto", "cpu", "cuda", "cuda:0"}) QVERIFY(device->findText(item) >= 0);
+    for (const char* item : {"auto", "cpu", "cuda", "cuda:0", "hpu"}) QVERIFY(device->findText(item) >= 0);
     QCOMPARE(device->currentText(), QString("cuda:1"));
     QCOMPARE(threads->value(), 6);
+    QCOMPARE(devices->value(), 4);
     dialog.selectProfile(1);
     QCOMPARE(device->currentText(), QString("auto"));
     QCOMPARE(threads->text(), QString("All cores"));
+    QCOMPARE(devices->value(), 1);
     device->setCurrentText("cpu");
     threads->setValue(2);
+    devices->setValue(2);
     dialog.selectProfile(0);  // stores the fields of the one left
     QCOMPARE(device->currentText(), QString("cuda:1"));
     QVERIFY(dialog.grab().save(testOutputDir() + "/studio-host-dialog-device.png"));
@@ -199,8 +205,10 @@ private slots:
     QCOMPARE(saved.size(), 2);
     QCOMPARE(saved[0].device, QString("cuda"));
     QCOMPARE(saved[0].threads, 6);
+    QCOMPARE(saved[0].devices, 4);
     QCOMPARE(saved[1].device, QString("cpu"));
     QCOMPARE(saved[1].threads, 2);
+    QCOMPARE(saved[1].devices, 2);
   }
 
   void remoteRunUsesTheHostsDeviceAndThreads() {
@@ -209,9 +217,21 @@ private slots:
     profile.device = "cpu";
     profile.threads = 1;
     // The form leaves both to the host (auto, 0).
-    const QJsonObject config = remoteRunConfig(profile, "auto", "0");
+    const QJsonObject config = remoteRunStarted(profile, "auto", "0").value("config").toObject();
     QCOMPARE(config.value("device").toString(), QString("cpu"));
     QCOMPARE(config.value("threads").toInt(), 1);
+  }
+
+  // "Devices to use" 2: the run on the host starts with --nproc 2, over the real sshd.
+  void hostDevicesStartRanks() {
+    HostProfile profile = sshd_->profile();
+    profile.name = "two-ranks";
+    profile.device = "cpu";
+    profile.threads = 1;
+    profile.devices = 2;
+    const QJsonObject started = remoteRunStarted(profile, "auto", "0");
+    QCOMPARE(started.value("world_size").toInt(), 2);
+    QCOMPARE(started.value("backend").toString(), QString("gloo"));
   }
 
   void formDeviceAndThreadsWinOnTheHost() {
@@ -219,7 +239,7 @@ private slots:
     profile.name = "cuda-box";
     profile.device = "cuda";  // this host has no CUDA: the run would fail with it
     profile.threads = 1;
-    const QJsonObject config = remoteRunConfig(profile, "cpu", "2");
+    const QJsonObject config = remoteRunStarted(profile, "cpu", "2").value("config").toObject();
     QCOMPARE(config.value("device").toString(), QString("cpu"));
     QCOMPARE(config.value("threads").toInt(), 2);
   }

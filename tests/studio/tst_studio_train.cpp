@@ -14,6 +14,7 @@
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QJsonArray>
 #include <QtTest>
 
 using namespace streetgan;
@@ -31,6 +32,7 @@ private slots:
   void datasetPickerCountsAfterTheFilters();
   void runFromTheForm();
   void stopAndResumeFromTheTab();
+  void twoProcessesFromTheTab();
   void guiNeverStallsAt2000EventsPerSecond();
 
 private:
@@ -260,6 +262,41 @@ void TestStudioTrain::guiNeverStallsAt2000EventsPerSecond() {
                              "attempt; the GUI cannot be judged now").arg(noisiest)));
   qInfo("judged attempt: %.1f ms (target 50 ms)", judged);
   QVERIFY2(judged < 50, qPrintable(QString("the GUI thread stalled %1 ms while the machine was quiet").arg(judged)));
+}
+
+// Settings → Processes 2: the tab starts `streetgan train --nproc 2`; its stop reaches both
+// ranks through the launcher, and the run resumes.
+void TestStudioTrain::twoProcessesFromTheTab() {
+  MainWindow window(STREETGAN_CLI);
+  window.resize(1600, 1000);
+  window.show();
+  TrainTab& tab = window.trainTab();
+  tab.setRunsRoot(dir_.filePath("runs-ranks"));
+  tab.setRunDefaults("cpu", 1, 2);
+  tinyConfig(tab, 300);
+  QSignalSpy finished(&tab, &TrainTab::runFinished);
+  QVERIFY2(tab.startRun(), qPrintable(tab.statusText()));
+  QTRY_VERIFY_WITH_TIMEOUT(tab.dashboard().lossChart().pointCount(0) >= 3, 120000);
+  tab.stopRun();
+  QVERIFY(finished.wait(120000));
+  QCOMPARE(finished.first().first().value<SessionState>(), SessionState::Stopped);
+  const QString run = tab.runDirectory();
+  const auto started = eventsOfType(readEvents(run), "run_started");
+  QCOMPARE(started.size(), 1);
+  QCOMPARE(started.first().value("world_size").toInt(), 2);
+  QCOMPARE(started.first().value("backend").toString(), QString("gloo"));
+  const auto stopped = eventsOfType(readEvents(run), "run_finished").last();
+  QCOMPARE(stopped.value("status").toString(), QString("stopped"));
+  const auto checksums = stopped.value("rank_checksums").toArray();
+  QCOMPARE(checksums.size(), 2);
+  QCOMPARE(checksums[0].toDouble(), checksums[1].toDouble());
+  tab.form().enterText("epochs", QString::number(stopped.value("epoch").toInt() + 1));
+  QVERIFY(tab.resumeRun());
+  QVERIFY(finished.wait(300000));
+  QCOMPARE(finished.last().first().value<SessionState>(), SessionState::Completed);
+  QCOMPARE(eventsOfType(readEvents(run), "run_started").last().value("world_size").toInt(), 2);
+  const QString shot = testOutputDir() + "/studio-train-two-processes.png";
+  QVERIFY(window.grab().save(shot));
 }
 
 QTEST_MAIN(TestStudioTrain)
