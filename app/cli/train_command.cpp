@@ -30,10 +30,12 @@ void printProgress(const nlohmann::json& event) {
   }
 }
 
-// c10d logs its own errors through glog on stderr (where LibTorch uses glog) before throwing the
+// c10d logs its own errors on stderr (through glog where LibTorch uses it, as Debian's 1.13 does;
+// through c10's own logger with a backtrace in 2.x builds without glog) before throwing the
 // exceptions a rank's one-line message already quotes: a rank keeps stderr to that line.
 void quietDistributedLog() {
   if (auto* level = static_cast<int*>(dlsym(RTLD_DEFAULT, "_ZN3fLI17FLAGS_minloglevelE"))) *level = 3;
+  if (auto* level = static_cast<int*>(dlsym(RTLD_DEFAULT, "FLAGS_caffe2_log_level"))) *level = 3;
 }
 
 const char* const kLauncherOptions[] = {"--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",

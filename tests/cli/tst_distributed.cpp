@@ -209,7 +209,12 @@ private slots:
                                         dir_.path() + "/torchrun-logs", STREETGAN_CLI} +
                                 trainArgs(data_, run, 8, 2).mid(0));
     QVERIFY(process.waitForFinished(300000));
-    QVERIFY2(process.exitCode() == 0, qPrintable(QString::fromUtf8(process.readAllStandardError())));
+    const QString err = QString::fromUtf8(process.readAllStandardError());
+    // Debian trixie's torchrun (PyTorch 2.6, the LibTorch 2.x check) cannot create its own store:
+    // its static rendezvous always asks for libuv, which that build lacks, whatever USE_LIBUV says.
+    if (process.exitCode() != 0 && err.contains("use_libuv was requested but PyTorch was build without libuv support"))
+      QSKIP("this torchrun cannot create its own store (its PyTorch lacks libuv and its static rendezvous asks for it)");
+    QVERIFY2(process.exitCode() == 0, qPrintable(err));
     QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
     QCOMPARE(lastEvent(run, "run_started").value("world_size").toInt(), 2);
     verifyRanksInStep(run, 2);
@@ -359,7 +364,10 @@ private slots:
     const QString err = QString::fromUtf8(process.readAllStandardError());
     QCOMPARE(process.exitCode(), exit_code);
     QVERIFY2(err.contains(message), qPrintable(err));
-    QCOMPARE(err.trimmed().count('\n'), 0);  // one line
+    // One line of ours and no backtrace. (A library may print at load time, as UCX does in a
+    // chroot; that is not ours to silence.)
+    QCOMPARE(err.count(QRegularExpression("^streetgan", QRegularExpression::MultilineOption)), 1);
+    QVERIFY2(!err.contains("frame #"), qPrintable(err));
     QVERIFY(!QDir(run).exists());
   }
 };
