@@ -4,17 +4,17 @@
 
 #include <QChart>
 #include <QChartView>
-#include <QCheckBox>
-#include <QComboBox>
+#include <QContextMenuEvent>
 #include <QEvent>
-#include <QHBoxLayout>
+#include <QGraphicsLayout>
 #include <QLabel>
+#include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QMenu>
 #include <QMouseEvent>
-#include <QPushButton>
-#include <QSlider>
+#include <QToolButton>
 #include <QValueAxis>
 #include <QVBoxLayout>
 
@@ -69,7 +69,7 @@ void setAxisRange(QAbstractAxis* axis, std::pair<double, double> range) {
 struct TrainingChart::Series {
   QString name;
   QColor color;
-  std::vector<double> images, epochs, values;
+  std::vector<double> images, epochs, seconds, values;
   std::vector<double> smoothed;   // kept up to date point by point
   SmoothingState smoothing;
   QLineSeries* raw = nullptr;     // owned by the chart
@@ -80,52 +80,40 @@ struct TrainingChart::Series {
 TrainingChart::TrainingChart(const QString& title, QWidget* parent) : QWidget(parent) {
   chart_ = new QChart();
   chart_->setTitle(title);
+  QFont title_font = chart_->titleFont();
+  title_font.setPointSizeF(title_font.pointSizeF() * 0.95);
+  title_font.setBold(true);
+  chart_->setTitleFont(title_font);
   chart_->legend()->setAlignment(Qt::AlignBottom);
-  chart_->setMargins(QMargins(4, 4, 4, 4));
+  QFont legend_font = chart_->legend()->font();
+  legend_font.setPointSizeF(legend_font.pointSizeF() * 0.9);
+  chart_->legend()->setFont(legend_font);
+  // Every pixel of height goes to the plot: at 1280×720 each of a tab's charts keeps 180 px.
+  chart_->setMargins(QMargins(2, 0, 2, 0));
+  chart_->layout()->setContentsMargins(0, 0, 0, 0);
+  chart_->setBackgroundRoundness(0);
   view_ = new QChartView(chart_, this);
   // No antialiasing: with it, painting four live charts at 2,000 points a second kept the GUI
   // thread busy for 60-85 ms at a time on a 2-core machine (tst_studio_train's stall probe).
   view_->setRenderHint(QPainter::Antialiasing, false);
+  view_->setMinimumSize(160, 120);
   view_->viewport()->setMouseTracking(true);
   view_->viewport()->installEventFilter(this);
-  empty_ = new QLabel("No points yet.", view_->viewport());
+  empty_ = new QLabel(empty_text_, view_->viewport());
   empty_->setAlignment(Qt::AlignCenter);
   empty_->setWordWrap(true);
   empty_->setEnabled(false);
   empty_->setAttribute(Qt::WA_TransparentForMouseEvents);
+  menu_button_ = new QToolButton(view_->viewport());
+  menu_button_->setText("⋯");
+  menu_button_->setAutoRaise(true);
+  menu_button_->setToolTip("Save this chart as an image or CSV (also on right-click; double-click to enlarge)");
+  connect(menu_button_, &QToolButton::clicked, this,
+          [this] { showMenu(menu_button_->mapToGlobal(QPoint(0, menu_button_->height()))); });
 
-  smoothing_slider_ = new QSlider(Qt::Horizontal, this);
-  smoothing_slider_->setRange(0, 999);
-  smoothing_slider_->setValue(static_cast<int>(smoothing_ * 1000));
-  smoothing_slider_->setToolTip("Exponential smoothing weight (0 = raw points)");
-  log_box_ = new QCheckBox("Log scale", this);
-  x_box_ = new QComboBox(this);
-  x_box_->addItems({"Images seen", "Epochs"});
-  auto* save_image = new QPushButton("Save Image…", this);
-  auto* save_csv = new QPushButton("Save CSV…", this);
-  readout_ = new QLabel(" ", this);
-  readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-
-  auto* controls = new QHBoxLayout();
-  controls->addWidget(new QLabel("Smoothing", this));
-  controls->addWidget(smoothing_slider_, 1);
-  controls->addWidget(log_box_);
-  controls->addWidget(new QLabel("X axis", this));
-  controls->addWidget(x_box_);
-  controls->addWidget(save_image);
-  controls->addWidget(save_csv);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addLayout(controls);
   layout->addWidget(view_, 1);
-  layout->addWidget(readout_);
-
-  connect(smoothing_slider_, &QSlider::valueChanged, this, [this](int value) { setSmoothing(value / 1000.0); });
-  connect(log_box_, &QCheckBox::toggled, this, &TrainingChart::setLogY);
-  connect(x_box_, &QComboBox::currentIndexChanged, this,
-          [this](int index) { setXAxis(index == 0 ? XAxis::ImagesSeen : XAxis::Epochs); });
-  connect(save_image, &QPushButton::clicked, this, &TrainingChart::exportImageRequested);
-  connect(save_csv, &QPushButton::clicked, this, &TrainingChart::exportCsvRequested);
 
   redraw_timer_.setSingleShot(true);
   redraw_timer_.setInterval(100);
@@ -135,7 +123,7 @@ TrainingChart::TrainingChart(const QString& title, QWidget* parent) : QWidget(pa
 
 TrainingChart::~TrainingChart() = default;
 
-int TrainingChart::addSeries(const QString& name, const QColor& color) {
+int TrainingChart::addSeries(const QString& name, const QColor& color, Qt::PenStyle style) {
   Series series;
   series.name = name;
   series.color = color;
@@ -146,7 +134,7 @@ int TrainingChart::addSeries(const QString& name, const QColor& color) {
   series.raw->setPen(QPen(faint, 1));
   series.smooth = new QLineSeries();
   series.smooth->setName(name);
-  series.smooth->setPen(QPen(color, 2));
+  series.smooth->setPen(QPen(QBrush(color), 2, style));
   chart_->addSeries(series.raw);
   chart_->addSeries(series.smooth);
   // Only the smoothed line gets a legend entry.
@@ -158,10 +146,11 @@ int TrainingChart::addSeries(const QString& name, const QColor& color) {
   return static_cast<int>(series_.size()) - 1;
 }
 
-void TrainingChart::append(int series, double images_seen, double epoch, double value) {
+void TrainingChart::append(int series, double images_seen, double epoch, double value, double seconds) {
   Series& s = series_.at(static_cast<std::size_t>(series));
   s.images.push_back(images_seen);
   s.epochs.push_back(epoch);
+  s.seconds.push_back(seconds);
   s.values.push_back(value);
   s.smoothed.push_back(smoothNext(s.smoothing, value, smoothing_));
   scheduleRedraw();
@@ -171,6 +160,7 @@ void TrainingChart::clear() {
   for (Series& s : series_) {
     s.images.clear();
     s.epochs.clear();
+    s.seconds.clear();
     s.values.clear();
     s.smoothed.clear();
     s.smoothing = SmoothingState();
@@ -179,7 +169,10 @@ void TrainingChart::clear() {
   redraw();
 }
 
-void TrainingChart::setEmptyText(const QString& text) { empty_->setText(text); }
+void TrainingChart::setEmptyText(const QString& text) {
+  empty_text_ = text;
+  empty_->setText(text);
+}
 
 void TrainingChart::truncateFrom(double images_seen) {
   bool changed = false;
@@ -189,6 +182,7 @@ void TrainingChart::truncateFrom(double images_seen) {
     changed = true;
     s.images.resize(keep);
     s.epochs.resize(keep);
+    s.seconds.resize(keep);
     s.values.resize(keep);
     s.smoothed.resize(keep);
     s.smoothing = SmoothingState();
@@ -201,8 +195,6 @@ void TrainingChart::truncateFrom(double images_seen) {
 
 void TrainingChart::setSmoothing(double weight) {
   smoothing_ = std::clamp(weight, 0.0, 0.999);
-  const int position = static_cast<int>(std::lround(smoothing_ * 1000));
-  if (smoothing_slider_->value() != position) smoothing_slider_->setValue(position);
   for (Series& s : series_) {
     s.smoothing = SmoothingState();
     for (std::size_t i = 0; i < s.values.size(); ++i) s.smoothed[i] = smoothNext(s.smoothing, s.values[i], smoothing_);
@@ -213,7 +205,6 @@ void TrainingChart::setSmoothing(double weight) {
 void TrainingChart::setLogY(bool log_y) {
   if (log_y_ == log_y) return;
   log_y_ = log_y;
-  log_box_->setChecked(log_y);
   rebuildAxes();
   redraw();
 }
@@ -221,7 +212,6 @@ void TrainingChart::setLogY(bool log_y) {
 void TrainingChart::setXAxis(XAxis axis) {
   if (x_axis_ == axis) return;
   x_axis_ = axis;
-  x_box_->setCurrentIndex(axis == XAxis::ImagesSeen ? 0 : 1);
   rebuildAxes();
   redraw();
 }
@@ -230,7 +220,12 @@ std::size_t TrainingChart::pointCount(int series) const { return series_.at(stat
 int TrainingChart::drawnPointCount(int series) const { return series_.at(static_cast<std::size_t>(series)).drawn; }
 
 const std::vector<double>& TrainingChart::xsOf(const Series& series) const {
-  return x_axis_ == XAxis::ImagesSeen ? series.images : series.epochs;
+  switch (x_axis_) {
+    case XAxis::Epochs: return series.epochs;
+    case XAxis::WallTime: return series.seconds;
+    case XAxis::ImagesSeen: break;
+  }
+  return series.images;
 }
 
 void TrainingChart::scheduleRedraw() {
@@ -255,8 +250,12 @@ void TrainingChart::rebuildAxes() {
     delete axis;
   }
   auto* x = new QValueAxis();
-  x->setTitleText(x_axis_ == XAxis::ImagesSeen ? "Images seen" : "Epoch");
-  x->setLabelFormat(x_axis_ == XAxis::ImagesSeen ? "%.0f" : "%.1f");
+  x->setTitleText(x_axis_ == XAxis::ImagesSeen ? "Images seen" : x_axis_ == XAxis::Epochs ? "Epoch" : "Seconds since the start");
+  x->setLabelFormat(x_axis_ == XAxis::Epochs ? "%.1f" : "%.0f");
+  QFont small = x->titleFont();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  small.setBold(false);
+  x->setTitleFont(small);
   x_ = x;
   if (log_y_) {
     auto* y = new QLogValueAxis();
@@ -284,15 +283,18 @@ void TrainingChart::redraw() {
   double x_min = std::numeric_limits<double>::infinity(), x_max = -x_min;
   for (const Series& s : series_) {
     const auto& xs = xsOf(s);
-    if (xs.empty()) continue;
+    // Points without a time (NaN) are off the wall-time axis.
+    if (xs.empty() || !std::isfinite(xs.front()) || !std::isfinite(xs.back())) continue;
     x_min = std::min(x_min, xs.front());
     x_max = std::max(x_max, xs.back());
   }
   const bool empty = !(x_max >= x_min);
   // No points: a sentence saying what will come instead of axes over nothing.
+  empty_->setText(empty_text_);
   empty_->setVisible(empty);
   x_->setVisible(!empty);
   y_->setVisible(!empty);
+  placeOverlays();
   if (empty) {
     for (Series& s : series_) {
       s.raw->clear();
@@ -309,6 +311,7 @@ void TrainingChart::redraw() {
   for (std::size_t k = 0; k < series_.size(); ++k) {
     const Series& s = series_[k];
     const auto& xs = xsOf(s);
+    if (xs.empty() || !std::isfinite(xs.front()) || !std::isfinite(xs.back())) continue;
     for (std::size_t i : decimateForDrawing(xs, s.values, x_min, x_max, columns)) {
       if (!drawable(s.values[i])) continue;
       raws[k].append(QPointF(xs[i], s.values[i]));
@@ -333,6 +336,10 @@ void TrainingChart::redraw() {
     }
   }
   axes_set_ = true;
+  if (!(y_max >= y_min)) {
+    empty_->setText(log_y_ ? "Nothing to draw on a log scale: no value is above zero." : "No finite values to draw.");
+    empty_->setVisible(true);
+  }
   for (std::size_t k = 0; k < series_.size(); ++k) {
     series_[k].raw->replace(raws[k]);
     series_[k].smooth->replace(smooths[k]);
@@ -341,14 +348,15 @@ void TrainingChart::redraw() {
 }
 
 QString TrainingChart::csv() const {
-  QString out = "series,images_seen,epoch,value,smoothed\n";
+  QString out = "series,images_seen,epoch,seconds,value,smoothed\n";
   for (const Series& s : series_) {
     const std::vector<double>& smoothed = s.smoothed;
     for (std::size_t i = 0; i < s.values.size(); ++i)
-      out += QString("%1,%2,%3,%4,%5\n")
+      out += QString("%1,%2,%3,%4,%5,%6\n")
                  .arg(s.name)
                  .arg(s.images[i], 0, 'g', 17)
                  .arg(s.epochs[i], 0, 'g', 17)
+                 .arg(std::isfinite(s.seconds[i]) ? QString::number(s.seconds[i], 'g', 17) : QString())
                  .arg(s.values[i], 0, 'g', 17)
                  .arg(smoothed[i], 0, 'g', 17);
   }
@@ -364,25 +372,77 @@ QString TrainingChart::readoutAt(double x) const {
   QStringList parts;
   for (const Series& s : series_) {
     const auto& xs = xsOf(s);
-    if (xs.empty()) continue;
+    if (xs.empty() || !std::isfinite(xs.front()) || !std::isfinite(xs.back())) continue;
     auto it = std::lower_bound(xs.begin(), xs.end(), x);
     std::size_t i = static_cast<std::size_t>(it - xs.begin());
     if (i == xs.size() || (i > 0 && x - xs[i - 1] < xs[i] - x)) --i;
     const std::vector<double>& smoothed = s.smoothed;
-    if (parts.isEmpty())
-      parts << QString("images seen %1, epoch %2").arg(s.images[i], 0, 'f', 0).arg(s.epochs[i], 0, 'f', 2);
+    if (parts.isEmpty()) {
+      QString where = QString("images seen %1, epoch %2").arg(s.images[i], 0, 'f', 0).arg(s.epochs[i], 0, 'f', 2);
+      if (std::isfinite(s.seconds[i])) where += QString(", %1 s").arg(s.seconds[i], 0, 'f', 0);
+      parts << where;
+    }
     parts << QString("%1 %2 (smoothed %3)").arg(s.name).arg(s.values[i], 0, 'g', 4).arg(smoothed[i], 0, 'g', 4);
   }
   return parts.join("   ");
 }
 
+QString TrainingChart::title() const { return chart_->title(); }
+void TrainingChart::setTitle(const QString& title) { chart_->setTitle(title); }
+
+QRectF TrainingChart::plotArea() const {
+  const QRectF scene = chart_->mapToScene(chart_->plotArea()).boundingRect();
+  const QRect in_view = view_->mapFromScene(scene).boundingRect();
+  return QRectF(view_->viewport()->mapTo(this, in_view.topLeft()), in_view.size());
+}
+
+QRectF TrainingChart::legendArea() const {
+  const QRectF scene = chart_->mapToScene(chart_->legend()->geometry()).boundingRect();
+  const QRect in_view = view_->mapFromScene(scene).boundingRect();
+  return QRectF(view_->viewport()->mapTo(this, in_view.topLeft()), in_view.size());
+}
+
+void TrainingChart::placeOverlays() {
+  // The empty-state sentence sits in the plot area, never over the title or the legend.
+  QRect area = view_->mapFromScene(chart_->mapToScene(chart_->plotArea()).boundingRect()).boundingRect();
+  if (area.height() < 30) area = view_->viewport()->rect().adjusted(10, 24, -10, -30);
+  empty_->setGeometry(area.adjusted(6, 4, -6, -4));
+  const QSize button = menu_button_->sizeHint();
+  menu_button_->setGeometry(view_->viewport()->width() - button.width() - 2, 2, button.width(), button.height());
+}
+
+void TrainingChart::showMenu(const QPoint& global_position) {
+  QMenu menu(this);
+  menu.addAction("Save Image…", this, &TrainingChart::exportImageRequested);
+  menu.addAction("Save CSV…", this, &TrainingChart::exportCsvRequested);
+  menu.exec(global_position);
+}
+
 bool TrainingChart::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == view_->viewport() && event->type() == QEvent::Resize) empty_->setGeometry(view_->viewport()->rect().adjusted(20, 20, -20, -20));
-  if (watched == view_->viewport() && event->type() == QEvent::MouseMove) {
-    const auto* mouse = static_cast<QMouseEvent*>(event);
-    const QPointF scene = view_->mapToScene(mouse->position().toPoint());
-    const QPointF value = chart_->mapToValue(chart_->mapFromScene(scene));
-    readout_->setText(readoutAt(value.x()));
+  if (watched == view_->viewport()) {
+    switch (event->type()) {
+      case QEvent::Resize:
+        placeOverlays();
+        break;
+      case QEvent::MouseMove: {
+        const auto* mouse = static_cast<QMouseEvent*>(event);
+        const QPointF scene = view_->mapToScene(mouse->position().toPoint());
+        const QPointF value = chart_->mapToValue(chart_->mapFromScene(scene));
+        emit readoutChanged(readoutAt(value.x()));
+        break;
+      }
+      case QEvent::Leave:
+        emit readoutChanged(QString());
+        break;
+      case QEvent::MouseButtonDblClick:
+        emit maximizeRequested();
+        return true;
+      case QEvent::ContextMenu:
+        showMenu(static_cast<QContextMenuEvent*>(event)->globalPos());
+        return true;
+      default:
+        break;
+    }
   }
   return QWidget::eventFilter(watched, event);
 }

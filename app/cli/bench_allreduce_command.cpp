@@ -48,8 +48,7 @@ std::vector<double> timeRepeats(RankGroup* group, const c10::Device& device, lon
 
 std::int64_t gradientBytes(DcganStep& model) {
   std::int64_t bytes = 0;
-  for (auto* net : {static_cast<torch::nn::Module*>(model.generator().get()),
-                    static_cast<torch::nn::Module*>(model.discriminator().get())})
+  for (torch::nn::Module* net : model.nets())
     for (const auto& p : net->parameters()) bytes += p.numel() * static_cast<std::int64_t>(p.element_size());
   return bytes;
 }
@@ -63,7 +62,7 @@ int runBenchAllReduce(const Args& args) {
                    "gradients, and both beside the step's compute time alone and the whole step\n"
                    "in the group. Runs as one rank: bench/bench_distributed.py starts the ranks\n"
                    "and prints the medians of several runs.",
-                   {{"--preset", "NAME", "naive-64, safe-64 or safe-128 (default naive-64)"},
+                   {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
                     {"--batch", "B", "batch size of each rank (default 64)"},
                     {"--repeats", "N", "timed repeats of each (default 10)"},
                     {"--threads", "N", "CPU threads (0 = all cores; default 0)"},

@@ -100,7 +100,7 @@ int benchTrain(const Args& args) {
                    "threads, uint8 batches, the copy and the noise on the device) and prints that\n"
                    "rate as a share of the synthetic one. bench/bench_train.py runs the same step\n"
                    "in PyTorch beside it and prints the ratios.",
-                   {{"--preset", "NAME", "naive-64, safe-64 or safe-128 (default naive-64)"},
+                   {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
                     {"--batch", "B", "batch size (default 64)"},
                     {"--steps", "N", "timed steps (default 20)"},
                     {"--warmup", "N", "untimed steps first (default 3)"},

@@ -10,7 +10,7 @@ namespace streetgan::cli {
 
 std::vector<OptionSpec> configOptionSpecs() {
   return {
-      {"--preset", "NAME", "start from a preset: naive-64, safe-64 or safe-128"},
+      {"--preset", "NAME", "start from a preset: naive-64, safe-64, safe-128 or demo"},
       {"--config", "FILE", "JSON config file (any config key; see docs/config.md)"},
       {"-t", "JSON", "training keys as JSON, as the original tool took them: nc nz ngf ndf lr "
                      "beta1 beta2 batch_size img_size weight_decay augment"},

@@ -4,6 +4,7 @@
 #include "core/config/train_config.h"
 #include "core/data/image_dataset.h"
 #include "core/latent/latent_explorer.h"
+#include "widgets/chart_panel.h"
 #include "widgets/rgb_image.h"
 #include "widgets/sigma_curve_chart.h"
 #include "widgets/training_chart.h"
@@ -98,7 +99,7 @@ ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig&
 EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
     : QWidget(parent), runs_root_(std::move(runs_root)), job_(std::move(program)) {
   runs_ = new QComboBox(this);
-  runs_->setMinimumContentsLength(24);
+  runs_->setMinimumContentsLength(16);
   target_ = new QComboBox(this);
   samples_ = new QSpinBox(this);
   samples_->setRange(1, 10000000);
@@ -148,7 +149,10 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   epoch_low_ = epoch_chart_->addSeries("mean − stderr", QColor(31, 119, 180, 110));
   epoch_high_ = epoch_chart_->addSeries("mean + stderr", QColor(31, 119, 180, 110));
   epoch_chart_->setSmoothing(0);
-  epoch_chart_->setXAxis(widgets::TrainingChart::XAxis::Epochs);
+  // The panel gives the chart the toolbar and the save menu of the Train tab's charts.
+  auto* epoch_panel = new widgets::ChartPanel(1, this);
+  epoch_panel->addChart(epoch_chart_, false);
+  epoch_panel->setXAxis(widgets::TrainingChart::XAxis::Epochs);
   epoch_chart_->setEmptyText("Evaluate every checkpoint of the run to see the estimate over training.");
   real_view_ = new QLabel(this);
   generated_view_ = new QLabel(this);
@@ -159,7 +163,7 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
 
   auto* charts = new QHBoxLayout();
   charts->addWidget(sigma_chart_, 1);
-  charts->addWidget(epoch_chart_, 1);
+  charts->addWidget(epoch_panel, 1);
   auto* right = new QVBoxLayout();
   right->addWidget(result_);
   right->addLayout(charts, 3);

@@ -27,7 +27,7 @@ namespace streetgan::studio {
 
 ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), runs_root_(std::move(runs_root)) {
   runs_ = new QComboBox(this);
-  runs_->setMinimumContentsLength(30);
+  runs_->setMinimumContentsLength(16);
   runs_->setToolTip("Runs with a checkpoint, under the runs folder");
   auto* open_run = new QPushButton("Open Latest", this);
   open_run->setToolTip("Open the run's latest checkpoint");
@@ -43,6 +43,16 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
   top->addWidget(open_run);
   top->addWidget(follow_);
   top->addWidget(open_file);
+  batch_norm_ = new QComboBox(this);
+  batch_norm_->setObjectName("batchNorm");
+  batch_norm_->addItems({"Running statistics", "This batch's statistics"});
+  batch_norm_->setToolTip("How G's BatchNorm layers normalise while exploring. Running statistics (eval mode, "
+                          "the default): each image depends only on its latent. This batch's statistics (train "
+                          "mode, how the run's sample grids are drawn): early models often look flat with their "
+                          "running statistics; here an image also depends on the others rendered with it. The "
+                          "model is not changed either way.");
+  top->addWidget(new QLabel("BatchNorm", this));
+  top->addWidget(batch_norm_);
 
   seeds_ = new widgets::SeedGrid(this);
   arithmetic_ = new LatentArithmeticPanel(this);
@@ -123,6 +133,7 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
       emit checkpointOpened(false, opened.error);
     } else {
       explorer_ = opened.explorer;
+      explorer_->setBatchStatistics(batchStatistics());
       seeds_->setExplorer(explorer_);
       arithmetic_->setExplorer(explorer_);
       preview_->setExplorer(explorer_);
@@ -133,6 +144,14 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
     }
     if (!pending_path_.isEmpty()) load(std::exchange(pending_path_, QString()));
   });
+  connect(batch_norm_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (!explorer_) return;
+    explorer_->setBatchStatistics(index == 1);
+    // Everything shown is drawn again the new way.
+    seeds_->setExplorer(explorer_);
+    arithmetic_->setExplorer(explorer_);
+    preview_->setExplorer(explorer_);
+  });
   follow_timer_.setInterval(2000);
   connect(&follow_timer_, &QTimer::timeout, this, &ExploreTab::checkForNewerCheckpoint);
   follow_timer_.start();
@@ -140,6 +159,9 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
 }
 
 ExploreTab::~ExploreTab() { loader_.waitForFinished(); }
+
+void ExploreTab::setBatchStatistics(bool on) { batch_norm_->setCurrentIndex(on ? 1 : 0); }
+bool ExploreTab::batchStatistics() const { return batch_norm_->currentIndex() == 1; }
 
 void ExploreTab::setRunsRoot(const QString& root) {
   runs_root_ = root;
@@ -179,6 +201,15 @@ void ExploreTab::openCheckpoint(const QString& path) {
 
 void ExploreTab::openRun(const QString& run_dir, bool follow) {
   const QString latest = latestCheckpoint(run_dir);
+  if (latest.isEmpty() && follow) {
+    // A run that has just started: its first checkpoint opens as soon as it lands.
+    follow_run_ = run_dir;
+    const QSignalBlocker block(follow_);
+    follow_->setChecked(true);
+    setStatus("Waiting for the first checkpoint of " + QDir(run_dir).dirName() + "; it opens here as soon as the "
+              "run writes one.");
+    return;
+  }
   if (latest.isEmpty()) {
     setStatus(run_dir + " has no checkpoint yet.", true);
     emit checkpointOpened(false, run_dir + " has no checkpoint yet");

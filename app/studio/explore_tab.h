@@ -47,6 +47,11 @@ public:
   /// Opens the latest checkpoint of `run_dir`; with `follow`, newer ones as they land.
   void openRun(const QString& run_dir, bool follow);
   bool isLoading() const { return loader_.isRunning(); }
+  /// True while it follows a run's checkpoints (or waits for its first).
+  bool isFollowing() const { return !follow_run_.isEmpty(); }
+  /// BatchNorm with each render's batch statistics (train mode) instead of the running ones.
+  void setBatchStatistics(bool on);
+  bool batchStatistics() const;
   std::shared_ptr<LatentExplorer> explorer() const { return explorer_; }
   QString statusText() const;
 
@@ -81,6 +86,7 @@ private:
   std::shared_ptr<LatentExplorer> explorer_;
   QComboBox* runs_ = nullptr;
   QCheckBox* follow_ = nullptr;
+  QComboBox* batch_norm_ = nullptr;
   QLabel* status_ = nullptr;
   widgets::SeedGrid* seeds_ = nullptr;
   widgets::KeyframeStrip* strip_ = nullptr;

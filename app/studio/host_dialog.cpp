@@ -5,6 +5,7 @@
 
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -61,6 +62,14 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   devices_->setRange(1, 1024);
   devices_->setToolTip("How many devices a run on this host uses, one rank each (streetgan train --nproc): "
                        "e.g. 8 on a host with 8 GPUs. The batch size is per rank.");
+  cost_ = new QDoubleSpinBox(this);
+  cost_->setObjectName("costPerHour");
+  cost_->setRange(0, 100000);
+  cost_->setDecimals(2);
+  cost_->setPrefix("$ ");
+  cost_->setSpecialValueText("Not known");
+  cost_->setToolTip("What an hour of this host costs, in dollars: the Runs tab's Compare turns it into "
+                    "dollars per million images for the runs trained here");
   threads_ = new QSpinBox(this);
   threads_->setObjectName("threads");
   threads_->setRange(0, 1024);
@@ -83,6 +92,7 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   form->addRow("Device", device_);
   form->addRow("Devices to use", devices_);
   form->addRow("CPU threads", threads_);
+  form->addRow("Cost per hour", cost_);
   form->addRow("Environment line", environment_);
   auto* advanced = new QGroupBox("Advanced", this);
   auto* advanced_form = new QFormLayout(advanced);
@@ -160,6 +170,7 @@ HostProfile HostDialog::currentProfile() const {
   p.device = device_->currentText().trimmed().isEmpty() ? QString("auto") : device_->currentText().trimmed();
   p.threads = threads_->value();
   p.devices = devices_->value();
+  p.cost_per_hour = cost_->value();
   return p;
 }
 
@@ -187,6 +198,7 @@ void HostDialog::showProfile(int row) {
   device_->setCurrentText(p.device);
   threads_->setValue(p.threads);
   devices_->setValue(p.devices);
+  cost_->setValue(p.cost_per_hour);
   result_->clear();
   remove_->setEnabled(row >= 0);
 }

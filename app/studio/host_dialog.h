@@ -14,6 +14,7 @@
 #include <functional>
 
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -61,6 +62,7 @@ private:
   QComboBox* device_ = nullptr;
   QSpinBox* threads_ = nullptr;
   QSpinBox* devices_ = nullptr;
+  QDoubleSpinBox* cost_ = nullptr;
   QPushButton *test_ = nullptr, *remove_ = nullptr;
   QLabel* result_ = nullptr;
   HostConnectionCheck tester_;

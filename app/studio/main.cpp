@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addOption({"dataroot", "Train on the images in <folder>.", "folder"});
-  parser.addOption({"demo", "Train on the demo street scenes (rendered on first use)."});
+  parser.addOption({"demo", "Start a demo run at once: the demo preset on the demo street scenes (rendered on "
+                            "first use); a demo run still going is shown instead."});
   parser.addOption({"tab", "Open on <tab>: train, explore, dataset, evaluate or runs.", "tab"});
   parser.addOption({"checkpoint", "Explore <file> (opens the Explore tab).", "file"});
   parser.addOption({"walk", "With --checkpoint: load the walk <file> into the keyframes.", "file"});
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
   if (parser.isSet("dataroot")) {
     window.trainTab().setDataroot(QDir(parser.value("dataroot")).absolutePath());
   } else if (parser.isSet("demo")) {
-    window.trainTab().useDemoData(window.demoDataFolder());
+    window.startDemo();
   }
   if (parser.isSet("checkpoint")) {
     auto& explore = window.exploreTab();

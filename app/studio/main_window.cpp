@@ -1,30 +1,50 @@
 #include "app/studio/main_window.h"
 #include "app/studio/host_dialog.h"
 
+#include "app/studio/control/demo_data_job.h"
 #include "app/studio/dataset_tab.h"
 #include "app/studio/evaluate_tab.h"
 #include "app/studio/explore_tab.h"
+#include "app/studio/run_list_model.h"
 #include "app/studio/runs_tab.h"
 #include "app/studio/train_tab.h"
 
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
-#include <QDir>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFile>
 #include <QFormLayout>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
 
+#include <nlohmann/json.hpp>
+
 namespace streetgan::studio {
+
+namespace {
+
+/// The data set folder of a run's config.json ("" when it cannot be read).
+std::string configRoot(const QString& run_dir) {
+  QFile file(run_dir + "/config.json");
+  if (!file.open(QIODevice::ReadOnly)) return {};
+  const auto config = nlohmann::json::parse(file.readAll().toStdString(), nullptr, false);
+  return config.is_object() && config.contains("dataroot") && config["dataroot"].is_string() ? config["dataroot"].get<std::string>() : std::string();
+}
+
+}  // namespace
 
 MainWindow::MainWindow(QString program, QWidget* parent)
     : QMainWindow(parent), program_(program), settings_(StudioSettings::load()) {
@@ -63,14 +83,29 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   help->addAction("&About StreetGAN Studio", this, &MainWindow::showAbout);
 
   QSettings settings;
-  restoreGeometry(settings.value("window/geometry").toByteArray());
+  if (!restoreGeometry(settings.value("window/geometry").toByteArray())) {
+    // The first time: about 85% of the screen, centred; afterwards the size it was closed at.
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+      const QRect available = screen->availableGeometry();
+      const QSize size(available.width() * 85 / 100, available.height() * 85 / 100);
+      resize(size);
+      move(available.center() - QPoint(size.width() / 2, size.height() / 2));
+    }
+  }
   restoreState(settings.value("window/state").toByteArray());
   tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
   connect(train_tab_, &TrainTab::runFinished, this, [this](SessionState, const QString& message) {
     statusBar()->showMessage(message.section('\n', 0, 0), 10000);
     runs_tab_->model().refresh();
   });
-  connect(train_tab_, &TrainTab::runStarted, this, [this] { runs_tab_->model().refresh(); });
+  connect(train_tab_, &TrainTab::runStarted, this, [this](const QString& run_dir) {
+    runs_tab_->model().refresh();
+    // Explore follows the run being trained, unless it shows a checkpoint chosen by hand.
+    if (!explore_tab_->explorer() || explore_tab_->isFollowing()) explore_tab_->openRun(run_dir, true);
+  });
+  connect(train_tab_, &TrainTab::demoDataFinished, this, [this](bool ok, const QString& folder) {
+    if (ok && dataset_tab_->root().isEmpty()) dataset_tab_->setRoot(folder);
+  });
   connect(runs_tab_, &RunsTab::openRequested, this, [this](const QString& run_dir) {
     if (train_tab_->openRun(run_dir)) tabs_->setCurrentWidget(train_tab_);
     else statusBar()->showMessage(train_tab_->statusText(), 10000);
@@ -107,8 +142,27 @@ MainWindow::MainWindow(QString program, QWidget* parent)
 
 MainWindow::~MainWindow() = default;
 
-QString MainWindow::demoDataFolder() const {
-  return QDir::cleanPath(QDir(settings_.runs_root).absoluteFilePath("../demo-data"));
+QString MainWindow::demoDataFolder() const { return DemoDataJob::defaultFolder(settings_.runs_root); }
+
+void MainWindow::startDemo() {
+  tabs_->setCurrentWidget(train_tab_);
+  auto go = [this] {
+    // A demo run still going (left running by an earlier studio) is opened, not started again.
+    const RunListModel& model = runs_tab_->model();
+    for (int row = 0; row < model.rowCount(); ++row) {
+      const RunSummary& run = model.summary(row);
+      if (run.state != RunState::Running || run.preset != "demo") continue;
+      const QString path = QString::fromStdString(run.path);
+      if (!train_tab_->openRun(path)) break;
+      explore_tab_->openRun(path, true);
+      dataset_tab_->setRoot(QString::fromStdString(configRoot(path)));
+      statusBar()->showMessage("A demo run is already going: showing it.", 10000);
+      return;
+    }
+    train_tab_->startDemo(demoDataFolder());
+  };
+  if (runs_tab_->model().isRefreshing()) connect(&runs_tab_->model(), &RunListModel::refreshed, this, go, Qt::SingleShotConnection);
+  else go();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -172,12 +226,22 @@ void MainWindow::showSettings() {
   threads->setRange(0, 1024);
   threads->setSpecialValueText("every core");
   threads->setValue(settings_.threads);
+  auto* cost = new QDoubleSpinBox(&dialog);
+  cost->setObjectName("costPerHour");
+  cost->setRange(0, 100000);
+  cost->setDecimals(2);
+  cost->setPrefix("$ ");
+  cost->setSpecialValueText("Not known");
+  cost->setValue(settings_.cost_per_hour);
+  cost->setToolTip("What an hour of this computer costs, in dollars (power, or what a cloud machine like it "
+                   "rents for): the Runs tab's Compare turns it into dollars per million images");
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &dialog);
   auto* form = new QFormLayout(&dialog);
   form->addRow("Runs folder", root);
   form->addRow("Default device", device);
   form->addRow("Processes", processes);
   form->addRow("CPU threads", threads);
+  form->addRow("Cost per hour", cost);
   form->addRow(buttons);
   connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
   connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
@@ -186,6 +250,7 @@ void MainWindow::showSettings() {
   settings_.device = device->currentText();
   settings_.threads = threads->value();
   settings_.processes = processes->value();
+  settings_.cost_per_hour = cost->value();
   settings_.save();
   train_tab_->setRunsRoot(settings_.runs_root);
   train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads,

@@ -31,6 +31,9 @@ public:
   DatasetTab& datasetTab() { return *dataset_tab_; }
   /// Where the demo street scenes live: beside the runs folder.
   QString demoDataFolder() const;
+  /// The main job (`--demo`): opens the demo run still going, or renders the demo data if needed
+  /// and starts a run of the `demo` preset on it; Explore follows it, the Dataset tab shows its data.
+  void startDemo();
   QTabWidget& tabs() { return *tabs_; }
 
 protected:

@@ -2,17 +2,15 @@
 #include "widgets/worker_pool.h"
 
 #include <QDir>
-#include <QFileDialog>
 #include <QFileInfo>
-#include <QGridLayout>
-#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QMessageBox>
 #include <QProgressBar>
-#include <QSaveFile>
+#include <QPushButton>
 #include <QSlider>
+#include <QTabWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -47,61 +45,92 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
   progress_->setValue(0);
   progress_->setFormat("—");
   eta_ = new QLabel(this);
+  starved_ = new QPushButton(this);
+  starved_->setObjectName("dataStarved");
+  starved_->hide();
+  charts_ = new widgets::ChartPanel(3, this);
   loss_chart_ = new widgets::TrainingChart("Loss", this);
   loss_d_ = loss_chart_->addSeries("loss_d", QColor(31, 119, 180));
   loss_g_ = loss_chart_->addSeries("loss_g", QColor(255, 127, 14));
   d_chart_ = new widgets::TrainingChart("Discriminator outputs", this);
   d_x_ = d_chart_->addSeries("D(x)", QColor(44, 160, 44));
-  d_gz1_ = d_chart_->addSeries("D(G(z)) before D's step", QColor(214, 39, 40));
+  d_gz1_ = d_chart_->addSeries("D(G(z)) before", QColor(214, 39, 40));
   d_gz2_ = d_chart_->addSeries("D(G(z)) after", QColor(148, 103, 189));
   speed_chart_ = new widgets::TrainingChart("Throughput", this);
   speed_ = speed_chart_->addSeries("images/s", QColor(23, 190, 207));
-  wait_ = speed_chart_->addSeries("% of time waiting on data", QColor(127, 127, 127));
-  parzen_chart_ = new widgets::TrainingChart("Parzen log-likelihood (test split, mean ± stderr)", this);
+  wait_ = speed_chart_->addSeries("% waiting on data", QColor(127, 127, 127));
+  parzen_chart_ = new widgets::TrainingChart("Parzen log-likelihood (test split)", this);
   parzen_mean_ = parzen_chart_->addSeries("mean", QColor(31, 119, 180));
-  parzen_low_ = parzen_chart_->addSeries("mean − stderr", QColor(31, 119, 180, 110));
-  parzen_high_ = parzen_chart_->addSeries("mean + stderr", QColor(31, 119, 180, 110));
+  parzen_low_ = parzen_chart_->addSeries("mean − stderr", QColor(31, 119, 180, 110), Qt::DashLine);
+  parzen_high_ = parzen_chart_->addSeries("mean + stderr", QColor(31, 119, 180, 110), Qt::DashLine);
   parzen_chart_->setSmoothing(0);
   parzen_chart_->setEmptyText("No Parzen estimate yet. A run estimates one every parzen.every_epochs epochs "
                               "(0: never).");
+  // Shares, so one y axis fits all: CPU of the cores the run may use, its resident memory of the
+  // host's RAM, the GPU's use and its memory.
+  system_chart_ = new widgets::TrainingChart("Machine", this);
+  cpu_ = system_chart_->addSeries("CPU %", QColor(214, 39, 40));
+  memory_ = system_chart_->addSeries("RAM %", QColor(44, 160, 44));
+  gpu_ = system_chart_->addSeries("GPU %", QColor(148, 103, 189));
+  gpu_memory_ = system_chart_->addSeries("GPU mem %", QColor(140, 86, 75));
+  system_chart_->setSmoothing(0);
+  system_chart_->setEmptyText("No figures of the machine yet: a run reports them every 5 s.");
   loss_chart_->setEmptyText("No steps yet.");
   d_chart_->setEmptyText("No steps yet.");
   speed_chart_->setEmptyText("No steps yet.");
   sample_view_ = new QLabel(this);
-  sample_view_->setMinimumSize(256, 256);
+  sample_view_->setMinimumSize(160, 160);
+  sample_view_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
   sample_view_->setAlignment(Qt::AlignCenter);
   sample_caption_ = new QLabel("No samples yet.", this);
+  sample_caption_->setWordWrap(true);
   sample_slider_ = new QSlider(Qt::Horizontal, this);
   sample_slider_->setEnabled(false);
   warnings_ = new QListWidget(this);
 
-  auto* charts = new QGridLayout();
-  charts->addWidget(loss_chart_, 0, 0);
-  charts->addWidget(d_chart_, 0, 1);
-  charts->addWidget(speed_chart_, 1, 0);
-  charts->addWidget(parzen_chart_, 1, 1);
-  auto* samples_box = new QGroupBox("Samples", this);
-  auto* samples_layout = new QVBoxLayout(samples_box);
+  auto* samples_page = new QWidget(this);
+  auto* samples_layout = new QVBoxLayout(samples_page);
+  samples_layout->setContentsMargins(2, 2, 2, 2);
   samples_layout->addWidget(sample_view_, 1);
   samples_layout->addWidget(sample_slider_);
   samples_layout->addWidget(sample_caption_);
-  auto* warnings_box = new QGroupBox("Warnings", this);
-  auto* warnings_layout = new QVBoxLayout(warnings_box);
-  warnings_layout->addWidget(warnings_);
-  auto* bottom = new QHBoxLayout();
-  bottom->addWidget(samples_box, 1);
-  bottom->addWidget(warnings_box, 1);
+  side_ = new QTabWidget(this);
+  side_->setDocumentMode(true);
+  side_->addTab(samples_page, "Samples");
+  side_->addTab(warnings_, "Warnings");
+
+  charts_->addChart(loss_chart_);
+  charts_->addChart(d_chart_);
+  charts_->addCell(side_);
+  charts_->addChart(speed_chart_);
+  charts_->addChart(parzen_chart_, false);
+  charts_->addChart(system_chart_, false);
+
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(4);
   layout->addWidget(status_);
   auto* progress_row = new QHBoxLayout();
   progress_row->addWidget(progress_, 1);
   progress_row->addWidget(eta_);
+  progress_row->addWidget(starved_);
   layout->addLayout(progress_row);
-  layout->addLayout(charts, 3);
-  layout->addLayout(bottom, 2);
+  layout->addWidget(charts_, 1);
 
   connect(sample_slider_, &QSlider::valueChanged, this, &RunDashboard::showSample);
+  connect(starved_, &QPushButton::clicked, this, [this] {
+    if (cache_building_) return;
+    const auto answer = QMessageBox::question(
+        this, "Build a Cache",
+        QString("This run spends %1% of its time waiting for the loader to decode images, so the %2 trains below "
+                "its speed.\n\nA cache holds every image of the data set decoded once, at the size training "
+                "uses; a run that reads it gets the same batches without decoding JPEGs. Build one for this data "
+                "set now? The run goes on meanwhile, and the next run you start reads from the cache.")
+            .arg(std::lround(100 * std::max(0.0, starved_share_)))
+            .arg(status_->text().contains("cpu") ? "CPU" : "device"),
+        QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
+    if (answer == QMessageBox::Yes) emit buildCacheRequested();
+  });
   connect(&sample_loader_, &QFutureWatcher<QImage>::finished, this, [this] {
     const int index = sample_loading_;
     sample_loading_ = -1;
@@ -118,42 +147,14 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
     }
     if (sample_wanted_ >= 0 && sample_wanted_ != index) showSample(std::exchange(sample_wanted_, -1));
   });
-  // Four charts redrawing in the same event-loop pass would stall it: they take turns, one per
-  // 60 ms tick (each is redrawn at most every 240 ms).
-  chart_turns_.setInterval(60);
-  connect(&chart_turns_, &QTimer::timeout, this, [this] {
-    widgets::TrainingChart* all[] = {loss_chart_, d_chart_, speed_chart_, parzen_chart_};
-    all[next_chart_++ % 4]->redrawIfChanged();
-  });
-  for (auto* chart : {loss_chart_, d_chart_, speed_chart_, parzen_chart_}) {
-    chart->setRedrawInterval(0);
-    connect(chart, &widgets::TrainingChart::exportImageRequested, this, [this, chart] { saveChartImage(chart); });
-    connect(chart, &widgets::TrainingChart::exportCsvRequested, this, [this, chart] { saveChartCsv(chart); });
-  }
-  chart_turns_.start();
 }
 
 RunDashboard::~RunDashboard() { sample_loader_.waitForFinished(); }
 
-void RunDashboard::saveChartImage(widgets::TrainingChart* chart) {
-  const QString path = QFileDialog::getSaveFileName(this, "Save Chart Image", QString(), "PNG image (*.png)");
-  if (path.isEmpty()) return;
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || !chart->image().save(&file, "PNG") || !file.commit())
-    QMessageBox::warning(this, "Save Chart Image", "Cannot write " + path + ": " + file.errorString());
-}
-
-void RunDashboard::saveChartCsv(widgets::TrainingChart* chart) {
-  const QString path = QFileDialog::getSaveFileName(this, "Save Chart Data", QString(), "CSV (*.csv)");
-  if (path.isEmpty()) return;
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(chart->csv().toUtf8()) < 0 || !file.commit())
-    QMessageBox::warning(this, "Save Chart Data", "Cannot write " + path + ": " + file.errorString());
-}
-
 void RunDashboard::clear(const QString& run_dir) {
   run_dir_ = run_dir;
-  for (auto* chart : {loss_chart_, d_chart_, speed_chart_, parzen_chart_}) chart->clear();
+  for (auto* chart : charts_->charts()) chart->clear();
+  system_chart_->setTitle("Machine");
   sample_paths_.clear();
   sample_captions_.clear();
   sample_images_seen_.clear();
@@ -164,9 +165,15 @@ void RunDashboard::clear(const QString& run_dir) {
   shown_sample_ = QImage();
   sample_caption_->setText("No samples yet.");
   warnings_->clear();
+  side_->setTabText(1, "Warnings");
   progress_->setValue(0);
   progress_->setFormat("—");
   eta_->clear();
+  first_started_time_ = -1;
+  recent_waits_.clear();
+  recent_next_ = 0;
+  starved_share_ = -1;
+  if (!cache_building_) starved_->hide();
 }
 
 void RunDashboard::setStatus(const QString& text) { status_->setText(text); }
@@ -188,11 +195,12 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& events) {
     const auto& body = event.body;
     if (event.type == "run_started") {
       started_time_ = event.time;
+      if (first_started_time_ < 0) first_started_time_ = event.time;
       epochs_total_ = body.contains("config") ? number(body["config"], "epochs") : 0;
       started_epochs_ = std::isfinite(number(body, "epoch")) ? number(body, "epoch") : 0;
       const double images = number(body, "images_seen");
       if (std::isfinite(images)) {
-        for (auto* chart : {loss_chart_, d_chart_, speed_chart_, parzen_chart_}) chart->truncateFrom(images + 0.5);
+        for (auto* chart : charts_->charts()) chart->truncateFrom(images + 0.5);
         while (!sample_images_seen_.empty() && sample_images_seen_.back() > images) {
           sample_images_seen_.pop_back();
           sample_paths_.removeLast();
@@ -204,13 +212,15 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& events) {
       const double images = number(body, "images_seen");
       const double iterations = number(body, "iterations");
       const double epoch = number(body, "epoch") - 1 + number(body, "iteration") / iterations;
-      loss_chart_->append(loss_d_, images, epoch, number(body, "loss_d"));
-      loss_chart_->append(loss_g_, images, epoch, number(body, "loss_g"));
-      d_chart_->append(d_x_, images, epoch, number(body, "d_x"));
-      d_chart_->append(d_gz1_, images, epoch, number(body, "d_g_z1"));
-      d_chart_->append(d_gz2_, images, epoch, number(body, "d_g_z2"));
-      speed_chart_->append(speed_, images, epoch, number(body, "images_per_s"));
-      speed_chart_->append(wait_, images, epoch, 100 * number(body, "data_wait_fraction"));
+      const double t = event.time - first_started_time_;
+      loss_chart_->append(loss_d_, images, epoch, number(body, "loss_d"), t);
+      loss_chart_->append(loss_g_, images, epoch, number(body, "loss_g"), t);
+      d_chart_->append(d_x_, images, epoch, number(body, "d_x"), t);
+      d_chart_->append(d_gz1_, images, epoch, number(body, "d_g_z1"), t);
+      d_chart_->append(d_gz2_, images, epoch, number(body, "d_g_z2"), t);
+      speed_chart_->append(speed_, images, epoch, number(body, "images_per_s"), t);
+      speed_chart_->append(wait_, images, epoch, 100 * number(body, "data_wait_fraction"), t);
+      updateStarved(number(body, "data_wait_fraction"));
       if (epochs_total_ > 0) {
         progress = std::clamp(epoch / epochs_total_, 0.0, 1.0);
         progress_format = QString("epoch %1/%2, step %3").arg(number(body, "epoch")).arg(epochs_total_).arg(number(body, "step"));
@@ -227,13 +237,17 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& events) {
     } else if (event.type == "parzen") {
       const double images = number(body, "images_seen"), epoch = number(body, "epoch");
       const double mean = number(body, "mean_ll"), err = number(body, "stderr");
-      parzen_chart_->append(parzen_mean_, images, epoch, mean);
-      parzen_chart_->append(parzen_low_, images, epoch, mean - err);
-      parzen_chart_->append(parzen_high_, images, epoch, mean + err);
+      const double t = event.time - first_started_time_;
+      parzen_chart_->append(parzen_mean_, images, epoch, mean, t);
+      parzen_chart_->append(parzen_low_, images, epoch, mean - err, t);
+      parzen_chart_->append(parzen_high_, images, epoch, mean + err, t);
+    } else if (event.type == "system") {
+      addSystem(body, event.time - first_started_time_);
     } else if (event.type == "warning") {
       QString text = QString::fromStdString(body.value("message", std::string()));
       if (body.contains("path") && body["path"].is_string()) text += " — " + QString::fromStdString(body["path"].get<std::string>());
       warnings_->addItem(text);
+      side_->setTabText(1, QString("Warnings (%1)").arg(warnings_->count()));
     } else if (event.type == "run_finished") {
       eta_->clear();
       eta_text.clear();
@@ -252,6 +266,65 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& events) {
     showProgress(progress, progress_format);
     eta_->setText(eta_text);
   }
+}
+
+void RunDashboard::updateStarved(double wait_fraction) {
+  // The mean over the last 50 steps, once 20 have come: one slow batch is not a starved run.
+  constexpr std::size_t kWindow = 50, kEnough = 20;
+  if (!std::isfinite(wait_fraction)) return;
+  if (recent_waits_.size() < kWindow) recent_waits_.push_back(wait_fraction);
+  else recent_waits_[recent_next_++ % kWindow] = wait_fraction;
+  if (recent_waits_.size() < kEnough) return;
+  double sum = 0;
+  for (double w : recent_waits_) sum += w;
+  const double share = sum / static_cast<double>(recent_waits_.size());
+  starved_share_ = share > 0.2 ? share : -1;
+  if (cache_building_) return;
+  starved_->setVisible(starved_share_ > 0);
+  if (starved_share_ > 0) {
+    starved_->setText(QString("Data-starved: %1% waiting on data · Build Cache…").arg(std::lround(100 * share)));
+    starved_->setToolTip("Over the last steps, the loader could not decode images as fast as the run trained. "
+                         "A cache of the decoded images lets the next run read them instead.");
+  }
+}
+
+void RunDashboard::showCacheBuild(const QString& text, bool running) {
+  cache_building_ = running;
+  starved_->setText(text);
+  starved_->setVisible(running || !text.isEmpty());
+  starved_->setEnabled(!running);
+}
+
+void RunDashboard::addSystem(const nlohmann::json& body, double seconds) {
+  const double images = number(body, "images_seen");
+  const double epoch = number(body, "epoch") - 1;
+  const double cores = number(body, "cores"), cpu = number(body, "cpu_percent");
+  const double rss = number(body, "rss_bytes"), total = number(body, "host_memory_total_bytes");
+  const double available = number(body, "host_memory_available_bytes"), read = number(body, "loader_bytes_per_s");
+  system_chart_->append(cpu_, images, epoch, cores > 0 ? cpu / cores : cpu, seconds);
+  system_chart_->append(memory_, images, epoch, total > 0 ? 100 * rss / total : std::nan(""), seconds);
+  const auto gpu = body.find("gpu");
+  const bool has_gpu = gpu != body.end() && gpu->is_object();
+  const double gpu_util = has_gpu ? number(*gpu, "utilization_percent") : std::nan("");
+  const double gpu_used = has_gpu ? number(*gpu, "memory_used_bytes") : std::nan("");
+  const double gpu_total = has_gpu ? number(*gpu, "memory_total_bytes") : std::nan("");
+  system_chart_->append(gpu_, images, epoch, gpu_util, seconds);
+  system_chart_->append(gpu_memory_, images, epoch, gpu_total > 0 ? 100 * gpu_used / gpu_total : std::nan(""), seconds);
+  // The absolute figures, in the title: they take no height from the plot.
+  auto gib = [](double bytes) { return QString::number(bytes / 1073741824.0, 'f', 1) + " GiB"; };
+  QStringList parts;
+  if (std::isfinite(cpu)) parts << QString("CPU %1%").arg(std::lround(cpu));
+  if (std::isfinite(rss)) parts << gib(rss) + " resident";
+  if (std::isfinite(available)) parts << gib(available) + " free";
+  if (std::isfinite(read) && read >= 0) parts << QString("loader %1 MB/s").arg(read / 1e6, 0, 'f', 1);
+  if (has_gpu) {
+    if (std::isfinite(gpu_util)) parts << QString("GPU %1%").arg(std::lround(gpu_util));
+    if (std::isfinite(gpu_used) && std::isfinite(gpu_total)) parts << gib(gpu_used) + " / " + gib(gpu_total);
+    const double watts = number(*gpu, "power_w");
+    if (std::isfinite(watts) && watts >= 0) parts << QString("%1 W").arg(std::lround(watts));
+  }
+  system_chart_->setTitle("Machine: " + parts.join(" · "));
+  system_chart_->setToolTip(parts.join("\n"));  // the title is cut short in a narrow chart
 }
 
 void RunDashboard::showSample(int index) {

@@ -1,12 +1,15 @@
 #pragma once
 // RunDashboard: what a run looks like while it learns (or afterwards, rebuilt from its log): a
-// status line, the progress bar with epoch, step and ETA, four charts (losses; D(x) and D(G(z))
-// before and after D's step; images/s and the share of time waiting on data; Parzen mean ±
-// standard error), the sample grids with a slider over every one of the run, and the warnings
-// (skipped files with their paths). It only reads events (addEvents); sample grids are decoded
-// off the GUI thread. A run_started that resumes from an earlier step drops the points its
-// predecessor logged past that step, as the event protocol says.
+// status line, the progress bar with epoch, step and ETA, and a ChartPanel of five charts
+// (losses; D(x) and D(G(z)) before and after D's step; images/s and the share of time waiting
+// on data; Parzen mean ± standard error; the machine: CPU, memory and GPU from the `system`
+// events) beside the sample grids (a slider over every one of the run) and the warnings (skipped
+// files with their paths). When the run waits on data more than 20% of the time it says so and
+// offers to build a cache (dataStarved / buildCacheRequested). It only reads events
+// (addEvents); sample grids are decoded off the GUI thread. A run_started that resumes from an
+// earlier step drops the points its predecessor logged past that step, as the event protocol says.
 #include "core/runs/event_stream_reader.h"
+#include "widgets/chart_panel.h"
 #include "widgets/training_chart.h"
 
 #include <QFutureWatcher>
@@ -20,7 +23,9 @@
 class QLabel;
 class QListWidget;
 class QProgressBar;
+class QPushButton;
 class QSlider;
+class QTabWidget;
 
 namespace streetgan::studio {
 
@@ -43,6 +48,12 @@ public:
   widgets::TrainingChart& discriminatorChart() { return *d_chart_; }
   widgets::TrainingChart& speedChart() { return *speed_chart_; }
   widgets::TrainingChart& parzenChart() { return *parzen_chart_; }
+  widgets::TrainingChart& systemChart() { return *system_chart_; }
+  widgets::ChartPanel& charts() { return *charts_; }
+  /// The share of time the recent steps waited on data, when above 20% (else a negative value).
+  double dataStarvedShare() const { return starved_share_; }
+  /// Shows the cache build's progress (or its end) on the data-starved button.
+  void showCacheBuild(const QString& text, bool running);
   int sampleCount() const { return sample_paths_.size(); }
   /// The sample grid at `path` arrived (fetched from a remote host): shown if it is the one wanted.
   void refreshSample(const QString& path);
@@ -54,11 +65,13 @@ public:
 signals:
   /// A sample grid was decoded and shown (or could not be read: `ok` false).
   void sampleShown(bool ok);
+  /// The data-starved button was pressed and its question answered yes.
+  void buildCacheRequested();
 
 private:
   void showSample(int index);
-  void saveChartImage(widgets::TrainingChart* chart);
-  void saveChartCsv(widgets::TrainingChart* chart);
+  void updateStarved(double wait_fraction);
+  void addSystem(const nlohmann::json& body, double seconds);
 
   QString run_dir_;
   QLabel* status_ = nullptr;
@@ -68,8 +81,17 @@ private:
   widgets::TrainingChart* d_chart_ = nullptr;
   widgets::TrainingChart* speed_chart_ = nullptr;
   widgets::TrainingChart* parzen_chart_ = nullptr;
+  widgets::TrainingChart* system_chart_ = nullptr;
+  widgets::ChartPanel* charts_ = nullptr;
   int loss_d_ = 0, loss_g_ = 0, d_x_ = 0, d_gz1_ = 0, d_gz2_ = 0, speed_ = 0, wait_ = 0;
   int parzen_mean_ = 0, parzen_low_ = 0, parzen_high_ = 0;
+  int cpu_ = 0, memory_ = 0, gpu_ = 0, gpu_memory_ = 0;
+  QPushButton* starved_ = nullptr;   // shown while the run is data-starved
+  std::vector<double> recent_waits_;  // the last steps' data_wait_fraction, a ring
+  std::size_t recent_next_ = 0;
+  double starved_share_ = -1;
+  bool cache_building_ = false;
+  QTabWidget* side_ = nullptr;        // Samples | Warnings (N)
   QLabel* sample_view_ = nullptr;
   QLabel* sample_caption_ = nullptr;
   QSlider* sample_slider_ = nullptr;
@@ -80,8 +102,7 @@ private:
   QImage shown_sample_;
   QListWidget* warnings_ = nullptr;
   double started_time_ = 0, started_epochs_ = 0, epochs_total_ = 0;
-  QTimer chart_turns_;  // redraws one chart per tick, so no tick does them all
-  int next_chart_ = 0;
+  double first_started_time_ = -1;  // the first run_started of the run: the time axis's zero
 };
 
 }  // namespace streetgan::studio

@@ -17,6 +17,7 @@ StudioSettings StudioSettings::load() {
   s.device = settings.value("device", "auto").toString();
   s.threads = settings.value("threads", 0).toInt();
   s.processes = std::clamp(settings.value("processes", 1).toInt(), 1, 1024);
+  s.cost_per_hour = std::max(0.0, settings.value("cost_per_hour", 0.0).toDouble());
   return s;
 }
 
@@ -26,6 +27,7 @@ void StudioSettings::save() const {
   settings.setValue("device", device);
   settings.setValue("threads", threads);
   settings.setValue("processes", processes);
+  settings.setValue("cost_per_hour", cost_per_hour);
 }
 
 QString findStreetganProgram() {

@@ -10,6 +10,7 @@ struct StudioSettings {
   QString device = "auto";      ///< auto, cpu, cuda, cuda:N or hpu
   int processes = 1;            ///< ranks of local runs (`streetgan train --nproc`); 1 = one process
   int threads = 0;              ///< 0 = every core
+  double cost_per_hour = 0;     ///< what an hour of this computer costs, in dollars; 0: not known
 
   static StudioSettings load();
   void save() const;

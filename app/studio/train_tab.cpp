@@ -25,6 +25,7 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     : QWidget(parent),
       runs_root_(std::move(runs_root)),
       demo_job_(program),
+      cache_job_(program),
       transports_(program) {
   // Left: what to train.
   preset_ = new QComboBox(this);
@@ -90,8 +91,25 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     form_->setConfig(config);
   });
   connect(picker_, &widgets::DatasetPicker::pathChosen, this, &TrainTab::setDataroot);
-  connect(picker_, &widgets::DatasetPicker::demoRequested, this,
-          [this] { useDemoData(QDir::cleanPath(QDir(runs_root_).absoluteFilePath("../demo-data"))); });
+  connect(picker_, &widgets::DatasetPicker::demoRequested, this, [this] {
+    preset_->setCurrentText("demo");  // the preset made for the demo scenes
+    useDemoData(DemoDataJob::defaultFolder(runs_root_));
+  });
+  connect(dashboard_, &RunDashboard::buildCacheRequested, this, &TrainTab::buildCache);
+  connect(&cache_job_, &CacheBuildJob::progressChanged, this, [this](qint64 done, qint64 total) {
+    dashboard_->showCacheBuild(QString("Building the cache: %1/%2 images").arg(done).arg(total), true);
+  });
+  connect(&cache_job_, &CacheBuildJob::finished, this, [this](bool ok, const QString& file_or_reason) {
+    if (ok) {
+      form_->enterText("data.cache", file_or_reason);
+      dashboard_->showCacheBuild("Cache built: the next run reads it", false);
+      dashboard_->setStatus("The cache " + file_or_reason + " is built and set as data.cache: runs started from now on "
+                            "read the decoded images from it.");
+    } else {
+      dashboard_->showCacheBuild(QString(), false);
+      dashboard_->setStatus("Could not build the cache: " + file_or_reason);
+    }
+  });
   connect(form_, &widgets::ConfigForm::configChanged, this, [this] {
     const QString root = QString::fromStdString(form_->config().dataroot);
     if (root != picker_->path()) picker_->setPath(root);
@@ -138,6 +156,49 @@ void TrainTab::useDemoData(const QString& folder) {
     emit demoDataFinished(false, error);
   }
   updateButtons();
+}
+
+void TrainTab::startDemo(const QString& folder) {
+  preset_->setCurrentText("demo");
+  connect(this, &TrainTab::demoDataFinished, this, [this](bool ok) {
+    if (ok) startRun();
+  }, Qt::SingleShotConnection);
+  useDemoData(folder);
+}
+
+QString TrainTab::cacheFileFor(const TrainConfig& config) const {
+  // One cache per data set and decoded size, beside the runs folder.
+  const QString name = QDir(QString::fromStdString(config.dataroot)).dirName();
+  return QDir::cleanPath(QDir(runs_root_).absoluteFilePath(
+      QString("../caches/%1-%2px-%3ch.sgcache").arg(name).arg(config.img_size).arg(config.nc)));
+}
+
+void TrainTab::buildCache() {
+  const TrainConfig config = form_->config();
+  if (config.dataroot.empty()) {
+    dashboard_->setStatus("Choose a data set first: the cache holds its images.");
+    return;
+  }
+  if (runOnHost()) {
+    dashboard_->setStatus("A cache is built on this computer; for a run on a host, build it there with "
+                          "streetgan cache build and set data.cache to its path.");
+    return;
+  }
+  cache_config_ = std::make_unique<QTemporaryFile>(QDir::temp().filePath("streetgan-cache-config-XXXXXX.json"));
+  QString error;
+  if (!cache_config_->open() || cache_config_->write(QByteArray::fromStdString(configToJson(config).dump(2))) < 0 ||
+      !cache_config_->flush()) {
+    dashboard_->setStatus("Cannot write the config file: " + cache_config_->errorString());
+    return;
+  }
+  const QString out = cacheFileFor(config);
+  if (!cache_job_.start(QString::fromStdString(config.dataroot), cache_config_->fileName(), out, &error)) {
+    dashboard_->setStatus("Could not build the cache: " + error);
+    return;
+  }
+  dashboard_->showCacheBuild("Building the cache …", true);
+  dashboard_->setStatus("Building a cache of " + QString::fromStdString(config.dataroot) + " in " + out +
+                        "; the run shown goes on.");
 }
 
 void TrainTab::onDemoDataFinished(bool ok, const QString& folder_or_reason) {

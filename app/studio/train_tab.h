@@ -5,6 +5,7 @@
 // process reading its stdout; a run opened from the Runs tab through its events.jsonl, live when
 // its process is still going; a run on a host over SSH. TrainingTransportFactory chooses which;
 // DemoDataJob renders the demo data set.
+#include "app/studio/control/cache_build_job.h"
 #include "app/studio/control/demo_data_job.h"
 #include "app/studio/control/host_profile.h"
 #include "app/studio/control/training_session.h"
@@ -50,6 +51,11 @@ public:
   /// `streetgan demo-data` on first use (progress in the progress bar), then selects them.
   void useDemoData(const QString& folder);
   bool demoDataBusy() const { return demo_job_.isRunning(); }
+  /// Selects the `demo` preset, renders the demo data into `folder` if needed, then starts a run.
+  void startDemo(const QString& folder);
+  /// Builds a cache of the form's data set (`streetgan cache build`, progress on the dashboard)
+  /// and sets data.cache to it, so the next run reads from it.
+  void buildCache();
   /// Continues the run shown (or `run_dir`) from its latest checkpoint, its history kept on the
   /// charts (read from its log first when it is not the run shown).
   bool resumeRun(const QString& run_dir = {});
@@ -89,6 +95,7 @@ signals:
 private:
   bool launch(const TrainingRequest& request, bool keep_history);
   void onDemoDataFinished(bool ok, const QString& folder_or_reason);
+  QString cacheFileFor(const TrainConfig& config) const;
   void connectSession();
   void onFinished(SessionState state, const QString& message);
   void updateButtons();
@@ -97,11 +104,13 @@ private:
   int threads_ = 0;
   int processes_ = 1;  ///< local runs: ranks (`--nproc`) when above 1
   DemoDataJob demo_job_;
+  CacheBuildJob cache_job_;
   TrainingTransportFactory transports_;
   std::unique_ptr<TrainingSession> session_;
   bool following_ = false;        // the session reads a run's log (opened), not a process we started
   QString resume_after_opening_;  // resume this run once its log has been read
   std::unique_ptr<QTemporaryFile> config_file_;
+  std::unique_ptr<QTemporaryFile> cache_config_;
   widgets::ConfigForm* form_ = nullptr;
   QComboBox* preset_ = nullptr;
   widgets::DatasetPicker* picker_ = nullptr;

@@ -46,7 +46,7 @@ WalkPreview::WalkPreview(QWidget* parent) : QWidget(parent) {
   grid->addStretch(1);
   play_ = new QPushButton("Pause", this);
   view_ = new QLabel(this);
-  view_->setMinimumSize(256, 256);
+  view_->setMinimumSize(192, 192);
   view_->setAlignment(Qt::AlignCenter);
   status_ = new QLabel(this);
   status_->setWordWrap(true);

@@ -94,7 +94,8 @@ Status validateConfig(const TrainConfig& config);
 /// Every key written out, nested as `augment: {...}` and `data: {...}`; applyConfigJson of it gives back `config`.
 nlohmann::json configToJson(const TrainConfig& config);
 
-/// Named presets: naive-64, safe-64, safe-128.
+/// Named presets: naive-64, safe-64, safe-128, and demo (nz 64, ngf/ndf 32, batch 32, 60 epochs:
+/// learns the demo street scenes in minutes on a CPU).
 Result<TrainConfig> presetConfig(const std::string& name);
 std::vector<std::string> presetNames();
 

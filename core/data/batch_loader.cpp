@@ -103,12 +103,19 @@ Batch BatchLoader::load(std::int64_t epoch, std::int64_t batch_index,
     Status status;
     if (cache_ && record_of_[index] >= 0) {
       auto view = cache_->image(static_cast<std::size_t>(record_of_[index]));
-      if (view)
+      if (view) {
         pipeline_.augmentPixels(*view, seed, out);
-      else
+        bytes_read_.fetch_add(static_cast<std::int64_t>(view->stride) * view->height, std::memory_order_relaxed);
+      } else {
         status = makeError(view.error());
+      }
     } else {
       status = pipeline_.loadPixels(dataset_.path(index), seed, out);
+      std::error_code ignored;  // the file was read whole: its size is what came off the disk
+      if (status) {
+        const auto size = std::filesystem::file_size(dataset_.path(index), ignored);
+        if (!ignored) bytes_read_.fetch_add(static_cast<std::int64_t>(size), std::memory_order_relaxed);
+      }
     }
     if (status)
       ++filled;

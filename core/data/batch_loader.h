@@ -55,6 +55,8 @@ public:
   const SamplePipeline& pipeline() const { return pipeline_; }
   /// Images of the data set that are not in the cache (0 without a cache).
   std::int64_t uncachedCount() const { return uncached_; }
+  /// Bytes read so far by load(): each image file's size, or each cached image's pixels.
+  std::int64_t bytesRead() const { return bytes_read_.load(std::memory_order_relaxed); }
 
   /// The dataset indices of `epoch`, in the order they are served.
   std::vector<std::int64_t> epochOrder(std::int64_t epoch) const;
@@ -79,6 +81,7 @@ private:
   std::vector<std::int64_t> record_of_;  ///< cache record of each dataset index, or -1
   std::int64_t uncached_ = 0;
   bool pinned_ = false;
+  mutable std::atomic<std::int64_t> bytes_read_{0};
   int shard_rank_ = 0;
   int shard_count_ = 1;
   // The shuffles of the epochs being served, computed once per epoch, not per batch.

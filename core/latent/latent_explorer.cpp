@@ -16,10 +16,36 @@ struct LatentExplorer::State {
   std::string path;
   CheckpointGenerator loaded;
   c10::Device device = c10::kCPU;
-  mutable std::mutex mutex;  // one generator call at a time
+  bool batch_statistics = false;  // guarded by mutex
+  mutable std::mutex mutex;       // one generator call at a time
 };
 
 namespace {
+
+/// While alive (and `on`): G's BatchNorm layers normalise with each call's batch statistics, and
+/// the running statistics they update are put back afterwards, so the model never changes.
+class BatchStatisticsScope {
+public:
+  BatchStatisticsScope(Generator& generator, bool on) : generator_(generator), on_(on) {
+    if (!on_) return;
+    for (const auto& buffer : generator_->buffers()) saved_.push_back(buffer.clone());
+    generator_->train();
+  }
+  ~BatchStatisticsScope() {
+    if (!on_) return;
+    torch::NoGradGuard no_grad;
+    std::size_t i = 0;
+    for (auto& buffer : generator_->buffers()) buffer.copy_(saved_[i++]);
+    generator_->eval();
+  }
+  BatchStatisticsScope(const BatchStatisticsScope&) = delete;
+  BatchStatisticsScope& operator=(const BatchStatisticsScope&) = delete;
+
+private:
+  Generator& generator_;
+  bool on_;
+  std::vector<torch::Tensor> saved_;
+};
 
 torch::Tensor toTensor(const Latent& latent) {
   return torch::from_blob(const_cast<float*>(latent.data()), {static_cast<std::int64_t>(latent.size())}, torch::kFloat32).clone();
@@ -105,12 +131,23 @@ Result<std::vector<RgbImage>> LatentExplorer::render(const std::vector<Latent>& 
   std::lock_guard lock(state_->mutex);
   try {
     torch::NoGradGuard no_grad;
+    BatchStatisticsScope scope(state_->loaded.generator, state_->batch_statistics);
     const torch::Tensor out = state_->loaded.generator->forward(torch::cat(rows).to(state_->device)).to(torch::kCPU);
     for (std::int64_t i = 0; i < out.size(0); ++i) images.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
   } catch (const c10::Error& e) {
     return makeError(std::string("sampling failed: ") + e.what_without_backtrace());
   }
   return images;
+}
+
+void LatentExplorer::setBatchStatistics(bool on) {
+  std::lock_guard lock(state_->mutex);
+  state_->batch_statistics = on;
+}
+
+bool LatentExplorer::batchStatistics() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->batch_statistics;
 }
 
 Status LatentExplorer::validate(const WalkPlan& plan) const {
@@ -147,6 +184,7 @@ Result<std::vector<RgbImage>> LatentExplorer::renderFrames(const WalkPlan& plan,
   try {
     torch::NoGradGuard no_grad;
     Generator& g = state_->loaded.generator;
+    BatchStatisticsScope scope(g, state_->batch_statistics);
     if (!grid) {
       const torch::Tensor out = g->forward(walk->frames(begin, count).to(state_->device)).to(torch::kCPU);
       for (std::int64_t i = 0; i < count; ++i) frames.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
@@ -173,6 +211,8 @@ Status LatentExplorer::exportWalk(const WalkPlan& plan, const std::string& path,
     return !progress || progress(ExplorerExportProgress{p.rendered, p.encoded, p.total});
   };
   std::lock_guard lock(state_->mutex);
+  render.batch_statistics = state_->batch_statistics;
+  BatchStatisticsScope scope(state_->loaded.generator, state_->batch_statistics);
   Result<WalkExportSummary> done =
       plan.rows * plan.columns > 1
           ? WalkExporter::exportWalk(state_->loaded.generator,

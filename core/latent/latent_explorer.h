@@ -62,8 +62,15 @@ public:
   /// mean(a) − mean(b) + mean(c).
   Result<Latent> arithmetic(const std::vector<Latent>& a, const std::vector<Latent>& b, const std::vector<Latent>& c) const;
 
-  /// One image per latent (G in eval mode).
+  /// One image per latent (G in eval mode unless batchStatistics()).
   Result<std::vector<RgbImage>> render(const std::vector<Latent>& latents) const;
+
+  /// BatchNorm with each call's batch statistics instead of the running ones (off by default).
+  /// Early models often look flat with their running statistics; with batch statistics an image
+  /// depends on the others rendered with it (a page of seeds, a batch of walk frames). The model
+  /// itself never changes: the running statistics are restored after every call.
+  void setBatchStatistics(bool on);
+  bool batchStatistics() const;
 
   /// Checks a walk can be rendered (≥ 2 keys of this model's size, frames_per_key ≥ 1, names).
   Status validate(const WalkPlan& plan) const;

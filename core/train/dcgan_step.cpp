@@ -84,8 +84,7 @@ void DcganStep::setRankGroup(RankGroup* group, bool sync_batchnorm) {
 void DcganStep::broadcastFromRankZero() {
   if (!group_) return;
   torch::NoGradGuard no_grad;
-  for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(generator_.get()),
-                                 static_cast<torch::nn::Module*>(discriminator_.get())}) {
+  for (torch::nn::Module* net : nets()) {
     for (auto& p : net->parameters()) {
       torch::Tensor copy = p.contiguous();
       group_->broadcastFromRankZero(copy);

@@ -15,6 +15,7 @@
 #include "core/train/loss_scaler.h"
 #include "core/train/multi_tensor_adamw.h"
 
+#include <array>
 #include <memory>
 
 namespace streetgan {
@@ -61,6 +62,8 @@ public:
 
   Generator& generator() { return generator_; }
   Discriminator& discriminator() { return discriminator_; }
+  /// Both nets as plain modules, G first (for walks over every parameter or buffer).
+  std::array<torch::nn::Module*, 2> nets() { return {generator_.get(), discriminator_.get()}; }
   MultiTensorAdamW& optimizerG() { return *optimizer_g_; }
   MultiTensorAdamW& optimizerD() { return *optimizer_d_; }
   LossScaler& scaler() { return scaler_; }

@@ -15,6 +15,7 @@
 #include "core/train/device_batch_feeder.h"
 #include "core/train/rank_group.h"
 #include "core/train/step_stats_queue.h"
+#include "core/train/system_monitor.h"
 #include "core/util/atomic_file.h"
 #include "core/util/crc32.h"
 #include "core/util/exception_message.h"
@@ -37,6 +38,9 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
+/// How often rank 0 writes a `system` event (checked after each logged step).
+constexpr double kSystemEverySeconds = 5.0;
+
 struct Trainer::State {
   TrainConfig config;
   TrainerOptions options;
@@ -57,6 +61,7 @@ struct Trainer::State {
   torch::Tensor parzen_valid, parzen_test;  ///< held-out rows, loaded once when Parzen is on
   std::unique_ptr<RankGroup> group;  ///< the other ranks of a distributed run; null alone
   bool writer = true;                ///< rank 0 (or alone): writes events, files and checkpoints
+  std::unique_ptr<SystemMonitor> monitor;  ///< rank 0's `system` events
 
   /// The first reason the run cannot go on found while writing events or reading the flushed
   /// steps: events.jsonl could not be appended to, or a step's losses are not finite.
@@ -78,6 +83,7 @@ struct Trainer::State {
     return options.stop_requested && options.stop_requested->load(std::memory_order_relaxed);
   }
   Status writeSamples();
+  void emitSystem();
   Status writeCheckpoint();
   void evaluateParzen();
   Status loadParzenSplits();
@@ -258,6 +264,22 @@ Status Trainer::State::restoreLatest() {
   return makeError(run.path() + ": no readable checkpoint to resume from");
 }
 
+void Trainer::State::emitSystem() {
+  const SystemSample sample = monitor->sample(loader ? loader->bytesRead() : 0);
+  json body = {{"epoch", progress.epoch + 1}, {"step", progress.step}, {"images_seen", progress.images_seen},
+               {"seconds", sample.seconds}, {"cpu_percent", sample.cpu_percent}, {"cores", sample.cores},
+               {"rss_bytes", sample.rss_bytes},
+               {"host_memory_available_bytes", sample.host_memory_available_bytes},
+               {"host_memory_total_bytes", sample.host_memory_total_bytes},
+               {"loader_bytes_per_s", sample.loader_bytes_per_s}};
+  if (sample.gpu) {
+    body["gpu"] = {{"index", sample.gpu->index}, {"utilization_percent", sample.gpu->utilization_percent},
+                   {"memory_used_bytes", sample.gpu->memory_used_bytes},
+                   {"memory_total_bytes", sample.gpu->memory_total_bytes}, {"power_w", sample.gpu->power_w}};
+  }
+  emit("system", std::move(body));
+}
+
 Status Trainer::State::writeSamples() {
   if (!writer || last_sample_step == progress.step) return {};
   // The grid uses BatchNorm's batch statistics over the fixed noise batch, as the reference
@@ -389,6 +411,7 @@ void Trainer::State::flushSteps() {
       step["skipped_step"] = stats.skipped;
     }
     emit("step", std::move(step));
+    if (monitor && monitor->due(kSystemEverySeconds)) emitSystem();
     // A step skipped by the loss scaler may overflow by design; any other non-finite loss means
     // the weights are no longer finite, and training on (or saving) them would only spread it.
     if (stop_error.empty() && !stats.skipped && !(std::isfinite(stats.loss_d) && std::isfinite(stats.loss_g)))
@@ -455,8 +478,7 @@ json Trainer::State::rankDevices() {
 // A CRC-32 of each rank's parameters, in rank order: equal values show the ranks stayed in step.
 json Trainer::State::rankChecksums() {
   std::uint32_t crc = 0;
-  for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(model->generator().get()),
-                                 static_cast<torch::nn::Module*>(model->discriminator().get())})
+  for (torch::nn::Module* net : model->nets())
     for (const auto& p : net->parameters()) {
       const torch::Tensor host = p.detach().to(torch::kCPU).contiguous();
       crc = crc32Update(crc, host.data_ptr(), static_cast<std::size_t>(host.nbytes()));
@@ -513,6 +535,11 @@ Result<RunOutcome> Trainer::State::loop() {
         {"threads", at::get_num_threads()},
         {"pid", static_cast<long long>(::getpid())},
         {"version", STREETGAN_VERSION}});
+  if (writer) {
+    monitor = std::make_unique<SystemMonitor>(deviceName(device));
+    if (!monitor->gpuUnavailableReason().empty())
+      emit("warning", {{"message", "no GPU figures in the system events: " + monitor->gpuUnavailableReason()}});
+  }
   if (removed > 0)
     emit("warning", {{"message", "removed " + std::to_string(removed) +
                                      " unfinished file(s) left by an earlier process"}});
@@ -653,6 +680,7 @@ Result<RunOutcome> Trainer::State::loop() {
         break;
       }
   }
+  if (monitor) emitSystem();
   emit("run_finished", std::move(finished));
   return stopped ? RunOutcome::Stopped : RunOutcome::Completed;
 }

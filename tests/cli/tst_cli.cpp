@@ -1,10 +1,14 @@
+#include "core/data/image_dataset.h"
 #include "tests/support/test_support.h"
 
 #include <QCryptographicHash>
 #include <QDirIterator>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QtTest>
+
+#include <cmath>
 
 using namespace streetgan::test;
 
@@ -21,6 +25,7 @@ private slots:
   void demoDataIsDeterministic();
   void sampleFromCheckpoint();
   void trainingOutlivesItsStdoutReader();
+  void systemEventsDescribeTheMachine();
 
 private:
   QTemporaryDir dir_;
@@ -61,7 +66,7 @@ void TestCli::badArguments_data() {
   QTest::newRow("checkpoint key in -t") << QStringList{"train", "--dataroot", d, "-t", R"({"name":"x"})"} << 2
       << "streetgan train: -t: config key \"name\" is not allowed here";
   QTest::newRow("bad preset") << QStringList{"train", "--dataroot", d, "--preset", "big"} << 2
-      << "streetgan train: option '--preset': unknown preset \"big\"; allowed: naive-64, safe-64, safe-128";
+      << "streetgan train: option '--preset': unknown preset \"big\"; allowed: naive-64, safe-64, safe-128, demo";
   QTest::newRow("missing config file") << QStringList{"train", "--dataroot", d, "--config", "/nonexistent.json"} << 2
       << "streetgan train: /nonexistent.json: cannot open the config file";
   QTest::newRow("cuda without cuda") << QStringList{"train", "--dataroot", d, "--device", "cuda:3", "--run-dir", "@RUN@"} << 2
@@ -133,7 +138,7 @@ void TestCli::infoJson() {
   QVERIFY(info.value("params_d").toDouble() > 0);
   QVERIFY(info.value("devices").toArray().contains("cpu"));
   QCOMPARE(info.value("img_size").toInt(), 128);
-  QCOMPARE(info.value("presets").toArray().size(), 3);
+  QCOMPARE(info.value("presets").toArray().size(), 4);
   const auto naive = runCli({"info", "--json"});
   const auto n = QJsonDocument::fromJson(naive.out.toUtf8()).object();
   QCOMPARE(qint64(n.value("params_g").toDouble()), qint64(3576704));
@@ -254,6 +259,34 @@ void TestCli::trainingOutlivesItsStdoutReader() {
   QCOMPARE(events.last().value("type").toString(), QString("run_finished"));
   QCOMPARE(events.last().value("status").toString(), QString("completed"));
   QCOMPARE(eventsOfType(events, "epoch_end").size(), 2);
+}
+
+void TestCli::systemEventsDescribeTheMachine() {
+  const QString run = dir_.filePath("system-events");
+  const auto trained = runCli(tinyTrainArgs(data_, run, 2));
+  QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
+  const auto events = readEvents(run);
+  const auto system = eventsOfType(events, "system");
+  QVERIFY(!system.isEmpty());  // at least the one just before run_finished
+  QCOMPARE(events[events.size() - 2].value("type").toString(), QString("system"));
+  double bytes = 0;
+  for (const QJsonObject& e : system) {
+    QVERIFY(e.value("cpu_percent").toDouble() >= 0);
+    QVERIFY(e.value("cores").toInt() >= 1);
+    QVERIFY(e.value("rss_bytes").toDouble() > 10e6);
+    const double total = e.value("host_memory_total_bytes").toDouble(), available = e.value("host_memory_available_bytes").toDouble();
+    QVERIFY(total > 0 && available > 0 && available <= total);
+    QVERIFY(e.value("seconds").toDouble() > 0);
+    QVERIFY(!e.contains("gpu"));  // on the CPU: no GPU figures
+    bytes += e.value("loader_bytes_per_s").toDouble() * e.value("seconds").toDouble();
+  }
+  // Over the run the loader read each image file once per epoch.
+  qint64 files = 0;
+  const auto dataset = streetgan::ImageDataset::open(data_.toStdString());
+  QVERIFY(dataset);
+  for (std::size_t i = 0; i < dataset->size(); ++i) files += QFileInfo(QString::fromStdString(dataset->path(i))).size();
+  QVERIFY2(std::abs(bytes - 2.0 * files) < 1e-6 * files, qPrintable(QString("%1 read, %2 in the files").arg(bytes).arg(files)));
+  QVERIFY(system.last().value("step").toInt() == eventsOfType(events, "step").last().value("step").toInt());
 }
 
 QTEST_GUILESS_MAIN(TestCli)

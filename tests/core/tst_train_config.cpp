@@ -151,7 +151,7 @@ void TestTrainConfig::presets() {
   const auto unknown = presetConfig("huge-512");
   QVERIFY(!unknown.ok());
   QCOMPARE(QString::fromStdString(unknown.error()),
-           QString("unknown preset \"huge-512\"; allowed: naive-64, safe-64, safe-128"));
+           QString("unknown preset \"huge-512\"; allowed: naive-64, safe-64, safe-128, demo"));
 }
 
 void TestTrainConfig::roundTrip() {

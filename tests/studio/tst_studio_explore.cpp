@@ -39,6 +39,7 @@ private slots:
   void exportThroughTheDialog();
   void exportCancelLeavesNothing();
   void followsTheLatestCheckpoint();
+  void batchNormSwitch();
   void badCheckpointIsSaid();
 
 private:
@@ -289,6 +290,41 @@ void TestStudioExplore::followsTheLatestCheckpoint() {
   QVERIFY(opened.wait(60000));
   QCOMPARE(tab.explorer()->imageSize(), 64);
   QVERIFY(!tab.statusText().contains("following"));
+}
+
+void TestStudioExplore::batchNormSwitch() {
+  ExploreTab& tab = window_->exploreTab();
+  window_->tabs().setCurrentWidget(&tab);
+  openModel(tab);
+  QVERIFY(!tab.batchStatistics());  // eval mode by default
+  SeedGrid& grid = tab.seedGrid();
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(15).isNull(), 30000);
+  const QImage running = grid.imageAt(3);
+  // The same latents rendered through the explorer: eval twice gives the same pixels.
+  const Latent latent = tab.explorer()->latentOfSeed(3);
+  auto eval_image = tab.explorer()->render({latent, tab.explorer()->latentOfSeed(4)});
+  QVERIFY(eval_image);
+  // This batch's statistics: the page is drawn again, and differently.
+  QSignalSpy rendered(&grid, &SeedGrid::rendered);
+  tab.setBatchStatistics(true);
+  QVERIFY(tab.explorer()->batchStatistics());
+  QVERIFY(rendered.wait(30000));
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering(), 30000);
+  QVERIFY(grid.imageAt(3) != running);
+  const QString path = testOutputDir() + "/explore-batch-statistics.png";
+  QVERIFY(tab.grab().save(path));
+  qInfo("screenshot: %s", qPrintable(path));
+  auto train_image = tab.explorer()->render({latent, tab.explorer()->latentOfSeed(4)});
+  QVERIFY(train_image);
+  QVERIFY((*train_image)[0].pixels != (*eval_image)[0].pixels);
+  // Back to the running statistics: exactly the images of before (the model was not changed).
+  tab.setBatchStatistics(false);
+  QVERIFY(rendered.wait(30000));
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering(), 30000);
+  QCOMPARE(grid.imageAt(3), running);
+  auto again = tab.explorer()->render({latent, tab.explorer()->latentOfSeed(4)});
+  QVERIFY(again);
+  QVERIFY((*again)[0].pixels == (*eval_image)[0].pixels);
 }
 
 void TestStudioExplore::badCheckpointIsSaid() {

@@ -1,6 +1,8 @@
 // The studio's main window and Train tab offscreen, driving a real `streetgan train` on tiny demo
 // data: the form's config runs, every step reaches the charts (compared with events.jsonl), sample
 // grids are browsable, stop and resume go through the tab; screenshots of the window are saved.
+#include "app/studio/dataset_tab.h"
+#include "app/studio/explore_tab.h"
 #include "app/studio/main_window.h"
 #include "app/studio/train_tab.h"
 #include "core/data/image_dataset.h"
@@ -15,6 +17,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QtTest>
 
 using namespace streetgan;
@@ -28,6 +31,7 @@ private slots:
   void initTestCase();
   void shellHasItsTabs();
   void demoDataIsRenderedOnceAndSelected();
+  void demoStartsARunAtOnce();
   void studioProgramOptions();
   void datasetPickerCountsAfterTheFilters();
   void runFromTheForm();
@@ -89,6 +93,41 @@ void TestStudioTrain::demoDataIsRenderedOnceAndSelected() {
   QVERIFY(!tab.demoDataBusy());
   QCOMPARE(ready.size(), 2);
   QCOMPARE(QString::fromStdString(tab.form().config().dataroot), folder);
+}
+
+void TestStudioTrain::demoStartsARunAtOnce() {
+  // The main job: --demo renders the demo data (1,000 scenes) and starts a demo run at once;
+  // Explore follows it, the Dataset tab shows its data. A second studio opens that run instead.
+  MainWindow window(STREETGAN_CLI);
+  window.resize(1280, 720);
+  window.show();
+  TrainTab& tab = window.trainTab();
+  QSignalSpy started(&tab, &TrainTab::runStarted);
+  QSignalSpy finished(&tab, &TrainTab::runFinished);
+  window.startDemo();
+  QVERIFY(started.wait(300000));
+  const QString run = started.first().first().toString();
+  QTRY_VERIFY_WITH_TIMEOUT(tab.dashboard().lossChart().pointCount(0) >= 1, 120000);  // config.json is written by then
+  const QJsonObject config = QJsonDocument::fromJson(readFileBytes(run + "/config.json")).object();
+  QCOMPARE(config.value("preset").toString(), QString("demo"));
+  QCOMPARE(config.value("dataroot").toString(), window.demoDataFolder());
+  QCOMPARE(config.value("ngf").toInt(), 32);
+  QCOMPARE(config.value("batch_size").toInt(), 32);
+  QCOMPARE(ImageDataset::open(window.demoDataFolder().toStdString(), {}, DatasetPart::All)->size(), std::size_t(1000));
+  QCOMPARE(window.tabs().currentWidget(), &tab);
+  QVERIFY(window.exploreTab().isFollowing());
+  QCOMPARE(window.datasetTab().root(), window.demoDataFolder());
+  {
+    MainWindow second(STREETGAN_CLI);
+    QSignalSpy second_started(&second.trainTab(), &TrainTab::runStarted);
+    second.startDemo();
+    QTRY_COMPARE_WITH_TIMEOUT(second.trainTab().runDirectory(), run, 60000);
+    QCOMPARE(second_started.size(), 0);
+    QVERIFY(second.exploreTab().isFollowing());
+  }
+  tab.stopRun();
+  QVERIFY(finished.wait(120000));
+  QCOMPARE(finished.first().first().value<SessionState>(), SessionState::Stopped);
 }
 
 void TestStudioTrain::studioProgramOptions() {

@@ -71,14 +71,15 @@ void TestTrainingChart::csvHoldsEveryPointWithItsSmoothing() {
   chart.setSmoothing(0.5);
   const QStringList lines = chart.csv().trimmed().split('\n');
   QCOMPARE(lines.size(), 5);
-  QCOMPARE(lines[0], QString("series,images_seen,epoch,value,smoothed"));
+  QCOMPARE(lines[0], QString("series,images_seen,epoch,seconds,value,smoothed"));
   const auto smoothed = smoothSeries(values, 0.5);
   for (int i = 0; i < 4; ++i) {
     const QStringList cells = lines[i + 1].split(',');
     QCOMPARE(cells[0], QString("loss_d"));
     QCOMPARE(cells[1].toDouble(), 8.0 * (i + 1));
-    QCOMPARE(cells[3].toDouble(), values[i]);
-    QCOMPARE(cells[4].toDouble(), smoothed[i]);  // written with 17 digits: exact
+    QCOMPARE(cells[3], QString());  // no time given
+    QCOMPARE(cells[4].toDouble(), values[i]);
+    QCOMPARE(cells[5].toDouble(), smoothed[i]);  // written with 17 digits: exact
   }
 }
 

@@ -11,6 +11,11 @@ DemoDataJob::DemoDataJob(QString program, QObject* parent) : QObject(parent), pr
 
 DemoDataJob::~DemoDataJob() = default;
 
+QString DemoDataJob::defaultFolder(const QString& runs_root) {
+  // Named by its size: a studio that renders more scenes than an older one did renders them anew.
+  return QDir::cleanPath(QDir(runs_root).absoluteFilePath(QString("../demo-data-%1").arg(kCities * kSequences * kFrames)));
+}
+
 bool DemoDataJob::isRendered(const QString& folder) { return QFileInfo(folder + "/train_val").isDir(); }
 
 bool DemoDataJob::start(const QString& folder, QString* error) {
@@ -38,7 +43,8 @@ bool DemoDataJob::start(const QString& folder, QString* error) {
     emit finished(false, ChildProcess::failureReason(stderr_, exit_code));
   });
   QDir().mkpath(QFileInfo(folder_).absolutePath());
-  if (!process_->start(program_, {"demo-data", "--out", folder_, "--cities", "4", "--sequences", "6", "--frames", "10"}, error)) {
+  if (!process_->start(program_, {"demo-data", "--out", folder_, "--cities", QString::number(kCities), "--sequences",
+                                  QString::number(kSequences), "--frames", QString::number(kFrames)}, error)) {
     process_.reset();
     return false;
   }

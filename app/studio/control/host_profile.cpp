@@ -45,6 +45,8 @@ QString HostProfile::validate() const {
   }
   if (threads < 0 || threads > 1024) return "CPU threads: " + QString::number(threads) + " is not allowed (0 for all cores, or 1–1024).";
   if (devices < 1 || devices > 1024) return "Devices to use: " + QString::number(devices) + " is not allowed (1–1024).";
+  if (!(cost_per_hour >= 0 && cost_per_hour <= 100000))
+    return "Cost per hour: " + QString::number(cost_per_hour) + " is not allowed (0 for not known, up to 100000 dollars).";
   return {};
 }
 
@@ -70,7 +72,8 @@ QJsonObject HostProfile::toJson() const {
           {"known_hosts_file", known_hosts_file},
           {"device", device},
           {"threads", threads},
-          {"devices", devices}};
+          {"devices", devices},
+          {"cost_per_hour", cost_per_hour}};
 }
 
 HostProfile HostProfile::fromJson(const QJsonObject& o) {
@@ -91,6 +94,7 @@ HostProfile HostProfile::fromJson(const QJsonObject& o) {
   if (p.device.isEmpty()) p.device = "auto";
   p.threads = std::max(0, o.value("threads").toInt(0));
   p.devices = std::max(1, o.value("devices").toInt(1));
+  p.cost_per_hour = std::max(0.0, o.value("cost_per_hour").toDouble(0));
   return p;
 }
 

@@ -26,6 +26,7 @@ struct HostProfile {
   QString device = "auto";                ///< runs on this host train on: auto, cpu, cuda, cuda:N or hpu
   int threads = 0;                        ///< CPU threads of runs on this host; 0: all its cores
   int devices = 1;                        ///< devices a run uses: above 1, `--nproc N` (one rank each)
+  double cost_per_hour = 0;               ///< what an hour of this host costs, in dollars; 0: not known
 
   /// "user@host" or "host".
   QString destination() const;

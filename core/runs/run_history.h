@@ -1,0 +1,82 @@
+#pragma once
+// RunHistory: every point of one run, read from its events.jsonl, for comparing runs side by
+// side: the steps (losses, D outputs, throughput), the Parzen estimates, the sample grids and the
+// `system` events, each placed at its images seen, epoch and seconds since the run first started;
+// and the run's config as its first run_started gave it (preset, batch, device, world size).
+//
+// RunHistoryReader is fed the log's bytes as they come (a running run is followed without
+// reading it again); only complete lines count, malformed ones are skipped and counted. A resumed
+// run's run_started drops the points its predecessor logged past that run_started's images_seen,
+// as the event protocol says. runFigures() turns a history into the compare table's figures.
+// Nothing here throws on bad input.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace streetgan {
+
+struct RunHistory {
+  std::string preset, device, backend;  ///< config preset; rank 0's device; "" alone
+  std::int64_t world_size = 1, batch_size = 0, epochs = 0;
+
+  struct Step {
+    double images_seen = 0, epoch = 0, seconds = 0;  ///< epoch: fractional (e.g. 2.5: half of the third)
+    double loss_d = 0, loss_g = 0, d_x = 0, d_g_z1 = 0, d_g_z2 = 0, images_per_s = 0, data_wait_fraction = 0;
+  };
+  struct Parzen {
+    double images_seen = 0, epoch = 0, seconds = 0, mean_ll = 0, standard_error = 0;
+  };
+  struct Samples {
+    double images_seen = 0, seconds = 0;
+    std::string path;  ///< relative to the run directory
+  };
+  struct System {
+    double images_seen = 0, seconds = 0;
+    double cpu_percent = -1, cores = 0, rss_bytes = -1, host_memory_total_bytes = -1;
+    double gpu_utilization_percent = -1, gpu_memory_used_bytes = -1;  ///< -1: no GPU figures
+  };
+  std::vector<Step> steps;
+  std::vector<Parzen> parzen;
+  std::vector<Samples> samples;
+  std::vector<System> system;
+  std::vector<double> epoch_seconds;  ///< each epoch_end's seconds
+  std::int64_t malformed_lines = 0;
+};
+
+class RunHistoryReader {
+public:
+  /// The next bytes of events.jsonl.
+  void feed(std::string_view bytes);
+  /// Bytes consumed up to the last complete line: where to read on from.
+  std::uint64_t bytesRead() const { return complete_bytes_; }
+  const RunHistory& history() const { return history_; }
+
+private:
+  void parseLine(std::string_view line);
+  RunHistory history_;
+  std::string partial_;
+  std::uint64_t complete_bytes_ = 0;
+  double first_started_ = -1;  ///< time of the first run_started: the seconds axis's zero
+  double iterations_ = 0;      ///< batches per epoch, from the latest step
+};
+
+/// The figures of one run for the compare table; nullopt where the log has nothing to say.
+struct RunFigures {
+  std::optional<double> images_per_s;        ///< median of the steps' images/s
+  std::optional<double> images_per_hour;
+  std::optional<double> seconds_per_epoch;   ///< mean over the finished epochs
+  std::optional<double> best_parzen;         ///< highest mean log-likelihood
+  std::optional<double> peak_rss_bytes;
+  std::optional<double> mean_cpu_percent;    ///< of the run's cores (100 = all of them busy)
+  std::optional<double> mean_gpu_percent;
+  std::optional<double> peak_gpu_memory_bytes;
+};
+
+RunFigures runFigures(const RunHistory& history);
+
+/// Dollars per million images at `dollars_per_hour` (nullopt when either is unknown or zero).
+std::optional<double> dollarsPerMillionImages(std::optional<double> dollars_per_hour, std::optional<double> images_per_hour);
+
+}  // namespace streetgan
