@@ -33,10 +33,10 @@ def main():
     data = args.data or os.path.join(work, "demo-data")
     if not args.data:
         subprocess.run([args.streetgan, "demo-data", "--out", data, "--cities", "4", "--sequences", "10",
-                        "--frames", "25"], check=True, stdout=subprocess.DEVNULL)
+                        "--frames", "25"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run = os.path.join(work, "run")
     cmd = [args.streetgan, "train", "--preset", "demo", "--dataroot", data, "--run-dir", run,
-           "--threads", str(args.threads), "--epochs", "1000", "-c", '{"log_frequency": 10}']
+           "--threads", str(args.threads), "--epochs", "1000"]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     events_path = os.path.join(run, "events.jsonl")

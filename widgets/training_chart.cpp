@@ -146,6 +146,14 @@ int TrainingChart::addSeries(const QString& name, const QColor& color, Qt::PenSt
   return static_cast<int>(series_.size()) - 1;
 }
 
+void TrainingChart::hideFromLegend(int series) {
+  for (auto* marker : chart_->legend()->markers(series_.at(static_cast<std::size_t>(series)).smooth)) marker->setVisible(false);
+}
+
+void TrainingChart::setSeriesLegendName(int series, const QString& name) {
+  series_.at(static_cast<std::size_t>(series)).smooth->setName(name);
+}
+
 void TrainingChart::append(int series, double images_seen, double epoch, double value, double seconds) {
   Series& s = series_.at(static_cast<std::size_t>(series));
   s.images.push_back(images_seen);
@@ -292,8 +300,13 @@ void TrainingChart::redraw() {
   // No points: a sentence saying what will come instead of axes over nothing.
   empty_->setText(empty_text_);
   empty_->setVisible(empty);
-  x_->setVisible(!empty);
-  y_->setVisible(!empty);
+  if (x_->isVisible() == empty) {
+    x_->setVisible(!empty);
+    y_->setVisible(!empty);
+    // Now, not at the next event-loop pass: image() right after this redraw would otherwise
+    // show the plot over the whole chart and no axes.
+    chart_->layout()->activate();
+  }
   placeOverlays();
   if (empty) {
     for (Series& s : series_) {

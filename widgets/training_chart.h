@@ -38,6 +38,10 @@ public:
 
   /// Adds a series; returns its index for append().
   int addSeries(const QString& name, const QColor& color, Qt::PenStyle style = Qt::SolidLine);
+  /// Leaves `series` out of the legend (e.g. a second line per run, explained in the title).
+  void hideFromLegend(int series);
+  /// The legend's name of `series` (its CSV name stays the one it was added with).
+  void setSeriesLegendName(int series, const QString& name);
   /// Appends a point (kept for good); non-finite values are kept and drawn as gaps. `seconds`
   /// (since the run started) places it on the wall-time axis; NaN leaves it off that axis.
   void append(int series, double images_seen, double epoch, double value,

@@ -1,7 +1,9 @@
 #include "app/studio/main_window.h"
 #include "app/studio/host_dialog.h"
 
+#include "app/studio/compare_view.h"
 #include "app/studio/control/demo_data_job.h"
+#include "app/studio/control/host_profile.h"
 #include "app/studio/dataset_tab.h"
 #include "app/studio/evaluate_tab.h"
 #include "app/studio/explore_tab.h"
@@ -128,6 +130,7 @@ MainWindow::MainWindow(QString program, QWidget* parent)
     tabs_->setCurrentWidget(train_tab_);
     statusBar()->showMessage("The data set, its filters and the augmentation settings are in the Train tab's form.", 10000);
   });
+  connect(runs_tab_, &RunsTab::compareRequested, this, &MainWindow::showComparison);
   runs_tab_->setBusyCheck([this](const QString& path) {
     return train_tab_->session() && train_tab_->session()->isActive() && train_tab_->runDirectory() == path;
   });
@@ -201,6 +204,33 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   settings.setValue("window/tab", tabs_->currentIndex());
   event->accept();
 }
+
+void MainWindow::showComparison(const QStringList& run_dirs) {
+  const QList<HostProfile> hosts = loadHostProfiles();
+  QList<ComparedRun> runs;
+  for (const QString& path : run_dirs) {
+    ComparedRun run;
+    run.path = path;
+    const int row = runs_tab_->model().rowOf(path);
+    run.host = row >= 0 ? runs_tab_->model().hostOf(row) : QString();
+    run.cost_per_hour = settings_.cost_per_hour;
+    if (!run.host.isEmpty()) {
+      run.cost_per_hour = 0;  // a host without a profile any more: not known
+      for (const HostProfile& host : hosts)
+        if (host.label() == run.host) run.cost_per_hour = host.cost_per_hour;
+    }
+    runs << run;
+  }
+  // Its own window, beside the main one: several comparisons may stay open.
+  auto* view = new CompareView(runs, this);
+  view->setWindowFlag(Qt::Window);
+  view->setAttribute(Qt::WA_DeleteOnClose);
+  view->resize(1280, 900);
+  view->show();
+  compare_ = view;
+}
+
+CompareView* MainWindow::lastComparison() const { return compare_.data(); }
 
 void MainWindow::showHosts() {
   HostDialog dialog(loadHostProfiles(), this);

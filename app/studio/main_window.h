@@ -6,12 +6,14 @@
 #include "app/studio/studio_settings.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
 class QLabel;
 class QTabWidget;
 
 namespace streetgan::studio {
 
+class CompareView;
 class DatasetTab;
 class EvaluateTab;
 class ExploreTab;
@@ -35,6 +37,10 @@ public:
   /// and starts a run of the `demo` preset on it; Explore follows it, the Dataset tab shows its data.
   void startDemo();
   QTabWidget& tabs() { return *tabs_; }
+  /// Opens a CompareView of these runs in a window of its own (Runs tab → Compare).
+  void showComparison(const QStringList& run_dirs);
+  /// The comparison opened last (null when none, or closed).
+  CompareView* lastComparison() const;
 
 protected:
   void closeEvent(QCloseEvent* event) override;
@@ -49,6 +55,7 @@ private:
   StudioSettings settings_;
   QTabWidget* tabs_ = nullptr;
   TrainTab* train_tab_ = nullptr;
+  QPointer<CompareView> compare_;
   RunsTab* runs_tab_ = nullptr;
   ExploreTab* explore_tab_ = nullptr;
   EvaluateTab* evaluate_tab_ = nullptr;

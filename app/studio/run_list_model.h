@@ -43,6 +43,8 @@ public:
   QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
   const RunSummary& summary(int row) const { return runs_[static_cast<std::size_t>(row)].summary; }
+  /// The host a run trained on (a remote run's record), or "" for this computer.
+  QString hostOf(int row) const { return runs_[static_cast<std::size_t>(row)].host; }
   /// The row of the run in `path`, or -1.
   int rowOf(const QString& path) const;
   int runningCount() const;

@@ -23,7 +23,7 @@ RunsTab::RunsTab(QString runs_root, QWidget* parent) : QWidget(parent) {
   table_ = new QTableView(this);
   table_->setModel(proxy_);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setSelectionMode(QAbstractItemView::ExtendedSelection);  // several runs: Compare
   table_->setSortingEnabled(true);
   table_->sortByColumn(RunListModel::LastActivity, Qt::DescendingOrder);
   table_->verticalHeader()->hide();
@@ -45,10 +45,13 @@ RunsTab::RunsTab(QString runs_root, QWidget* parent) : QWidget(parent) {
   duplicate_->setToolTip("Load this run's config into the Train tab's form, to start a new run from it");
   reveal_ = new QPushButton("Reveal Folder", this);
   reveal_->setToolTip("Open the run's folder in the file manager");
+  compare_ = new QPushButton("Compare", this);
+  compare_->setToolTip("Select two or more runs (Ctrl+click) to see their curves, sample grids, speed and cost "
+                       "side by side");
   delete_ = new QPushButton("Delete…", this);
   delete_->setToolTip("Delete the run's folder (checkpoints, samples, log) after a confirmation");
   auto* buttons = new QHBoxLayout();
-  for (QPushButton* button : {refresh, open_, resume_, duplicate_, reveal_, delete_}) buttons->addWidget(button);
+  for (QPushButton* button : {refresh, open_, resume_, duplicate_, compare_, reveal_, delete_}) buttons->addWidget(button);
   buttons->addStretch(1);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(buttons);
@@ -62,11 +65,12 @@ RunsTab::RunsTab(QString runs_root, QWidget* parent) : QWidget(parent) {
   connect(duplicate_, &QPushButton::clicked, this, [this] { emit duplicateRequested(selectedRun()); });
   connect(reveal_, &QPushButton::clicked, this, [this] { QDesktopServices::openUrl(QUrl::fromLocalFile(selectedRun())); });
   connect(delete_, &QPushButton::clicked, this, [this] { deleteSelected(); });
+  connect(compare_, &QPushButton::clicked, this, [this] { emit compareRequested(selectedRuns()); });
   connect(table_, &QTableView::doubleClicked, this, [this] { emit openRequested(selectedRun()); });
   connect(table_, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
     if (selectedRun().isEmpty()) return;
     QMenu menu(this);
-    for (QPushButton* button : {open_, resume_, duplicate_, reveal_, delete_})
+    for (QPushButton* button : {open_, resume_, duplicate_, compare_, reveal_, delete_})
       if (button->isEnabled()) menu.addAction(button->text(), button, &QPushButton::click);
     menu.exec(table_->viewport()->mapToGlobal(at));
   });
@@ -105,12 +109,30 @@ bool RunsTab::select(const QString& path) {
 }
 
 QString RunsTab::selectedRun() const {
-  const QModelIndexList rows = table_->selectionModel()->selectedRows();
-  return rows.isEmpty() ? QString() : rows.first().data(RunListModel::PathRole).toString();
+  const QStringList runs = selectedRuns();
+  return runs.size() == 1 ? runs.first() : QString();
+}
+
+QStringList RunsTab::selectedRuns() const {
+  QStringList runs;
+  for (const QModelIndex& row : table_->selectionModel()->selectedRows()) runs << row.data(RunListModel::PathRole).toString();
+  return runs;
+}
+
+bool RunsTab::selectRuns(const QStringList& paths) {
+  table_->clearSelection();
+  for (const QString& path : paths) {
+    const int row = model_.rowOf(path);
+    if (row < 0) return false;
+    table_->selectionModel()->select(proxy_->mapFromSource(model_.index(row, 0)),
+                                     QItemSelectionModel::Select | QItemSelectionModel::Rows);
+  }
+  return true;
 }
 
 void RunsTab::updateButtons() {
-  const QString path = selectedRun();
+  compare_->setEnabled(selectedRuns().size() >= 2);
+  const QString path = selectedRun();  // one run: what can be done to it
   const int row = model_.rowOf(path);
   const bool any = row >= 0;
   const RunState state = any ? model_.summary(row).state : RunState::NotStarted;

@@ -61,6 +61,7 @@ void RunHistoryReader::parseLine(std::string_view line) {
   const double time = numberAt(event, "time", 0);
   RunHistory& h = history_;
   if (type == "run_started") {
+    ++h.process_starts;
     if (first_started_ < 0) {
       first_started_ = time;
       const auto config = event.find("config");

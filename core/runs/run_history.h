@@ -20,6 +20,7 @@ namespace streetgan {
 struct RunHistory {
   std::string preset, device, backend;  ///< config preset; rank 0's device; "" alone
   std::int64_t world_size = 1, batch_size = 0, epochs = 0;
+  std::int64_t process_starts = 0;      ///< run_started events: above 1 after a resume
 
   struct Step {
     double images_seen = 0, epoch = 0, seconds = 0;  ///< epoch: fractional (e.g. 2.5: half of the third)

@@ -102,6 +102,7 @@ void TestRunHistory::resumeReplacesThePointsPastIt() {
   QCOMPARE(h.preset, std::string("demo"));     // the config of the run's first start
   QCOMPARE(h.device, std::string("cpu"));      // the latest process's device
   QCOMPARE(h.world_size, qint64(1));
+  QCOMPARE(h.process_starts, qint64(2));
 }
 
 void TestRunHistory::figures() {

@@ -30,6 +30,7 @@ HostProfile everyField() {
   p.device = "cuda:1";
   p.threads = 12;
   p.devices = 8;
+  p.cost_per_hour = 2.35;
   return p;
 }
 
@@ -71,6 +72,8 @@ private slots:
     QCOMPARE(back.threads, 12);
     QCOMPARE(json.value("devices").toInt(), 8);
     QCOMPARE(back.devices, 8);
+    QCOMPARE(json.value("cost_per_hour").toDouble(), 2.35);
+    QCOMPARE(back.cost_per_hour, 2.35);
   }
 
   void oldProfileLoadsWithDefaults() {
@@ -79,6 +82,7 @@ private slots:
     QCOMPARE(old.device, QString("auto"));
     QCOMPARE(old.threads, 0);
     QCOMPARE(old.devices, 1);
+    QCOMPARE(old.cost_per_hour, 0.0);  // not known
     QVERIFY2(old.validate().isEmpty(), qPrintable(old.validate()));
   }
 
@@ -111,35 +115,41 @@ private slots:
     QCOMPARE(read->host.device, QString("cuda:1"));
     QCOMPARE(read->host.threads, 12);
     QCOMPARE(read->host.devices, 8);
+    QCOMPARE(read->host.cost_per_hour, 2.35);
   }
 
   void validate_data() {
     QTest::addColumn<QString>("device");
     QTest::addColumn<int>("threads");
     QTest::addColumn<int>("devices");
+    QTest::addColumn<double>("cost");
     QTest::addColumn<QString>("message");
-    QTest::newRow("auto") << "auto" << 0 << 1 << "";
-    QTest::newRow("cpu, 4 threads") << "cpu" << 4 << 1 << "";
-    QTest::newRow("cuda") << "cuda" << 0 << 1 << "";
-    QTest::newRow("cuda:3") << "cuda:3" << 1024 << 1 << "";
-    QTest::newRow("unknown device") << "tpu" << 0 << 1 << "Device: \"tpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
-    QTest::newRow("cuda:x") << "cuda:x" << 0 << 1 << "Device: \"cuda:x\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
-    QTest::newRow("negative threads") << "auto" << -1 << 1 << "CPU threads: -1 is not allowed (0 for all cores, or 1–1024).";
-    QTest::newRow("too many threads") << "auto" << 1025 << 1 << "CPU threads: 1025 is not allowed (0 for all cores, or 1–1024).";
-    QTest::newRow("hpu") << "hpu" << 0 << 1 << "";
-    QTest::newRow("8 devices") << "cuda" << 0 << 8 << "";
-    QTest::newRow("no devices") << "cuda" << 0 << 0 << "Devices to use: 0 is not allowed (1–1024).";
+    QTest::newRow("auto") << "auto" << 0 << 1 << 2.35 << "";
+    QTest::newRow("cpu, 4 threads") << "cpu" << 4 << 1 << 2.35 << "";
+    QTest::newRow("cuda") << "cuda" << 0 << 1 << 2.35 << "";
+    QTest::newRow("cuda:3") << "cuda:3" << 1024 << 1 << 2.35 << "";
+    QTest::newRow("unknown device") << "tpu" << 0 << 1 << 2.35 << "Device: \"tpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
+    QTest::newRow("cuda:x") << "cuda:x" << 0 << 1 << 2.35 << "Device: \"cuda:x\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
+    QTest::newRow("negative threads") << "auto" << -1 << 1 << 2.35 << "CPU threads: -1 is not allowed (0 for all cores, or 1–1024).";
+    QTest::newRow("too many threads") << "auto" << 1025 << 1 << 2.35 << "CPU threads: 1025 is not allowed (0 for all cores, or 1–1024).";
+    QTest::newRow("hpu") << "hpu" << 0 << 1 << 2.35 << "";
+    QTest::newRow("8 devices") << "cuda" << 0 << 8 << 2.35 << "";
+    QTest::newRow("no devices") << "cuda" << 0 << 0 << 2.35 << "Devices to use: 0 is not allowed (1–1024).";
+    QTest::newRow("no cost given") << "auto" << 0 << 1 << 0.0 << "";
+    QTest::newRow("negative cost") << "auto" << 0 << 1 << -1.0 << "Cost per hour: -1 is not allowed (0 for not known, up to 100000 dollars).";
   }
 
   void validate() {
     QFETCH(QString, device);
     QFETCH(int, threads);
     QFETCH(int, devices);
+    QFETCH(double, cost);
     QFETCH(QString, message);
     HostProfile p = everyField();
     p.device = device;
     p.threads = threads;
     p.devices = devices;
+    p.cost_per_hour = cost;
     QCOMPARE(p.validate(), message);
   }
 

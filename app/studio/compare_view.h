@@ -1,0 +1,92 @@
+#pragma once
+// CompareView: two or more runs side by side (Runs tab → Compare). Their losses, D outputs,
+// throughput and Parzen estimates overlaid in one ChartPanel (a colour per run, the run's name in
+// the legend; x in images seen, epochs or seconds), their sample grids side by side under one
+// slider of images seen (each run shows its grid nearest that point), and a table of the runs:
+// preset, batch, device, world size, images/s and per hour, time per epoch, best Parzen, the
+// dollars per hour of where it trained and per million images, peak memory and mean CPU/GPU use.
+// Save Image… and Save CSV… write the whole view and the table. Logs are read on a worker, and
+// runs still going are followed (their new lines every 2 s), so the GUI thread only appends.
+#include "core/runs/run_history.h"
+#include "widgets/chart_panel.h"
+
+#include <QFutureWatcher>
+#include <QImage>
+#include <QList>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QLabel;
+class QSlider;
+class QTableWidget;
+
+namespace streetgan::studio {
+
+/// A run to compare: its folder, where it trained, and what an hour there costs (0: not known).
+struct ComparedRun {
+  QString path;
+  QString host;  ///< "" for this computer
+  double cost_per_hour = 0;
+};
+
+class CompareView : public QWidget {
+  Q_OBJECT
+public:
+  explicit CompareView(QList<ComparedRun> runs, QWidget* parent = nullptr);
+  ~CompareView() override;
+
+  int runCount() const { return static_cast<int>(runs_.size()); }
+  bool isLoading() const { return reader_.isRunning(); }
+  widgets::ChartPanel& charts() { return *charts_; }
+  widgets::TrainingChart& lossChart() { return *loss_; }
+  widgets::TrainingChart& discriminatorChart() { return *d_; }
+  widgets::TrainingChart& speedChart() { return *speed_; }
+  widgets::TrainingChart& parzenChart() { return *parzen_; }
+  QTableWidget& table() { return *table_; }
+  /// Shows each run's sample grid nearest `images_seen` (the slider does this).
+  void showSamplesAt(double images_seen);
+  /// The grid shown for run `index` (null until decoded), and the path it came from.
+  QImage shownSample(int index) const;
+  QString shownSamplePath(int index) const;
+  /// The table as CSV (a header, one row per run).
+  QString tableCsv() const;
+  bool saveImage(const QString& path);
+  bool saveCsv(const QString& path);
+
+signals:
+  /// A read of the logs came back (the first: every run's history is on show).
+  void updated();
+  /// A sample grid was decoded and shown.
+  void samplesShown();
+
+private:
+  struct Run;
+  void poll();
+  /// The histories read (nullopt: that log did not change since the last look).
+  void apply(std::vector<std::optional<RunHistory>> histories);
+  void fillTable();
+  void updateSlider();
+
+  std::vector<std::unique_ptr<Run>> runs_;
+  std::shared_ptr<std::vector<RunHistoryReader>> readers_;  // used by the worker only
+  std::shared_ptr<std::vector<std::uint64_t>> offsets_;     // bytes of each log read so far
+  QFutureWatcher<std::vector<std::optional<RunHistory>>> reader_;
+  bool first_read_ = true;
+  QTimer poll_timer_;
+  widgets::ChartPanel* charts_ = nullptr;
+  widgets::TrainingChart* loss_ = nullptr;
+  widgets::TrainingChart* d_ = nullptr;
+  widgets::TrainingChart* speed_ = nullptr;
+  widgets::TrainingChart* parzen_ = nullptr;
+  QSlider* slider_ = nullptr;
+  QLabel* slider_label_ = nullptr;
+  QTableWidget* table_ = nullptr;
+  double max_images_ = 0;
+  int decoding_ = 0;
+};
+
+}  // namespace streetgan::studio
