@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """The demo's claim, measured: the `demo` preset on the studio's demo data shows street-like
 samples within 5 minutes. Renders the demo data (as the studio does: 4 cities x 10 sequences x
-25 frames = 1,000 scenes) unless --data names it, trains `streetgan train --preset demo` for
---minutes, and copies the sample grid written nearest each minute mark to --out as
-demo-<m>min.png. Prints, per mark: the grid's step, images seen and time, and the losses.
+25 frames = 1,000 scenes) unless --data names it, trains `streetgan train --preset demo` until
+the last mark, and copies the sample grid written nearest each minute mark to --out as
+demo-<m>min.png. Prints, per mark: the grid's time, step, images seen and the losses.
 
-  bench/bench_demo.py --streetgan build/app/cli/streetgan --out docs/images --marks 1,3,5
+  bench/bench_demo.py --streetgan build/app/cli/streetgan --out /tmp/demo-grids --marks 1,3,5
 
 The run stops (SIGINT: a checkpoint is written) after the last mark.
 """
@@ -38,7 +38,10 @@ def main():
     cmd = [args.streetgan, "train", "--preset", "demo", "--dataroot", data, "--run-dir", run,
            "--threads", str(args.threads), "--epochs", "1000"]
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # stderr to a file: a pipe nobody reads while training could fill and stall the run.
+    err_path = os.path.join(work, "stderr.log")
+    err_file = open(err_path, "w")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err_file, text=True)
     events_path = os.path.join(run, "events.jsonl")
     try:
         while time.monotonic() - started < marks[-1] * 60 + 30 and proc.poll() is None:
@@ -48,7 +51,9 @@ def main():
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
+        proc.wait(timeout=120)
+        err_file.close()
+    err = open(err_path).read()
     events = [json.loads(line) for line in open(events_path) if line.endswith("\n")]
     start = next(e["time"] for e in events if e["type"] == "run_started")
     samples = [e for e in events if e["type"] == "samples"]

@@ -22,13 +22,12 @@ if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
 fi
 
 echo "run-demo.sh: no display (DISPLAY and WAYLAND_DISPLAY are unset); running the demo headless" >&2
-data=${1:-demo-data}
+data=${1:-demo-data-1000}
 if [ ! -d "$data" ]; then
-  "$cli" demo-data --out "$data" --cities 4 --sequences 6 --frames 10
+  "$cli" demo-data --out "$data" --cities 4 --sequences 10 --frames 25
 fi
 run="runs/demo-$(date +%Y%m%d-%H%M%S)"
-"$cli" train --dataroot "$data" --run-dir "$run" --preset naive-64 --epochs 3 \
-  -t '{"batch_size":32}' -c '{"log_frequency":4}'
+"$cli" train --dataroot "$data" --run-dir "$run" --preset demo --epochs 5
 echo
 echo "run written to: $(pwd)/$run"
 echo "  sample grids: $(pwd)/$run/samples/"
