@@ -234,6 +234,12 @@ void CompareView::apply(std::vector<std::optional<RunHistory>> histories) {
   }
   fillTable();
   updateSlider();
+  // The first read draws every chart at once, as part of opening; later reads only add points,
+  // and the charts take turns to draw them.
+  if (!drawn_once_) {
+    drawn_once_ = true;
+    charts_->redrawAll();
+  }
   emit updated();
 }
 

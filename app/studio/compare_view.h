@@ -76,6 +76,7 @@ private:
   std::shared_ptr<std::vector<std::uint64_t>> offsets_;     // bytes of each log read so far
   QFutureWatcher<std::vector<std::optional<RunHistory>>> reader_;
   bool first_read_ = true;
+  bool drawn_once_ = false;
   QTimer poll_timer_;
   widgets::ChartPanel* charts_ = nullptr;
   widgets::TrainingChart* loss_ = nullptr;

@@ -164,8 +164,9 @@ void MainWindow::startDemo() {
     }
     train_tab_->startDemo(demoDataFolder());
   };
-  if (runs_tab_->model().isRefreshing()) connect(&runs_tab_->model(), &RunListModel::refreshed, this, go, Qt::SingleShotConnection);
-  else go();
+  // The runs folder as it is now: a run started by another studio a moment ago must be seen.
+  connect(&runs_tab_->model(), &RunListModel::refreshed, this, go, Qt::SingleShotConnection);
+  runs_tab_->model().refresh();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

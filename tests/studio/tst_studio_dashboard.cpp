@@ -142,6 +142,9 @@ void TestStudioDashboard::chartsAreReadable() {
                             .arg(legend.width()).arg(legend.height())));
     QVERIFY2(chart->drawnPointCount(0) > 0 || chart == &dashboard.systemChart(), qPrintable(chart->title()));
   }
+  double lowest = 1e9;
+  for (TrainingChart* chart : dashboard.charts().charts()) lowest = std::min(lowest, chart->plotArea().height());
+  qInfo("%dx%d: the lowest plot area is %.0f px tall", size.width(), size.height(), lowest);
   QCOMPARE(dashboard.systemChart().pointCount(0), std::size_t(20));
   saveShot(window, QString("dashboard-%1x%2.png").arg(size.width()).arg(size.height()));
 }

@@ -295,7 +295,14 @@ void TestStudioExplore::followsTheLatestCheckpoint() {
 void TestStudioExplore::batchNormSwitch() {
   ExploreTab& tab = window_->exploreTab();
   window_->tabs().setCurrentWidget(&tab);
-  openModel(tab);
+  // One checkpoint file, opened by hand: no run is followed, so the model stays the same.
+  const QStringList checkpoints = QDir(run_ + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
+  QVERIFY(!checkpoints.isEmpty());
+  QSignalSpy opened(&tab, &ExploreTab::checkpointOpened);
+  tab.openCheckpoint(run_ + "/checkpoints/" + checkpoints.last());
+  QVERIFY(opened.wait(60000));
+  QVERIFY(opened.first().first().toBool());
+  QVERIFY(!tab.isFollowing());
   QVERIFY(!tab.batchStatistics());  // eval mode by default
   SeedGrid& grid = tab.seedGrid();
   QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(15).isNull(), 30000);

@@ -306,7 +306,7 @@ void TestStudioTrain::guiNeverStallsAt2000EventsPerSecond() {
     QSignalSpy compared_read(window.lastComparison(), &CompareView::updated);
     QVERIFY(compared_read.wait(60000));
     QCOMPARE(window.lastComparison()->lossChart().pointCount(6), std::size_t(20000));
-
+    QTest::qWait(500);  // the comparison is open and shown: its first paint is done
     TimerLatenessProbe probe;
     probe.start();
     QVERIFY(tab.startRun());
