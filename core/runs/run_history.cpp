@@ -21,7 +21,7 @@ std::string stringAt(const json& body, const char* key) {
   return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-/// Drops the points at or past `images_seen` (a resumed run logs them again).
+/// Drops the points past `images_seen` (a resumed run logs them again).
 template <typename Points>
 void truncateFrom(Points& points, double images_seen) {
   while (!points.empty() && points.back().images_seen > images_seen) points.pop_back();
