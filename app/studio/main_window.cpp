@@ -10,6 +10,7 @@
 #include "app/studio/run_list_model.h"
 #include "app/studio/runs_tab.h"
 #include "app/studio/train_tab.h"
+#include "core/config/train_config.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -32,18 +33,18 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
-#include <nlohmann/json.hpp>
 
 namespace streetgan::studio {
 
 namespace {
 
-/// The data set folder of a run's config.json ("" when it cannot be read).
+/// The data set folder of a run's config.json ("" when it cannot be read), read as the Train tab
+/// reads a run's config.
 std::string configRoot(const QString& run_dir) {
   QFile file(run_dir + "/config.json");
   if (!file.open(QIODevice::ReadOnly)) return {};
-  const auto config = nlohmann::json::parse(file.readAll().toStdString(), nullptr, false);
-  return config.is_object() && config.contains("dataroot") && config["dataroot"].is_string() ? config["dataroot"].get<std::string>() : std::string();
+  const auto config = applyConfigText(TrainConfig(), file.readAll().toStdString(), ConfigScope::All, file.fileName().toStdString());
+  return config ? config->dataroot : std::string();
 }
 
 }  // namespace
