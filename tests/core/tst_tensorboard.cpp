@@ -6,6 +6,7 @@
 #include "core/runs/tensorboard_writer.h"
 #include "core/util/crc32c.h"
 
+#include <QBuffer>
 #include <QDir>
 #include <QFile>
 #include <QImage>
