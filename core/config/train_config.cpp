@@ -238,6 +238,13 @@ const std::vector<ConfigKey>& keys() {
          return {};
        },
        [](const TrainConfig& c) { return json(c.sync_batchnorm); }},
+      {"tensorboard", G::Run,
+       [](TrainConfig& c, const json& v) -> std::string {
+         if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
+         c.tensorboard = v.get<bool>();
+         return {};
+       },
+       [](const TrainConfig& c) { return json(c.tensorboard); }},
       intKey("sample_count", G::Run, &TrainConfig::sample_count, 1, 1024),
       stringKey("preset", G::Run, &TrainConfig::preset,
                 [](const std::string& s) { return !s.empty() && s.size() <= 64; },

@@ -9,6 +9,7 @@
 #include "core/model/weight_init.h"
 #include "core/runs/event_log.h"
 #include "core/runs/run_directory.h"
+#include "core/runs/tensorboard_recorder.h"
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/dcgan_step.h"
@@ -62,6 +63,7 @@ struct Trainer::State {
   std::unique_ptr<RankGroup> group;  ///< the other ranks of a distributed run; null alone
   bool writer = true;                ///< rank 0 (or alone): writes events, files and checkpoints
   std::unique_ptr<SystemMonitor> monitor;  ///< rank 0's `system` events
+  std::unique_ptr<TensorBoardRecorder> tensorboard;  ///< rank 0's copy of the events for TensorBoard
 
   /// The first reason the run cannot go on found while writing events or reading the flushed
   /// steps: events.jsonl could not be appended to, or a step's losses are not finite.
@@ -71,10 +73,18 @@ struct Trainer::State {
 
   void emit(const std::string& type, json fields) {
     if (!writer) return;
-    if (options.on_event) {
+    if (options.on_event || tensorboard) {
       json copy = fields;
       copy["type"] = type;
-      options.on_event(copy);
+      if (options.on_event) options.on_event(copy);
+      if (tensorboard) {
+        copy["time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        if (Status recorded = tensorboard->record(copy); !recorded) {
+          // TensorBoard's copy is a convenience: training and events.jsonl go on without it.
+          tensorboard.reset();
+          emit("warning", {{"message", "TensorBoard files stopped: " + recorded.error()}});
+        }
+      }
     }
     if (Status written = events.emit(type, std::move(fields)); !written && stop_error.empty())
       stop_error = written.error();
@@ -511,6 +521,8 @@ Result<RunOutcome> Trainer::State::loop() {
 
   const std::int64_t batches = loader->batchesPerEpoch();
   const int workers = resolveWorkerCount(config.data.workers);
+  if (writer && config.tensorboard)
+    tensorboard = std::make_unique<TensorBoardRecorder>(run.path(), (std::filesystem::path(run.path()) / "tensorboard").string());
   emit("run_started",
        {{"config", configToJson(config)},
         {"device", deviceName(device)},
