@@ -20,5 +20,6 @@ int runCache(const Args& args);
 int runParzen(const Args& args);
 int runWalk(const Args& args);
 int runRemote(const Args& args);
+int runTensorBoard(const Args& args);
 
 }  // namespace streetgan::cli

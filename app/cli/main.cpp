@@ -23,6 +23,7 @@ const char* kUsage =
     "  cache       pre-decode a data set into one file for fast loading (cache build, cache info)\n"
     "  walk        render a latent-space walk to GIF, MP4, WebM or PNG frames\n"
     "  parzen      Parzen-window log-likelihood of held-out images under a model's samples\n"
+    "  tensorboard write TensorBoard event files from runs' events.jsonl\n"
     "  bench       measure training or data loading speed (bench train, bench data)\n"
     "\n"
     "Run 'streetgan <command> --help' for the options of a command.\n"
@@ -40,6 +41,7 @@ const Command kCommands[] = {
     {"bench", streetgan::cli::runBench, true},    {"data", streetgan::cli::runData, true},
     {"cache", streetgan::cli::runCache, true},    {"parzen", streetgan::cli::runParzen, false},
     {"walk", streetgan::cli::runWalk, false},     {"remote", streetgan::cli::runRemote, true},
+    {"tensorboard", streetgan::cli::runTensorBoard, false},
 };
 
 // "streetgan walk", or with the subcommand ("streetgan cache build") as the command's own

@@ -1,0 +1,71 @@
+// `streetgan tensorboard RUN... [--out DIR]`: TensorBoard event files from existing runs'
+// events.jsonl (runs from before the `tensorboard` key, remote runs' local copies).
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+
+#include "core/runs/tensorboard_recorder.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace streetgan::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool hasEventFiles(const fs::path& dir) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(dir, error))
+    if (entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+int runTensorBoard(const Args& args) {
+  CommandLine line("tensorboard", "RUN... [--out DIR]",
+                   "Writes TensorBoard event files from each run's events.jsonl: the original tool's\n"
+                   "scalars (G_loss, D_loss, D_X, D_G_z1, D_G_z2), throughput, Parzen and the sample\n"
+                   "grids, with images seen as the step (docs/interop.md). Without --out they go to\n"
+                   "RUN/tensorboard/, which must not hold event files yet.",
+                   {{"--out", "DIR", "write each run's files to DIR/<run name>/ instead"}});
+  if (auto done = line.parseOrExit(args)) return *done;
+  if (line.positionals().empty()) return fail(line.program(), "give at least one run directory", kExitUsage);
+  // Every run is checked before anything is written.
+  std::vector<std::pair<fs::path, fs::path>> jobs;
+  for (const std::string& run : line.positionals()) {
+    const fs::path log = fs::path(run) / "events.jsonl";
+    std::error_code error;
+    if (!fs::is_regular_file(log, error)) return fail(line.program(), run + " is not a run directory (no events.jsonl)", kExitUsage);
+    const fs::path out = line.has("--out") ? fs::path(line.value("--out")) / fs::path(run).lexically_normal().filename()
+                                           : fs::path(run) / "tensorboard";
+    if (hasEventFiles(out))
+      return fail(line.program(), out.string() + " already holds TensorBoard event files; give --out DIR", kExitUsage);
+    jobs.emplace_back(run, out);
+  }
+  for (const auto& [run, out] : jobs) {
+    TensorBoardRecorder recorder(run.string(), out.string());
+    std::ifstream log(run / "events.jsonl");
+    std::string text;
+    long long records = 0, malformed = 0;
+    while (std::getline(log, text)) {
+      const auto event = nlohmann::json::parse(text, nullptr, false);
+      if (!event.is_object()) {
+        ++malformed;
+        continue;
+      }
+      if (Status s = recorder.record(event); !s) return fail(line.program(), s.error(), kExitFailure);
+      ++records;
+    }
+    if (recorder.path().empty()) return fail(line.program(), (run / "events.jsonl").string() + " has no run_started event", kExitFailure);
+    std::printf("%s: %lld events -> %s%s\n", run.string().c_str(), records, recorder.path().c_str(),
+                malformed > 0 ? (" (" + std::to_string(malformed) + " malformed lines skipped)").c_str() : "");
+  }
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli
