@@ -167,7 +167,7 @@ std::vector<Event> readEventFile(const QString& path) {
   return events;
 }
 
-nlohmann::json event(const std::string& type, double time, nlohmann::json fields) {
+nlohmann::json streamEvent(const std::string& type, double time, nlohmann::json fields) {
   fields["type"] = type;
   fields["time"] = time;
   return fields;
@@ -233,12 +233,12 @@ void TestTensorBoard::recorderMapsTheEventStream() {
   grid.fill(Qt::darkGray);
   QVERIFY(grid.save(dir.filePath("samples/step-2.png")));
   TensorBoardRecorder recorder(dir.path().toStdString(), dir.filePath("tensorboard").toStdString());
-  QVERIFY(recorder.record(event("run_started", 100, {{"images_seen", 0}})));
-  QVERIFY(recorder.record(event("step", 101, {{"step", 1}, {"images_seen", 64}, {"loss_d", 1.25}, {"loss_g", 3.5}, {"d_x", 0.75},
+  QVERIFY(recorder.record(streamEvent("run_started", 100, {{"images_seen", 0}})));
+  QVERIFY(recorder.record(streamEvent("step", 101, {{"step", 1}, {"images_seen", 64}, {"loss_d", 1.25}, {"loss_g", 3.5}, {"d_x", 0.75},
                                             {"d_g_z1", 0.25}, {"d_g_z2", 0.125}, {"images_per_s", 80.5}, {"data_wait_fraction", 0.5}})));
-  QVERIFY(recorder.record(event("samples", 102, {{"path", "samples/step-2.png"}, {"step", 2}, {"images_seen", 128}})));
-  QVERIFY(recorder.record(event("parzen", 103, {{"images_seen", 128}, {"mean_ll", -812.5}, {"stderr", 9.75}})));
-  QVERIFY(recorder.record(event("checkpoint", 104, {{"path", "checkpoints/x.pt"}})));  // nothing for TensorBoard
+  QVERIFY(recorder.record(streamEvent("samples", 102, {{"path", "samples/step-2.png"}, {"step", 2}, {"images_seen", 128}})));
+  QVERIFY(recorder.record(streamEvent("parzen", 103, {{"images_seen", 128}, {"mean_ll", -812.5}, {"stderr", 9.75}})));
+  QVERIFY(recorder.record(streamEvent("checkpoint", 104, {{"path", "checkpoints/x.pt"}})));  // nothing for TensorBoard
   const auto events = readEventFile(QString::fromStdString(recorder.path()));
   std::map<QByteArray, std::pair<std::int64_t, float>> scalars;
   int images = 0;
@@ -267,9 +267,9 @@ void TestTensorBoard::recorderMapsTheEventStream() {
 void TestTensorBoard::resumeWritesStartAtItsStep() {
   QTemporaryDir dir;
   TensorBoardRecorder recorder(dir.path().toStdString(), dir.filePath("tensorboard").toStdString());
-  QVERIFY(recorder.record(event("run_started", 100, {{"images_seen", 0}})));
-  QVERIFY(recorder.record(event("step", 101, {{"images_seen", 64}, {"loss_d", 1.0}, {"loss_g", 2.0}})));
-  QVERIFY(recorder.record(event("run_started", 200, {{"images_seen", 32}})));  // resumed from an earlier checkpoint
+  QVERIFY(recorder.record(streamEvent("run_started", 100, {{"images_seen", 0}})));
+  QVERIFY(recorder.record(streamEvent("step", 101, {{"images_seen", 64}, {"loss_d", 1.0}, {"loss_g", 2.0}})));
+  QVERIFY(recorder.record(streamEvent("run_started", 200, {{"images_seen", 32}})));  // resumed from an earlier checkpoint
   const auto events = readEventFile(QString::fromStdString(recorder.path()));
   std::vector<std::int64_t> starts;
   for (const Event& e : events)
