@@ -26,6 +26,7 @@ private slots:
   void sampleFromCheckpoint();
   void trainingOutlivesItsStdoutReader();
   void systemEventsDescribeTheMachine();
+  void tensorboardFiles();
 
 private:
   QTemporaryDir dir_;
@@ -287,6 +288,70 @@ void TestCli::systemEventsDescribeTheMachine() {
   for (std::size_t i = 0; i < dataset->size(); ++i) files += QFileInfo(QString::fromStdString(dataset->path(i))).size();
   QVERIFY2(std::abs(bytes - 2.0 * files) < 1e-6 * files, qPrintable(QString("%1 read, %2 in the files").arg(bytes).arg(files)));
   QVERIFY(system.last().value("step").toInt() == eventsOfType(events, "step").last().value("step").toInt());
+}
+
+namespace {
+
+/// The records of a TFRecord file (lengths only; tst_tensorboard checks CRCs and contents), or -1
+/// when the framing does not add up to the file's size.
+int countRecords(const QString& path) {
+  QFile file(path);
+  if (!file.open(QIODevice::ReadOnly)) return -1;
+  const QByteArray all = file.readAll();
+  int at = 0, records = 0;
+  while (at + 12 <= all.size()) {
+    quint64 length = 0;
+    for (int i = 0; i < 8; ++i) length |= quint64(static_cast<unsigned char>(all[at + i])) << (8 * i);
+    at += 12 + static_cast<int>(length) + 4;
+    ++records;
+  }
+  return at == all.size() ? records : -1;
+}
+
+QStringList eventFiles(const QString& dir) {
+  QStringList files;
+  for (const QString& name : QDir(dir).entryList({"events.out.tfevents.*"}, QDir::Files)) files << dir + "/" + name;
+  return files;
+}
+
+}  // namespace
+
+void TestCli::tensorboardFiles() {
+  const QString run = dir_.filePath("tensorboard-run");
+  const auto trained = runCli(tinyTrainArgs(data_, run, 2));
+  QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
+  const QStringList written = eventFiles(run + "/tensorboard");
+  QCOMPARE(written.size(), 1);
+  const auto events = readEvents(run);
+  // file_version, START, 7 scalars per step, one image per grid (Parzen is off).
+  const int expected = 2 + 7 * int(eventsOfType(events, "step").size()) + int(eventsOfType(events, "samples").size());
+  QCOMPARE(countRecords(written.first()), expected);
+  // Again from events.jsonl: refused where files are, written elsewhere with --out.
+  const auto refused = runCli({"tensorboard", run});
+  QCOMPARE(refused.exit_code, 2);
+  QVERIFY2(refused.err.contains("already holds TensorBoard event files; give --out DIR"), qPrintable(refused.err));
+  const QString out = dir_.filePath("tb-out");
+  const auto again = runCli({"tensorboard", run, "--out", out});
+  QVERIFY2(again.exit_code == 0, qPrintable(again.err));
+  const QStringList copies = eventFiles(out + "/tensorboard-run");
+  QCOMPARE(copies.size(), 1);
+  QCOMPARE(countRecords(copies.first()), expected);
+  const auto not_a_run = runCli({"tensorboard", data_});
+  QCOMPARE(not_a_run.exit_code, 2);
+  QVERIFY2(not_a_run.err.contains("is not a run directory (no events.jsonl)"), qPrintable(not_a_run.err));
+  // Off in the config: no folder at all.
+  const QString quiet = dir_.filePath("no-tensorboard");
+  QStringList args = tinyTrainArgs(data_, quiet, 1);
+  const auto c = args.indexOf("-c");
+  args[c + 1] = R"({"log_frequency":3,"save_frequency":1,"keep_checkpoints":10})";
+  args << "--config" << dir_.filePath("no-tb.json");
+  QFile config(dir_.filePath("no-tb.json"));
+  QVERIFY(config.open(QIODevice::WriteOnly));
+  config.write(R"({"tensorboard": false})");
+  config.close();
+  const auto off = runCli(args);
+  QVERIFY2(off.exit_code == 0, qPrintable(off.err));
+  QVERIFY(!QFileInfo::exists(quiet + "/tensorboard"));
 }
 
 QTEST_GUILESS_MAIN(TestCli)
