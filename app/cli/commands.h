@@ -21,5 +21,7 @@ int runParzen(const Args& args);
 int runWalk(const Args& args);
 int runRemote(const Args& args);
 int runTensorBoard(const Args& args);
+int runImport(const Args& args);
+int runExport(const Args& args);
 
 }  // namespace streetgan::cli

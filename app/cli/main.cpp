@@ -24,6 +24,8 @@ const char* kUsage =
     "  walk        render a latent-space walk to GIF, MP4, WebM or PNG frames\n"
     "  parzen      Parzen-window log-likelihood of held-out images under a model's samples\n"
     "  tensorboard write TensorBoard event files from runs' events.jsonl\n"
+    "  import      turn the original PyTorch tool's checkpoint into a run\n"
+    "  export      write a checkpoint's generator as a PyTorch state dict\n"
     "  bench       measure training or data loading speed (bench train, bench data)\n"
     "\n"
     "Run 'streetgan <command> --help' for the options of a command.\n"
@@ -42,6 +44,7 @@ const Command kCommands[] = {
     {"cache", streetgan::cli::runCache, true},    {"parzen", streetgan::cli::runParzen, false},
     {"walk", streetgan::cli::runWalk, false},     {"remote", streetgan::cli::runRemote, true},
     {"tensorboard", streetgan::cli::runTensorBoard, false},
+    {"import", streetgan::cli::runImport, false}, {"export", streetgan::cli::runExport, false},
 };
 
 // "streetgan walk", or with the subcommand ("streetgan cache build") as the command's own

@@ -2,6 +2,7 @@
 #include "app/studio/host_dialog.h"
 
 #include "app/studio/compare_view.h"
+#include "app/studio/control/checkpoint_import_job.h"
 #include "app/studio/control/demo_data_job.h"
 #include "app/studio/control/host_profile.h"
 #include "app/studio/dataset_tab.h"
@@ -20,6 +21,8 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGuiApplication>
 #include <QLabel>
@@ -73,6 +76,8 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   statusBar()->addWidget(status_, 1);
 
   QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Import Checkpoint…", QKeySequence(Qt::CTRL | Qt::Key_I), this, &MainWindow::chooseCheckpointToImport);
+  file->addSeparator();
   file->addAction("&Settings…", QKeySequence::Preferences, this, &MainWindow::showSettings);
   file->addAction("&Hosts…", this, &MainWindow::showHosts);
   file->addSeparator();
@@ -147,6 +152,43 @@ MainWindow::MainWindow(QString program, QWidget* parent)
 MainWindow::~MainWindow() = default;
 
 QString MainWindow::demoDataFolder() const { return DemoDataJob::defaultFolder(settings_.runs_root); }
+
+void MainWindow::chooseCheckpointToImport() {
+  const QString path = QFileDialog::getOpenFileName(
+      this, "Import a Checkpoint of the Original Tool", QString(),
+      "PyTorch checkpoints (*.pt *.pth *.tar *.ckpt);;All files (*)");
+  if (!path.isEmpty()) importCheckpoint(path);
+}
+
+void MainWindow::importCheckpoint(const QString& checkpoint) {
+  if (!import_job_) {
+    import_job_ = new CheckpointImportJob(program_, this);
+    connect(import_job_, &CheckpointImportJob::finished, this, [this](bool ok, const QString& result) {
+      if (ok) {
+        runs_tab_->model().refresh();
+        explore_tab_->openRun(result, false);
+        tabs_->setCurrentWidget(explore_tab_);
+        statusBar()->showMessage("Imported as the run " + QDir(result).dirName() +
+                                     ": it is in Explore, Evaluate and the Runs tab.", 15000);
+      } else {
+        statusBar()->clearMessage();
+        auto* box = new QMessageBox(QMessageBox::Warning, "Import Checkpoint", "The checkpoint was not imported.",
+                                    QMessageBox::Ok, this);
+        box->setInformativeText(result);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+      }
+      emit importFinished(ok, result);
+    });
+  }
+  QString error;
+  if (!import_job_->start(checkpoint, CheckpointImportJob::runDirFor(settings_.runs_root, checkpoint), &error)) {
+    emit importFinished(false, error);
+    statusBar()->showMessage(error, 10000);
+    return;
+  }
+  statusBar()->showMessage("Importing " + QFileInfo(checkpoint).fileName() + " …");
+}
 
 void MainWindow::startDemo() {
   tabs_->setCurrentWidget(train_tab_);

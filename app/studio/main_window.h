@@ -13,6 +13,7 @@ class QTabWidget;
 
 namespace streetgan::studio {
 
+class CheckpointImportJob;
 class CompareView;
 class DatasetTab;
 class EvaluateTab;
@@ -41,6 +42,13 @@ public:
   void showComparison(const QStringList& run_dirs);
   /// The comparison opened last (null when none, or closed).
   CompareView* lastComparison() const;
+  /// File ▸ Import Checkpoint… without its file dialog: imports the original tool's checkpoint
+  /// into a new run under the runs folder; once imported, the run is listed and Explore opens it.
+  /// A failure is shown in a message box naming the file. importFinished() tells either way.
+  void importCheckpoint(const QString& checkpoint);
+
+signals:
+  void importFinished(bool ok, const QString& run_dir_or_reason);
 
 protected:
   void closeEvent(QCloseEvent* event) override;
@@ -50,6 +58,7 @@ private:
   /// The host profiles dialog (File → Hosts…); saved profiles go to the Train tab's Run on list.
   void showHosts();
   void showAbout();
+  void chooseCheckpointToImport();
 
   QString program_;
   StudioSettings settings_;
@@ -61,6 +70,7 @@ private:
   EvaluateTab* evaluate_tab_ = nullptr;
   DatasetTab* dataset_tab_ = nullptr;
   QLabel* status_ = nullptr;
+  CheckpointImportJob* import_job_ = nullptr;
 };
 
 }  // namespace streetgan::studio

@@ -62,7 +62,11 @@ Result<PickleValue> readTorchSaveFile(const std::string& path) {
   try {
     return readArchive(path);
   } catch (const c10::Error& e) {
-    return makeError(path + ": cannot read the zip archive (" + firstLine(e.what_without_backtrace()) + ")");
+    const std::string reason = firstLine(e.what_without_backtrace());
+    // PyTorchStreamReader's own words for a zip torch.save did not write are an internal check.
+    if (reason.find("hasRecord(\"version\")") != std::string::npos)
+      return makeError(path + ": cannot read the zip archive (it has no version record, so torch.save did not write it)");
+    return makeError(path + ": cannot read the zip archive (" + reason + ")");
   } catch (const std::exception& e) {
     return makeError(path + ": cannot read the zip archive (" + firstLine(e.what()) + ")");
   }

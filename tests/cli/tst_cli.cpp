@@ -118,7 +118,7 @@ void TestCli::helpAndVersion_data() {
   QTest::addColumn<QString>("expected");
   QTest::newRow("version") << QStringList{"--version"} << "streetgan 0.";
   QTest::newRow("help") << QStringList{"--help"} << "Commands:";
-  for (const char* command : {"train", "sample", "info", "demo-data"})
+  for (const char* command : {"train", "sample", "info", "demo-data", "tensorboard", "import", "export"})
     QTest::newRow(command) << QStringList{command, "--help"} << QString("Usage: streetgan ") + command;
   QTest::newRow("bench train") << QStringList{"bench", "train", "--help"} << "Usage: streetgan bench train";
 }

@@ -4,6 +4,8 @@
 // list, delete with its confirmation, a run left running when the window closed and followed by
 // the next studio (then stopped from it), a crashing trainer shown as failed with its stderr, and
 // screenshots of every tab.
+#include "app/studio/control/checkpoint_import_job.h"
+#include "app/studio/explore_tab.h"
 #include "app/studio/main_window.h"
 #include "app/studio/run_dashboard.h"
 #include "app/studio/runs_tab.h"
@@ -79,6 +81,7 @@ private slots:
   void runLeftRunningIsFollowedByTheNextStudio();
   void crashingTrainerShowsAsFailed();
   void closingCanBeCancelledOrStop();
+  void importedCheckpointOpensInExplore();
 
 private:
   /// Starts `streetgan train` into `run_dir` for many epochs and waits for `steps` steps.
@@ -385,6 +388,50 @@ void TestStudioRuns::closingCanBeCancelledOrStop() {
   QCOMPARE(finished.first().first().value<SessionState>(), SessionState::Stopped);
   QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 10000);
   QVERIFY(!QDir(tab.runDirectory() + "/checkpoints").entryList({"*.pt"}).isEmpty());
+}
+
+// File ▸ Import Checkpoint…: a checkpoint saved by PyTorch (tests/cli/reference_dcgan.py) becomes a
+// run that the Runs tab lists and Explore shows; a file that is not one is refused by name.
+void TestStudioRuns::importedCheckpointOpensInExplore() {
+  const QString reference = dir_.filePath("reference");
+  QProcess python;
+  python.setProcessChannelMode(QProcess::MergedChannels);
+  python.start("/usr/bin/python3", {STREETGAN_SOURCE_DIR "/tests/cli/reference_dcgan.py", "make", "--out", reference});
+  QVERIFY(python.waitForFinished(300000));
+  QVERIFY2(python.exitCode() == 0, python.readAll().constData());
+
+  MainWindow window(STREETGAN_CLI);
+  window.resize(1280, 800);
+  window.show();
+  waitForList(window);
+  QSignalSpy imported(&window, &MainWindow::importFinished);
+  window.importCheckpoint(reference + "/full.pt");
+  QVERIFY(imported.wait(120000));
+  QVERIFY2(imported.first().at(0).toBool(), qPrintable(imported.first().at(1).toString()));
+  const QString run_dir = imported.first().at(1).toString();
+  QCOMPARE(QDir(run_dir).dirName(), QString("full-imported"));
+  QCOMPARE(window.tabs().currentWidget(), static_cast<QWidget*>(&window.exploreTab()));
+  QTRY_VERIFY_WITH_TIMEOUT(window.exploreTab().explorer() != nullptr, 60000);
+  QTRY_VERIFY_WITH_TIMEOUT(window.runsTab().model().rowOf(run_dir) >= 0, 30000);
+  QTest::qWait(500);
+  const QString shot = testOutputDir() + "/runs-imported-checkpoint.png";
+  QVERIFY(window.grab().save(shot));
+  qInfo("screenshot: %s", qPrintable(shot));
+
+  // The same file again gets a name of its own; a file that is not a checkpoint is refused.
+  QCOMPARE(CheckpointImportJob::runDirFor(QFileInfo(run_dir).absolutePath(), reference + "/full.pt"),
+           QDir::cleanPath(run_dir + "-2"));
+  imported.clear();
+  window.importCheckpoint(reference + "/other-keys.pt");
+  QVERIFY(imported.wait(120000));
+  QVERIFY(!imported.first().at(0).toBool());
+  const QString reason = imported.first().at(1).toString();
+  QVERIFY2(reason.contains("other-keys.pt") && reason.contains("\"weights\""), qPrintable(reason));
+  QVERIFY(!QFileInfo::exists(QFileInfo(run_dir).absolutePath() + "/other-keys-imported"));
+  QTRY_VERIFY(qobject_cast<QMessageBox*>(QApplication::activeModalWidget()) != nullptr);
+  auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+  QCOMPARE(box->informativeText(), reason);
+  box->close();
 }
 
 QTEST_MAIN(TestStudioRuns)

@@ -1,0 +1,58 @@
+// `streetgan import CHECKPOINT.pt --run-dir DIR`: the original PyTorch tool's checkpoint as a run.
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+
+#include "core/train/checkpoint_import.h"
+#include "core/train/compute_device.h"
+
+#include <cstdio>
+
+namespace streetgan::cli {
+
+int runImport(const Args& args) {
+  CommandLine line("import", "CHECKPOINT.pt --run-dir DIR [options]",
+                   "Turns a checkpoint saved by the original PyTorch tool (torch.save of epoch,\n"
+                   "G_state_dict and optionally D_state_dict, G_optim, D_optim, losses, img_list,\n"
+                   "noise; with or without DistributedDataParallel's module. prefix) into a run\n"
+                   "directory: the studio opens it in Explore and Evaluate, and with both nets and\n"
+                   "optimizers 'streetgan train --resume --run-dir DIR --dataroot IMAGES' continues\n"
+                   "it. The net's size is read from the tensor shapes. No Python is needed, and\n"
+                   "nothing in the file can run (docs/interop.md).",
+                   {{"--run-dir", "DIR", "the run to create (must not exist, or be empty)"},
+                    {"--batch-size", "N", "the batch size the original run used (default 128, its default)"},
+                    {"--dataroot", "DIR", "the images it trained on, stored in the run's config"}});
+  if (auto done = line.parseOrExit(args)) return *done;
+  if (line.positionals().size() != 1) return fail(line.program(), "give exactly one CHECKPOINT.pt", kExitUsage);
+  if (!line.has("--run-dir")) return fail(line.program(), "missing --run-dir DIR", kExitUsage);
+  auto batch = line.integer("--batch-size", 128, 1, 1 << 20);
+  if (!batch) return fail(line.program(), batch.error(), kExitUsage);
+  setComputeThreads(0);
+  CheckpointImportOptions options;
+  options.checkpoint = line.positionals().front();
+  options.run_dir = line.value("--run-dir");
+  options.batch_size = *batch;
+  options.dataroot = line.value("--dataroot");
+  auto report = importReferenceCheckpoint(options);
+  if (!report) return fail(line.program(), report.error(), kExitFailure);
+  std::printf("imported %s into %s\n", options.checkpoint.c_str(), options.run_dir.c_str());
+  const std::string ndf = report->has_discriminator ? std::to_string(report->ndf)
+                                                   : std::to_string(report->ndf) + " (the default: the file has no discriminator)";
+  std::printf("  net: %d px, nz %d, ngf %d, nc %d, ndf %s%s\n", report->img_size, report->nz, report->ngf, report->nc,
+              ndf.c_str(), report->ddp_prefixed ? "; DistributedDataParallel names" : "");
+  auto count = [](std::int64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  std::printf("  progress: %s, %s, %s\n", count(report->epochs, "epoch", "epochs").c_str(),
+              count(report->steps, "logged step", "logged steps").c_str(),
+              count(report->samples, "sample grid", "sample grids").c_str());
+  std::printf("  checkpoint: %s\n", report->checkpoint_path.c_str());
+  if (report->has_optimizers)
+    std::printf("  --resume continues with both optimizers' moments\n");
+  else
+    std::printf("  the file has no %s: --resume would start %s afresh\n",
+                report->has_discriminator ? "optimizer state" : "discriminator or optimizer state",
+                report->has_discriminator ? "the optimizers" : "the discriminator and the optimizers");
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli
