@@ -3,6 +3,7 @@
 #include "core/util/atomic_file.h"
 #include "core/util/exception_message.h"
 
+#include <caffe2/serialize/inline_container.h>
 #include <nlohmann/json.hpp>
 #include <torch/serialize.h>
 #include <torch/torch.h>
@@ -31,11 +32,25 @@ Result<TrainConfig> readConfig(torch::serialize::InputArchive& archive, const st
                          path + " (stored config)");
 }
 
+// A zip written by Python's torch.save has data.pkl but none of TorchScript's constants.pkl, which
+// every LibTorch archive has: the original tool's checkpoints, which `streetgan import` reads.
+bool isPythonTorchSave(const std::string& path) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    return reader.hasRecord("data.pkl") && !reader.hasRecord("constants.pkl");
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
 Status openArchive(torch::serialize::InputArchive& archive, const std::string& path,
                    const c10::Device& device) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     return makeError(path + ": the checkpoint does not exist");
+  if (isPythonTorchSave(path))
+    return makeError(path + ": not a StreetGAN checkpoint but a file of Python's torch.save; if the original tool "
+                            "wrote it, import it first (streetgan import " + path + " --run-dir DIR)");
   archive.load_from(path, device);
   torch::Tensor version;
   if (!archive.try_read("streetgan_checkpoint_version", version))

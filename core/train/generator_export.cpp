@@ -44,6 +44,12 @@ Result<GeneratorExportReport> exportGenerator(const std::string& checkpoint, con
     return makeError(out + ": cannot write the state dict (" + firstLine(e.what_without_backtrace()) + ")");
   }
   const TrainConfig& config = loaded->config;
+  // The run is the folder whose checkpoints/ holds the file; a checkpoint kept elsewhere gives
+  // its config's name.
+  const fs::path folder = fs::absolute(checkpoint).lexically_normal().parent_path();
+  const std::string run = folder.filename() == "checkpoints" && !folder.parent_path().filename().empty()
+                              ? folder.parent_path().filename().string()
+                              : config.name;
   nlohmann::json sidecar = {{"format", "streetgan-generator"},
                             {"format_version", 1},
                             {"state_dict", fs::path(out).filename().string()},
@@ -52,7 +58,7 @@ Result<GeneratorExportReport> exportGenerator(const std::string& checkpoint, con
                             {"nc", config.nc},
                             {"img_size", config.img_size},
                             {"preset", config.preset},
-                            {"run", config.name},
+                            {"run", run},
                             {"step", loaded->progress.step},
                             {"epoch", loaded->progress.epoch},
                             {"images_seen", loaded->progress.images_seen},

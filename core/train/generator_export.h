@@ -3,7 +3,8 @@
 // load_state_dict into the reference nn.Sequential layout (`main.0.weight`, `main.1.weight`,
 // `main.1.bias`, `main.1.running_mean`, …, the names docs/interop.md lists), written with
 // LibTorch's pickler in torch.save's zip format; and beside it a sidecar JSON with what a loader
-// needs to build the net (nz, ngf, nc, img_size) and where it came from (preset, run, step).
+// needs to build the net (nz, ngf, nc, img_size) and where it came from (preset, run — the folder
+// whose checkpoints/ holds the file —, step).
 // Both files are written atomically. Failures come back as one line naming the file.
 #include "core/util/result.h"
 

@@ -1,0 +1,127 @@
+// PickleReader on pickles Python wrote (pickle.dumps, protocol 2, as torch.save uses): every
+// kind of value it reads, a tensor through a persistent id, and what it must refuse — a global
+// that could run code, opcodes torch.save never writes, memo and stack misuse, a tensor reaching
+// past its storage, and every truncation of a valid pickle (an error each time, never a crash).
+#include "core/util/pickle_reader.h"
+
+#include <QtTest>
+
+#include <torch/torch.h>
+
+using namespace streetgan;
+
+namespace {
+
+// pickle.dumps({'a': [1], 'b': -1, 'c': (1.5, None, True), 'd': 'é'}, protocol=2)
+const std::string kPlain(
+    "\x80\x02\x7d\x71\x00\x28\x58\x01\x00\x00\x00\x61\x71\x01\x5d\x71\x02\x4b\x01\x61\x58\x01\x00\x00\x00\x62\x71\x03"
+    "\x4a\xff\xff\xff\xff\x58\x01\x00\x00\x00\x63\x71\x04\x47\x3f\xf8\x00\x00\x00\x00\x00\x00\x4e\x88\x87\x71\x05\x58"
+    "\x01\x00\x00\x00\x64\x71\x06\x58\x02\x00\x00\x00\xc3\xa9\x71\x07\x75\x2e",
+    74);
+
+// {'t': torch.arange(4.).view(2, 2)} pickled as torch.save does: storage ('storage',
+// torch.FloatStorage, '0', 'cpu', 4) and torch._utils._rebuild_tensor_v2.
+const std::string kTensor(
+    "\x80\x02\x7d\x71\x00\x58\x01\x00\x00\x00\x74\x71\x01\x63\x74\x6f\x72\x63\x68\x2e\x5f\x75\x74\x69\x6c\x73\x0a\x5f"
+    "\x72\x65\x62\x75\x69\x6c\x64\x5f\x74\x65\x6e\x73\x6f\x72\x5f\x76\x32\x0a\x71\x02\x28\x28\x58\x07\x00\x00\x00\x73"
+    "\x74\x6f\x72\x61\x67\x65\x71\x03\x63\x74\x6f\x72\x63\x68\x0a\x46\x6c\x6f\x61\x74\x53\x74\x6f\x72\x61\x67\x65\x0a"
+    "\x71\x04\x58\x01\x00\x00\x00\x30\x71\x05\x58\x03\x00\x00\x00\x63\x70\x75\x71\x06\x4b\x04\x74\x71\x07\x51\x4b\x00"
+    "\x4b\x02\x4b\x02\x86\x71\x08\x4b\x02\x4b\x01\x86\x71\x09\x89\x63\x63\x6f\x6c\x6c\x65\x63\x74\x69\x6f\x6e\x73\x0a"
+    "\x4f\x72\x64\x65\x72\x65\x64\x44\x69\x63\x74\x0a\x71\x0a\x29\x52\x71\x0b\x74\x71\x0c\x52\x71\x0d\x73\x2e",
+    166);
+
+PickleReader readerWithStorage(int* calls = nullptr) {
+  return PickleReader([calls](const std::string& key, torch::ScalarType dtype, std::int64_t numel) -> Result<torch::Tensor> {
+    if (calls) ++*calls;
+    if (key != "0" || dtype != torch::kFloat32) return makeError("unexpected storage " + key);
+    return torch::arange(numel, torch::kFloat32);
+  });
+}
+
+}  // namespace
+
+Q_DECLARE_METATYPE(std::string)
+
+class TestPickleReader : public QObject {
+  Q_OBJECT
+private slots:
+  void readsPythonValues();
+  void readsATensorThroughItsStorage();
+  void refuses_data();
+  void refuses();
+  void everyTruncationFails_data();
+  void everyTruncationFails();
+};
+
+void TestPickleReader::readsPythonValues() {
+  auto value = readerWithStorage().read(kPlain);
+  QVERIFY2(value.ok(), value.error().c_str());
+  QVERIFY(value->isDict());
+  QCOMPARE(value->entries().size(), std::size_t{4});
+  const PickleValue* a = value->find("a");
+  QVERIFY(a && a->kind() == PickleValue::Kind::List);
+  QCOMPARE(a->items().size(), std::size_t{1});  // the APPEND that LibTorch 1.13's pickle_load rejects
+  QCOMPARE(a->items()[0].toInt(), std::int64_t{1});
+  QCOMPARE(value->find("b")->toInt(), std::int64_t{-1});
+  const PickleValue* c = value->find("c");
+  QVERIFY(c && c->kind() == PickleValue::Kind::Tuple);
+  QCOMPARE(c->items()[0].toDouble(), 1.5);
+  QVERIFY(c->items()[1].isNone());
+  QVERIFY(c->items()[2].kind() == PickleValue::Kind::Bool && c->items()[2].toBool());
+  QCOMPARE(QString::fromStdString(value->find("d")->toString()), QString::fromUtf8("é"));
+  QVERIFY(value->find("missing") == nullptr);
+}
+
+void TestPickleReader::readsATensorThroughItsStorage() {
+  int calls = 0;
+  auto value = readerWithStorage(&calls).read(kTensor);
+  QVERIFY2(value.ok(), value.error().c_str());
+  const PickleValue* t = value->find("t");
+  QVERIFY(t && t->isTensor());
+  QVERIFY(torch::equal(t->toTensor(), torch::tensor({{0.0f, 1.0f}, {2.0f, 3.0f}})));
+  QCOMPARE(calls, 1);
+}
+
+void TestPickleReader::refuses_data() {
+  QTest::addColumn<std::string>("bytes");
+  QTest::addColumn<QString>("message");
+  QTest::newRow("os.system") << std::string("\x80\x02" "cos\nsystem\nq\x00X\x02\x00\x00\x00lsq\x01\x85q\x02Rq\x03.", 31)
+                             << "os.system, which a checkpoint of tensors and numbers never does; it is refused";
+  QTest::newRow("builtins.eval by STACK_GLOBAL")
+      << std::string("\x80\x04\x8c\x08" "builtins\x8c\x04" "eval\x93.", 20) << "builtins.eval";
+  QTest::newRow("protocol 0 INT") << std::string("\x80\x02I1\n.", 6) << "opcode 0x49";
+  QTest::newRow("unstored memo entry") << std::string("\x80\x02h\x05.", 5) << "memo entry 5";
+  QTest::newRow("APPEND to a dict") << std::string("\x80\x02}K\x01" "a.", 7) << "APPEND on a dict";
+  QTest::newRow("nothing at STOP") << std::string("\x80\x02.", 3) << "malformed at STOP";
+  QTest::newRow("two values at STOP") << std::string("\x80\x02K\x01K\x02.", 7) << "malformed at STOP";
+  QTest::newRow("string longer than the file") << std::string("\x80\x02X\xff\xff\xff\x7f", 7) << "truncated";
+  QTest::newRow("REDUCE on a number") << std::string("\x80\x02K\x01)R.", 7) << "REDUCE calls a int";
+  std::string past_end = kTensor;
+  past_end[113] = '\x03';  // size (3, 2) over a storage of 4 elements
+  QTest::newRow("tensor past its storage") << past_end << "reaches past the end of its storage";
+}
+
+void TestPickleReader::refuses() {
+  QFETCH(std::string, bytes);
+  QFETCH(QString, message);
+  auto value = readerWithStorage().read(bytes);
+  QVERIFY(!value.ok());
+  QVERIFY2(QString::fromStdString(value.error()).contains(message), value.error().c_str());
+}
+
+void TestPickleReader::everyTruncationFails_data() {
+  QTest::addColumn<std::string>("bytes");
+  QTest::newRow("values") << kPlain;
+  QTest::newRow("tensor") << kTensor;
+}
+
+void TestPickleReader::everyTruncationFails() {
+  QFETCH(std::string, bytes);
+  for (std::size_t length = 0; length < bytes.size(); ++length) {
+    auto value = readerWithStorage().read(bytes.substr(0, length));
+    QVERIFY2(!value.ok(), qPrintable(QString("a pickle cut at %1 bytes was read").arg(length)));
+  }
+}
+
+QTEST_GUILESS_MAIN(TestPickleReader)
+#include "tst_pickle_reader.moc"
