@@ -200,6 +200,11 @@ void ExploreTab::openCheckpoint(const QString& path) {
 }
 
 void ExploreTab::openRun(const QString& run_dir, bool follow) {
+  listRuns();  // the run may be new (started or imported a moment ago): the list shows it chosen
+  if (const int index = runs_->findData(QDir::cleanPath(QFileInfo(run_dir).absoluteFilePath())); index >= 0) {
+    const QSignalBlocker block(runs_);
+    runs_->setCurrentIndex(index);
+  }
   const QString latest = latestCheckpoint(run_dir);
   if (latest.isEmpty() && follow) {
     // A run that has just started: its first checkpoint opens as soon as it lands.

@@ -6,7 +6,7 @@ original tool saved checkpoints. The test imports those files with `streetgan im
 `streetgan sample` with what this script computes; it also loads `streetgan export`'s state dict.
 
   reference_dcgan.py make --out DIR --img-size 64|128 [--nz N --ngf N --ndf N --nc N]
-  reference_dcgan.py load-export --state G.pt --sidecar G.json --seed S --n N --out OUT.f32
+  reference_dcgan.py load-export --state G.pt --sidecar G.json --seed S --n N --out OUT.f32 [--train-mode]
 """
 import argparse
 import json
@@ -121,6 +121,14 @@ def make(args):
         if step == args.steps - 1:
             with torch.no_grad():
                 img_list.append(grid(G(noise)))
+    # A few steps from the DCGAN init leave G's output near 0 (a grey picture) and its BatchNorm
+    # running statistics near their start: a comparison of such images would prove little. So the
+    # last layer is scaled up and the running statistics are brought to what the layers now see,
+    # and the images span the whole range in eval mode.
+    with torch.no_grad():
+        G.main[-2].weight.mul_(30.0)
+        for _ in range(40):
+            G(torch.randn(16, args.nz, 1, 1))
     epoch = 2
     full = {'epoch': epoch, 'G_state_dict': G.state_dict(), 'D_state_dict': D.state_dict(),
             'G_optim': opt_g.state_dict(), 'D_optim': opt_d.state_dict(), 'losses': losses,
@@ -167,7 +175,7 @@ def load_export(args):
         sidecar = json.load(f)
     G = generator(sidecar['nz'], sidecar['ngf'], sidecar['nc'], sidecar['img_size'])
     G.load_state_dict(torch.load(args.state), strict=True)
-    G.eval()
+    G.train(args.train_mode)
     with torch.no_grad():
         z = torch.randn(args.n, sidecar['nz'], 1, 1, generator=torch.Generator().manual_seed(args.seed))
         write_f32(args.out, G(z))
@@ -191,6 +199,7 @@ def main():
     e.add_argument('--seed', type=int, default=7)
     e.add_argument('--n', type=int, default=8)
     e.add_argument('--out', required=True)
+    e.add_argument('--train-mode', action='store_true', help='batch statistics in BatchNorm')
     args = parser.parse_args()
     make(args) if args.command == 'make' else load_export(args)
 
