@@ -34,7 +34,7 @@ packages=(
   # engine: LibTorch 2.6 (CPU) with a fast BLAS, OpenCV for image I/O, JSON
   libtorch-dev libopenblas0-pthread libgloo-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev libcpp-httplib-dev
   # export: FFmpeg's libraries
   libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
   # remote training: the tests start a real sshd and drive the ssh client

@@ -23,6 +23,8 @@ packages=(
   libtorch-dev libopenblas0-pthread libgloo-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev
+  # streetgan serve: the HTTP library
+  libcpp-httplib-dev
   # export: FFmpeg's libraries (libavcodec brings libx264 and libvpx)
   libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
   # remote training over SSH: the client the studio drives; the tests start a real sshd
@@ -36,12 +38,16 @@ if [ "$cli_only" -eq 0 ]; then
     # tests: libjpeg writes the CMYK JPEG of the bad-input cases; torchrun (python3-torch)
     # launches the distributed tests' ranks
     libjpeg-dev python3-torch
+    # tests: headless Chromium opens the gallery page of `streetgan serve`
+    chromium
   )
 fi
 if [ "$bench" -eq 1 ]; then
   # the reference loader, the photographs bench/make_corpus.py cuts its corpus from, and the
   # `ffmpeg` program the reference walk export pipes its frames into
-  packages+=(python3 python3-torch python3-torchvision python3-numpy python3-pil opencv-doc ffmpeg)
+  packages+=(python3 python3-torch python3-torchvision python3-numpy python3-pil opencv-doc ffmpeg
+    # bench_serve: the load generator, and the original tool's Flask app as the reference
+    wrk python3-flask)
 fi
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -23,5 +23,6 @@ int runRemote(const Args& args);
 int runTensorBoard(const Args& args);
 int runImport(const Args& args);
 int runExport(const Args& args);
+int runServe(const Args& args);
 
 }  // namespace streetgan::cli

@@ -26,6 +26,7 @@ const char* kUsage =
     "  tensorboard write TensorBoard event files from runs' events.jsonl\n"
     "  import      turn the original PyTorch tool's checkpoint into a run\n"
     "  export      write a checkpoint's generator as a PyTorch state dict\n"
+    "  serve       serve generated images and walks over HTTP, with a gallery page\n"
     "  bench       measure training or data loading speed (bench train, bench data)\n"
     "\n"
     "Run 'streetgan <command> --help' for the options of a command.\n"
@@ -45,6 +46,7 @@ const Command kCommands[] = {
     {"walk", streetgan::cli::runWalk, false},     {"remote", streetgan::cli::runRemote, true},
     {"tensorboard", streetgan::cli::runTensorBoard, false},
     {"import", streetgan::cli::runImport, false}, {"export", streetgan::cli::runExport, false},
+    {"serve", streetgan::cli::runServe, false},
 };
 
 // "streetgan walk", or with the subcommand ("streetgan cache build") as the command's own

@@ -1,0 +1,97 @@
+#pragma once
+// GalleryRenderer: the rendering side of `streetgan serve`. A fixed number of worker threads
+// each hold their own copy of the generator (eval mode), so requests never share a module; a
+// bounded queue in front of them refuses work beyond its size at once (the server answers 503)
+// instead of letting requests pile up. Grids are the images of `streetgan sample`, walks go
+// through WalkExporter, the same code as `streetgan walk` and the studio's export.
+//
+// The model comes from one checkpoint, or from a run directory whose newest checkpoint is
+// followed: a newer one is checked, then every worker switches to it before its next job.
+// Failures of a job (an encoder error) come back as an Error; a checkpoint that cannot be read
+// is reported by open() and, when following, leaves the previous model in use.
+#include "core/util/result.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace streetgan::cli {
+
+struct GalleryModelInfo {
+  std::string checkpoint;   ///< the file in use
+  std::int64_t step = 0;
+  std::int64_t epoch = 0;
+  int img_size = 64;
+  int nz = 100;
+  std::string preset;
+  std::string run;
+};
+
+/// One picture or video to make. Sizes are the side of each generated image, in pixels.
+struct GalleryJob {
+  enum class Kind { Grid, Walk } kind = Kind::Grid;
+  int count = 16;                ///< images in the grid, or frames of the walk
+  std::uint64_t seed = 0;
+  int size = 64;
+  std::string format = "gif";    ///< walks: gif, mp4 or webm
+};
+
+struct GalleryResult {
+  std::string bytes;
+  std::string content_type;
+  GalleryModelInfo model;
+};
+
+class GalleryRenderer {
+public:
+  struct Options {
+    std::string checkpoint;       ///< one checkpoint …
+    std::string run_dir;          ///< … or a run whose newest checkpoint is followed
+    int workers = 2;              ///< render threads, each with its own generator
+    int queue = 8;                ///< jobs that may wait for a worker; more are refused
+    int follow_seconds = 5;       ///< how often a followed run is looked at
+  };
+
+  explicit GalleryRenderer(Options options);
+  ~GalleryRenderer();
+  GalleryRenderer(const GalleryRenderer&) = delete;
+  GalleryRenderer& operator=(const GalleryRenderer&) = delete;
+
+  /// Loads the model and starts the workers (and the follower).
+  Status open();
+  /// Queues `job`; nothing when the queue is full (the caller answers 503).
+  std::optional<std::future<Result<GalleryResult>>> submit(const GalleryJob& job);
+  GalleryModelInfo model() const;
+  int pendingJobs() const;
+
+private:
+  struct Task {
+    GalleryJob job;
+    std::promise<Result<GalleryResult>> promise;
+  };
+  struct Worker;
+  void work(int index);
+  void follow();
+  Result<std::string> newestCheckpoint() const;
+
+  Options options_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_, follow_wake_;
+  std::deque<Task> tasks_;
+  GalleryModelInfo model_;        // guarded by mutex_
+  std::uint64_t generation_ = 0;  // bumped when model_ changes
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+  std::thread follower_;
+};
+
+}  // namespace streetgan::cli

@@ -1,0 +1,89 @@
+// `streetgan serve`: generated images over HTTP, as the original tool's Flask app served them.
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "app/cli/gallery_renderer.h"
+#include "app/cli/gallery_server.h"
+#include "app/cli/stop_signal.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+namespace streetgan::cli {
+
+int runServe(const Args& args) {
+  CommandLine line("serve", "--checkpoint FILE | --run DIR [options]",
+                   "Serves generated images over HTTP with the original tool's routes: GET /health\n"
+                   "(JSON), /gan_imgs (PNG grid: n, seed, size), /gan_gifs (a slerp walk: frames,\n"
+                   "seed, size, format=gif|mp4|webm) and a gallery page at /. With --run it follows\n"
+                   "the run's newest checkpoint. Listens on loopback unless --bind says otherwise\n"
+                   "(docs/serve.md).",
+                   {{"--checkpoint", "FILE", "checkpoint (.pt) to serve"},
+                    {"--run", "DIR", "run directory: serve its newest checkpoint, and follow it"},
+                    {"--bind", "ADDR", "address to listen on (default 127.0.0.1)"},
+                    {"--port", "N", "port (default 8080; 0 picks a free one)"},
+                    {"--workers", "N", "render threads, each with its own generator (default 2)"},
+                    {"--queue", "N", "renders that may wait; more get 503 (default 8)"},
+                    {"--connections", "N", "connection threads (default 64)"},
+                    {"--max-n", "N", "most images in one grid (default 256)"},
+                    {"--max-frames", "N", "most frames in one walk (default 600)"},
+                    {"--max-size", "N", "largest image side in pixels (default 1024)"},
+                    {"--read-timeout-ms", "N", "longest pause inside a request before it is cut off (default 500)"}});
+  if (auto done = line.parseOrExit(args)) return *done;
+  if (line.has("--checkpoint") == line.has("--run"))
+    return fail(line.program(), "give either --checkpoint FILE or --run DIR", kExitUsage);
+  auto port = line.integer("--port", 8080, 0, 65535);
+  auto workers = line.integer("--workers", 2, 1, 64);
+  auto queue = line.integer("--queue", 8, 1, 4096);
+  auto connections = line.integer("--connections", 64, 4, 4096);
+  auto max_n = line.integer("--max-n", 256, 1, 4096);
+  auto max_frames = line.integer("--max-frames", 600, 2, 100000);
+  auto max_size = line.integer("--max-size", 1024, 8, 8192);
+  auto read_timeout = line.integer("--read-timeout-ms", 500, 10, 600000);
+  for (const auto* checked : {&port, &workers, &queue, &connections, &max_n, &max_frames, &max_size, &read_timeout})
+    if (!*checked) return fail(line.program(), checked->error(), kExitUsage);
+  const std::string bind = line.value("--bind", "127.0.0.1");
+
+  GalleryRenderer::Options options;
+  options.checkpoint = line.value("--checkpoint");
+  options.run_dir = line.value("--run");
+  options.workers = static_cast<int>(*workers);
+  options.queue = static_cast<int>(*queue);
+  GalleryRenderer renderer(options);
+  if (Status opened = renderer.open(); !opened) return fail(line.program(), opened.error(), kExitFailure);
+
+  GalleryLimits limits;
+  limits.max_n = static_cast<int>(*max_n);
+  limits.max_frames = static_cast<int>(*max_frames);
+  limits.max_size = static_cast<int>(*max_size);
+  limits.connections = static_cast<int>(*connections);
+  limits.read_timeout_ms = static_cast<int>(*read_timeout);
+  GalleryServer server(renderer, limits);
+  auto bound = server.bind(bind, static_cast<int>(*port));
+  if (!bound) return fail(line.program(), bound.error(), kExitFailure);
+  if (bind != "127.0.0.1" && bind != "localhost" && bind != "::1")
+    std::fprintf(stderr, "streetgan serve: warning: listening on %s, so other machines can reach it; the limits above "
+                         "bound the work one request can ask for, but put a reverse proxy in front for the public\n",
+                 bind.c_str());
+  const GalleryModelInfo model = renderer.model();
+  std::fprintf(stderr, "streetgan serve: serving %s (step %lld) on http://%s:%d/\n", model.checkpoint.c_str(),
+               static_cast<long long>(model.step), bind.find(':') != std::string::npos ? ("[" + bind + "]").c_str() : bind.c_str(),
+               *bound);
+  std::fflush(stderr);
+
+  const auto& stop = installStopHandlers();
+  std::atomic<bool> ended{false};
+  std::thread watcher([&] {
+    while (!stop.load() && !ended.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server.stop();
+  });
+  const bool listened = server.listen();
+  ended.store(true);
+  watcher.join();
+  if (!listened) return fail(line.program(), "the server stopped listening", kExitFailure);
+  std::fprintf(stderr, "streetgan serve: stopped\n");
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli
