@@ -7,6 +7,7 @@
 #include "app/studio/train_tab.h"
 
 #include <QApplication>
+#include <QIcon>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QSaveFile>
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName("StreetGAN");
   QApplication::setApplicationName("StreetGAN Studio");
   QApplication::setApplicationVersion(STREETGAN_VERSION);
+  QApplication::setDesktopFileName("org.streetgan.Studio");
+  QApplication::setWindowIcon(streetgan::studio::MainWindow::applicationIcon());
   QCommandLineParser parser;
   parser.setApplicationDescription("Train a DCGAN on street-level photographs and watch it learn.");
   parser.addHelpOption();

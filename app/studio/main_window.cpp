@@ -25,6 +25,7 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGuiApplication>
+#include <QIcon>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -36,6 +37,10 @@
 #include <QStatusBar>
 #include <QTabWidget>
 
+
+// The library is static, so its resources are registered by hand; Q_INIT_RESOURCE must be
+// called from the global namespace.
+static void initStudioResources() { Q_INIT_RESOURCE(studio); }
 
 namespace streetgan::studio {
 
@@ -52,9 +57,18 @@ std::string configRoot(const QString& run_dir) {
 
 }  // namespace
 
+QIcon MainWindow::applicationIcon() {
+  initStudioResources();
+  QIcon icon;
+  for (int size : {16, 32, 48, 64, 128, 256})
+    icon.addFile(QString(":/icons/hicolor/%1x%1/apps/org.streetgan.Studio.png").arg(size), QSize(size, size));
+  return icon;
+}
+
 MainWindow::MainWindow(QString program, QWidget* parent)
     : QMainWindow(parent), program_(program), settings_(StudioSettings::load()) {
   setWindowTitle("StreetGAN Studio");
+  setWindowIcon(applicationIcon());
   tabs_ = new QTabWidget(this);
   train_tab_ = new TrainTab(program, settings_.runs_root, tabs_);
   tabs_->addTab(train_tab_, "&Train");

@@ -8,6 +8,7 @@
 #include <QMainWindow>
 #include <QPointer>
 
+class QIcon;
 class QLabel;
 class QTabWidget;
 
@@ -40,6 +41,9 @@ public:
   QTabWidget& tabs() { return *tabs_; }
   /// Opens a CompareView of these runs in a window of its own (Runs tab → Compare).
   void showComparison(const QStringList& run_dirs);
+  /// StreetGAN Studio's icon (resources/studio.qrc), 16 to 256 px: the window's, and so the
+  /// About box's.
+  static QIcon applicationIcon();
   /// The comparison opened last (null when none, or closed).
   CompareView* lastComparison() const;
   /// File ▸ Import Checkpoint… without its file dialog: imports the original tool's checkpoint

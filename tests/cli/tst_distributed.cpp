@@ -311,7 +311,9 @@ private slots:
     }
     QCOMPARE(lastEvent(folders[0] + "/run", "run_finished").value("status").toString(), QString("completed"));
     QCOMPARE(QDir(folders[0] + "/run").entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
-             QStringList({"checkpoints", "config.json", "events.jsonl", "samples"}));
+             QStringList({"checkpoints", "config.json", "events.jsonl", "samples", "tensorboard"}));
+    // One TensorBoard file: rank 0's.
+    QCOMPARE(QDir(folders[0] + "/run/tensorboard").entryList(QDir::Files).size(), 1);
     QVERIFY2(QDir(folders[1]).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden),
              qPrintable(QDir(folders[1]).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).join(", ")));
     // One run_started: rank 1 emitted nothing into rank 0's log either.
