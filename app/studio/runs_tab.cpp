@@ -77,7 +77,7 @@ RunsTab::RunsTab(QString runs_root, QWidget* parent) : QWidget(parent) {
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsTab::updateButtons);
   connect(&model_, &RunListModel::refreshed, this, [this] {
     const int running = model_.runningCount();
-    count_->setText(QString("%1 runs in %2").arg(model_.rowCount()).arg(model_.root()) +
+    count_->setText(QString("%1 run%2 in %3").arg(model_.rowCount()).arg(model_.rowCount() == 1 ? "" : "s").arg(model_.root()) +
                       (running > 0 ? QString("; %1 running").arg(running) : QString()) + ".");
     table_->resizeColumnsToContents();
     updateButtons();

@@ -10,7 +10,11 @@
 #include "tests/support/test_support.h"
 #include "widgets/chart_panel.h"
 
+#include <QAction>
+#include <QApplication>
 #include <QFileInfo>
+#include <QMessageBox>
+#include <QTimer>
 #include <QGraphicsView>
 #include <QGuiApplication>
 #include <QPushButton>
@@ -31,6 +35,7 @@ class TestStudioDashboard : public QObject {
 private slots:
   void initTestCase();
   void windowOpensAtMostOfTheScreen();
+  void windowAndAboutBoxCarryTheIcon();
   void chartsAreReadable_data();
   void chartsAreReadable();
   void oneToolbarForEveryChart();
@@ -254,6 +259,33 @@ void TestStudioDashboard::dataStarvedRunOffersACache() {
   QTRY_VERIFY_WITH_TIMEOUT(dashboard.statusText().startsWith("Could not build the cache: "), 60000);
   QVERIFY2(dashboard.statusText().contains("no-such-folder"), qPrintable(dashboard.statusText()));
   QVERIFY(tab.form().config().data.cache.empty());
+}
+
+// The icon of resources/studio.qrc is the window's, at every size a desktop asks for, and the
+// About box shows it.
+void TestStudioDashboard::windowAndAboutBoxCarryTheIcon() {
+  MainWindow window(STREETGAN_CLI);
+  const QIcon icon = window.windowIcon();
+  QVERIFY(!icon.isNull());
+  for (int size : {16, 32, 48, 256}) QVERIFY2(icon.availableSizes().contains(QSize(size, size)), qPrintable(QString::number(size)));
+  QCOMPARE(icon.pixmap(256, 256).toImage().pixel(128, 200),
+           QImage(STREETGAN_SOURCE_DIR "/resources/icons/hicolor/256x256/apps/org.streetgan.Studio.png").pixel(128, 200));
+  window.show();
+  QAction* about = nullptr;
+  for (QAction* action : window.findChildren<QAction*>())
+    if (action->text() == "&About StreetGAN Studio") about = action;
+  QVERIFY(about);
+  QImage shown;
+  QTimer::singleShot(200, [&shown] {
+    if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+      shown = box->iconPixmap().toImage();
+      const QString shot = testOutputDir() + "/about-box.png";
+      box->grab().save(shot);
+      box->accept();
+    }
+  });
+  about->trigger();
+  QVERIFY2(!shown.isNull() && shown.width() >= 32, "the About box shows no icon");
 }
 
 QTEST_MAIN(TestStudioDashboard)

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Builds the Debian packages from a build folder (cpack), validates them (desktop-file-validate,
+# appstreamcli validate --no-net, lintian: no errors), then installs them with apt into a clean
+# Debian bookworm tree made with debootstrap and runs there, from the installed paths only:
+# `streetgan --version`, a 1-epoch demo training and `streetgan-studio --screenshot` offscreen.
+# A runtime dependency missing from the packages fails here.
+#
+#   bash packaging/check-debs.sh [BUILD_DIR]          (default: build; as root)
+#
+# The pristine tree is debootstrapped once into /var/cache/streetgan/bookworm-pristine and
+# copied afresh for every check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source_dir="$(pwd)"
+build_dir="$(realpath "${1:-build}")"
+cache=/var/cache/streetgan
+pristine="$cache/bookworm-pristine"
+tree="$cache/bookworm-debs"
+say() { echo "check-debs: $*"; }
+fail() { echo "check-debs: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || fail "must run as root (it calls apt-get, debootstrap, mount and chroot)"
+[ -f "$build_dir/CMakeCache.txt" ] || fail "$build_dir is not a configured build folder"
+for tool in cpack:cmake desktop-file-validate:desktop-file-utils appstreamcli:appstream lintian:lintian \
+            debootstrap:debootstrap dpkg-shlibdeps:dpkg-dev; do
+  command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+done
+if [ -n "${missing[*]:-}" ]; then
+  say "installing ${missing[*]} on the host"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# 1. The packages.
+rm -rf "$build_dir/debs"
+(cd "$build_dir" && cpack -G DEB -B "$build_dir/debs" >/dev/null) || fail "cpack failed"
+mapfile -t debs < <(find "$build_dir/debs" -maxdepth 1 -name '*.deb' | sort)
+[ "${#debs[@]}" -eq 2 ] || fail "expected 2 packages in $build_dir/debs, found ${#debs[@]}"
+for deb in "${debs[@]}"; do
+  say "$(basename "$deb"): $(du -h "$deb" | cut -f1)"
+  dpkg-deb -f "$deb" Package Version Depends Recommends | sed 's/^/  /'
+done
+
+# 2. Validation.
+desktop-file-validate packaging/org.streetgan.Studio.desktop || fail "desktop-file-validate failed"
+appstreamcli validate --no-net packaging/org.streetgan.Studio.metainfo.xml || fail "appstreamcli validate failed"
+for deb in "${debs[@]}"; do
+  say "lintian $(basename "$deb")"
+  lintian --fail-on error "$deb" || fail "lintian reports errors in $deb"
+done
+
+# 3. A clean bookworm tree, with the packages installed by apt from the mirror.
+host_mirror() {
+  local uri
+  uri="$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n 1 || true)"
+  [ -n "$uri" ] || uri="$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+    awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' | grep -v security | head -n 1 || true)"
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+mounts=()
+cleanup() {
+  local proc i
+  for proc in /proc/[0-9]*; do
+    [ "$(readlink "$proc/root" 2>/dev/null || true)" = "$tree" ] && kill -KILL "${proc#/proc/}" 2>/dev/null || true
+  done
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+    umount -R "${mounts[$i]}" 2>/dev/null || umount -R -l "${mounts[$i]}" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+mkdir -p "$cache"
+exec 9>"$tree.lock"
+flock -n 9 || fail "another check is using $tree"
+if [ ! -f "$pristine/.complete" ]; then
+  say "debootstrap bookworm (minbase) into $pristine"
+  rm -rf "$pristine"
+  debootstrap --variant=minbase bookworm "$pristine" "$(host_mirror)" >/dev/null || fail "debootstrap failed"
+  touch "$pristine/.complete"
+fi
+rm -rf "$tree"
+cp -a "$pristine" "$tree"
+mount -t proc proc "$tree/proc"; mounts+=("$tree/proc")
+mount --rbind /dev "$tree/dev"; mount --make-rslave "$tree/dev"; mounts+=("$tree/dev")
+in_tree() {
+  chroot "$tree" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    DEBIAN_FRONTEND=noninteractive "$@"
+}
+mkdir -p "$tree/tmp/debs"
+cp "${debs[@]}" "$tree/tmp/debs/"
+say "apt-get install the packages into the clean tree"
+in_tree apt-get update -qq
+in_tree apt-get install -y -qq "${debs[@]/#$build_dir\/debs/\/tmp\/debs}" >/dev/null ||
+  fail "apt-get could not install the packages"
+
+# 4. The installed programs.
+version="$(in_tree streetgan --version)"
+say "installed: $version; $(in_tree sh -c 'ls /usr/bin/streetgan*' | tr '\n' ' ')"
+# The demo's 1,000 scenes and one epoch of the demo preset, into the runs folder the studio lists.
+run=/root/StreetGAN/runs/demo-installed
+in_tree streetgan demo-data --out /tmp/demo --cities 4 --sequences 10 --frames 25 >/dev/null 2>&1 ||
+  fail "streetgan demo-data failed in the tree"
+in_tree streetgan train --dataroot /tmp/demo --preset demo --epochs 1 --run-dir "$run" >/dev/null 2>/tmp/check-debs-train.err ||
+  fail "a 1-epoch demo training failed in the tree: $(tail -n 3 /tmp/check-debs-train.err)"
+grep -q '"status":"completed"' "$tree$run/events.jsonl" || fail "the demo training did not complete"
+say "1-epoch demo training: $(grep -c '"type":"step"' "$tree$run/events.jsonl") steps, completed"
+in_tree env QT_QPA_PLATFORM=offscreen streetgan-studio --tab runs --screenshot /tmp/studio.png --after 3 >/dev/null 2>&1 ||
+  fail "streetgan-studio --screenshot failed in the tree"
+mkdir -p "$build_dir/tests/output"
+cp "$tree/tmp/studio.png" "$build_dir/tests/output/installed-studio.png"
+say "studio screenshot from the installed package: $build_dir/tests/output/installed-studio.png"
+test -f "$tree/usr/share/applications/org.streetgan.Studio.desktop" || fail "the desktop entry is not installed"
+test -f "$tree/usr/share/man/man1/streetgan.1.gz" || fail "the man page is not installed"
+say "all passed"
