@@ -54,16 +54,25 @@ def wait_for(port, timeout=120):
 
 
 def millis(text):
-    value, unit = re.match(r'([\d.]+)(us|ms|s)', text).groups()
-    return float(value) * {'us': 0.001, 'ms': 1.0, 's': 1000.0}[unit]
+    match = re.match(r'([\d.]+)(us|ms|s|m|h)$', text)
+    if not match:
+        return float('nan')
+    value, unit = match.groups()
+    return float(value) * {'us': 0.001, 'ms': 1.0, 's': 1000.0, 'm': 60000.0, 'h': 3600000.0}[unit]
 
 
 def wrk(url, seconds, connections, threads, script):
-    out = subprocess.run(['wrk', f'-t{threads}', f'-c{connections}', f'-d{seconds}s', '--latency', '-s', script, url],
+    # A 60 s timeout: a request waiting in a queue is measured, not counted as a socket error.
+    out = subprocess.run(['wrk', f'-t{threads}', f'-c{connections}', f'-d{seconds}s', '--timeout', '60s', '--latency',
+                          '-s', script, url],
                          capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r'Requests/sec:\s+([\d.]+)', out).group(1))
-    p50 = millis(re.search(r'50%\s+(\S+)', out).group(1))
-    p99 = millis(re.search(r'99%\s+(\S+)', out).group(1))
+    p50_match, p99_match = re.search(r'50%\s+(\S+)', out), re.search(r'99%\s+(\S+)', out)
+    if not p50_match or not p99_match:
+        raise SystemExit(f'wrk printed no latency distribution for {url}:\n{out}')
+    if millis(p50_match.group(1)) != millis(p50_match.group(1)):
+        print(f'unparsed latency {p50_match.group(1)!r}', file=sys.stderr)
+    p50, p99 = millis(p50_match.group(1)), millis(p99_match.group(1))
     errors = re.search(r'Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)', out)
     socket_errors = sum(int(x) for x in errors.groups()) if errors else 0
     statuses = {int(k): int(v) for k, v in re.findall(r'status (\d+) (\d+)', out)}

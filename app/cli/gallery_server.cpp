@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <random>
 
 namespace streetgan::cli {
@@ -53,6 +56,15 @@ GalleryServer::GalleryServer(GalleryRenderer& renderer, GalleryLimits limits)
   server_->set_keep_alive_timeout(5);
   server_->set_keep_alive_max_count(100);
   server_->set_payload_max_length(64 * 1024);
+  // On the listening socket, inherited by every accepted one: no Nagle delay (headers and body
+  // are separate writes, and a keep-alive client would wait for the delayed ACK, ~40 ms a
+  // request), and SO_REUSEADDR but not the library's SO_REUSEPORT, so a second server on a port
+  // in use fails instead of sharing it.
+  server_->set_socket_options([](socket_t socket) {
+    int yes = 1;
+    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+  });
   server_->set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
     plain(response, 500, "internal error");
   });
