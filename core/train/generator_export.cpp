@@ -2,10 +2,9 @@
 
 #include "core/train/checkpoint.h"
 #include "core/util/atomic_file.h"
-#include "core/util/exception_message.h"
+#include "core/util/torch_save_file.h"
 
 #include <nlohmann/json.hpp>
-#include <torch/csrc/jit/serialization/pickle.h>
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -27,22 +26,15 @@ Result<GeneratorExportReport> exportGenerator(const std::string& checkpoint, con
   report.step = loaded->progress.step;
   if (fs::path(out).extension() == ".json")
     return makeError(out + ": the state dict needs a name other than .json (its sidecar is the .json)");
-  std::string bytes;
-  try {
-    // PyTorch's state_dict() order: each layer's parameters, then its buffers.
-    c10::Dict<std::string, at::Tensor> state;
-    for (const auto& layer : loaded->generator->named_modules("", false)) {
-      for (const auto& item : layer.value()->named_parameters(false))
-        state.insert(layer.key() + "." + item.key(), item.value().detach().contiguous());
-      for (const auto& item : layer.value()->named_buffers(false))
-        state.insert(layer.key() + "." + item.key(), item.value().detach().contiguous());
-    }
-    report.tensors = static_cast<std::int64_t>(state.size());
-    const std::vector<char> pickled = torch::pickle_save(c10::IValue(state));
-    bytes.assign(pickled.begin(), pickled.end());
-  } catch (const c10::Error& e) {
-    return makeError(out + ": cannot write the state dict (" + firstLine(e.what_without_backtrace()) + ")");
+  // PyTorch's state_dict() order: each layer's parameters, then its buffers.
+  std::vector<std::pair<std::string, torch::Tensor>> state;
+  for (const auto& layer : loaded->generator->named_modules("", false)) {
+    for (const auto& item : layer.value()->named_parameters(false)) state.emplace_back(layer.key() + "." + item.key(), item.value());
+    for (const auto& item : layer.value()->named_buffers(false)) state.emplace_back(layer.key() + "." + item.key(), item.value());
   }
+  report.tensors = static_cast<std::int64_t>(state.size());
+  auto bytes = torchSaveStateDict(state);
+  if (!bytes) return makeError(out + ": cannot write the state dict (" + bytes.error() + ")");
   const TrainConfig& config = loaded->config;
   // The run is the folder whose checkpoints/ holds the file; a checkpoint kept elsewhere gives
   // its config's name.
@@ -65,7 +57,7 @@ Result<GeneratorExportReport> exportGenerator(const std::string& checkpoint, con
                             {"checkpoint", fs::absolute(checkpoint).lexically_normal().string()},
                             {"output_range", {-1, 1}},
                             {"latent_shape", {"n", config.nz, 1, 1}}};
-  if (Status written = writeFileAtomically(out, bytes); !written) return makeError(written.error());
+  if (Status written = writeFileAtomically(out, *bytes); !written) return makeError(written.error());
   if (Status written = writeFileAtomically(report.sidecar_path, sidecar.dump(2) + "\n"); !written)
     return makeError(written.error());
   return report;

@@ -1,8 +1,9 @@
 #pragma once
 // Exports a run's generator for PyTorch users: a plain state dict, loadable with torch.load and
 // load_state_dict into the reference nn.Sequential layout (`main.0.weight`, `main.1.weight`,
-// `main.1.bias`, `main.1.running_mean`, …, the names docs/interop.md lists), written with
-// LibTorch's pickler in torch.save's zip format; and beside it a sidecar JSON with what a loader
+// `main.1.bias`, `main.1.running_mean`, …, the names docs/interop.md lists), in torch.save's
+// zip format (torchSaveStateDict, which loads with torch.load's weights_only=True too); and beside
+// it a sidecar JSON with what a loader
 // needs to build the net (nz, ngf, nc, img_size) and where it came from (preset, run — the folder
 // whose checkpoints/ holds the file —, step).
 // Both files are written atomically. Failures come back as one line naming the file.

@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 
 namespace streetgan {
@@ -44,7 +45,106 @@ Result<PickleValue> readArchive(const std::string& path) {
   return value;
 }
 
+// Pickle opcodes (protocol 2), written the way Python's pickler writes them for a state dict.
+class PickleBytes {
+public:
+  void op(char code) { bytes_ += code; }
+  void proto() { bytes_ += "\x80\x02"; }
+  void global(const std::string& module, const std::string& name) { bytes_ += "c" + module + "\n" + name + "\n"; }
+  void string(const std::string& text) {
+    op('X');
+    int32(static_cast<std::int32_t>(text.size()));
+    bytes_ += text;
+  }
+  void integer(std::int64_t value) {
+    op('J');
+    int32(static_cast<std::int32_t>(value));
+  }
+  void intTuple(c10::IntArrayRef values) {
+    op('(');
+    for (auto v : values) integer(v);
+    op('t');
+  }
+  void emptyOrderedDict() {
+    global("collections", "OrderedDict");
+    op(')');
+    op('R');
+  }
+  const std::string& bytes() const { return bytes_; }
+
+private:
+  void int32(std::int32_t value) {
+    for (int i = 0; i < 4; ++i) bytes_ += static_cast<char>((static_cast<std::uint32_t>(value) >> (8 * i)) & 0xff);
+  }
+  std::string bytes_;
+};
+
+Result<std::string> storageName(torch::ScalarType type) {
+  switch (type) {
+    case torch::kFloat32: return std::string("FloatStorage");
+    case torch::kFloat64: return std::string("DoubleStorage");
+    case torch::kFloat16: return std::string("HalfStorage");
+    case torch::kBFloat16: return std::string("BFloat16Storage");
+    case torch::kInt64: return std::string("LongStorage");
+    case torch::kInt32: return std::string("IntStorage");
+    case torch::kUInt8: return std::string("ByteStorage");
+    case torch::kBool: return std::string("BoolStorage");
+    default: return makeError(std::string("tensors of type ") + c10::toString(type) + " are not written");
+  }
+}
+
 }  // namespace
+
+Result<std::string> torchSaveStateDict(const std::vector<std::pair<std::string, torch::Tensor>>& tensors) {
+  PickleBytes pickle;
+  std::vector<torch::Tensor> storages;
+  pickle.proto();
+  pickle.emptyOrderedDict();
+  pickle.op('(');
+  for (const auto& [name, tensor] : tensors) {
+    torch::Tensor data = tensor.detach().to(torch::kCPU).contiguous();
+    auto storage = storageName(data.scalar_type());
+    if (!storage) return makeError(name + ": " + storage.error());
+    if (data.numel() > std::numeric_limits<std::int32_t>::max()) return makeError(name + ": too large to write");
+    const std::string key = std::to_string(storages.size());
+    storages.push_back(data);
+    pickle.string(name);
+    pickle.global("torch._utils", "_rebuild_tensor_v2");
+    pickle.op('(');
+    pickle.op('(');  // the persistent id: ('storage', torch.<Type>Storage, key, 'cpu', numel)
+    pickle.string("storage");
+    pickle.global("torch", *storage);
+    pickle.string(key);
+    pickle.string("cpu");
+    pickle.integer(data.numel());
+    pickle.op('t');
+    pickle.op('Q');
+    pickle.integer(0);  // storage offset
+    pickle.intTuple(data.sizes());
+    pickle.intTuple(data.strides());
+    pickle.op('\x89');  // requires_grad False
+    pickle.emptyOrderedDict();  // backward hooks
+    pickle.op('t');
+    pickle.op('R');
+  }
+  pickle.op('u');
+  pickle.op('.');
+  std::string out;
+  try {
+    caffe2::serialize::PyTorchStreamWriter writer([&out](const void* data, size_t size) {
+      out.append(static_cast<const char*>(data), size);
+      return size;
+    });
+    writer.writeRecord("data.pkl", pickle.bytes().data(), pickle.bytes().size());
+    writer.writeRecord("byteorder", "little", 6);
+    for (std::size_t i = 0; i < storages.size(); ++i)
+      writer.writeRecord("data/" + std::to_string(i), storages[i].data_ptr(), storages[i].nbytes());
+    writer.writeEndOfFile();
+  } catch (const c10::Error& e) {
+    return makeError(std::string("cannot write the zip archive (") + firstLine(e.what_without_backtrace()) + ")");
+  }
+  return out;
+}
 
 Result<PickleValue> readTorchSaveFile(const std::string& path) {
   std::error_code ec;

@@ -6,14 +6,26 @@
 //
 // Failures (no such file, not a zip, the legacy pre-1.6 format, a big-endian file, a missing or
 // short record, a pickle PickleReader refuses) come back as one line that names the file.
+//
+// The other way, torchSaveStateDict() makes the bytes torch.save writes for a state dict. Not
+// LibTorch's torch::pickle_save: it tags the dict with torch.jit._pickle.restore_type_tag, which
+// torch.load refuses under weights_only=True, its default from PyTorch 2.6.
 #include "core/util/pickle_value.h"
 #include "core/util/result.h"
 
+#include <torch/types.h>
+
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace streetgan {
 
 /// The value the torch.save file at `path` holds.
 Result<PickleValue> readTorchSaveFile(const std::string& path);
+
+/// The bytes of a torch.save zip holding a collections.OrderedDict of `tensors` (name → tensor,
+/// in this order; any device, copied to the CPU), loadable with torch.load(weights_only=True).
+Result<std::string> torchSaveStateDict(const std::vector<std::pair<std::string, torch::Tensor>>& tensors);
 
 }  // namespace streetgan

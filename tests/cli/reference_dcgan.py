@@ -174,7 +174,7 @@ def load_export(args):
     with open(args.sidecar) as f:
         sidecar = json.load(f)
     G = generator(sidecar['nz'], sidecar['ngf'], sidecar['nc'], sidecar['img_size'])
-    G.load_state_dict(torch.load(args.state), strict=True)
+    G.load_state_dict(torch.load(args.state, weights_only=True), strict=True)
     G.train(args.train_mode)
     with torch.no_grad():
         z = torch.randn(args.n, sidecar['nz'], 1, 1, generator=torch.Generator().manual_seed(args.seed))

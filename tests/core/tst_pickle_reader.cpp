@@ -3,6 +3,10 @@
 // that could run code, opcodes torch.save never writes, memo and stack misuse, a tensor reaching
 // past its storage, and every truncation of a valid pickle (an error each time, never a crash).
 #include "core/util/pickle_reader.h"
+#include "core/util/torch_save_file.h"
+
+#include <QTemporaryDir>
+#include <fstream>
 
 #include <QtTest>
 
@@ -49,6 +53,7 @@ private slots:
   void readsATensorThroughItsStorage();
   void refuses_data();
   void refuses();
+  void stateDictRoundTrip();
   void everyTruncationFails_data();
   void everyTruncationFails();
 };
@@ -107,6 +112,34 @@ void TestPickleReader::refuses() {
   auto value = readerWithStorage().read(bytes);
   QVERIFY(!value.ok());
   QVERIFY2(QString::fromStdString(value.error()).contains(message), value.error().c_str());
+}
+
+// What torchSaveStateDict writes (the exported generator's format) reads back: the names in
+// order, each tensor's values and type, a strided view written whole.
+void TestPickleReader::stateDictRoundTrip() {
+  const std::vector<std::pair<std::string, torch::Tensor>> tensors = {
+      {"main.0.weight", torch::randn({3, 4, 2, 2})},
+      {"main.1.running_var", torch::rand({4}, torch::kFloat64)},
+      {"main.1.num_batches_tracked", torch::tensor(7, torch::kInt64)},
+      {"transposed", torch::arange(6, torch::kFloat32).view({2, 3}).t()}};
+  auto bytes = torchSaveStateDict(tensors);
+  QVERIFY2(bytes.ok(), bytes.error().c_str());
+  QTemporaryDir dir;
+  const std::string path = dir.filePath("state.pt").toStdString();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << *bytes;
+  }
+  auto value = readTorchSaveFile(path);
+  QVERIFY2(value.ok(), value.error().c_str());
+  QVERIFY(value->isDict());
+  QCOMPARE(value->entries().size(), tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    QCOMPARE(value->entries()[i].first.toString(), tensors[i].first);
+    const torch::Tensor& read = value->entries()[i].second.toTensor();
+    QCOMPARE(read.scalar_type(), tensors[i].second.scalar_type());
+    QVERIFY(torch::equal(read, tensors[i].second));
+  }
 }
 
 void TestPickleReader::everyTruncationFails_data() {
