@@ -10,31 +10,16 @@ import argparse
 import io
 import json
 import math
+import os
+import sys
 
 import torch
 from flask import Flask, Response, request
 from PIL import Image
-from torch import nn
 
-
-def generator(nz, ngf, nc, img_size):
-    mult = 8 if img_size == 64 else 16
-    layers = [nn.ConvTranspose2d(nz, mult * ngf, 4, 1, 0, bias=False), nn.BatchNorm2d(mult * ngf), nn.ReLU(True)]
-    while mult > 1:
-        layers += [nn.ConvTranspose2d(mult * ngf, mult // 2 * ngf, 4, 2, 1, bias=False),
-                   nn.BatchNorm2d(mult // 2 * ngf), nn.ReLU(True)]
-        mult //= 2
-    layers += [nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False), nn.Tanh()]
-
-    class Generator(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.main = nn.Sequential(*layers)
-
-        def forward(self, z):
-            return self.main(z)
-
-    return Generator()
+# The reference DCGAN of the interop tests, so both reference programs build one and the same net.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests', 'cli'))
+from reference_dcgan import generator  # noqa: E402
 
 
 def grid_png(images):

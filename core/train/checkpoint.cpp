@@ -43,14 +43,20 @@ bool isPythonTorchSave(const std::string& path) {
   }
 }
 
+// Why a checkpoint could not be read. The zip is looked at again only then, so a good checkpoint
+// is opened once.
+Error readFailure(const std::string& path, const c10::Error& e) {
+  if (isPythonTorchSave(path))
+    return makeError(path + ": not a StreetGAN checkpoint but a file of Python's torch.save; if the original tool "
+                            "wrote it, import it first (streetgan import " + path + " --run-dir DIR)");
+  return makeError(path + ": cannot read the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
+}
+
 Status openArchive(torch::serialize::InputArchive& archive, const std::string& path,
                    const c10::Device& device) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     return makeError(path + ": the checkpoint does not exist");
-  if (isPythonTorchSave(path))
-    return makeError(path + ": not a StreetGAN checkpoint but a file of Python's torch.save; if the original tool "
-                            "wrote it, import it first (streetgan import " + path + " --run-dir DIR)");
   archive.load_from(path, device);
   torch::Tensor version;
   if (!archive.try_read("streetgan_checkpoint_version", version))
@@ -132,7 +138,7 @@ Result<TrainConfig> readCheckpointConfig(const std::string& path) {
       return makeError(opened.error());
     return readConfig(archive, path);
   } catch (const c10::Error& e) {
-    return makeError(path + ": cannot read the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
+    return readFailure(path, e);
   }
 }
 
@@ -173,7 +179,7 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
     state.scaler_restored = model.scaler().load(archive);
     return state;
   } catch (const c10::Error& e) {
-    return makeError(path + ": cannot read the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
+    return readFailure(path, e);
   }
 }
 
@@ -199,7 +205,7 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     loaded.progress.images_seen = readCounter(archive, "images_seen");
     return loaded;
   } catch (const c10::Error& e) {
-    return makeError(path + ": cannot read the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
+    return readFailure(path, e);
   }
 }
 
