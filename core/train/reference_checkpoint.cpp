@@ -34,14 +34,19 @@ Result<NamedTensors> stateDict(const PickleValue& value, const std::string& key,
       ++with_prefix;
       text.erase(0, 7);
     }
-    // Weights become float32; integer buffers (BatchNorm's num_batches_tracked) stay integers.
-    const torch::Tensor& t = tensor.toTensor();
-    tensors.emplace_back(std::move(text), t.to(t.is_floating_point() ? torch::kFloat32 : torch::kInt64).contiguous());
+    // Converted only once every shape fits its net (asFloat32): a crafted file may hold many
+    // views of one storage, and copying each would multiply the file's size.
+    tensors.emplace_back(std::move(text), tensor.toTensor());
   }
   if (with_prefix != 0 && with_prefix != tensors.size())
     return makeError(key + " mixes names with and without DistributedDataParallel's module. prefix");
   prefixed = with_prefix != 0;
   return tensors;
+}
+
+// Weights become float32, integer buffers (BatchNorm's num_batches_tracked) int64, each contiguous.
+void asFloat32(NamedTensors& tensors) {
+  for (auto& [name, t] : tensors) t = t.to(t.is_floating_point() ? torch::kFloat32 : torch::kInt64).contiguous();
 }
 
 // The 4-D weights of main.<i>, in layer order: the convolutions.
@@ -83,6 +88,28 @@ Status fits(torch::nn::Module& module, const NamedTensors& state, const std::str
   return {};
 }
 
+// The configuration's limits (core/config/train_config.cpp): a file claiming more is refused
+// before any net is built, as building one to compare shapes would allocate its full size.
+constexpr std::int64_t kMaxNz = 4096;
+constexpr std::int64_t kMaxWidth = 2048;
+
+// Each convolution weight has the shape its place in the net gives it: `channels` lists the
+// channels between layers, and a weight is [in, out, 4, 4] (transposed) or [out, in, 4, 4]. When
+// they all fit, the net built to check the rest is no larger than the file's own tensors.
+Status convChainFits(const std::vector<std::pair<int, torch::Tensor>>& convs, const std::vector<std::int64_t>& channels,
+                     bool transposed, const std::string& what) {
+  for (std::size_t i = 0; i < convs.size() && i + 1 < channels.size(); ++i) {
+    const std::int64_t in = channels[i];
+    const std::int64_t out = channels[i + 1];
+    const std::vector<std::int64_t> expected = transposed ? std::vector<std::int64_t>{in, out, 4, 4}
+                                                          : std::vector<std::int64_t>{out, in, 4, 4};
+    if (!convs[i].second.sizes().equals(expected))
+      return makeError(what + ": main." + std::to_string(convs[i].first) + ".weight is " +
+                       shapeText(convs[i].second.sizes()) + ", not " + shapeText(expected));
+  }
+  return {};
+}
+
 std::string describe(const GeneratorOptions& o) {
   return "a DCGAN generator (nz " + std::to_string(o.nz) + ", ngf " + std::to_string(o.ngf) + ", nc " +
          std::to_string(o.nc) + ", " + std::to_string(o.img_size) + " px)";
@@ -95,11 +122,23 @@ Result<GeneratorOptions> inferGenerator(const NamedTensors& state) {
                      " convolution weights under main.; a DCGAN generator has 5 (64 px) or 6 (128 px)");
   GeneratorOptions options;
   options.img_size = convs.size() == 5 ? 64 : 128;
-  options.nz = static_cast<int>(convs.front().second.size(0));
-  options.ngf = static_cast<int>(convs.back().second.size(0));
-  options.nc = static_cast<int>(convs.back().second.size(1));
-  if (options.nc != 1 && options.nc != 3)
-    return makeError("G_state_dict makes images of " + std::to_string(options.nc) + " channels; 1 or 3 are supported");
+  const std::int64_t nz = convs.front().second.size(0);
+  const std::int64_t ngf = convs.back().second.size(0);
+  const std::int64_t nc = convs.back().second.size(1);
+  if (nc != 1 && nc != 3)
+    return makeError("G_state_dict makes images of " + std::to_string(nc) + " channels; 1 or 3 are supported");
+  if (nz < 1 || nz > kMaxNz || ngf < 1 || ngf > kMaxWidth)
+    return makeError("G_state_dict is a generator with nz " + std::to_string(nz) + " and ngf " + std::to_string(ngf) +
+                     "; this program trains nz 1 to " + std::to_string(kMaxNz) + " and ngf 1 to " +
+                     std::to_string(kMaxWidth));
+  options.nz = static_cast<int>(nz);
+  options.ngf = static_cast<int>(ngf);
+  options.nc = static_cast<int>(nc);
+  std::vector<std::int64_t> channels{nz};
+  for (std::int64_t mult = options.img_size == 64 ? 8 : 16; mult >= 1; mult /= 2) channels.push_back(mult * ngf);
+  channels.push_back(nc);
+  if (Status s = convChainFits(convs, channels, true, "G_state_dict does not fit " + describe(options)); !s)
+    return makeError(s.error());
   Generator probe(options);
   if (Status ok = fits(*probe, state, "G_state_dict does not fit " + describe(options)); !ok)
     return makeError(ok.error());
@@ -113,12 +152,23 @@ Result<DiscriminatorOptions> inferDiscriminator(const NamedTensors& state, const
                      " convolution weights under main.; a DCGAN discriminator has 5 (64 px) or 6 (128 px)");
   DiscriminatorOptions options;
   options.img_size = convs.size() == 5 ? 64 : 128;
-  options.ndf = static_cast<int>(convs.front().second.size(0));
+  const std::int64_t ndf = convs.front().second.size(0);
+  if (ndf < 1 || ndf > kMaxWidth)
+    return makeError("D_state_dict is a discriminator with ndf " + std::to_string(ndf) + "; this program trains ndf 1 to " +
+                     std::to_string(kMaxWidth));
+  options.ndf = static_cast<int>(ndf);
   options.nc = static_cast<int>(convs.front().second.size(1));
   if (options.img_size != g.img_size || options.nc != g.nc)
     return makeError("D_state_dict is for " + std::to_string(options.nc) + "-channel " +
                      std::to_string(options.img_size) + " px images, G_state_dict makes " +
                      std::to_string(g.nc) + "-channel " + std::to_string(g.img_size) + " px ones");
+  std::vector<std::int64_t> channels{options.nc};
+  for (std::int64_t mult = 1; mult <= (options.img_size == 64 ? 8 : 16); mult *= 2) channels.push_back(mult * ndf);
+  channels.push_back(1);
+  if (Status s = convChainFits(convs, channels, false, "D_state_dict does not fit a DCGAN discriminator (ndf " +
+                                                           std::to_string(ndf) + ")");
+      !s)
+    return makeError(s.error());
   Discriminator probe(options);
   if (Status ok = fits(*probe, state,
                        "D_state_dict does not fit a DCGAN discriminator (ndf " + std::to_string(options.ndf) + ", nc " +
@@ -205,7 +255,13 @@ Status readRest(const PickleValue& root, ReferenceCheckpoint& out) {
   }
   if (const PickleValue* images = root.find("img_list")) {
     if (!images->isSequence()) return makeError("img_list is a " + images->typeName() + ", not a list of image grids");
+    // Each grid is a view of a storage in the file, but many may view one storage: their
+    // float copies are bounded as a whole (a 64 px grid of 64 samples is 0.8 M elements).
+    constexpr std::int64_t kMaxGridElements = std::int64_t{1} << 28;
+    std::int64_t total = 0;
     for (const auto& image : images->items()) {
+      if (image.isTensor() && (total += image.toTensor().numel()) > kMaxGridElements)
+        return makeError("img_list holds more than " + std::to_string(kMaxGridElements) + " pixel values in all");
       if (!image.isTensor() || image.toTensor().dim() != 3 || (image.toTensor().size(0) != 3 && image.toTensor().size(0) != 1))
         return makeError("img_list holds a " + (image.isTensor() ? shapeText(image.toTensor().sizes()) + " tensor" : image.typeName()) +
                          ", not an image grid (3, H, W)");
@@ -250,6 +306,7 @@ Result<ReferenceCheckpoint> readReferenceCheckpoint(const std::string& path) {
   auto g_options = inferGenerator(out.generator_state);
   if (!g_options) return fail(g_options.error());
   out.generator = *g_options;
+  asFloat32(out.generator_state);
   if (const PickleValue* d_state = root.find("D_state_dict")) {
     bool prefixed = false;
     auto d = stateDict(*d_state, "D_state_dict", prefixed);
@@ -258,6 +315,7 @@ Result<ReferenceCheckpoint> readReferenceCheckpoint(const std::string& path) {
     auto d_options = inferDiscriminator(out.discriminator_state, out.generator);
     if (!d_options) return fail(d_options.error());
     out.discriminator = *d_options;
+    asFloat32(out.discriminator_state);
   }
   Generator g_net(out.generator);
   if (const PickleValue* g_optim = root.find("G_optim")) {

@@ -77,7 +77,10 @@ private:
       case 'd': {
         auto items = popMarked();
         if (!items) return makeError(items.error());
-        return push(setItems(PickleValue::dict(), *items));
+        if (items->size() % 2) return makeError("DICT with an odd number of items");
+        PickleValue dict = PickleValue::dict();
+        if (Status s = setItems(dict, *items); !s) return s;
+        return push(std::move(dict));
       }
       case 'a': return append();
       case 'e': return appends();
@@ -116,6 +119,9 @@ private:
     return {};
   }
   Status push(PickleValue value) {
+    if (value.depth() > PickleValue::kMaxDepth)
+      return makeError("the pickle nests lists, tuples or dicts more than " + std::to_string(PickleValue::kMaxDepth) +
+                       " deep, which a checkpoint never does");
     stack_.push_back(std::move(value));
     return {};
   }
@@ -189,20 +195,21 @@ private:
     if (!value) return makeError(value.error());
     auto list = top(PickleValue::Kind::List, "APPEND");
     if (!list) return makeError(list.error());
-    (*list)->items().push_back(std::move(*value));
-    return {};
+    return (*list)->append(std::move(*value));
   }
   Status appends() {
     auto items = popMarked();
     if (!items) return makeError(items.error());
     auto list = top(PickleValue::Kind::List, "APPENDS");
     if (!list) return makeError(list.error());
-    for (auto& item : *items) (*list)->items().push_back(std::move(item));
+    for (auto& item : *items)
+      if (Status s = (*list)->append(std::move(item)); !s) return s;
     return {};
   }
-  static PickleValue setItems(PickleValue dict, PickleValue::Items& items) {
-    for (std::size_t i = 0; i + 1 < items.size(); i += 2) dict.set(std::move(items[i]), std::move(items[i + 1]));
-    return dict;
+  static Status setItems(const PickleValue& dict, PickleValue::Items& items) {
+    for (std::size_t i = 0; i + 1 < items.size(); i += 2)
+      if (Status s = dict.set(std::move(items[i]), std::move(items[i + 1])); !s) return s;
+    return {};
   }
   Status setItem() {
     auto value = pop();
@@ -211,8 +218,7 @@ private:
     if (!key) return makeError(key.error());
     auto dict = top(PickleValue::Kind::Dict, "SETITEM");
     if (!dict) return makeError(dict.error());
-    (*dict)->set(std::move(*key), std::move(*value));
-    return {};
+    return (*dict)->set(std::move(*key), std::move(*value));
   }
   Status setItemsMarked() {
     auto items = popMarked();
@@ -220,8 +226,7 @@ private:
     if (items->size() % 2) return makeError("SETITEMS with an odd number of items");
     auto dict = top(PickleValue::Kind::Dict, "SETITEMS");
     if (!dict) return makeError(dict.error());
-    setItems(**dict, *items);
-    return {};
+    return setItems(**dict, *items);
   }
   Status put(std::size_t width) {
     std::uint64_t index = 0;
@@ -303,14 +308,48 @@ private:
   std::function<Result<PickleValue>(const PickleValue&, const PickleValue&)> call_;
 };
 
+// LibTorch's own limit on a tensor's dimensions is 64; checkpoints hold at most 4.
+constexpr std::size_t kMaxTensorDims = 16;
+
 Result<std::vector<std::int64_t>> intTuple(const PickleValue& value, const char* what) {
   if (!value.isSequence()) return makeError(std::string("a tensor's ") + what + " is a " + value.typeName());
+  if (value.items().size() > kMaxTensorDims)
+    return makeError(std::string("a tensor's ") + what + " has " + std::to_string(value.items().size()) +
+                     " dimensions; at most " + std::to_string(kMaxTensorDims) + " are read");
   std::vector<std::int64_t> out;
   for (const auto& item : value.items()) {
     if (!item.isInt()) return makeError(std::string("a tensor's ") + what + " holds a " + item.typeName());
     out.push_back(item.toInt());
   }
   return out;
+}
+
+// Whether the view (size, stride, offset) stays inside a storage of `numel` elements and has no
+// more elements than it: the sums and products are checked, as a crafted stride of 2^62 wraps
+// int64 (LibTorch's own check wraps the same way), and a zero stride would let a few bytes
+// expand into terabytes when the tensor is made contiguous.
+Status viewFitsStorage(const std::vector<std::int64_t>& size, const std::vector<std::int64_t>& stride,
+                       std::int64_t offset, std::int64_t numel) {
+  if (offset < 0) return makeError("a tensor starts at a negative offset");
+  std::int64_t elements = 1;
+  std::int64_t last = offset;  // the furthest element the view reaches
+  for (std::size_t i = 0; i < size.size(); ++i) {
+    if (size[i] < 0 || stride[i] < 0) return makeError("a tensor has a negative size or stride");
+    if (__builtin_mul_overflow(elements, size[i], &elements))
+      return makeError("a tensor's size overflows 64 bits");
+  }
+  if (elements == 0) return {};
+  for (std::size_t i = 0; i < size.size(); ++i) {
+    std::int64_t reach = 0;
+    if (__builtin_mul_overflow(size[i] - 1, stride[i], &reach) || __builtin_add_overflow(last, reach, &last))
+      return makeError("a tensor reaches past the end of its storage (" + std::to_string(numel) + " elements)");
+  }
+  if (last >= numel)
+    return makeError("a tensor reaches past the end of its storage (" + std::to_string(numel) + " elements)");
+  if (elements > numel)
+    return makeError("a tensor has " + std::to_string(elements) + " elements, more than its storage holds (" +
+                     std::to_string(numel) + ")");
+  return {};
 }
 
 }  // namespace
@@ -355,7 +394,8 @@ Result<PickleValue> PickleReader::call(const PickleValue& callable, const Pickle
     PickleValue dict = PickleValue::dict();
     if (!a.empty() && a[0].isSequence())
       for (const auto& pair : a[0].items())
-        if (pair.isSequence() && pair.items().size() == 2) dict.set(pair.items()[0], pair.items()[1]);
+        if (pair.isSequence() && pair.items().size() == 2)
+          if (Status s = dict.set(pair.items()[0], pair.items()[1]); !s) return makeError(s.error());
     return dict;
   }
   if (name == "torch._utils._rebuild_parameter") {
@@ -371,16 +411,8 @@ Result<PickleValue> PickleReader::call(const PickleValue& callable, const Pickle
     if (!stride) return makeError(stride.error());
     if (size->size() != stride->size()) return makeError("a tensor's size and stride differ in length");
     const torch::Tensor& storage = a[0].toTensor();
+    if (Status s = viewFitsStorage(*size, *stride, a[1].toInt(), storage.numel()); !s) return makeError(s.error());
     const std::int64_t offset = a[1].toInt();
-    std::int64_t last = offset;  // the furthest element the view reaches
-    bool empty = false;
-    for (std::size_t i = 0; i < size->size(); ++i) {
-      if ((*size)[i] < 0 || (*stride)[i] < 0) return makeError("a tensor has a negative size or stride");
-      if ((*size)[i] == 0) empty = true;
-      else last += ((*size)[i] - 1) * (*stride)[i];
-    }
-    if (offset < 0 || (!empty && last >= storage.numel()))
-      return makeError("a tensor reaches past the end of its storage (" + std::to_string(storage.numel()) + " elements)");
     return PickleValue::tensor(storage.as_strided(*size, *stride, offset));
   }
   return makeError("the pickle calls " + name + " in a way a checkpoint never does");

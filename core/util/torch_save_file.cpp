@@ -2,6 +2,7 @@
 
 #include "core/util/exception_message.h"
 #include "core/util/pickle_reader.h"
+#include "core/util/zip_directory.h"
 
 #include <caffe2/serialize/inline_container.h>
 #include <torch/torch.h>
@@ -14,25 +15,58 @@
 namespace streetgan {
 namespace {
 
+// The largest data.pkl read: a pickle becomes ~64 bytes of values per byte at worst, and a
+// checkpoint's pickle (names, numbers, a loss history of a million iterations) is far smaller.
+constexpr std::uint64_t kMaxPickleBytes = 64ull << 20;
+
+// The record's declared size, checked before LibTorch's reader allocates it: torch.save stores
+// records uncompressed, so one that would inflate past the whole file is refused.
+Result<std::uint64_t> recordSize(const ZipDirectory& directory, std::uint64_t file_size, const std::string& name) {
+  auto found = directory.records.find(name);
+  if (found == directory.records.end()) return makeError("the zip has no record " + name);
+  if (found->second.uncompressed_size > file_size)
+    return makeError("the record " + name + " would inflate to " + std::to_string(found->second.uncompressed_size) +
+                     " bytes, more than the whole file (" + std::to_string(file_size) +
+                     "); torch.save never compresses its records");
+  return found->second.uncompressed_size;
+}
+
 std::string recordText(caffe2::serialize::PyTorchStreamReader& reader, const std::string& name) {
   auto [data, size] = reader.getRecord(name);
   return std::string(static_cast<const char*>(data.get()), size);
 }
 
 Result<PickleValue> readArchive(const std::string& path) {
+  std::error_code ec;
+  const std::uint64_t file_size = std::filesystem::file_size(path, ec);
+  if (ec) return makeError(path + ": its size cannot be read (" + ec.message() + ")");
+  auto directory = readZipDirectory(path);
+  if (!directory) return makeError(path + ": not a readable zip archive (" + directory.error() + ")");
   caffe2::serialize::PyTorchStreamReader reader(path);
   if (!reader.hasRecord("data.pkl"))
     return makeError(path + ": the zip holds no data.pkl, so torch.save did not write it");
+  for (const char* name : {"data.pkl", "byteorder"})
+    if (reader.hasRecord(name))
+      if (auto size = recordSize(*directory, file_size, name); !size) return makeError(path + ": " + size.error());
   if (reader.hasRecord("byteorder") && recordText(reader, "byteorder") != "little")
     return makeError(path + ": the tensors are stored big-endian, which this build does not read");
+  if (directory->records.at("data.pkl").uncompressed_size > kMaxPickleBytes)
+    return makeError(path + ": its data.pkl is " + std::to_string(directory->records.at("data.pkl").uncompressed_size) +
+                     " bytes; at most " + std::to_string(kMaxPickleBytes) + " are read");
   const std::string pickle = recordText(reader, "data.pkl");
-  PickleReader unpickler([&reader](const std::string& key, torch::ScalarType dtype,
-                                   std::int64_t numel) -> Result<torch::Tensor> {
+  PickleReader unpickler([&reader, &directory, file_size](const std::string& key, torch::ScalarType dtype,
+                                                        std::int64_t numel) -> Result<torch::Tensor> {
     const std::string name = "data/" + key;
     if (!reader.hasRecord(name)) return makeError("the zip has no record " + name + " for a tensor");
     if (numel < 0) return makeError("the storage " + key + " has a negative size");
+    auto declared = recordSize(*directory, file_size, name);
+    if (!declared) return makeError(declared.error());
+    const auto element = static_cast<std::uint64_t>(c10::elementSize(dtype));
+    if (static_cast<std::uint64_t>(numel) > *declared / element)
+      return makeError("the record " + name + " holds " + std::to_string(*declared) + " bytes, its tensor of " +
+                       std::to_string(numel) + " elements needs more");
     auto [data, size] = reader.getRecord(name);
-    const auto bytes = static_cast<std::size_t>(numel) * c10::elementSize(dtype);
+    const auto bytes = static_cast<std::size_t>(numel) * element;
     if (size < bytes)
       return makeError("the record " + name + " holds " + std::to_string(size) + " bytes, its tensor needs " +
                        std::to_string(bytes));

@@ -4,6 +4,10 @@
 // past its storage, and every truncation of a valid pickle (an error each time, never a crash).
 #include "core/util/pickle_reader.h"
 #include "core/util/torch_save_file.h"
+#include "core/util/zip_directory.h"
+
+#include <QProcess>
+#include <cstring>
 
 #include <QTemporaryDir>
 #include <fstream>
@@ -34,6 +38,29 @@ const std::string kTensor(
     "\x4f\x72\x64\x65\x72\x65\x64\x44\x69\x63\x74\x0a\x71\x0a\x29\x52\x71\x0b\x74\x71\x0c\x52\x71\x0d\x73\x2e",
     166);
 
+// Pickle opcodes for crafted inputs (what an attacker can write, not what torch.save writes).
+std::string unicode(const std::string& text) {
+  std::string out = "X";
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((text.size() >> (8 * i)) & 0xff);
+  return out + text;
+}
+std::string long1(std::int64_t value) {  // LONG1 with 8 bytes, two's complement
+  std::string out = "\x8a\x08";
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xff);
+  return out;
+}
+std::string intTuple(const std::vector<std::int64_t>& values) {
+  std::string out = "(";
+  for (auto v : values) out += long1(v);
+  return out + "t";
+}
+// {'t': tensor} as kTensor, over a FloatStorage of 4 elements, with the view given here.
+std::string tensorPickle(std::int64_t offset, const std::vector<std::int64_t>& size, const std::vector<std::int64_t>& stride) {
+  return std::string("\x80\x02}") + unicode("t") + "ctorch._utils\n_rebuild_tensor_v2\n((" + unicode("storage") +
+         "ctorch\nFloatStorage\n" + unicode("0") + unicode("cpu") + "K\x04tQ" + long1(offset) + intTuple(size) +
+         intTuple(stride) + "\x89" "ccollections\nOrderedDict\n)RtRs.";
+}
+
 PickleReader readerWithStorage(int* calls = nullptr) {
   return PickleReader([calls](const std::string& key, torch::ScalarType dtype, std::int64_t numel) -> Result<torch::Tensor> {
     if (calls) ++*calls;
@@ -54,6 +81,11 @@ private slots:
   void refuses_data();
   void refuses();
   void stateDictRoundTrip();
+  void memoLookupsShareValues();
+  void largeDictKeepsPythonKeySemantics();
+  void deflatedRecordLargerThanTheFileIsRefused();
+  void zipDirectoryRefusesMalformed_data();
+  void zipDirectoryRefusesMalformed();
   void everyTruncationFails_data();
   void everyTruncationFails();
 };
@@ -85,6 +117,10 @@ void TestPickleReader::readsATensorThroughItsStorage() {
   QVERIFY(t && t->isTensor());
   QVERIFY(torch::equal(t->toTensor(), torch::tensor({{0.0f, 1.0f}, {2.0f, 3.0f}})));
   QCOMPARE(calls, 1);
+  // The crafted pickles of refuses() are well formed: a view that fits reads.
+  auto crafted = readerWithStorage().read(tensorPickle(1, {3}, {1}));
+  QVERIFY2(crafted.ok(), crafted.error().c_str());
+  QVERIFY(torch::equal(crafted->find("t")->toTensor(), torch::tensor({1.0f, 2.0f, 3.0f})));
 }
 
 void TestPickleReader::refuses_data() {
@@ -104,6 +140,36 @@ void TestPickleReader::refuses_data() {
   std::string past_end = kTensor;
   past_end[113] = '\x03';  // size (3, 2) over a storage of 4 elements
   QTest::newRow("tensor past its storage") << past_end << "reaches past the end of its storage";
+  // offset + (size-1)*stride wraps int64 to a negative number (LibTorch's own check does too).
+  const std::int64_t big = std::int64_t{1} << 62;
+  QTest::newRow("stride that wraps int64") << tensorPickle(big + 1000, {2}, {big}) << "reaches past the end";
+  QTest::newRow("offset beyond the storage") << tensorPickle(big, {1}, {1}) << "reaches past the end";
+  QTest::newRow("zero stride expanding four elements to 2^40")
+      << tensorPickle(0, {std::int64_t{1} << 40}, {0}) << "more than its storage holds (4)";
+  QTest::newRow("size product past 64 bits")
+      << tensorPickle(0, {std::int64_t{1} << 32, std::int64_t{1} << 32}, {0, 0}) << "overflows 64 bits";
+  QTest::newRow("negative stride") << tensorPickle(0, {2}, {-1}) << "negative size or stride";
+  QTest::newRow("negative offset") << tensorPickle(-1, {1}, {1}) << "negative offset";
+  QTest::newRow("too many dimensions") << tensorPickle(0, std::vector<std::int64_t>(17, 1), std::vector<std::int64_t>(17, 1))
+                                       << "at most 16 are read";
+  QTest::newRow("tuples nested 101 deep")
+      << "\x80\x02K\x01" + std::string(101, '\x85') + "." << "more than 100 deep";
+  // A million nested one-tuples: before the limit, freeing them recursively overflowed the stack.
+  QTest::newRow("tuples nested a million deep")
+      << "\x80\x02K\x01" + std::string(1'000'000, '\x85') + "." << "more than 100 deep";
+  QTest::newRow("lists nested by APPEND")
+      << [] {
+           std::string bytes = "\x80\x02";
+           for (int i = 0; i < 150; ++i) bytes += "]";
+           for (int i = 0; i < 149; ++i) bytes += "a";
+           return bytes + ".";
+         }()
+      << "more than 100 deep";
+  QTest::newRow("a list inside itself") << std::string("\x80\x02]q\x00h\x00" "a.", 9) << "a list inside itself";
+  QTest::newRow("a dict inside itself") << std::string("\x80\x02}q\x00K\x01h\x00s.", 11) << "a dict inside itself";
+  QTest::newRow("a list changed after it was nested")
+      << std::string("\x80\x02]q\x00]h\x00" "ah\x00K\x01" "a.", 15) << "changes a list after putting it inside";
+  QTest::newRow("DICT with an odd number of items") << std::string("\x80\x02(K\x01" "d.") << "odd number";
 }
 
 void TestPickleReader::refuses() {
@@ -140,6 +206,88 @@ void TestPickleReader::stateDictRoundTrip() {
     QCOMPARE(read.scalar_type(), tensors[i].second.scalar_type());
     QVERIFY(torch::equal(read, tensors[i].second));
   }
+}
+
+// A string stored once and fetched from the memo many times is one string: the review's 1 MB
+// file of memo lookups grew to 1.2 GB when each lookup copied it.
+void TestPickleReader::memoLookupsShareValues() {
+  std::string bytes = "\x80\x02(" + unicode(std::string(1 << 16, 'x')) + "q\x01";
+  for (int i = 0; i < 1000; ++i) bytes += "h\x01";
+  bytes += "l.";
+  auto value = readerWithStorage().read(bytes);
+  QVERIFY2(value.ok(), value.error().c_str());
+  QCOMPARE(value->items().size(), std::size_t{1001});
+  for (const auto& item : value->items()) QCOMPARE(&item.toString(), &value->items()[0].toString());
+}
+
+// Keys as Python compares them: a later equal key replaces the value in the first key's place,
+// 1 and True are one key, other kinds of key are never equal; 100,000 keys (the review's 40,000
+// took 2.2 s when each insert scanned every key).
+void TestPickleReader::largeDictKeepsPythonKeySemantics() {
+  std::string bytes = "\x80\x02}(";
+  for (int i = 0; i < 100000; ++i) bytes += unicode("k" + std::to_string(i)) + "J" + std::string(reinterpret_cast<const char*>(&i), 4);
+  bytes += unicode("k7") + "K\x63";  // replaces k7 in place
+  bytes += "K\x01K\x01\x88K\x02NK\x03NK\x04";  // 1 then True: one key; None twice: two keys
+  bytes += "u.";
+  auto value = readerWithStorage().read(bytes);
+  QVERIFY2(value.ok(), value.error().c_str());
+  QCOMPARE(value->entries().size(), std::size_t{100000 + 1 + 2});
+  QCOMPARE(value->find("k7")->toInt(), std::int64_t{0x63});
+  QCOMPARE(value->entries()[7].second.toInt(), std::int64_t{0x63});
+  QCOMPARE(value->find("k99999")->toInt(), std::int64_t{99999});
+  QCOMPARE(value->entries()[100000].second.toInt(), std::int64_t{2});  // True replaced 1's value
+}
+
+// A data.pkl deflated to a few hundred KB that inflates to 100 MB: torch.save never compresses,
+// so a record declaring more than the whole file is refused before it is inflated.
+void TestPickleReader::deflatedRecordLargerThanTheFileIsRefused() {
+  QTemporaryDir dir;
+  const QString path = dir.filePath("bomb.pt");
+  QProcess python;
+  python.start("/usr/bin/python3", {"-c",
+                                    "import sys, zipfile\n"
+                                    "with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n"
+                                    "    z.writestr('archive/data.pkl', b'N' * (100 << 20))\n"
+                                    "    z.writestr('archive/version', b'3\\n')\n",
+                                    path});
+  QVERIFY(python.waitForFinished(120000));
+  QCOMPARE(python.exitCode(), 0);
+  QVERIFY(QFileInfo(path).size() < (1 << 20));
+  auto value = readTorchSaveFile(path.toStdString());
+  QVERIFY(!value.ok());
+  QVERIFY2(QString::fromStdString(value.error()).contains("more than the whole file"), value.error().c_str());
+  QVERIFY2(QString::fromStdString(value.error()).startsWith(path), value.error().c_str());
+}
+
+void TestPickleReader::zipDirectoryRefusesMalformed_data() {
+  QTest::addColumn<std::string>("bytes");
+  QTest::addColumn<QString>("message");
+  const std::string end = std::string("PK\x05\x06", 4) + std::string(18, '\0');
+  QTest::newRow("too short") << std::string("PK\x05") << "too short";
+  QTest::newRow("no end record") << std::string(100, 'x') << "no zip end record";
+  std::string outside = end;
+  outside[10] = 1;  // one entry
+  outside[12] = 50;  // a 50-byte directory at 0 in a 22-byte file
+  QTest::newRow("directory outside the file") << outside << "outside the file";
+  std::string count = end;
+  count[10] = 1;
+  QTest::newRow("entry missing") << count << "entry 0 is malformed";
+  std::string zip64 = end;
+  zip64[10] = zip64[11] = '\xff';
+  QTest::newRow("ZIP64 without its record") << zip64 << "ZIP64 end record is missing";
+}
+
+void TestPickleReader::zipDirectoryRefusesMalformed() {
+  QFETCH(std::string, bytes);
+  QFETCH(QString, message);
+  const ZipByteSource read = [&bytes](std::uint64_t offset, char* out, std::size_t n) {
+    if (offset > bytes.size() || n > bytes.size() - offset) return false;
+    std::memcpy(out, bytes.data() + offset, n);
+    return true;
+  };
+  auto directory = readZipDirectory(read, bytes.size());
+  QVERIFY(!directory.ok());
+  QVERIFY2(QString::fromStdString(directory.error()).contains(message), directory.error().c_str());
 }
 
 void TestPickleReader::everyTruncationFails_data() {

@@ -1,0 +1,42 @@
+#pragma once
+// ZipDirectory: the records a zip archive's central directory lists (ZIP64 included), with the
+// sizes it declares, read before any record is inflated. torch.save writes every record stored
+// (uncompressed), so a record declaring more bytes than the whole file is a decompression bomb;
+// TorchSaveArchive uses this to refuse one before LibTorch's reader allocates for it.
+//
+// Reading goes through a caller's function so that it works on a file or on bytes in memory
+// (the fuzzer's). Every offset and count is checked against the archive's size before it is
+// used; a malformed directory comes back as an Error with one line saying what is wrong.
+#include "core/util/result.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace streetgan {
+
+struct ZipRecord {
+  std::uint16_t method = 0;             ///< 0 stored, 8 deflated
+  std::uint64_t compressed_size = 0;
+  std::uint64_t uncompressed_size = 0;  ///< as declared
+};
+
+struct ZipDirectory {
+  /// Records by name, the first path component (torch.save's archive name) removed, as
+  /// LibTorch's PyTorchStreamReader names them ("data.pkl", "data/0").
+  std::map<std::string, ZipRecord> records;
+  /// The largest number of records read; torch.save writes a few per tensor.
+  static constexpr std::uint64_t kMaxRecords = 1'000'000;
+};
+
+/// Fills `out` with `n` bytes from `offset`; false when they are not all there.
+using ZipByteSource = std::function<bool(std::uint64_t offset, char* out, std::size_t n)>;
+
+/// The central directory of the archive of `size` bytes that `read` reads.
+Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t size);
+
+/// The central directory of the file at `path`.
+Result<ZipDirectory> readZipDirectory(const std::string& path);
+
+}  // namespace streetgan

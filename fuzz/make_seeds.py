@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""Writes the seed corpora of fuzz/corpus/ (committed; run again only to change them).
+Small valid inputs of each parser, so that the fuzzer starts from the formats' real structure."""
+import io, json, os, pickle, struct, sys, zipfile
+from collections import OrderedDict
+
+import torch
+from PIL import Image
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def put(target, name, data):
+    os.makedirs(os.path.join(root, target), exist_ok=True)
+    with open(os.path.join(root, target, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+torch.manual_seed(0)
+# torch.save files: a slim checkpoint of a tiny DCGAN-shaped state dict, a full one with losses.
+state = OrderedDict((f"main.{i}.weight", torch.randn(2, 2, 4, 4)) for i in (0, 3))
+state["main.1.running_mean"] = torch.zeros(2)
+state["main.1.num_batches_tracked"] = torch.tensor(3)
+for name, obj in {"slim": {"epoch": 0, "G_state_dict": state},
+                  "full": {"epoch": 2, "G_state_dict": state, "losses": {"_G": [1.5, 0.25], "_D": [0.5, 0.125]},
+                           "noise": torch.randn(2, 3, 1, 1), "img_list": [torch.rand(3, 4, 4)]},
+                  "views": {"t": torch.arange(12.).view(3, 4).t(), "h": torch.ones(3, dtype=torch.float16)}}.items():
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    put("fuzz_torch_save_file", name + ".pt", buffer.getvalue())
+    put("fuzz_zip_directory", name + ".zip", buffer.getvalue())
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as z:
+        pkl = [n for n in z.namelist() if n.endswith("data.pkl")][0]
+        put("fuzz_pickle_reader", name + ".pkl", z.read(pkl))
+put("fuzz_pickle_reader", "plain.pkl",
+    pickle.dumps({"a": [1], "b": -1, "c": (1.5, None, True), "d": "é", "e": 2 ** 40, 7: {}}, protocol=2))
+
+events = [
+    {"type": "run_started", "time": 1.5, "run": "demo", "pid": 123, "config": {"nz": 100}},
+    {"type": "step", "time": 2.0, "step": 1, "epoch": 0, "loss_d": 1.2, "loss_g": 0.7, "d_x": 0.5},
+    {"type": "checkpoint", "time": 3.0, "step": 1, "path": "checkpoints/step-0000000001.pt"},
+    {"type": "run_finished", "time": 4.0, "status": "completed"},
+]
+put("fuzz_event_stream", "run.jsonl", "\x07" + "".join(json.dumps(e) + "\n" for e in events) + '{"type": "cut')
+
+put("fuzz_train_config", "all.json", "\x00" + json.dumps({"nz": 100, "ngf": 64, "batch_size": 128, "lr_g": 2e-4}))
+put("fuzz_train_config", "training.json", "\x01" + json.dumps({"epochs": 5, "img_size": 64}))
+put("fuzz_train_config", "checkpoint.json", "\x02" + json.dumps({"save_every": 100}))
+
+put("fuzz_walk_file", "walk.json", json.dumps({
+    "version": 1, "nz": 4, "frames_per_key": 3, "mode": "slerp", "easing": "linear", "loop": False,
+    "keyframes": [{"latent": [0.5, -1, 2, 0], "seed": 7}, {"latent": [1, 0, 0, 1]}]}))
+
+image = Image.new("RGB", (16, 12), (200, 40, 90))
+for fmt, ext in (("JPEG", "jpg"), ("PNG", "png"), ("BMP", "bmp")):
+    buffer = io.BytesIO()
+    image.save(buffer, fmt)
+    put("fuzz_image_header", "small." + ext, buffer.getvalue())
+    put("fuzz_image_decoder", "small." + ext, b"\x07" + buffer.getvalue())
+buffer = io.BytesIO()
+image.convert("L").save(buffer, "JPEG", progressive=True)
+put("fuzz_image_header", "grey-progressive.jpg", buffer.getvalue())
+put("fuzz_image_decoder", "grey-progressive.jpg", b"\x00" + buffer.getvalue())
+
+if len(sys.argv) > 1:  # a cache built by `streetgan cache build`, passed by path
+    with open(sys.argv[1], "rb") as f:
+        put("fuzz_image_cache", "small.sgcache", f.read())

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of fuzz/ (clang-14, ASan + UBSan) and runs each for SECONDS
+# (default 60) on a copy of its committed seed corpus. A crash leaves its input in
+# build-fuzz/crashes/<target>/ and fails the script; new inputs stay in build-fuzz/corpus/.
+#   bash packaging/fuzz.sh [SECONDS] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
+
+if ! command -v clang++-14 >/dev/null || ! compgen -G '/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a' >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-14 libfuzzer-14-dev >/dev/null
+fi
+bash packaging/install-deps.sh --cli-only >/dev/null
+
+CXX=clang++-14 cmake -S fuzz -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j2
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for harness in fuzz/fuzz_*.cpp; do targets+=("$(basename "$harness" .cpp)"); done
+fi
+
+# LibTorch's own threads are not what is fuzzed; one keeps the runs reproducible.
+export OMP_NUM_THREADS=1
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1
+failed=()
+printf '%-24s %10s %8s %8s %s\n' target executions cov ft result
+for target in "${targets[@]}"; do
+  work=build-fuzz/corpus/$target
+  crashes=build-fuzz/crashes/$target
+  mkdir -p "$work" "$crashes"
+  [ -d "fuzz/corpus/$target" ] && cp -n fuzz/corpus/"$target"/* "$work"/ 2>/dev/null || true
+  log=build-fuzz/$target.log
+  result=ok
+  if ! build-fuzz/"$target" "$work" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=25 \
+       -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1; then
+    result="FOUND: see $log and $crashes"
+    failed+=("$target")
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo '?')
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo '?')
+  printf '%-24s %10s %8s %8s %s\n' "$target" "$runs" "$cov" "$ft" "$result"
+done
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz.sh: ${#failed[@]} target(s) found a crash, a leak or a timeout: ${failed[*]}" >&2
+  exit 1
+fi
