@@ -27,6 +27,7 @@ fi
 export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1
+export LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp
 failed=()
 printf '%-24s %10s %8s %8s %s\n' target executions cov ft result
 for target in "${targets[@]}"; do

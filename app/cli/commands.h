@@ -15,6 +15,7 @@ int runDemoData(const Args& args);
 int runBench(const Args& args);
 int runBenchData(const Args& args);
 int runBenchAllReduce(const Args& args);
+int runBenchExplore(const Args& args);
 int runData(const Args& args);
 int runCache(const Args& args);
 int runParzen(const Args& args);

@@ -11,12 +11,16 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace streetgan::cli {
@@ -24,9 +28,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// `path` made absolute, without throwing (the current folder may be gone).
+std::string absolutePath(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  return (ec ? fs::path(path) : absolute).lexically_normal().string();
+}
+
 GalleryModelInfo infoOf(const std::string& path, const CheckpointGenerator& loaded) {
   GalleryModelInfo info;
-  info.checkpoint = fs::absolute(path).lexically_normal().string();
+  info.checkpoint = absolutePath(path);
   info.step = loaded.progress.step;
   info.epoch = loaded.progress.epoch;
   info.img_size = loaded.config.img_size;
@@ -35,6 +46,42 @@ GalleryModelInfo infoOf(const std::string& path, const CheckpointGenerator& load
   const fs::path folder = fs::path(info.checkpoint).parent_path();
   info.run = folder.filename() == "checkpoints" ? folder.parent_path().filename().string() : loaded.config.name;
   return info;
+}
+
+// The scratch folder for walks: a new folder whose name nobody can know in advance (mkdtemp makes
+// it, mode 0700, and fails rather than take one that exists), in $TMPDIR or /tmp. Checked to be a
+// real folder of this user and no one else's, not a link.
+Result<std::string> makeScratchFolder() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  const bool from_environment = tmpdir != nullptr && *tmpdir != '\0';
+  const std::string base = from_environment ? tmpdir : "/tmp";
+  const std::string where = from_environment ? base + " (TMPDIR)" : base;
+  std::string name = (fs::path(base) / "streetgan-serve-XXXXXX").string();
+  if (::mkdtemp(name.data()) == nullptr) {
+    const int error = errno;
+    return makeError("cannot make a scratch folder in " + where + ": " + std::generic_category().message(error));
+  }
+  struct stat info {};
+  if (::lstat(name.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid() ||
+      (info.st_mode & 077) != 0) {
+    ::rmdir(name.c_str());
+    return makeError("the scratch folder " + name + " is not a private folder of this user; not using it");
+  }
+  return name;
+}
+
+// A worker's own generator: a copy of the weights and statistics `source` read, in eval mode.
+// Made from memory, never from the file, which may be gone by now.
+Generator copyOf(const CheckpointGenerator& source) {
+  const TrainConfig& config = source.config;
+  Generator copy(GeneratorOptions{config.nz, config.ngf, config.nc, config.img_size});
+  torch::NoGradGuard no_grad;
+  auto parameters = copy->named_parameters();
+  for (const auto& item : source.generator->named_parameters()) parameters[item.key()].copy_(item.value());
+  auto buffers = copy->named_buffers();
+  for (const auto& item : source.generator->named_buffers()) buffers[item.key()].copy_(item.value());
+  copy->eval();
+  return copy;
 }
 
 // Each image of `images` (B, C, H, W) scaled to size×size, nearest neighbour: tiny DCGAN images
@@ -104,23 +151,40 @@ Result<GalleryResult> renderWalk(Generator& generator, const GalleryJob& job, in
 }  // namespace
 
 struct GalleryRenderer::Worker {
+  int index = 0;
   Generator generator{nullptr};
   std::uint64_t generation = ~std::uint64_t{0};
   GalleryModelInfo info;
+  std::uint64_t walks = 0;
+};
+
+struct GalleryRenderer::Loaded {
+  GalleryModelInfo info;
+  CheckpointGenerator checkpoint;
 };
 
 GalleryRenderer::GalleryRenderer(Options options) : options_(std::move(options)) {}
 
 GalleryRenderer::~GalleryRenderer() {
+  stopThreads();
+  for (auto& task : tasks_) task.promise.set_value(makeError("the server is stopping"));
+  if (!scratch_.empty()) {
+    std::error_code ec;
+    fs::remove_all(scratch_, ec);  // links inside are removed, never followed
+  }
+}
+
+void GalleryRenderer::stopThreads() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   follow_wake_.notify_all();
-  for (auto& thread : threads_) thread.join();
+  for (auto& thread : threads_)
+    if (thread.joinable()) thread.join();
+  threads_.clear();
   if (follower_.joinable()) follower_.join();
-  for (auto& task : tasks_) task.promise.set_value(makeError("the server is stopping"));
 }
 
 Result<std::string> GalleryRenderer::newestCheckpoint() const {
@@ -131,21 +195,41 @@ Result<std::string> GalleryRenderer::newestCheckpoint() const {
 }
 
 Status GalleryRenderer::open() {
+  auto scratch = makeScratchFolder();
+  if (!scratch) return makeError(scratch.error());
+  scratch_ = *scratch;
   auto path = newestCheckpoint();
   if (!path) return makeError(path.error());
+  auto loaded = std::make_shared<Loaded>();
   try {
-    auto loaded = loadCheckpointGenerator(*path, torch::kCPU);
-    if (!loaded) return makeError(loaded.error());
-    model_ = infoOf(*path, *loaded);
-  } catch (const c10::Error& e) {
-    return makeError(*path + ": " + firstLine(e.what_without_backtrace()));
+    auto read = loadCheckpointGenerator(*path, torch::kCPU);
+    if (!read) return makeError(read.error());
+    loaded->info = infoOf(*path, *read);
+    loaded->checkpoint = std::move(*read);
+  } catch (...) {
+    return makeError(*path + ": cannot read the checkpoint (" + exceptionMessage(std::current_exception()) + ")");
   }
+  model_ = loaded->info;
+  loaded_ = std::move(loaded);
   generation_ = 1;
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   setComputeThreads(static_cast<int>(std::max(1u, cores / static_cast<unsigned>(options_.workers))));
-  for (int i = 0; i < options_.workers; ++i) threads_.emplace_back([this, i] { work(i); });
-  if (!options_.run_dir.empty()) follower_ = std::thread([this] { follow(); });
-  return {};
+  // std::thread throws std::system_error when the system refuses a thread (a limit on processes
+  // or memory): the threads already started are stopped and joined, and it is said plainly.
+  std::string refused;
+  try {
+    for (int i = 0; i < options_.workers; ++i) threads_.emplace_back([this, i] { work(i); });
+    if (!options_.run_dir.empty()) follower_ = std::thread([this] { follow(); });
+    return {};
+  } catch (const std::system_error& e) {
+    refused = e.code().message();
+  } catch (const std::exception& e) {
+    refused = firstLine(e.what());
+  }
+  const std::size_t started = threads_.size();
+  stopThreads();
+  return makeError("cannot start the render threads: the system refused one after " + std::to_string(started) + " (" +
+                   refused + ")");
 }
 
 std::optional<std::future<Result<GalleryResult>>> GalleryRenderer::submit(const GalleryJob& job) {
@@ -169,43 +253,59 @@ int GalleryRenderer::pendingJobs() const {
 
 void GalleryRenderer::work(int index) {
   Worker worker;
-  const fs::path scratch = fs::temp_directory_path() / ("streetgan-serve-" + std::to_string(::getpid()) + "-" + std::to_string(index));
-  std::error_code ec;
-  fs::create_directories(scratch, ec);
-  std::uint64_t counter = 0;
-  while (true) {
-    Task task;
-    GalleryModelInfo wanted;
+  worker.index = index;
+  try {
+    while (true) {
+      Task task;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+        if (stopping_) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      serve(worker, task);
+    }
+  } catch (...) {
+    // serve() answers every failure of a job; this is the thread's last line of defence.
+    std::fprintf(stderr, "streetgan serve: render thread %d stopped: %s\n", index,
+                 exceptionMessage(std::current_exception()).c_str());
+  }
+}
+
+void GalleryRenderer::serve(Worker& worker, Task& task) {
+  Result<GalleryResult> result = makeError("");
+  try {
+    std::shared_ptr<const Loaded> wanted;
     std::uint64_t generation = 0;
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (stopping_) break;
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
-      wanted = model_;
+      std::lock_guard<std::mutex> lock(mutex_);
+      wanted = loaded_;
       generation = generation_;
     }
-    Result<GalleryResult> result = makeError("");
-    try {
-      if (worker.generation != generation) {
-        auto loaded = loadCheckpointGenerator(wanted.checkpoint, torch::kCPU);
-        if (!loaded) throw std::runtime_error(loaded.error());
-        worker.generator = loaded->generator;
-        worker.generator->eval();
-        worker.generation = generation;
-        worker.info = wanted;
+    if (worker.generation != generation) {
+      try {
+        worker.generator = copyOf(wanted->checkpoint);
+        worker.info = wanted->info;
+      } catch (...) {
+        if (!worker.generator) throw;
+        // Keep serving the model this worker has, rather than fail every request.
+        std::fprintf(stderr, "streetgan serve: render thread %d stays on %s: cannot copy %s (%s)\n", worker.index,
+                     worker.info.checkpoint.c_str(), wanted->info.checkpoint.c_str(),
+                     exceptionMessage(std::current_exception()).c_str());
       }
-      const std::string path = (scratch / ("walk-" + std::to_string(++counter) + "." + task.job.format)).string();
-      result = task.job.kind == GalleryJob::Kind::Grid ? renderGrid(worker.generator, task.job, worker.info.nz)
-                                                       : renderWalk(worker.generator, task.job, worker.info.nz, path);
-      if (result) result->model = worker.info;
-    } catch (...) {
-      result = makeError(exceptionMessage(std::current_exception()));
+      worker.generation = generation;
     }
-    task.promise.set_value(std::move(result));
+    const std::string path = (fs::path(scratch_) / ("walk-" + std::to_string(worker.index) + "-" +
+                                                     std::to_string(++worker.walks) + "." + task.job.format))
+                                 .string();
+    result = task.job.kind == GalleryJob::Kind::Grid ? renderGrid(worker.generator, task.job, worker.info.nz)
+                                                     : renderWalk(worker.generator, task.job, worker.info.nz, path);
+    if (result) result->model = worker.info;
+  } catch (...) {
+    result = makeError(exceptionMessage(std::current_exception()));
   }
-  fs::remove_all(scratch, ec);
+  task.promise.set_value(std::move(result));
 }
 
 void GalleryRenderer::follow() {
@@ -216,24 +316,47 @@ void GalleryRenderer::follow() {
       follow_wake_.wait_for(lock, std::chrono::seconds(options_.follow_seconds), [this] { return stopping_; });
       if (stopping_) return;
     }
-    auto path = newestCheckpoint();
-    if (!path || fs::absolute(*path).lexically_normal().string() == model().checkpoint) continue;
     try {
-      auto loaded = loadCheckpointGenerator(*path, torch::kCPU);
-      if (!loaded) {
-        if (reported != loaded.error()) std::fprintf(stderr, "streetgan serve: %s; still serving %s\n", loaded.error().c_str(), model().checkpoint.c_str());
-        reported = loaded.error();
-        continue;
-      }
-      GalleryModelInfo info = infoOf(*path, *loaded);
-      std::fprintf(stderr, "streetgan serve: now serving %s (step %lld)\n", info.checkpoint.c_str(), static_cast<long long>(info.step));
-      std::lock_guard<std::mutex> lock(mutex_);
-      model_ = std::move(info);
-      ++generation_;
-    } catch (const c10::Error& e) {
-      std::fprintf(stderr, "streetgan serve: %s: %s\n", path->c_str(), firstLine(e.what_without_backtrace()).c_str());
+      followOnce(reported);
+    } catch (...) {
+      const std::string message = exceptionMessage(std::current_exception());
+      if (message != reported)
+        std::fprintf(stderr, "streetgan serve: following %s: %s\n", options_.run_dir.c_str(), message.c_str());
+      reported = message;
     }
   }
+}
+
+void GalleryRenderer::followOnce(std::string& reported) {
+  auto path = newestCheckpoint();
+  if (!path) return;
+  const std::string current = model().checkpoint;
+  // Only a newer checkpoint (the names sort by step) is taken: when the one in use is removed,
+  // the older ones left are no reason to go back, and the model in memory stays.
+  if (fs::path(*path).filename().string() <= fs::path(current).filename().string()) return;
+  std::string failure;
+  try {
+    auto read = loadCheckpointGenerator(*path, torch::kCPU);
+    if (read) {
+      auto loaded = std::make_shared<Loaded>();
+      loaded->info = infoOf(*path, *read);
+      loaded->checkpoint = std::move(*read);
+      std::fprintf(stderr, "streetgan serve: now serving %s (step %lld)\n", loaded->info.checkpoint.c_str(),
+                   static_cast<long long>(loaded->info.step));
+      std::lock_guard<std::mutex> lock(mutex_);
+      model_ = loaded->info;
+      loaded_ = std::move(loaded);
+      ++generation_;
+      reported.clear();
+      return;
+    }
+    failure = read.error();
+  } catch (...) {
+    // LibTorch throws more than c10::Error (std::out_of_range for a bad version record).
+    failure = *path + ": cannot read the checkpoint (" + exceptionMessage(std::current_exception()) + ")";
+  }
+  if (failure != reported) std::fprintf(stderr, "streetgan serve: %s; still serving %s\n", failure.c_str(), current.c_str());
+  reported = failure;
 }
 
 }  // namespace streetgan::cli

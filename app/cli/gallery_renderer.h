@@ -6,9 +6,16 @@
 // through WalkExporter, the same code as `streetgan walk` and the studio's export.
 //
 // The model comes from one checkpoint, or from a run directory whose newest checkpoint is
-// followed: a newer one is checked, then every worker switches to it before its next job.
+// followed: a newer one is read into memory, then every worker copies it before its next job.
+// Workers never read the file again, so a checkpoint pruned after the switch (training keeps only
+// the newest few) changes nothing; a worker that cannot make its copy goes on with its model.
 // Failures of a job (an encoder error) come back as an Error; a checkpoint that cannot be read
-// is reported by open() and, when following, leaves the previous model in use.
+// is reported by open() and, when following, on stderr, leaving the previous model in use. No
+// exception leaves a thread: each one is reported as one line.
+//
+// Walks are encoded to files in a scratch folder of the server's own, made by open() with
+// mkdtemp (a fresh name, mode 0700, never one that already exists) in $TMPDIR or /tmp, and
+// removed with everything in it when the renderer goes.
 #include "core/util/result.h"
 
 #include <atomic>
@@ -66,7 +73,9 @@ public:
   GalleryRenderer(const GalleryRenderer&) = delete;
   GalleryRenderer& operator=(const GalleryRenderer&) = delete;
 
-  /// Loads the model and starts the workers (and the follower).
+  /// Makes the scratch folder, loads the model and starts the workers (and the follower); an
+  /// Error says which failed (a missing $TMPDIR, an unreadable checkpoint, a thread the system
+  /// refused).
   Status open();
   /// Queues `job`; nothing when the queue is full (the caller answers 503).
   std::optional<std::future<Result<GalleryResult>>> submit(const GalleryJob& job);
@@ -79,16 +88,22 @@ private:
     std::promise<Result<GalleryResult>> promise;
   };
   struct Worker;
+  struct Loaded;
   void work(int index);
+  void serve(Worker& worker, Task& task);
   void follow();
+  void followOnce(std::string& reported);
+  void stopThreads();
   Result<std::string> newestCheckpoint() const;
 
   Options options_;
+  std::string scratch_;           // the scratch folder; empty until open() made it
   mutable std::mutex mutex_;
   std::condition_variable wake_, follow_wake_;
   std::deque<Task> tasks_;
-  GalleryModelInfo model_;        // guarded by mutex_
-  std::uint64_t generation_ = 0;  // bumped when model_ changes
+  GalleryModelInfo model_;                // guarded by mutex_
+  std::shared_ptr<const Loaded> loaded_;  // guarded by mutex_: the model the workers copy
+  std::uint64_t generation_ = 0;          // bumped when model_ changes
   bool stopping_ = false;
   std::vector<std::thread> threads_;
   std::thread follower_;

@@ -1,32 +1,30 @@
 #include "app/cli/gallery_server.h"
 
+#include "app/cli/connection_gate.h"
 #include "app/cli/gallery_page.h"
+#include "app/cli/gallery_query.h"
+#include "app/cli/request_stream.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
+#include <random>
+#include <thread>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <random>
+#include <unistd.h>
 
 namespace streetgan::cli {
 namespace {
 
-// A query number: digits only, within [lo, hi], else the plain reason.
-Result<long long> queryNumber(const httplib::Request& request, const std::string& name, long long fallback, long long lo,
-                              long long hi) {
-  if (!request.has_param(name)) return fallback;
-  const std::string text = request.get_param_value(name);
-  const std::string shown = text.size() > 40 ? text.substr(0, 40) + "…" : text;
-  const std::string range = name + " must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
-  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
-    return makeError(range + " (got \"" + shown + "\")");
-  const long long value = std::stoll(text);
-  if (value < lo || value > hi) return makeError(range + " (got " + text + ")");
-  return value;
-}
+constexpr int kWriteTimeoutMs = 10000;  // the longest a client may stop reading an answer
 
 void plain(httplib::Response& response, int status, const std::string& text) {
   response.status = status;
@@ -47,50 +45,151 @@ nlohmann::json modelJson(const GalleryModelInfo& model) {
 
 }  // namespace
 
+// cpp-httplib's Server, for its routing and request processing (process_request, protected) and
+// its bind; its own accept loop and thread pool are not used.
+class GalleryServer::Http : public httplib::Server {
+public:
+  /// Answers the request `stream` reads; `closed` says whether the client asked to close.
+  bool answer(httplib::Stream& stream, bool last, bool& closed) { return process(*this, stream, last, closed, 0); }
+  int listeningSocket() const { return svr_sock_.load(); }
+  void closeListeningSocket() {
+    const socket_t socket = svr_sock_.exchange(INVALID_SOCKET);
+    if (socket != INVALID_SOCKET) ::close(socket);
+  }
+
+private:
+  // cpp-httplib 0.11 (bookworm) reads the client's address from the stream itself …
+  template <class Self>
+  static auto process(Self& self, httplib::Stream& stream, bool last, bool& closed, int)
+      -> decltype(self.process_request(stream, last, closed, nullptr)) {
+    return self.process_request(stream, last, closed, nullptr);
+  }
+  // … later ones (trixie's 0.18) take the addresses as arguments.
+  template <class Self>
+  static auto process(Self& self, httplib::Stream& stream, bool last, bool& closed, long)
+      -> decltype(self.process_request(stream, std::string(), 0, std::string(), 0, last, closed, nullptr)) {
+    std::string remote_ip, local_ip;
+    int remote_port = -1, local_port = -1;
+    stream.get_remote_ip_and_port(remote_ip, remote_port);
+    stream.get_local_ip_and_port(local_ip, local_port);
+    return self.process_request(stream, remote_ip, remote_port, local_ip, local_port, last, closed, nullptr);
+  }
+};
+
 GalleryServer::GalleryServer(GalleryRenderer& renderer, GalleryLimits limits)
-    : renderer_(renderer), limits_(limits), server_(std::make_unique<httplib::Server>()) {
-  const int connections = limits_.connections;
-  server_->new_task_queue = [connections] { return new httplib::ThreadPool(static_cast<size_t>(connections)); };
-  server_->set_read_timeout(limits_.read_timeout_ms / 1000, (limits_.read_timeout_ms % 1000) * 1000);
-  server_->set_write_timeout(10, 0);
-  server_->set_keep_alive_timeout(5);
-  server_->set_keep_alive_max_count(100);
-  server_->set_payload_max_length(64 * 1024);
+    : renderer_(renderer), limits_(limits), http_(std::make_unique<Http>()) {
+  wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // without one, listen() looks at stop() twice a second
+  // No route reads a body; the gate refuses a larger one before this.
+  http_->set_payload_max_length(16 * 1024);
   // On the listening socket, inherited by every accepted one: no Nagle delay (headers and body
   // are separate writes, and a keep-alive client would wait for the delayed ACK, ~40 ms a
   // request), and SO_REUSEADDR but not the library's SO_REUSEPORT, so a second server on a port
   // in use fails instead of sharing it.
-  server_->set_socket_options([](socket_t socket) {
+  http_->set_socket_options([](socket_t socket) {
     int yes = 1;
     setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
   });
-  server_->set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
+  http_->set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
     plain(response, 500, "internal error");
   });
   routes();
 }
 
-GalleryServer::~GalleryServer() = default;
+GalleryServer::~GalleryServer() {
+  stop();
+  gate_.reset();  // waits for the answers being written, then closes every connection
+  http_->closeListeningSocket();
+  if (wake_ >= 0) ::close(wake_);
+}
+
+Status GalleryServer::start() {
+  ConnectionGate::Limits gate;
+  gate.threads = limits_.connections;
+  gate.max_open = limits_.max_open;
+  gate.pause_ms = limits_.read_timeout_ms;
+  gate.request_ms = limits_.request_timeout_ms;
+  gate.idle_ms = 5000;
+  gate.requests_per_connection = 100;
+  gate.head.max_body = 16 * 1024;
+  gate_ = std::make_unique<ConnectionGate>(gate, [this](int fd, std::string_view request, bool last) {
+    return answer(fd, request, last);
+  });
+  if (Status started = gate_->start(); !started) {
+    gate_.reset();
+    return started;
+  }
+  return {};
+}
 
 Result<int> GalleryServer::bind(const std::string& host, int port) {
-  const int bound = port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
+  const int bound = port == 0 ? http_->bind_to_any_port(host) : (http_->bind_to_port(host, port) ? port : -1);
   if (bound < 0) return makeError("cannot listen on " + host + ":" + std::to_string(port) + " (in use, or not an address of this machine)");
+  ::listen(http_->listeningSocket(), SOMAXCONN);  // a longer backlog than the library's 5
   return bound;
 }
 
-bool GalleryServer::listen() { return server_->listen_after_bind(); }
+bool GalleryServer::listen(const std::atomic<bool>* stop_requested) {
+  const int listening = http_->listeningSocket();
+  if (listening < 0 || !gate_) return false;
+  while (!stopping_.load() && (stop_requested == nullptr || !stop_requested->load())) {
+    pollfd watched[2] = {{listening, POLLIN, 0}, {wake_, POLLIN, 0}};
+    const int ready = ::poll(watched, 2, 100);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if ((watched[0].revents & (POLLERR | POLLNVAL)) != 0) return false;
+    if ((watched[0].revents & POLLIN) == 0) continue;
+    const int fd = ::accept4(listening, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+      gate_->adopt(fd);
+      continue;
+    }
+    switch (errno) {
+      case EMFILE:
+      case ENFILE:
+      case ENOBUFS:
+      case ENOMEM:
+        // Out of file descriptors or memory: the connection that has waited longest makes room.
+        gate_->shed();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      case EBADF:
+      case EINVAL:
+      case ENOTSOCK:
+      case EOPNOTSUPP:
+        return false;
+      default:
+        continue;  // EINTR, EAGAIN, ECONNABORTED, EPROTO and the network errors accept(2) says to retry
+    }
+  }
+  return true;
+}
 
-void GalleryServer::stop() { server_->stop(); }
+void GalleryServer::stop() {
+  stopping_.store(true);
+  if (wake_ >= 0) {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = ::write(wake_, &one, sizeof one);
+  }
+}
+
+bool GalleryServer::answer(int fd, std::string_view request, bool last) {
+  RequestStream stream(fd, request, kWriteTimeoutMs);
+  bool closed = false;
+  const bool answered = http_->answer(stream, last, closed);
+  return answered && !closed;
+}
 
 void GalleryServer::routes() {
-  server_->Get("/health", [this](const httplib::Request&, httplib::Response& response) {
+  http_->Get("/health", [this](const httplib::Request&, httplib::Response& response) {
     const nlohmann::json body = {{"status", "ok"}, {"model", modelJson(renderer_.model())}, {"queued", renderer_.pendingJobs()}};
     response.set_header("Cache-Control", "no-store");
     response.set_content(body.dump() + "\n", "application/json");
   });
 
-  server_->Get("/", [this](const httplib::Request&, httplib::Response& response) {
+  http_->Get("/", [this](const httplib::Request&, httplib::Response& response) {
     const GalleryModelInfo model = renderer_.model();
     response.set_header("Cache-Control", "no-store");
     response.set_content(galleryPage(model.run + ", step " + std::to_string(model.step) + " (" +
@@ -98,60 +197,42 @@ void GalleryServer::routes() {
                          "text/html; charset=utf-8");
   });
 
-  auto render = [this](const httplib::Request& request, httplib::Response& response, GalleryJob job) {
-    const bool seeded = request.has_param("seed");
+  auto render = [this](const httplib::Request& request, httplib::Response& response, GalleryJob::Kind kind) {
+    GalleryQueryLimits limits;
+    limits.max_n = limits_.max_n;
+    limits.max_frames = limits_.max_frames;
+    limits.max_size = limits_.max_size;
+    limits.grid_size = renderer_.model().img_size;
+    auto query = parseGalleryQuery(kind, queryOfTarget(request.target), limits);
+    if (!query) return plain(response, 400, query.error());
+    GalleryJob job;
+    job.kind = query->kind;
+    job.count = query->count;
+    job.seed = query->seed ? *query->seed : randomSeed();
+    job.size = query->size;
+    job.format = query->format;
     auto future = renderer_.submit(job);
     if (!future) {
       response.set_header("Retry-After", "1");
-      plain(response, 503, "busy: every render slot is taken; try again in a second");
-      return;
+      return plain(response, 503, "busy: every render slot is taken; try again in a second");
     }
     Result<GalleryResult> result = future->get();
-    if (!result) {
-      plain(response, 500, "could not render: " + result.error());
-      return;
-    }
+    if (!result) return plain(response, 500, "could not render: " + result.error());
     // A seed names the picture, but a followed run changes its model: a short shared cache.
-    response.set_header("Cache-Control", seeded ? "public, max-age=60" : "no-store");
+    response.set_header("Cache-Control", query->seed ? "public, max-age=60" : "no-store");
     response.set_header("X-Seed", std::to_string(job.seed));
     response.set_header("X-Model-Step", std::to_string(result->model.step));
     response.set_content(std::move(result->bytes), result->content_type.c_str());
   };
 
-  server_->Get("/gan_imgs", [this, render](const httplib::Request& request, httplib::Response& response) {
-    const GalleryModelInfo model = renderer_.model();
-    auto n = queryNumber(request, "n", 16, 1, limits_.max_n);
-    auto seed = queryNumber(request, "seed", static_cast<long long>(randomSeed()), 0, 999999999999999999LL);
-    auto size = queryNumber(request, "size", model.img_size, 8, limits_.max_size);
-    for (const auto* checked : {&n, &seed, &size})
-      if (!*checked) return plain(response, 400, checked->error());
-    GalleryJob job;
-    job.kind = GalleryJob::Kind::Grid;
-    job.count = static_cast<int>(*n);
-    job.seed = static_cast<std::uint64_t>(*seed);
-    job.size = static_cast<int>(*size);
-    render(request, response, job);
+  http_->Get("/gan_imgs", [render](const httplib::Request& request, httplib::Response& response) {
+    render(request, response, GalleryJob::Kind::Grid);
+  });
+  http_->Get("/gan_gifs", [render](const httplib::Request& request, httplib::Response& response) {
+    render(request, response, GalleryJob::Kind::Walk);
   });
 
-  server_->Get("/gan_gifs", [this, render](const httplib::Request& request, httplib::Response& response) {
-    auto frames = queryNumber(request, "frames", 16, 2, limits_.max_frames);
-    auto seed = queryNumber(request, "seed", static_cast<long long>(randomSeed()), 0, 999999999999999999LL);
-    auto size = queryNumber(request, "size", std::min(256, limits_.max_size), 8, limits_.max_size);
-    for (const auto* checked : {&frames, &seed, &size})
-      if (!*checked) return plain(response, 400, checked->error());
-    const std::string format = request.has_param("format") ? request.get_param_value("format") : "gif";
-    if (format != "gif" && format != "mp4" && format != "webm")
-      return plain(response, 400, "format must be gif, mp4 or webm");
-    GalleryJob job;
-    job.kind = GalleryJob::Kind::Walk;
-    job.count = static_cast<int>(*frames);
-    job.seed = static_cast<std::uint64_t>(*seed);
-    job.size = static_cast<int>(*size) & ~1;  // H.264 and VP9 want even sides
-    job.format = format;
-    render(request, response, job);
-  });
-
-  server_->set_error_handler([](const httplib::Request&, httplib::Response& response) {
+  http_->set_error_handler([](const httplib::Request&, httplib::Response& response) {
     if (response.status == 404) plain(response, 404, "not found: the routes are /, /health, /gan_imgs and /gan_gifs");
   });
 }

@@ -1,45 +1,65 @@
 #pragma once
 // GalleryServer: the HTTP side of `streetgan serve`, on cpp-httplib: the original tool's routes
 // (`/health`, `/gan_imgs`, `/gan_gifs`) with its defaults, and the gallery page at `/`
-// (docs/serve.md). Every number in a query is checked against the limits before any work; a
-// full render queue is answered 503 with Retry-After; connections run on a bounded thread pool
-// with short read timeouts, so a client that trickles its request is cut off. No route reads a
-// file, so no request can name one.
+// (docs/serve.md). Every query is read by parseGalleryQuery() (gallery_query.h) and checked
+// against the limits before any work; a full render queue is answered 503 with Retry-After.
+//
+// Connections do not go through cpp-httplib's accept loop and thread pool: listen() accepts them
+// and hands them to a ConnectionGate, which gathers each request whole under bounds of size, count
+// and time before a connection thread runs cpp-httplib's request processing on it. So a slow or
+// hostile client never holds a thread, and the threads are started (and their failure reported)
+// by start(), before serving. No route reads a file, so no request can name one.
 #include "app/cli/gallery_renderer.h"
+#include "core/util/result.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
-
-namespace httplib {
-class Server;
-}
+#include <string_view>
 
 namespace streetgan::cli {
 
+class ConnectionGate;
+
 struct GalleryLimits {
-  int max_n = 256;            ///< images in one grid
-  int max_frames = 600;       ///< frames in one walk
-  int max_size = 1024;        ///< side of one image, pixels
-  int connections = 64;       ///< connection threads
-  int read_timeout_ms = 500;  ///< the longest pause inside a request
+  int max_n = 256;                ///< images in one grid
+  int max_frames = 600;           ///< frames in one walk
+  int max_size = 1024;            ///< side of one image, pixels
+  int connections = 64;           ///< connection threads
+  int read_timeout_ms = 500;      ///< the longest pause inside a request
+  int request_timeout_ms = 5000;  ///< the longest a whole request may take to arrive
+  int max_open = 1024;            ///< connections open at once
 };
 
 class GalleryServer {
 public:
   GalleryServer(GalleryRenderer& renderer, GalleryLimits limits);
   ~GalleryServer();
+  GalleryServer(const GalleryServer&) = delete;
+  GalleryServer& operator=(const GalleryServer&) = delete;
 
+  /// Starts the connection threads; an Error when the system refuses one (a limit on processes,
+  /// threads or memory).
+  Status start();
   /// Binds `host:port` (port 0: any free port). Returns the port, or an Error.
   Result<int> bind(const std::string& host, int port);
-  /// Serves until stop(); returns false when listening failed.
-  bool listen();
+  /// Serves until stop() (also one that came first) or until `*stop_requested` (a signal
+  /// handler's flag, looked at ten times a second) is set; false when accepting failed.
+  bool listen(const std::atomic<bool>* stop_requested = nullptr);
+  /// Ends listen() now, or at once when it starts later. Any thread; not from a signal handler.
   void stop();
 
 private:
+  class Http;
   void routes();
+  bool answer(int fd, std::string_view request, bool last);
+
   GalleryRenderer& renderer_;
   GalleryLimits limits_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<Http> http_;            // before gate_: the gate's threads use it
+  std::unique_ptr<ConnectionGate> gate_;
+  std::atomic<bool> stopping_{false};
+  int wake_ = -1;                         // an eventfd stop() writes to, to end listen()'s wait
 };
 
 }  // namespace streetgan::cli

@@ -1,6 +1,7 @@
 // `streetgan import CHECKPOINT.pt --run-dir DIR`: the original PyTorch tool's checkpoint as a run.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/stop_signal.h"
 
 #include "core/train/checkpoint_import.h"
 #include "core/train/compute_device.h"
@@ -17,13 +18,18 @@ int runImport(const Args& args) {
                    "directory: the studio opens it in Explore and Evaluate, and with both nets and\n"
                    "optimizers 'streetgan train --resume --run-dir DIR --dataroot IMAGES' continues\n"
                    "it. The net's size is read from the tensor shapes. No Python is needed, and\n"
-                   "nothing in the file can run (docs/interop.md).",
+                   "nothing in the file can run (docs/interop.md). It is written into a new\n"
+                   "staging folder beside DIR and renamed into place: a failure, SIGINT or SIGTERM\n"
+                   "leaves nothing behind.",
                    {{"--run-dir", "DIR", "the run to create (must not exist, or be empty)"},
                     {"--batch-size", "N", "the batch size the original run used (default 128, its default)"},
                     {"--dataroot", "DIR", "the images it trained on, stored in the run's config"}});
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1) return fail(line.program(), "give exactly one CHECKPOINT.pt", kExitUsage);
   if (!line.has("--run-dir")) return fail(line.program(), "missing --run-dir DIR", kExitUsage);
+  if (importRunFolder(line.value("--run-dir")).empty())
+    return fail(line.program(), "option '--run-dir': \"" + line.value("--run-dir") +
+                "\" names no folder a run can be created as", kExitUsage);
   auto batch = line.integer("--batch-size", 128, 1, 1 << 20);
   if (!batch) return fail(line.program(), batch.error(), kExitUsage);
   setComputeThreads(0);
@@ -32,9 +38,12 @@ int runImport(const Args& args) {
   options.run_dir = line.value("--run-dir");
   options.batch_size = *batch;
   options.dataroot = line.value("--dataroot");
+  // SIGINT/SIGTERM stop the import between its steps; the staging folder is removed.
+  const std::atomic<bool>& stop = installStopHandlers();
+  options.cancelled = [&stop] { return stop.load(); };
   auto report = importReferenceCheckpoint(options);
   if (!report) return fail(line.program(), report.error(), kExitFailure);
-  std::printf("imported %s into %s\n", options.checkpoint.c_str(), options.run_dir.c_str());
+  std::printf("imported %s into %s\n", options.checkpoint.c_str(), report->run_dir.c_str());
   const std::string ndf = report->has_discriminator ? std::to_string(report->ndf)
                                                    : std::to_string(report->ndf) + " (the default: the file has no discriminator)";
   std::printf("  net: %d px, nz %d, ngf %d, nc %d, ndf %s%s\n", report->img_size, report->nz, report->ngf, report->nc,

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,6 +79,7 @@ int launchRanks(const RankLaunchOptions& options) {
   }
   const int world = options.nproc * options.nnodes;
   const std::atomic<bool>& stop = installStopHandlers();
+  const pid_t launcher = ::getpid();
   std::vector<Rank> ranks;
   for (int local = 0; local < options.nproc; ++local) {
     Rank r;
@@ -85,11 +87,18 @@ int launchRanks(const RankLaunchOptions& options) {
     const pid_t pid = ::fork();
     if (pid < 0) {
       fail(program, std::string("cannot start rank ") + std::to_string(r.rank) + ": " + std::strerror(errno), kExitFailure);
-      for (auto& started : ranks) ::kill(started.pid, SIGKILL);
+      for (auto& started : ranks) ::kill(started.pid, SIGKILL);  // each pid > 0: its fork() succeeded
       for (auto& started : ranks) ::waitpid(started.pid, nullptr, 0);
       return kExitFailure;
     }
     if (pid == 0) {
+      // The rank ends with its launcher: killed with it (the studio's Kill, `remote signal kill`,
+      // the OOM killer), the launcher can no longer stop it, and it would train on alone. The
+      // parent-death signal survives exec. The launcher may have died before it was set: then
+      // our parent is no longer the launcher, and the rank ends here. (The signal is sent when
+      // the thread that forked ends: this is the launcher's main thread, which ends with it.)
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != launcher) ::_exit(1);
       // The rank: this same program, with torchrun's variables.
       ::setenv("RANK", std::to_string(r.rank).c_str(), 1);
       ::setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);

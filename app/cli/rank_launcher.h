@@ -7,6 +7,9 @@
 // (at once for a closed connection, after the timeout for a hung rank) and end by themselves;
 // any still running 10 s (or the timeout, if shorter) after the first failure are killed. When rank 0 itself died without
 // finishing the event log, the launcher writes the `error` and `run_finished` events for it.
+// The ranks stay in the launcher's process group (a studio's Kill of the group reaches them) and
+// get SIGKILL as their parent-death signal (PR_SET_PDEATHSIG): a launcher killed outright takes
+// its ranks with it instead of leaving them training.
 #include <string>
 #include <vector>
 

@@ -5,12 +5,29 @@
 #include "app/cli/gallery_server.h"
 #include "app/cli/stop_signal.h"
 
+#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
-#include <thread>
+
+#include <sys/resource.h>
 
 namespace streetgan::cli {
+namespace {
+
+// More connection threads than this only cost memory: they answer whole requests, never wait on
+// a client (ConnectionGate), and renders are bounded by --workers and --queue anyway.
+constexpr long long kMaxConnections = 1024;
+
+// Connections held open at once: what the limit on open files (ulimit -n) leaves beside the
+// checkpoints, encoders and libraries, and at most 1024.
+int openConnectionLimit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return 256;
+  const long long soft = files.rlim_cur == RLIM_INFINITY ? 1 << 20 : static_cast<long long>(files.rlim_cur);
+  return static_cast<int>(std::clamp<long long>(soft - 128, 16, 1024));
+}
+
+}  // namespace
 
 int runServe(const Args& args) {
   CommandLine line("serve", "--checkpoint FILE | --run DIR [options]",
@@ -25,25 +42,37 @@ int runServe(const Args& args) {
                     {"--port", "N", "port (default 8080; 0 picks a free one)"},
                     {"--workers", "N", "render threads, each with its own generator (default 2)"},
                     {"--queue", "N", "renders that may wait; more get 503 (default 8)"},
-                    {"--connections", "N", "connection threads (default 64)"},
+                    {"--connections", "N", "connection threads, 4 to 1024 (default 64)"},
                     {"--max-n", "N", "most images in one grid (default 256)"},
                     {"--max-frames", "N", "most frames in one walk (default 600)"},
                     {"--max-size", "N", "largest image side in pixels (default 1024)"},
-                    {"--read-timeout-ms", "N", "longest pause inside a request before it is cut off (default 500)"}});
+                    {"--read-timeout-ms", "N", "longest pause inside a request before it is cut off (default 500)"},
+                    {"--request-timeout-ms", "N", "longest time a whole request may take to arrive (default 5000)"}});
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.has("--checkpoint") == line.has("--run"))
     return fail(line.program(), "give either --checkpoint FILE or --run DIR", kExitUsage);
   auto port = line.integer("--port", 8080, 0, 65535);
   auto workers = line.integer("--workers", 2, 1, 64);
   auto queue = line.integer("--queue", 8, 1, 4096);
-  auto connections = line.integer("--connections", 64, 4, 4096);
+  auto connections = line.integer("--connections", 64, 4, kMaxConnections);
   auto max_n = line.integer("--max-n", 256, 1, 4096);
   auto max_frames = line.integer("--max-frames", 600, 2, 100000);
   auto max_size = line.integer("--max-size", 1024, 8, 8192);
   auto read_timeout = line.integer("--read-timeout-ms", 500, 10, 600000);
-  for (const auto* checked : {&port, &workers, &queue, &connections, &max_n, &max_frames, &max_size, &read_timeout})
+  auto request_timeout = line.integer("--request-timeout-ms", 5000, 100, 600000);
+  for (const auto* checked :
+       {&port, &workers, &queue, &connections, &max_n, &max_frames, &max_size, &read_timeout, &request_timeout})
     if (!*checked) return fail(line.program(), checked->error(), kExitUsage);
   const std::string bind = line.value("--bind", "127.0.0.1");
+
+  // The handlers go in before anything slow: a SIGINT or SIGTERM while the model loads (or at any
+  // moment before listening) ends the command cleanly, the scratch folder removed, instead of
+  // killing it or going unseen. The flag stays set, so listen() returns at once if it came early.
+  const auto& stop = installStopHandlers();
+  const std::string source =
+      line.has("--checkpoint") ? line.value("--checkpoint") : "the newest checkpoint of " + line.value("--run");
+  std::fprintf(stderr, "streetgan serve: loading %s\n", source.c_str());
+  std::fflush(stderr);
 
   GalleryRenderer::Options options;
   options.checkpoint = line.value("--checkpoint");
@@ -52,6 +81,10 @@ int runServe(const Args& args) {
   options.queue = static_cast<int>(*queue);
   GalleryRenderer renderer(options);
   if (Status opened = renderer.open(); !opened) return fail(line.program(), opened.error(), kExitFailure);
+  if (stop.load()) {
+    std::fprintf(stderr, "streetgan serve: stopped\n");
+    return kExitOk;
+  }
 
   GalleryLimits limits;
   limits.max_n = static_cast<int>(*max_n);
@@ -59,7 +92,13 @@ int runServe(const Args& args) {
   limits.max_size = static_cast<int>(*max_size);
   limits.connections = static_cast<int>(*connections);
   limits.read_timeout_ms = static_cast<int>(*read_timeout);
+  limits.request_timeout_ms = static_cast<int>(std::max(*request_timeout, *read_timeout));
+  limits.max_open = openConnectionLimit();
   GalleryServer server(renderer, limits);
+  if (Status started = server.start(); !started)
+    return fail(line.program(),
+                started.error() + "; lower --connections, or raise the limit on processes (ulimit -u) or memory (ulimit -v)",
+                kExitFailure);
   auto bound = server.bind(bind, static_cast<int>(*port));
   if (!bound) return fail(line.program(), bound.error(), kExitFailure);
   if (bind != "127.0.0.1" && bind != "localhost" && bind != "::1")
@@ -72,15 +111,7 @@ int runServe(const Args& args) {
                *bound);
   std::fflush(stderr);
 
-  const auto& stop = installStopHandlers();
-  std::atomic<bool> ended{false};
-  std::thread watcher([&] {
-    while (!stop.load() && !ended.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    server.stop();
-  });
-  const bool listened = server.listen();
-  ended.store(true);
-  watcher.join();
+  const bool listened = server.listen(&stop);
   if (!listened) return fail(line.program(), "the server stopped listening", kExitFailure);
   std::fprintf(stderr, "streetgan serve: stopped\n");
   return kExitOk;

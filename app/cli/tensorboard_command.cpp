@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 
 bool hasEventFiles(const fs::path& dir) {
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator(dir, error))
-    if (entry.path().filename().string().rfind("events.out.tfevents.", 0) == 0) return true;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error))
+    if (it->path().filename().string().rfind("events.out.tfevents.", 0) == 0) return true;
   return false;
 }
 
@@ -31,7 +31,9 @@ int runTensorBoard(const Args& args) {
                    "Writes TensorBoard event files from each run's events.jsonl: the original tool's\n"
                    "scalars (G_loss, D_loss, D_X, D_G_z1, D_G_z2), throughput, Parzen and the sample\n"
                    "grids, with images seen as the step (docs/interop.md). Without --out they go to\n"
-                   "RUN/tensorboard/, which must not hold event files yet.",
+                   "RUN/tensorboard/, which must not hold event files yet. A sample grid is read only\n"
+                   "from inside its run, as a regular PNG file of at most 64 MiB; any other is\n"
+                   "skipped with a warning.",
                    {{"--out", "DIR", "write each run's files to DIR/<run name>/ instead"}});
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().empty()) return fail(line.program(), "give at least one run directory", kExitUsage);
@@ -48,7 +50,11 @@ int runTensorBoard(const Args& args) {
     jobs.emplace_back(run, out);
   }
   for (const auto& [run, out] : jobs) {
-    TensorBoardRecorder recorder(run.string(), out.string());
+    long long skipped = 0;
+    TensorBoardRecorder recorder(run.string(), out.string(), [&skipped](const std::string& warning) {
+      std::fprintf(stderr, "warning: %s\n", warning.c_str());
+      ++skipped;
+    });
     std::ifstream log(run / "events.jsonl");
     std::string text;
     long long records = 0, malformed = 0;
@@ -62,8 +68,11 @@ int runTensorBoard(const Args& args) {
       ++records;
     }
     if (recorder.path().empty()) return fail(line.program(), (run / "events.jsonl").string() + " has no run_started event", kExitFailure);
+    std::string notes;
+    if (malformed > 0) notes += std::to_string(malformed) + " malformed lines skipped";
+    if (skipped > 0) notes += (notes.empty() ? "" : ", ") + std::to_string(skipped) + " sample grids skipped";
     std::printf("%s: %lld events -> %s%s\n", run.string().c_str(), records, recorder.path().c_str(),
-                malformed > 0 ? (" (" + std::to_string(malformed) + " malformed lines skipped)").c_str() : "");
+                notes.empty() ? "" : (" (" + notes + ")").c_str());
   }
   return kExitOk;
 }

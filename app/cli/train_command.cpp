@@ -12,7 +12,9 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace streetgan::cli {
 namespace {
@@ -37,6 +39,9 @@ void quietDistributedLog() {
   if (auto* level = static_cast<int*>(dlsym(RTLD_DEFAULT, "_ZN3fLI17FLAGS_minloglevelE"))) *level = 3;
   if (auto* level = static_cast<int*>(dlsym(RTLD_DEFAULT, "FLAGS_caffe2_log_level"))) *level = 3;
 }
+
+// The most ranks a job may have: WORLD_SIZE's range in core/train/rank_placement.cpp.
+constexpr std::int64_t kMaxWorldSize = 65536;
 
 const char* const kLauncherOptions[] = {"--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
                                         "--dist-timeout"};
@@ -112,6 +117,13 @@ int runTrain(const Args& args) {
     if (!value) return fail(line.program(), value.error(), kExitUsage);
     *field = static_cast<int>(*value);
   }
+  // The ranks of the whole job (each host's --nproc): a rank refuses a WORLD_SIZE above
+  // kMaxWorldSize (core/train/rank_placement.cpp), so the launcher refuses it first, as a usage
+  // error, instead of starting ranks that each fail. int64: no product of the ranges above wraps.
+  if (const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes; world > kMaxWorldSize)
+    return fail(line.program(), "options '--nproc " + std::to_string(launch.nproc) + " --nnodes " +
+                std::to_string(launch.nnodes) + "' make " + std::to_string(world) + " ranks; allowed: at most " +
+                std::to_string(kMaxWorldSize) + " in all (--nproc × --nnodes)", kExitUsage);
   if (launch.node_rank >= launch.nnodes)
     return fail(line.program(), "option '--node-rank': " + std::to_string(launch.node_rank) +
                 " is not allowed; allowed: 0 to " + std::to_string(launch.nnodes - 1) + " (--nnodes " +

@@ -229,6 +229,22 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& events) {
         const double elapsed = event.time - started_time_;
         eta_text = done_here > 0 ? "ETA " + duration(elapsed * (epochs_total_ - epoch) / done_here) : QString();
       }
+    } else if (event.type == "imported_losses") {
+      // `streetgan import`'s loss history, many pairs to an event (docs/events.md): pair k is
+      // step first_step + k, placed as core/runs/run_history.cpp places it.
+      const double first = number(body, "first_step"), per_step = number(body, "images_per_step");
+      const double epochs = number(body, "epochs"), total = number(body, "total_steps");
+      const double t = event.time - first_started_time_;
+      for (const char* key : {"loss_d", "loss_g"}) {
+        auto series = body.find(key);
+        if (series == body.end() || !series->is_array() || !std::isfinite(first) || !std::isfinite(per_step)) continue;
+        for (std::size_t k = 0; k < series->size(); ++k) {
+          const double step = first + static_cast<double>(k);
+          const double epoch = total > 0 && std::isfinite(epochs) ? step * epochs / total : 0;
+          const double value = (*series)[k].is_number() ? (*series)[k].get<double>() : std::nan("");
+          loss_chart_->append(key == std::string("loss_d") ? loss_d_ : loss_g_, step * per_step, epoch, value, t);
+        }
+      }
     } else if (event.type == "samples") {
       sample_paths_ << QDir(run_dir_).filePath(QString::fromStdString(body.value("path", std::string())));
       sample_captions_ << QString("step %1, epoch %2, %3 images seen")

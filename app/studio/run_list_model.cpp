@@ -26,7 +26,8 @@ void readOn(RunListModel::Entry& entry) {
     entry.offset += static_cast<std::uint64_t>(bytes.size());
   }
   // A remote run's pid is on its host: until its copy says it finished, it is taken as running.
-  const bool alive = !entry.builder->finished() && (!entry.host.isEmpty() || trainingProcessAlive(entry.builder->pid()));
+  const bool alive = !entry.builder->finished() && (!entry.host.isEmpty() ||
+                                                        trainingProcessAlive(entry.builder->pid(), "streetgan", entry.builder->pidStartTime()));
   entry.summary = entry.builder->summary(alive);
 }
 

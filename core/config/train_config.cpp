@@ -408,7 +408,7 @@ Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& 
   json parsed;
   try {
     parsed = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double's range
     return makeError(source + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   return applyConfigJson(base, parsed, scope, source);

@@ -71,7 +71,9 @@ Result<DecodedImage> ImageDecoder::decode(const std::uint8_t* data, std::size_t 
                                           const DecodeLimits& limits) {
   auto header = parseImageHeader(data, size);
   if (!header) return makeError(name + ": " + header.error());
-  if (header->width * header->height > limits.max_pixels)
+  std::int64_t pixels = 0;  // a header may claim 2^32-1 × 2^32-1: the product is checked, not wrapped
+  if (header->width < 0 || header->height < 0 || __builtin_mul_overflow(header->width, header->height, &pixels) ||
+      pixels > limits.max_pixels)
     return makeError(name + ": the " + formatName(header->format) + " header claims " +
                      std::to_string(header->width) + "x" + std::to_string(header->height) +
                      " pixels, more than the limit of " + std::to_string(limits.max_pixels) +

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -75,7 +76,11 @@ json LatentWalk::toJson() const {
 Result<LatentWalk> LatentWalk::fromJson(const json& in, const std::string& source) {
   auto bad = [&](const std::string& what) { return makeError(source + ": " + what); };
   if (!in.is_object()) return bad("a walk must be a JSON object");
-  if (in.value("version", 0) != 1) return bad("\"version\" must be 1");
+  if (!in.contains("version") || !in["version"].is_number_integer() || in["version"].get<long long>() != 1)
+    return bad("\"version\" must be 1");
+  // json::value() throws when the key holds another type: each is checked before it is read.
+  for (const char* key : {"mode", "easing"})
+    if (in.contains(key) && !in[key].is_string()) return bad(std::string("\"") + key + "\" must be a string");
   LatentWalk walk;
   if (!in.contains("frames_per_key") || !in["frames_per_key"].is_number_integer() || in["frames_per_key"].get<long long>() < 1 ||
       in["frames_per_key"].get<long long>() > 100000)
@@ -116,6 +121,13 @@ Status LatentWalk::save(const std::string& path) const {
 }
 
 Result<LatentWalk> LatentWalk::load(const std::string& path) {
+  // A walk of 100,000 keyframes of nz 4096 is under 8 GB of text; real ones are kilobytes. Only a
+  // regular file is read, so that /dev/zero or a FIFO named as a walk is refused, not read forever.
+  constexpr std::uintmax_t kMaxWalkBytes = 256u << 20;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return makeError(path + ": not a walk file (no such regular file)");
+  if (const auto size = std::filesystem::file_size(path, ec); ec || size > kMaxWalkBytes)
+    return makeError(path + ": the walk file is larger than " + std::to_string(kMaxWalkBytes >> 20) + " MiB");
   std::ifstream in(path, std::ios::binary);
   if (!in) return makeError(path + ": cannot open the walk file");
   std::stringstream text;
@@ -123,7 +135,7 @@ Result<LatentWalk> LatentWalk::load(const std::string& path) {
   json parsed;
   try {
     parsed = json::parse(text.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double's range
     return makeError(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   return fromJson(parsed, path);

@@ -100,6 +100,35 @@ void RunHistoryReader::parseLine(std::string_view line) {
     s.images_per_s = numberAt(event, "images_per_s");
     s.data_wait_fraction = numberAt(event, "data_wait_fraction");
     h.steps.push_back(s);
+  } else if (type == "imported_losses") {
+    // `streetgan import`'s loss pairs, many to a line (docs/events.md): point k is step
+    // first_step + k, at (first_step + k) × images_per_step images and epoch
+    // (first_step + k) × epochs / total_steps; a null loss is one the file did not have.
+    const double first = numberAt(event, "first_step");
+    const double per_step = numberAt(event, "images_per_step", 0);
+    const double epochs = numberAt(event, "epochs", 0), total = numberAt(event, "total_steps", 0);
+    const auto loss_d = event.find("loss_d"), loss_g = event.find("loss_g");
+    const bool has_d = loss_d != event.end() && loss_d->is_array();
+    const bool has_g = loss_g != event.end() && loss_g->is_array();
+    if (!std::isfinite(first) || !std::isfinite(per_step) || (!has_d && !has_g)) {
+      ++h.malformed_lines;
+      return;
+    }
+    const auto valueAt = [](const json& array, std::size_t k) {
+      return k < array.size() && array[k].is_number() ? array[k].get<double>() : std::nan("");
+    };
+    const std::size_t n = std::max(has_d ? loss_d->size() : std::size_t{0}, has_g ? loss_g->size() : std::size_t{0});
+    for (std::size_t k = 0; k < n; ++k) {
+      const double step = first + static_cast<double>(k);
+      RunHistory::Step s;
+      s.images_seen = step * per_step;
+      s.epoch = total > 0 && std::isfinite(epochs) ? step * epochs / total : 0;
+      s.seconds = seconds;
+      s.loss_d = has_d ? valueAt(*loss_d, k) : std::nan("");
+      s.loss_g = has_g ? valueAt(*loss_g, k) : std::nan("");
+      s.d_x = s.d_g_z1 = s.d_g_z2 = s.images_per_s = s.data_wait_fraction = std::nan("");
+      h.steps.push_back(s);
+    }
   } else if (type == "parzen") {
     h.parzen.push_back({images, numberAt(event, "epoch", 0), seconds, numberAt(event, "mean_ll"), numberAt(event, "stderr")});
   } else if (type == "samples") {

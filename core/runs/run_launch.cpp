@@ -1,9 +1,11 @@
 #include "core/runs/run_launch.h"
 
+#include "core/runs/process_identity.h"
 #include "core/runs/run_summary.h"
 #include "core/util/atomic_file.h"
 
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -12,6 +14,7 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <system_error>
 #include <unistd.h>
 
 namespace streetgan {
@@ -29,6 +32,15 @@ std::string readSmallFile(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// The number a record file holds ("123\n"), or 0 when it holds anything else.
+template <class Integer>
+Integer parseRecordNumber(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  Integer value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && error == std::errc() && end == text.data() + text.size() ? value : Integer(0);
 }
 
 bool writeAll(int fd, const void* data, std::size_t size) {
@@ -58,7 +70,8 @@ bool readAll(int fd, void* data, std::size_t size) {
 // Runs in the watcher, a forked child of the single-threaded launcher; the training process it
 // forks calls only async-signal-safe functions before exec.
 [[noreturn]] void runWatcher(int report_fd, const std::string& stderr_path, const std::string& pid_path,
-                             const std::string& status_path, const std::vector<char*>& argv) {
+                             const std::string& start_path, const std::string& status_path,
+                             const std::vector<char*>& argv) {
   ::setsid();
   const int null_fd = ::open("/dev/null", O_RDWR);
   const int log_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -94,11 +107,14 @@ bool readAll(int fd, void* data, std::size_t size) {
     ::close(exec_pipe[0]);
   }
   if (failure == 0) {
+    // The start time first, then the pid: whoever finds the pid finds the start time too. The
+    // child has not been waited for, so its /proc entry is there even if it already ended.
+    // Without /proc there is no start time to record; readers then check the pid alone.
+    const auto start_time = processStartTime(child);
+    if (start_time && !writeFileAtomically(start_path, std::to_string(*start_time) + "\n")) failure = -EIO;
     // The pid file is written before the launcher hears of success, so a follower never misses it.
-    if (!writeFileAtomically(pid_path, std::to_string(child) + "\n")) {
-      ::kill(child, SIGKILL);
-      failure = -EIO;
-    }
+    if (failure == 0 && !writeFileAtomically(pid_path, std::to_string(child) + "\n")) failure = -EIO;
+    if (failure != 0) ::kill(child, SIGKILL);  // child > 0: fork() succeeded
   }
   const std::int64_t report = failure == 0 ? static_cast<std::int64_t>(child) : failure;
   writeAll(report_fd, &report, sizeof report);
@@ -131,9 +147,11 @@ Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const st
   fs::create_directories(launchRecordDir(run_dir), ec);
   if (ec) return makeError(launchRecordDir(run_dir) + ": cannot create the folder (" + ec.message() + ")");
   const std::string pid_path = recordFile(run_dir, "pid");
+  const std::string start_path = recordFile(run_dir, "start-time");
   const std::string status_path = recordFile(run_dir, "exit-status");
   fs::remove(status_path, ec);
   fs::remove(pid_path, ec);
+  fs::remove(start_path, ec);
 
   std::vector<std::string> words{program};
   words.insert(words.end(), arguments.begin(), arguments.end());
@@ -152,7 +170,7 @@ Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const st
   }
   if (watcher == 0) {
     ::close(report[0]);
-    runWatcher(report[1], recordFile(run_dir, "stderr.log"), pid_path, status_path, argv);
+    runWatcher(report[1], recordFile(run_dir, "stderr.log"), pid_path, start_path, status_path, argv);
   }
   ::close(report[1]);
   std::int64_t pid = 0;
@@ -171,7 +189,9 @@ LaunchStatus readLaunchStatus(const std::string& run_dir) {
   const std::string pid_text = readSmallFile(recordFile(run_dir, "pid"));
   if (pid_text.empty()) return status;
   status.launched = true;
-  status.pid = std::atoll(pid_text.c_str());
+  // Strictly a number: "4294967295" stays that (not a pid: see process_identity.h), "12abc" is 0.
+  status.pid = parseRecordNumber<std::int64_t>(pid_text);
+  status.start_time = parseRecordNumber<std::uint64_t>(readSmallFile(recordFile(run_dir, "start-time")));
   const std::string exit_text = readSmallFile(recordFile(run_dir, "exit-status"));
   int value = 0;
   if (std::sscanf(exit_text.c_str(), "exit %d", &value) == 1) {
@@ -181,7 +201,7 @@ LaunchStatus readLaunchStatus(const std::string& run_dir) {
     status.ended = true;
     status.signal_number = value;
   }
-  status.running = !status.ended && trainingProcessAlive(status.pid);
+  status.running = !status.ended && trainingProcessAlive(status.pid, "streetgan", status.start_time);
   const std::string log_path = recordFile(run_dir, "stderr.log");
   std::ifstream log(log_path, std::ios::binary);
   if (log) {
@@ -199,9 +219,16 @@ LaunchStatus readLaunchStatus(const std::string& run_dir) {
 Status signalLaunchedTraining(const std::string& run_dir, int signal_number) {
   const LaunchStatus status = readLaunchStatus(run_dir);
   if (!status.launched) return makeError(run_dir + ": no training process was launched in this run");
-  if (!status.running) return makeError(run_dir + ": the training process (pid " + std::to_string(status.pid) + ") is not running");
-  if (::kill(static_cast<pid_t>(status.pid), signal_number) != 0)
-    return makeError(run_dir + ": cannot signal pid " + std::to_string(status.pid) + " (" + std::strerror(errno) + ")");
+  if (!validProcessId(status.pid)) {
+    const std::string what = status.pid != 0 ? "pid " + std::to_string(status.pid) + " is not a process id"
+                                             : "it does not hold a process id";
+    return makeError(recordFile(run_dir, "pid") + ": " + what + " (allowed: 1 to " +
+                     std::to_string(processIdLimit() - 1) + "); nothing was signalled");
+  }
+  if (status.ended) return makeError(run_dir + ": the training process (pid " + std::to_string(status.pid) + ") is not running");
+  // Checked again here, and signalled only when it still is the recorded process.
+  if (Status sent = signalTrainingProcess(status.pid, "streetgan", status.start_time, signal_number); !sent)
+    return makeError(run_dir + ": " + sent.error());
   return {};
 }
 

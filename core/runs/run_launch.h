@@ -5,12 +5,16 @@
 // stderr appended to R/launch/stderr.log; a small watcher process waits for it and writes its
 // exit status. The launch record lives in R/launch/:
 //   pid          the training process's pid (written before launch returns)
+//   start-time   its start time (field 22 of /proc/PID/stat), written just before pid, so a pid
+//                reused by another process is never taken for it; records from before it was
+//                kept have none, and for them only the pid's range and process are checked
 //   exit-status  "exit N" or "signal N", written atomically when the process has ended
 //   stderr.log   what the process wrote to stderr
 //   config.json  the config the studio sent, when it sent one
 // readLaunchStatus() reads that record back; signalLaunchedTraining() signals the process only
-// while it is the one the record names and has not ended. Failures come back as an Error naming
-// the file or the reason; nothing here throws.
+// while it is the one the record names (a valid pid, the recorded start time, a command line
+// naming streetgan: see core/runs/process_identity.h) and has not ended. Failures come back as an
+// Error naming the file or the reason; nothing here throws.
 #include "core/util/result.h"
 
 #include <cstdint>
@@ -21,7 +25,8 @@ namespace streetgan {
 
 struct LaunchStatus {
   bool launched = false;      ///< R/launch/pid exists
-  std::int64_t pid = 0;
+  std::int64_t pid = 0;       ///< as recorded (0 when the file does not hold a number); not yet checked
+  std::uint64_t start_time = 0;  ///< as recorded in R/launch/start-time; 0: none recorded
   bool running = false;       ///< the process is alive and has not ended
   bool ended = false;         ///< exit-status was written
   int exit_code = -1;         ///< when ended by exit
@@ -40,7 +45,8 @@ Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const st
 
 LaunchStatus readLaunchStatus(const std::string& run_dir);
 
-/// Sends `signal_number` to the recorded process; an Error when it is not running.
+/// Sends `signal_number` to the recorded process; an Error when it is not running, when the record
+/// does not hold a valid pid, or when the pid now belongs to another process (then nothing is sent).
 Status signalLaunchedTraining(const std::string& run_dir, int signal_number);
 
 }  // namespace streetgan

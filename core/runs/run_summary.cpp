@@ -1,9 +1,11 @@
 #include "core/runs/run_summary.h"
 
+#include "core/runs/process_identity.h"
+
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
-#include <csignal>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
@@ -20,9 +22,23 @@ std::optional<double> numberAt(const json& body, const char* key) {
   return it->get<double>();
 }
 
+// An integer as written, or `fallback`: a number that does not fit in int64 (a float of 1e300,
+// an unsigned above INT64_MAX) is not cast, which would be undefined.
 std::int64_t integerAt(const json& body, const char* key, std::int64_t fallback) {
-  const auto value = numberAt(body, key);
-  return value ? static_cast<std::int64_t>(*value) : fallback;
+  const auto it = body.find(key);
+  if (it == body.end()) return fallback;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    return value <= static_cast<std::uint64_t>(INT64_MAX) ? static_cast<std::int64_t>(value) : fallback;
+  }
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_number_float()) {
+    const double value = it->get<double>();
+    // -2^63 ≤ value < 2^63, both exact in a double.
+    if (std::isfinite(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0)
+      return static_cast<std::int64_t>(value);
+  }
+  return fallback;
 }
 
 std::string stringAt(const json& body, const char* key) {
@@ -148,6 +164,8 @@ void RunSummaryBuilder::consumeLine(std::string_view line) {
     s.world_size = integerAt(body, "world_size", 1);
     s.backend = stringAt(body, "backend");
     s.pid = integerAt(body, "pid", 0);
+    // Runs logged before the start time was: 0, and only the pid is checked (see process_identity.h).
+    s.pid_start_time = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integerAt(body, "pid_start_time", 0)));
     s.epoch = integerAt(body, "epoch", s.epoch);
     s.step = integerAt(body, "step", s.step);
     s.images_seen = integerAt(body, "images_seen", s.images_seen);
@@ -234,25 +252,12 @@ Result<RunSummary> readRunSummary(const std::string& run_dir) {
       builder.feed(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
     }
   }
-  return builder.summary(!builder.finished() && trainingProcessAlive(builder.pid()));
+  return builder.summary(!builder.finished() &&
+                         trainingProcessAlive(builder.pid(), "streetgan", builder.pidStartTime()));
 }
 
-bool trainingProcessAlive(std::int64_t pid, std::string_view program_name) {
-  if (pid <= 0) return false;
-  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
-  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  if (!cmdline) return true;  // no /proc here: the signal check is all there is
-  // A process that exits while its command line is read fails the read with ESRCH. istream::read
-  // turns that into badbit, where an istreambuf_iterator lets the exception through to the caller.
-  std::string text;
-  char buffer[4096];
-  while (cmdline.read(buffer, sizeof buffer) || cmdline.gcount() > 0) {
-    text.append(buffer, static_cast<std::size_t>(cmdline.gcount()));
-    if (!cmdline) break;
-  }
-  if (cmdline.bad()) return false;  // it ended while we looked
-  // A zombie (exited, not yet reaped) has an empty command line: it is not running.
-  return !text.empty() && text.find(program_name) != std::string::npos;
+bool trainingProcessAlive(std::int64_t pid, std::string_view program_name, std::uint64_t start_time) {
+  return checkTrainingProcess(pid, program_name, start_time) == ProcessCheck::Alive;
 }
 
 }  // namespace streetgan

@@ -9,8 +9,9 @@
 // millions): the builder keeps the last one and parses it when asked for the summary.
 //
 // The state comes from the last process's events: its run_finished status when it wrote one;
-// otherwise running while that process (the run_started event's pid) is alive, and failed once it
-// is gone. Nothing here throws for bad files; readRunSummary() reports a folder that is not a run.
+// otherwise running while that process (the run_started event's pid, with its start time where
+// the event carries one) is alive, and failed once it is gone. Nothing here throws for bad files;
+// readRunSummary() reports a folder that is not a run.
 #include "core/util/result.h"
 
 #include <cstdint>
@@ -47,7 +48,8 @@ struct RunSummary {
   std::optional<double> best_parzen;          ///< highest Parzen mean log-likelihood
   std::optional<std::int64_t> best_parzen_epoch;
   int evaluations = 0;          ///< Parzen result files in evaluations/
-  std::int64_t pid = 0;         ///< of the latest process (0 when unknown)
+  std::int64_t pid = 0;         ///< of the latest process (0 when unknown); as logged, not yet checked
+  std::uint64_t pid_start_time = 0;  ///< its start time (run_started "pid_start_time"); 0: not logged
   double started_time = 0;      ///< unix seconds of the first run_started
   double last_event_time = 0;   ///< unix seconds of the newest event
   std::int64_t malformed_lines = 0;
@@ -72,6 +74,8 @@ public:
   RunSummary summary(bool process_alive) const;
   /// The pid of the latest process (0 when none logged one).
   std::int64_t pid() const { return summary_.pid; }
+  /// Its start time as logged (field 22 of /proc/PID/stat; 0 when the run logged none).
+  std::uint64_t pidStartTime() const { return summary_.pid_start_time; }
   /// True once the latest process logged its run_finished.
   bool finished() const { return finished_; }
 
@@ -92,8 +96,10 @@ private:
 /// its process is alive. Fails when the folder holds neither config.json nor events.jsonl.
 Result<RunSummary> readRunSummary(const std::string& run_dir);
 
-/// Whether process `pid` is alive and (where /proc tells) its command line contains
-/// `program_name` — so a recycled pid of another program does not count.
-bool trainingProcessAlive(std::int64_t pid, std::string_view program_name = "streetgan");
+/// Whether process `pid` is the run's and alive: a valid pid (1 ≤ pid < pid_max), alive, and
+/// (where /proc tells) its command line contains `program_name` and, when `start_time` is not 0,
+/// it started at that time — so a recycled pid of another process does not count. See
+/// checkTrainingProcess() in core/runs/process_identity.h.
+bool trainingProcessAlive(std::int64_t pid, std::string_view program_name = "streetgan", std::uint64_t start_time = 0);
 
 }  // namespace streetgan

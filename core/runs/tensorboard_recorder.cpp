@@ -1,9 +1,15 @@
 #include "core/runs/tensorboard_recorder.h"
 
+#include "core/runs/run_relative_path.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <cstdio>
+#include <cstring>
 
 namespace streetgan {
 
@@ -44,10 +50,71 @@ std::optional<PngShape> pngShape(const std::string& bytes) {
   return shape;
 }
 
+/// `text` fit for one line of a terminal: control bytes as \xNN (a path from another host's
+/// events may hold escape sequences), at most 1,000 bytes.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= 1000) return out + "...";
+    if (c < 0x20 || c == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+/// Closes a file descriptor at the end of its scope.
+struct DescriptorCloser {
+  int fd;
+  ~DescriptorCloser() { ::close(fd); }
+};
+
+/// The bytes of the sample grid `relative` names, or an Error naming it that says why it is not
+/// read: outside `run_dir`, not a regular file (a link, a FIFO, a device: checked before opening,
+/// then opened without blocking and without following a link, and checked again on the open
+/// file), or over `limit` bytes (checked before reading, and while reading a file that grows).
+Result<std::string> readSampleGrid(const std::string& run_dir, const std::string& relative, std::int64_t limit) {
+  auto resolved = resolveInsideRunDirectory(run_dir, relative);
+  if (!resolved) return makeError(resolved.error());
+  const std::string& path = *resolved;
+  const std::string named = "'" + relative + "'";
+  const auto unreadable = [&](int code) { return makeError("cannot read " + named + ": " + std::strerror(code)); };
+  struct stat before {};
+  if (::lstat(path.c_str(), &before) != 0) return unreadable(errno);
+  if (S_ISLNK(before.st_mode)) return makeError(named + " is a symbolic link, not a file");
+  if (!S_ISREG(before.st_mode)) return makeError(named + " is not a regular file");
+  const std::string too_large = named + " is larger than " + std::to_string(limit >> 20) + " MiB";
+  if (before.st_size > limit) return makeError(too_large);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return errno == ELOOP ? makeError(named + " is a symbolic link, not a file") : unreadable(errno);
+  const DescriptorCloser closer{fd};
+  struct stat opened {};
+  if (::fstat(fd, &opened) != 0) return unreadable(errno);
+  if (!S_ISREG(opened.st_mode) || opened.st_dev != before.st_dev || opened.st_ino != before.st_ino)
+    return makeError(named + " was replaced while it was opened");
+  if (opened.st_size > limit) return makeError(too_large);
+  std::string bytes;
+  bytes.reserve(static_cast<std::size_t>(opened.st_size));
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return unreadable(errno);
+    if (n == 0) break;
+    if (static_cast<std::int64_t>(bytes.size()) + n > limit) return makeError(too_large);
+    bytes.append(buffer, static_cast<std::size_t>(n));
+  }
+  return bytes;
+}
+
 }  // namespace
 
-TensorBoardRecorder::TensorBoardRecorder(std::string run_dir, std::string out_dir)
-    : run_dir_(std::move(run_dir)), out_dir_(std::move(out_dir)) {}
+TensorBoardRecorder::TensorBoardRecorder(std::string run_dir, std::string out_dir, WarningSink warn)
+    : run_dir_(std::move(run_dir)), out_dir_(std::move(out_dir)), warn_(std::move(warn)) {}
 
 Status TensorBoardRecorder::record(const json& event) {
   const auto type_it = event.find("type");
@@ -75,17 +142,37 @@ Status TensorBoardRecorder::record(const json& event) {
                                    std::pair{"throughput/images_per_s", "images_per_s"},
                                    std::pair{"throughput/data_wait_fraction", "data_wait_fraction"}})
       if (Status s = scalar(tag, key); !s) return s;
+  } else if (type == "imported_losses") {
+    // `streetgan import`'s loss pairs, many to an event (docs/events.md): pair k is step
+    // first_step + k, at that step × images_per_step images seen; a null value is skipped.
+    const double first = numberAt(event, "first_step"), per_step = numberAt(event, "images_per_step");
+    if (!std::isfinite(first) || !std::isfinite(per_step) || first < 0 || per_step < 0) return {};
+    for (const auto& [tag, key] : {std::pair{"G_loss", "loss_g"}, std::pair{"D_loss", "loss_d"}}) {
+      const auto values = event.find(key);
+      if (values == event.end() || !values->is_array()) continue;
+      for (std::size_t k = 0; k < values->size(); ++k) {
+        const json& value = (*values)[k];
+        const double images_seen = (first + static_cast<double>(k)) * per_step;
+        if (!value.is_number() || !std::isfinite(value.get<double>()) || images_seen >= 9.2e18) continue;
+        if (Status s = writer_->scalar(tag, time, static_cast<std::int64_t>(images_seen), value.get<double>()); !s) return s;
+      }
+    }
   } else if (type == "parzen") {
     if (Status s = scalar("parzen/mean_ll", "mean_ll"); !s) return s;
     return scalar("parzen/stderr", "stderr");
   } else if (type == "samples") {
     const auto path = event.find("path");
     if (path == event.end() || !path->is_string()) return {};
-    std::ifstream file(std::filesystem::path(run_dir_) / path->get<std::string>(), std::ios::binary);
-    const std::string png((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    const auto shape = pngShape(png);
-    if (!shape) return {};
-    return writer_->image("samples", time, step, png, shape->width, shape->height, shape->channels);
+    const auto skip = [&](const std::string& why) -> Status {
+      if (warn_) warn_(printable(run_dir_ + ": sample grid skipped: " + why));
+      return {};
+    };
+    const std::string relative = path->get<std::string>();
+    auto png = readSampleGrid(run_dir_, relative, kMaxSampleBytes);
+    if (!png) return skip(png.error());
+    const auto shape = pngShape(*png);
+    if (!shape) return skip("'" + relative + "' is not a PNG image");
+    return writer_->image("samples", time, step, *png, shape->width, shape->height, shape->channels);
   }
   return {};
 }

@@ -6,15 +6,22 @@
 //                 (so TensorBoard drops what a killed predecessor logged past its checkpoint);
 //   step        → the original tool's scalars G_loss, D_loss, D_X, D_G_z1, D_G_z2, and
 //                 throughput/images_per_s, throughput/data_wait_fraction;
+//   imported_losses → G_loss and D_loss of each pair `streetgan import` packed into it;
 //   parzen      → parzen/mean_ll, parzen/stderr;
 //   samples     → the PNG grid as the image summary `samples`.
-// The step of every record is images seen, as the original tool logged it. A sample grid that
-// cannot be read is skipped (the caller's log already names it); a write that fails comes back.
+// The step of every record is images seen, as the original tool logged it. A write that fails
+// comes back. The event stream may come from another host (a remote run's copy), so a sample
+// grid is read only from inside the run directory (resolveInsideRunDirectory), only when it is a
+// regular file (never a link, a FIFO or a device, which could hang or never end) of at most
+// kMaxSampleBytes, and only when it is a PNG; any other is skipped with a warning naming the run
+// and the path, and recording goes on.
 #include "core/runs/tensorboard_writer.h"
 #include "core/util/result.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -22,9 +29,14 @@ namespace streetgan {
 
 class TensorBoardRecorder {
 public:
+  /// The largest sample grid read (a 64 px grid of 64 is about 1 MiB).
+  static constexpr std::int64_t kMaxSampleBytes = std::int64_t(64) << 20;
+  /// Receives one line per skipped sample grid: "<run_dir>: sample grid skipped: <why>".
+  using WarningSink = std::function<void(const std::string&)>;
+
   /// Records go under `out_dir` (normally `<run_dir>/tensorboard`); sample paths are relative to
-  /// `run_dir`.
-  TensorBoardRecorder(std::string run_dir, std::string out_dir);
+  /// `run_dir`. Without `warn` a skipped sample grid is skipped silently.
+  TensorBoardRecorder(std::string run_dir, std::string out_dir, WarningSink warn = {});
 
   /// One event: `event` holds "type", "time" and the event's fields.
   Status record(const nlohmann::json& event);
@@ -33,6 +45,7 @@ public:
 
 private:
   std::string run_dir_, out_dir_;
+  WarningSink warn_;
   std::optional<TensorBoardWriter> writer_;
 };
 

@@ -83,14 +83,18 @@ Result<TensorBoardWriter> TensorBoardWriter::open(const std::string& dir, double
   char seconds[16];
   std::snprintf(seconds, sizeof seconds, "%010lld", static_cast<long long>(wall_time));
   TensorBoardWriter writer;
-  writer.path_ = (std::filesystem::path(dir) / ("events.out.tfevents." + std::string(seconds) + "." + hostName())).string();
-  // A second process in the same second (a quick resume) must not write into the first's file.
-  for (int suffix = 1; std::filesystem::exists(writer.path_); ++suffix)
-    writer.path_ = (std::filesystem::path(dir) /
-                    ("events.out.tfevents." + std::string(seconds) + "." + hostName() + "." + std::to_string(suffix)))
-                       .string();
-  writer.fd_ = ::open(writer.path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (writer.fd_ < 0) return makeError("cannot create " + writer.path_ + ": " + std::strerror(errno));
+  const std::string base =
+      (std::filesystem::path(dir) / ("events.out.tfevents." + std::string(seconds) + "." + hostName())).string();
+  // A second process in the same second (a quick resume) must not write into the first's file:
+  // O_EXCL refuses a name that exists (a link too), and the next suffix is tried. Nothing here
+  // throws (no std::filesystem::exists, whose throwing form ended training on EACCES or
+  // ENAMETOOLONG): every failure comes back as an Error.
+  for (int suffix = 0;; ++suffix) {
+    writer.path_ = suffix == 0 ? base : base + "." + std::to_string(suffix);
+    writer.fd_ = ::open(writer.path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (writer.fd_ >= 0) break;
+    if (errno != EEXIST || suffix >= 1000) return makeError("cannot create " + writer.path_ + ": " + std::strerror(errno));
+  }
   ProtobufWriter first = eventAt(wall_time, 0);
   first.bytesField(event::kFileVersion, "brain.Event:2");
   if (Status s = writer.record(first.bytes()); !s) return makeError(s.error());

@@ -13,7 +13,13 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace streetgan {
@@ -28,7 +34,8 @@ std::int64_t countParameters(torch::nn::Module& module) {
   return count;
 }
 
-Result<TrainConfig> importedConfig(const ReferenceCheckpoint& file, const CheckpointImportOptions& options) {
+Result<TrainConfig> importedConfig(const ReferenceCheckpoint& file, const CheckpointImportOptions& options,
+                                   const fs::path& target) {
   TrainConfig config;
   config.nz = file.generator.nz;
   config.ngf = file.generator.ngf;
@@ -41,14 +48,16 @@ Result<TrainConfig> importedConfig(const ReferenceCheckpoint& file, const Checkp
     config.beta2 = file.optimizer_g->beta2;
     config.weight_decay = file.optimizer_g->weight_decay;
   }
-  config.batch_size = static_cast<int>(options.batch_size);
+  // Values past an int are clamped (not wrapped), so validateConfig names them as they are too large.
+  auto clampedInt = [](std::int64_t n) { return static_cast<int>(std::clamp<std::int64_t>(n, INT_MIN, INT_MAX)); };
+  config.batch_size = clampedInt(options.batch_size);
   config.preset = "imported";
-  config.name = fs::path(options.run_dir).lexically_normal().filename().string();
-  if (config.name.empty()) config.name = fs::path(options.run_dir).lexically_normal().parent_path().filename().string();
-  config.root = fs::absolute(options.run_dir).lexically_normal().parent_path().string();
-  config.epochs = std::max<std::int64_t>(config.epochs, file.epoch + 1);
+  config.name = target.filename().string();
+  config.root = target.parent_path().string();
+  // file.epoch ≤ kMaxImportedEpoch (checked by the caller): epoch + 1 cannot overflow.
+  config.epochs = clampedInt(std::max<std::int64_t>(config.epochs, file.epoch + 1));
   if (!file.noise.defined()) config.sample_count = std::min(config.sample_count, 64);
-  else config.sample_count = static_cast<int>(file.noise.size(0));
+  else config.sample_count = clampedInt(file.noise.size(0));
   if (!options.dataroot.empty()) config.dataroot = fs::absolute(options.dataroot).lexically_normal().string();
   if (Status valid = validateConfig(config); !valid)
     return makeError(options.checkpoint + ": the imported settings are not valid (" + valid.error() + ")");
@@ -62,14 +71,26 @@ Status writeGrid(const torch::Tensor& grid, const std::string& path) {
   return writeFileAtomically(path, *bytes);
 }
 
+// A new folder `<target>.importing-XXXXXX` beside the run to create (mkdtemp: a fresh name, made
+// with O_EXCL semantics, so nothing an earlier, killed import left there is ever taken over),
+// removed with everything in it unless committed.
 class StagingFolder {
 public:
-  explicit StagingFolder(std::string path) : path_(std::move(path)) {}
+  StagingFolder() = default;
+  StagingFolder(const StagingFolder&) = delete;
+  StagingFolder& operator=(const StagingFolder&) = delete;
   ~StagingFolder() {
-    if (!committed_) {
+    if (!path_.empty() && !committed_) {
       std::error_code ec;
       fs::remove_all(path_, ec);
     }
+  }
+  Status create(const fs::path& target) {
+    std::string pattern = target.string() + ".importing-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+      return makeError(pattern + ": cannot create the import's staging folder (" + std::strerror(errno) + ")");
+    path_ = pattern;
+    return {};
   }
   const std::string& path() const { return path_; }
   void committed() { committed_ = true; }
@@ -79,8 +100,29 @@ private:
   bool committed_ = false;
 };
 
+// A new run folder gets the permissions mkdir would give it (mkdtemp made it 0700).
+void giveFolderPermissions(const std::string& path) {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(path.c_str(), 0777 & ~mask);
+}
+
+// What a cancelled import says (the staging folder is removed as the error returns).
+Error cancelledError(const fs::path& target) {
+  return makeError(target.string() + ": import cancelled; nothing was written");
+}
+
+json lossAt(const std::vector<double>& losses, std::int64_t i) {
+  return i < static_cast<std::int64_t>(losses.size()) ? json(losses[static_cast<std::size_t>(i)]) : json(nullptr);
+}
+
+// Bounds that keep every product below in range: steps ≤ kMaxImportedLosses (5·10^7), epochs ≤
+// kMaxImportedEpoch + 1 (10^6), batch ≤ 65536 (validateConfig): i·epochs ≤ 5·10^13, steps·batch
+// ≤ 3.3·10^12, (k + 1)·steps ≤ grids·5·10^7, far below 2^63 for any img_list a file can hold.
 Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const TrainConfig& config,
-                                        const CheckpointImportOptions& options, const std::string& staging) {
+                                        const CheckpointImportOptions& options, const std::string& staging,
+                                        const fs::path& target) {
+  auto cancelled = [&] { return options.cancelled && options.cancelled(); };
   RunDirectory run(staging);
   if (Status created = run.create(); !created) return makeError(created.error());
   if (Status written = writeFileAtomically(run.configPath(), configToJson(config).dump(2) + "\n"); !written)
@@ -93,8 +135,10 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
   if (file.discriminator) copyStateInto(*model.discriminator(), file.discriminator_state);
   if (file.optimizer_g) restoreOptimizerState(model.optimizerG(), model.generator()->parameters(), *file.optimizer_g);
   if (file.optimizer_d) restoreOptimizerState(model.optimizerD(), model.discriminator()->parameters(), *file.optimizer_d);
+  if (cancelled()) return cancelledError(target);
 
   CheckpointImportReport report;
+  report.run_dir = target.string();
   report.img_size = config.img_size;
   report.nz = config.nz;
   report.ngf = config.ngf;
@@ -106,7 +150,7 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
   report.has_optimizers = file.optimizer_g && file.optimizer_d;
   report.ddp_prefixed = file.ddp_prefixed;
   const std::int64_t steps = report.steps;
-  const std::int64_t batch = options.batch_size;
+  const std::int64_t batch = config.batch_size;
   const std::string source = fs::absolute(options.checkpoint).lexically_normal().string();
 
   Status status = log->emit("run_started", {{"config", configToJson(config)},
@@ -122,29 +166,54 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
                                             {"world_size", 1}});
   // Step i of n is put in epoch ⌊i·epochs/n⌋ + 1: the file says how many epochs, not where they began.
   auto epochOf = [&](std::int64_t i) { return steps ? i * report.epochs / steps + 1 : report.epochs; };
-  std::int64_t epoch_start = 0;
-  for (std::int64_t i = 0; status && i < steps; ++i) {
-    if (i > 0 && epochOf(i) != epochOf(i - 1)) epoch_start = i;
-    json step = {{"epoch", epochOf(i)}, {"iteration", i - epoch_start}, {"step", i + 1},
-                 {"images_seen", (i + 1) * batch}, {"imported", true}};
-    if (i < static_cast<std::int64_t>(file.losses_d.size())) step["loss_d"] = file.losses_d[i];
-    if (i < static_cast<std::int64_t>(file.losses_g.size())) step["loss_g"] = file.losses_g[i];
+
+  // The loss pairs but the last, compactly: arrays of up to kImportedLossesPerEvent pairs a line
+  // (docs/events.md), not one step event each (a few MB of pickle made hundreds of MB of log).
+  for (std::int64_t first = 0; status && first + 1 < steps; first += kImportedLossesPerEvent) {
+    if (cancelled()) return cancelledError(target);
+    const std::int64_t count = std::min(kImportedLossesPerEvent, steps - 1 - first);
+    json loss_d = json::array(), loss_g = json::array();
+    for (std::int64_t i = first; i < first + count; ++i) {
+      loss_d.push_back(lossAt(file.losses_d, i));
+      loss_g.push_back(lossAt(file.losses_g, i));
+    }
+    status = log->emit("imported_losses", {{"first_step", first + 1},
+                                           {"steps", count},
+                                           {"total_steps", steps},
+                                           {"epochs", report.epochs},
+                                           {"images_per_step", batch},
+                                           {"loss_d", std::move(loss_d)},
+                                           {"loss_g", std::move(loss_g)}});
+  }
+  // The last pair as a step event, so every reader of step events sees where the run stands and
+  // its last losses. It ends epoch `epochs`: iteration = iterations, the steps of that epoch.
+  if (status && steps > 0) {
+    const std::int64_t last = steps - 1;
+    const std::int64_t epoch_index = epochOf(last) - 1;
+    const std::int64_t epoch_first = (epoch_index * steps + report.epochs - 1) / report.epochs;  // ⌈e·n/epochs⌉
+    const std::int64_t in_epoch = std::max<std::int64_t>(1, last - epoch_first + 1);
+    json step = {{"epoch", report.epochs}, {"iteration", in_epoch}, {"iterations", in_epoch}, {"step", steps},
+                 {"images_seen", steps * batch}, {"imported", true}};
+    if (last < static_cast<std::int64_t>(file.losses_d.size())) step["loss_d"] = file.losses_d[static_cast<std::size_t>(last)];
+    if (last < static_cast<std::int64_t>(file.losses_g.size())) step["loss_g"] = file.losses_g[static_cast<std::size_t>(last)];
     status = log->emit("step", std::move(step));
   }
   const auto grids = static_cast<std::int64_t>(file.img_list.size());
   std::int64_t last_step = -1;
   for (std::int64_t k = 0; status && k < grids; ++k) {
+    if (cancelled()) return cancelledError(target);
     // Spread evenly over the imported steps, the last grid at the last step.
     const std::int64_t at = std::max(last_step + 1, steps ? (k + 1) * steps / grids : k);
     last_step = at;
     const std::string relative = run.sampleRelativePath(at);
-    status = writeGrid(file.img_list[k], (fs::path(staging) / relative).string());
+    status = writeGrid(file.img_list[static_cast<std::size_t>(k)], (fs::path(staging) / relative).string());
     if (status)
       status = log->emit("samples", {{"path", relative}, {"step", at}, {"epoch", epochOf(std::max<std::int64_t>(at - 1, 0))},
                                      {"images_seen", at * batch}, {"imported", true}});
     ++report.samples;
   }
   if (!status) return makeError(status.error());
+  if (cancelled()) return cancelledError(target);
 
   CheckpointState state;
   state.config = config;
@@ -171,30 +240,67 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
   return report;
 }
 
+// The file's counts that later arithmetic multiplies, bounded before anything is written.
+Status checkBounds(const ReferenceCheckpoint& file, const CheckpointImportOptions& options) {
+  if (file.epoch > kMaxImportedEpoch)
+    return makeError(options.checkpoint + ": epoch is " + std::to_string(file.epoch) + "; a run has at most " +
+                     std::to_string(kMaxImportedEpoch + 1) + " epochs, so the largest epoch that can be imported is " +
+                     std::to_string(kMaxImportedEpoch));
+  const std::int64_t cap = std::min(options.max_losses, kMaxImportedLosses);
+  for (const auto& [key, losses] : {std::pair<const char*, const std::vector<double>*>{"losses[\"_G\"]", &file.losses_g},
+                                    {"losses[\"_D\"]", &file.losses_d}})
+    if (static_cast<std::uint64_t>(losses->size()) > static_cast<std::uint64_t>(std::max<std::int64_t>(cap, 0)))
+      return makeError(options.checkpoint + ": " + key + " holds " + std::to_string(losses->size()) +
+                       " values; at most " + std::to_string(cap) + " can be imported");
+  return {};
+}
+
 }  // namespace
+
+std::string importRunFolder(const std::string& run_dir) {
+  if (run_dir.empty()) return {};
+  std::error_code ec;
+  fs::path path = fs::absolute(fs::path(run_dir), ec);
+  if (ec) return {};
+  path = path.lexically_normal();
+  // "runs/x/" (lexically_normal keeps one trailing separator): the folder is runs/x.
+  while (!path.has_filename() && path.has_relative_path()) path = path.parent_path();
+  if (!path.has_filename() || path.filename() == "." || path.filename() == "..") return {};
+  return path.string();
+}
 
 Result<CheckpointImportReport> importReferenceCheckpoint(const CheckpointImportOptions& options) {
   if (options.batch_size < 1) return makeError("the batch size must be at least 1");
+  const std::string folder = importRunFolder(options.run_dir);
+  if (folder.empty()) return makeError("\"" + options.run_dir + "\": not a folder a run can be created as");
+  const fs::path target(folder);
   std::error_code ec;
-  const fs::path target = fs::absolute(options.run_dir).lexically_normal();
-  if (fs::exists(target, ec) && !(fs::is_directory(target, ec) && fs::is_empty(target, ec)))
+  const auto link = fs::symlink_status(target, ec);
+  if (fs::is_symlink(link) || (fs::exists(link) && !(fs::is_directory(link) && fs::is_empty(target, ec) && !ec)))
     return makeError(target.string() + ": already exists and is not an empty folder; choose a new run folder");
   if (!fs::is_directory(target.parent_path(), ec))
     return makeError(target.parent_path().string() + ": the folder to create the run in does not exist");
   auto file = readReferenceCheckpoint(options.checkpoint);
   if (!file) return makeError(file.error());
-  auto config = importedConfig(*file, options);
+  if (Status bounded = checkBounds(*file, options); !bounded) return makeError(bounded.error());
+  auto config = importedConfig(*file, options, target);
   if (!config) return makeError(config.error());
+  if (options.cancelled && options.cancelled()) return cancelledError(target);
 
-  StagingFolder staging(target.string() + ".importing-" + std::to_string(::getpid()));
+  StagingFolder staging;
+  if (Status created = staging.create(target); !created) return makeError(created.error());
   Result<CheckpointImportReport> report = makeError("");
   try {
-    report = writeRun(*file, *config, options, staging.path());
+    report = writeRun(*file, *config, options, staging.path(), target);
   } catch (const c10::Error& e) {
     return makeError(options.checkpoint + ": cannot import (" + firstLine(e.what_without_backtrace()) + ")");
+  } catch (const std::exception&) {  // out of memory, a filesystem error: the staging folder goes with it
+    return makeError(options.checkpoint + ": cannot import (" + exceptionMessage(std::current_exception()) + ")");
   }
   if (!report) return makeError(report.error());
-  if (fs::exists(target, ec)) fs::remove(target, ec);  // the empty folder it may replace
+  if (options.cancelled && options.cancelled()) return cancelledError(target);
+  giveFolderPermissions(staging.path());
+  // rename() replaces an empty folder at `target` in one step, and fails if it has filled meanwhile.
   fs::rename(staging.path(), target, ec);
   if (ec) return makeError(target.string() + ": cannot move the imported run into place (" + ec.message() + ")");
   staging.committed();

@@ -8,6 +8,7 @@
 #include "core/eval/parzen_inputs.h"
 #include "core/model/weight_init.h"
 #include "core/runs/event_log.h"
+#include "core/runs/process_identity.h"
 #include "core/runs/run_directory.h"
 #include "core/runs/tensorboard_recorder.h"
 #include "core/train/checkpoint.h"
@@ -28,8 +29,11 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <thread>
 #include <filesystem>
 #include <sstream>
 
@@ -96,6 +100,7 @@ struct Trainer::State {
   void emitSystem();
   Status writeCheckpoint();
   void evaluateParzen();
+  void evaluateParzenHere();
   Status loadParzenSplits();
   Status restoreLatest();
   void flushSteps();
@@ -238,12 +243,32 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
 }
 
+// With several ranks, every rank tries the same checkpoint (the k-th newest) together, and a rank
+// keeps it only when every rank read it and they all read the same step: one rank falling back to
+// an older checkpoint alone would train from another step, and its collectives would not match.
 Status Trainer::State::restoreLatest() {
-  auto checkpoints = run.checkpoints();
-  while (!checkpoints.empty()) {
-    const std::string path = checkpoints.back();
-    checkpoints.pop_back();
-    auto restored = loadCheckpoint(path, *model);
+  const auto checkpoints = run.checkpoints();
+  constexpr std::int64_t kFailed = -1, kNoneLeft = -2;
+  for (std::size_t k = 0;; ++k) {
+    const bool have = k < checkpoints.size();
+    const std::string path = have ? checkpoints[checkpoints.size() - 1 - k] : std::string();
+    auto restored = have ? loadCheckpoint(path, *model) : Result<CheckpointState>(makeError("no checkpoint left"));
+    std::int64_t mine = have ? (restored ? restored->progress.step : kFailed) : kNoneLeft;
+    if (group) {
+      const auto all = group->gatherOnHost(mine);
+      if (std::all_of(all.begin(), all.end(), [](std::int64_t v) { return v == kNoneLeft; })) break;
+      const bool agreed = std::all_of(all.begin(), all.end(), [&](std::int64_t v) { return v == all.front(); });
+      if (restored && !agreed) {
+        const auto other = std::find_if(all.begin(), all.end(), [&](std::int64_t v) { return v != mine; });
+        restored = makeError("rank " + std::to_string(other - all.begin()) +
+                             (*other >= 0 ? " read step " + std::to_string(*other) + " from its checkpoint, this rank step " +
+                                                std::to_string(mine)
+                                          : " could not read its checkpoint " + std::to_string(checkpoints.size() - k) +
+                                                " of " + std::to_string(checkpoints.size())));
+      }
+    } else if (!have) {
+      break;
+    }
     if (restored) {
       progress = restored->progress;
       fixed_noise = restored->fixed_noise.to(device);
@@ -266,12 +291,14 @@ Status Trainer::State::restoreLatest() {
       last_checkpoint_step = progress.step;
       return {};
     }
-    emit("warning", {{"message", restored.error() + "; trying the previous checkpoint"},
-                     {"path", relativeTo(path, run.path())}});
+    if (have)
+      emit("warning", {{"message", restored.error() + "; trying the previous checkpoint"},
+                       {"path", relativeTo(path, run.path())}});
     // A failed load can leave the model half restored: start again from a fresh one.
     model = std::make_unique<DcganStep>(config, device, precision);
   }
-  return makeError(run.path() + ": no readable checkpoint to resume from");
+  return makeError(run.path() + ": no readable checkpoint to resume from" +
+                   (group ? std::string(" that every rank could read") : std::string()));
 }
 
 void Trainer::State::emitSystem() {
@@ -358,7 +385,34 @@ Status Trainer::State::loadParzenSplits() {
   return {};
 }
 
+// With several ranks, rank 0 evaluates on a thread of its own while every rank's main thread meets
+// the others twice a second: an evaluation longer than --dist-timeout would otherwise leave the
+// other ranks waiting in their next collective until it timed out and ended the job.
 void Trainer::State::evaluateParzen() {
+  if (!group) return evaluateParzenHere();
+  std::atomic<bool> done{!writer};
+  std::string failure;
+  std::thread worker;
+  if (writer)
+    worker = std::thread([&] {
+      try {
+        evaluateParzenHere();
+      } catch (const std::exception& e) {
+        failure = firstLine(e.what());
+      }
+      done = true;
+    });
+  try {
+    while (group->gatherOnHost(done ? 1 : 0).front() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } catch (...) {
+    if (worker.joinable()) worker.join();  // the evaluation ends on its own; the group's failure goes on up
+    throw;
+  }
+  if (worker.joinable()) worker.join();
+  if (!failure.empty()) emit("warning", {{"message", "Parzen evaluation failed: " + failure}});
+}
+
+void Trainer::State::evaluateParzenHere() {
   if (!writer) return;
   const auto start = Clock::now();
   // The same noise at every evaluation, from its own generator: the curve over epochs compares
@@ -546,6 +600,8 @@ Result<RunOutcome> Trainer::State::loop() {
         {"devices", rankDevices()},
         {"threads", at::get_num_threads()},
         {"pid", static_cast<long long>(::getpid())},
+        // So whoever signals the pid later can tell it is still this process (0: no /proc).
+        {"pid_start_time", processStartTime(::getpid()).value_or(0)},
         {"version", STREETGAN_VERSION}});
   if (writer) {
     monitor = std::make_unique<SystemMonitor>(deviceName(device));

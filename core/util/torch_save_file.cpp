@@ -41,7 +41,7 @@ Result<PickleValue> readArchive(const std::string& path) {
   const std::uint64_t file_size = std::filesystem::file_size(path, ec);
   if (ec) return makeError(path + ": its size cannot be read (" + ec.message() + ")");
   auto directory = readZipDirectory(path);
-  if (!directory) return makeError(path + ": not a readable zip archive (" + directory.error() + ")");
+  if (!directory) return makeError(path + ": cannot read the zip archive (" + directory.error() + ")");
   caffe2::serialize::PyTorchStreamReader reader(path);
   if (!reader.hasRecord("data.pkl"))
     return makeError(path + ": the zip holds no data.pkl, so torch.save did not write it");

@@ -81,7 +81,7 @@ Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t s
       end = i;
       break;
     }
-  if (end == std::string::npos) return makeError("it has no zip end record (not a zip archive, or cut short)");
+  if (end == std::string::npos) return makeError("it has no zip end record: cut short, or not a zip archive");
   const char* e = &tail[end];
   Span span{little(e + 10, 2), little(e + 16, 4), little(e + 12, 4)};
   if (span.entries == 0xffff || span.offset == 0xffffffff || span.size == 0xffffffff) {

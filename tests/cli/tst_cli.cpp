@@ -4,9 +4,12 @@
 #include <QCryptographicHash>
 #include <QDirIterator>
 #include <QFileInfo>
+#include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QtTest>
+
+#include <sys/stat.h>
 
 #include <cmath>
 
@@ -27,6 +30,7 @@ private slots:
   void trainingOutlivesItsStdoutReader();
   void systemEventsDescribeTheMachine();
   void tensorboardFiles();
+  void tensorboardReadsSamplesOnlyInsideTheRun();
 
 private:
   QTemporaryDir dir_;
@@ -352,6 +356,45 @@ void TestCli::tensorboardFiles() {
   const auto off = runCli(args);
   QVERIFY2(off.exit_code == 0, qPrintable(off.err));
   QVERIFY(!QFileInfo::exists(quiet + "/tensorboard"));
+}
+
+// events.jsonl may come from another host: a samples event naming a path out of the run, a
+// device or a FIFO is skipped with a warning naming the run and the path. None hangs the command
+// (the guard: runCli gives up after 120 s, where a FIFO's reader would wait forever) or reads
+// /dev/zero until memory runs out; the grid inside the run is still written.
+void TestCli::tensorboardReadsSamplesOnlyInsideTheRun() {
+  const QString run = dir_.filePath("tensorboard-hostile");
+  QVERIFY(QDir().mkpath(run + "/samples"));
+  QImage grid(66, 66, QImage::Format_RGB888);
+  grid.fill(Qt::darkGray);
+  QVERIFY(grid.save(run + "/samples/good.png", "PNG"));
+  QVERIFY(grid.save(dir_.filePath("outside.png"), "PNG"));
+  QCOMPARE(::mkfifo(QFile::encodeName(run + "/samples/fifo.png").constData(), 0600), 0);
+  QFile log(run + "/events.jsonl");
+  QVERIFY(log.open(QIODevice::WriteOnly));
+  log.write(R"({"v":1,"type":"run_started","time":100,"images_seen":0})" "\n"
+            R"({"v":1,"type":"step","time":101,"step":1,"images_seen":8,"loss_d":1.0,"loss_g":2.0,"d_x":0.5,"d_g_z1":0.4,"d_g_z2":0.3,"images_per_s":10,"data_wait_fraction":0.1})" "\n"
+            R"({"v":1,"type":"samples","time":102,"step":1,"images_seen":8,"path":"../outside.png"})" "\n"
+            R"({"v":1,"type":"samples","time":103,"step":1,"images_seen":8,"path":"samples/../../../outside.png"})" "\n"
+            R"({"v":1,"type":"samples","time":104,"step":1,"images_seen":8,"path":"/dev/zero"})" "\n"
+            R"({"v":1,"type":"samples","time":105,"step":1,"images_seen":8,"path":"samples/fifo.png"})" "\n"
+            R"({"v":1,"type":"samples","time":106,"step":1,"images_seen":8,"path":"samples/good.png"})" "\n");
+  log.close();
+  const QString out = dir_.filePath("tb-hostile");
+  const auto r = runCli({"tensorboard", run, "--out", out}, 120000);
+  QVERIFY2(r.exit_code == 0, qPrintable(QString("exit %1 (-1: killed after 120 s): %2").arg(r.exit_code).arg(r.err)));
+  const QString skipped = "warning: " + run + ": sample grid skipped: ";
+  const QString outside = " is not a path inside the run directory";
+  for (const QString& line : {skipped + "'../outside.png'" + outside + " (it climbs out with '..')",
+                              skipped + "'samples/../../../outside.png'" + outside + " (it climbs out with '..')",
+                              skipped + "'/dev/zero'" + outside + " (it is absolute)",
+                              skipped + "'samples/fifo.png' is not a regular file"})
+    QVERIFY2(r.err.contains(line + "\n"), qPrintable("missing: " + line + "\nstderr: " + r.err));
+  QCOMPARE(int(r.err.count("warning: ")), 4);
+  QVERIFY2(r.out.contains("(4 sample grids skipped)"), qPrintable(r.out));
+  const QStringList files = eventFiles(out + "/tensorboard-hostile");
+  QCOMPARE(files.size(), 1);
+  QCOMPARE(countRecords(files.first()), 2 + 7 + 1);  // file_version, START, the step's scalars, the one good grid
 }
 
 QTEST_GUILESS_MAIN(TestCli)

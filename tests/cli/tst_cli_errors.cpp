@@ -74,6 +74,24 @@ bool writeBytes(const QString& path, const QByteArray& bytes) {
   return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
 }
 
+// A checkpoint of the original tool with this `epoch` (a decimal of any size), saved by Debian's
+// python3-torch as tst_interop's reference_dcgan.py saves them.
+bool makeReferenceCheckpoint(const QString& out, const QString& epoch, QString* output) {
+  static const char script[] = R"(
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import reference_dcgan as r
+torch.manual_seed(1)
+torch.save({'epoch': int(sys.argv[3]), 'G_state_dict': r.generator(12, 6, 3, 64).state_dict()}, sys.argv[2])
+)";
+  QProcess process;
+  process.setProcessChannelMode(QProcess::MergedChannels);
+  process.start("/usr/bin/python3", {"-c", script, STREETGAN_SOURCE_DIR "/tests/cli", out, epoch});
+  const bool finished = process.waitForFinished(300000);
+  *output = QString::fromLocal8Bit(process.readAll());
+  return finished && process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0;
+}
+
 bool copyFolder(const QString& from, const QString& to) {
   if (!QDir().mkpath(to)) return false;
   QDirIterator it(from, QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
@@ -160,6 +178,17 @@ void TestCliErrors::initTestCase() {
     for (int copy = 0; copy < 8; ++copy)
       QVERIFY(QFile::copy(image, QString("%1/%2-%3").arg(fixtures_["@MANY_IMAGES@"]).arg(copy).arg(QFileInfo(image).fileName())));
 
+  // Checkpoints of the original tool with epochs no run can have: INT64_MAX (it wrapped to a
+  // negative epoch, exit 0) and one past the largest (a run has at most 1,000,000 epochs).
+  for (const auto& [name, epoch] : {std::pair<QString, QString>{"@HUGE_EPOCH_CHECKPOINT@", "9223372036854775807"},
+                                    {"@EPOCH_1000000_CHECKPOINT@", "1000000"}}) {
+    const QString path = dir_.filePath(QString(name).remove('@').toLower() + ".pt");
+    QString output;
+    QVERIFY2(makeReferenceCheckpoint(path, epoch, &output),
+             qPrintable("python3-torch could not save the checkpoint (a test dependency):\n" + output));
+    fixtures_[name] = path;
+  }
+
   // A data folder whose images are not images.
   fixtures_["@NOT_IMAGES@"] = dir_.filePath("not-images");
   QVERIFY(QDir().mkpath(fixtures_["@NOT_IMAGES@"]));
@@ -196,6 +225,28 @@ void TestCliErrors::failures_data() {
       << QStringList{"train", "--dataroot", "@FILE@", "--run-dir", "@ROW@/run"} << 0 << 2
       << "streetgan train: @FILE@: the data folder does not exist or is not a folder"
       << none << QStringList{"@ROW@/run"};
+  // The launcher's ranks must fit WORLD_SIZE (1 to 65536): 2 × 40000 was a runtime error of every
+  // rank (exit 1, four lines).
+  QTest::newRow("train: --nproc 2 --nnodes 40000") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", "2", "--nnodes", "40000"} + tiny
+      << 0 << 2
+      << QString::fromUtf8("streetgan train: options '--nproc 2 --nnodes 40000' make 80000 ranks; allowed: at most "
+                           "65536 in all (--nproc × --nnodes)")
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("train: --nproc 1024 --nnodes 65536") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", "1024", "--nnodes", "65536",
+                     "--node-rank", "65535"} + tiny
+      << 0 << 2
+      << QString::fromUtf8("streetgan train: options '--nproc 1024 --nnodes 65536' make 67108864 ranks; allowed: at "
+                           "most 65536 in all (--nproc × --nnodes)")
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("train: --nnodes past its range") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nnodes", "65537"} + tiny << 0 << 2
+      << "streetgan train: option '--nnodes': '65537' is not allowed; allowed: an integer from 1 to 65536"
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("import: --run-dir /") << ""
+      << QStringList{"import", "@HUGE_EPOCH_CHECKPOINT@", "--run-dir", "/"} << 0 << 2
+      << "streetgan import: option '--run-dir': \"/\" names no folder a run can be created as" << none << QStringList{};
   QTest::newRow("cache of another channel count") << ""
       << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--cache", "@CACHE@", "-t", R"({"nc":1})"}
       << 0 << 2
@@ -234,6 +285,18 @@ void TestCliErrors::failures_data() {
       << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--cache", "@TRUNCATED_CACHE@"} + tiny << 0 << 1
       << "streetgan train: @TRUNCATED_CACHE@: the cache header does not fit the file (truncated or damaged); rebuild "
          "the cache"
+      << none << QStringList{"@ROW@/run"};
+
+  // An imported epoch is bounded (INT64_MAX + 1 wrapped to a negative epoch, exit 0).
+  QTest::newRow("import: an epoch of INT64_MAX") << ""
+      << QStringList{"import", "@HUGE_EPOCH_CHECKPOINT@", "--run-dir", "@ROW@/run"} << 0 << 1
+      << "streetgan import: @HUGE_EPOCH_CHECKPOINT@: epoch is 9223372036854775807; a run has at most 1000000 epochs, "
+         "so the largest epoch that can be imported is 999999"
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("import: an epoch past the largest run") << ""
+      << QStringList{"import", "@EPOCH_1000000_CHECKPOINT@", "--run-dir", "@ROW@/run"} << 0 << 1
+      << "streetgan import: @EPOCH_1000000_CHECKPOINT@: epoch is 1000000; a run has at most 1000000 epochs, "
+         "so the largest epoch that can be imported is 999999"
       << none << QStringList{"@ROW@/run"};
 
   // Runtime failures of a run under way: exit 1 after the run's own lines.

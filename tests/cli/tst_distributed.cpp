@@ -2,7 +2,8 @@
 // torchrun launching `streetgan train` as its ranks, and ranks started by hand with torchrun's
 // environment. Checks that 2 ranks with SyncBN train like one process with the whole batch, that
 // ranks stay in step, that a killed rank ends the job with the error event and the run resumes
-// with another world size, that a signal to one rank stops all, and that only rank 0 writes.
+// with another world size, that a signal to one rank stops all, that a killed launcher takes its
+// ranks with it, and that only rank 0 writes.
 #include "core/runs/run_summary.h"
 #include "core/train/checkpoint.h"
 #include "tests/support/test_support.h"
@@ -109,6 +110,18 @@ QList<qint64> childrenOf(qint64 parent) {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// A process's start time (field 22 of /proc/PID/stat): empty once it is gone, or when only its
+// zombie is left (a killed rank whose new parent has not reaped it yet). Compared with the start
+// time seen earlier, so a pid reused meanwhile is not taken for the rank.
+QByteArray liveStartTime(qint64 pid) {
+  const QByteArray stat = readFileBytes("/proc/" + QString::number(pid) + "/stat");
+  const int close = stat.lastIndexOf(')');
+  if (close < 0) return {};
+  const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
+  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return {};
+  return fields[19];
 }
 
 // Waits (up to `ms`) until `run` has a checkpoint past step `after`; false at once when
@@ -234,8 +247,10 @@ private slots:
     QElapsedTimer clock;
     clock.start();
     ::kill(static_cast<pid_t>(ranks.last()), SIGKILL);
-    QVERIFY(launcher.waitForFinished(60000));
-    QVERIFY2(clock.elapsed() < 20000, qPrintable(QString("the job took %1 ms to end").arg(clock.elapsed())));
+    // A hang guard only (10 × the 20 s of --dist-timeout, the longest a rank may wait): how soon
+    // the job ends after a rank dies is bench/bench_targets.py's figure (bench/README.md).
+    QVERIFY2(launcher.waitForFinished(200000), "the job did not end within 200 s of a rank's death");
+    qInfo("the job ended %lld ms after rank 1 was killed", static_cast<long long>(clock.elapsed()));
     QCOMPARE(launcher.exitCode(), 1);
     const QString error = lastEvent(run, "error").value("message").toString();
     QVERIFY2(error.startsWith("rank 1 of 2 stopped responding"), qPrintable(error));
@@ -259,6 +274,70 @@ private slots:
     verifyRanksInStep(run, 2);
   }
 
+  // Parzen runs on rank 0 alone at an epoch's end. When it takes longer than --dist-timeout, the
+  // other rank must wait for it, not time out in its next collective and end the job.
+  void parzenLongerThanTheDistTimeout() {
+    const QString config = dir_.path() + "/parzen-config.json";
+    QFile file(config);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"lr":1e-6,"log_frequency":1000,)"
+               R"("data":{"holdout_fraction":0.25},"parzen":{"every_epochs":1,"n_samples":20000}})");
+    file.close();
+    const QString run = dir_.path() + "/parzen";
+    auto r = runCli({"train", "--dataroot", data_, "--run-dir", run, "--epochs", "1", "--seed", "7", "--threads", "1",
+                     "--device", "cpu", "--config", config, "--nproc", "2", "--dist-timeout", "4"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    // The test proves something only if the evaluation outlasted the timeout (a busy machine
+    // only makes it longer).
+    const double seconds = lastEvent(run, "parzen").value("seconds").toDouble();
+    qInfo("Parzen took %.1f s", seconds);
+    QVERIFY2(seconds > 4.0, qPrintable(QString("Parzen took %1 s, under --dist-timeout: raise n_samples").arg(seconds)));
+  }
+
+  // Resuming, ranks that see different checkpoints (rank 1's newest is unreadable, as on a
+  // shared file system that has not shown it whole yet) agree on one: the newest every rank can
+  // read. Before, rank 1 fell back alone and trained from another step than rank 0.
+  void ranksResumeFromTheSameCheckpoint() {
+    const QString first = dir_.path() + "/agree-0/run";
+    auto r = runCli(trainArgs(data_, first, 8, 2));
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const QStringList checkpoints = QDir(first + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
+    QCOMPARE(checkpoints.size(), 2);
+    // Rank 1 gets a copy of the run whose newest checkpoint is cut short.
+    const QString second = dir_.path() + "/agree-1/run";
+    QVERIFY(QDir().mkpath(second + "/checkpoints"));
+    for (const QString& name : QDir(first).entryList(QDir::Files)) QVERIFY(QFile::copy(first + "/" + name, second + "/" + name));
+    for (const QString& name : checkpoints)
+      QVERIFY(QFile::copy(first + "/checkpoints/" + name, second + "/checkpoints/" + name));
+    QFile newest(second + "/checkpoints/" + checkpoints.last());
+    QVERIFY(newest.resize(newest.size() / 2));
+
+    const int port = freePort();
+    QList<QProcess*> ranks;
+    for (int rank = 0; rank < 2; ++rank) {
+      auto* process = new QProcess(this);
+      auto env = QProcessEnvironment::systemEnvironment();
+      env.insert("RANK", QString::number(rank));
+      env.insert("WORLD_SIZE", "2");
+      env.insert("MASTER_ADDR", "127.0.0.1");
+      env.insert("MASTER_PORT", QString::number(port));
+      process->setProcessEnvironment(env);
+      process->start(STREETGAN_CLI, {"train", "--resume", "--run-dir", rank == 0 ? first : second, "--epochs", "3",
+                                     "--threads", "1"});
+      ranks << process;
+    }
+    for (auto* process : ranks) {
+      QVERIFY(process->waitForFinished(300000));
+      QVERIFY2(process->exitCode() == 0, qPrintable(QString::fromUtf8(process->readAllStandardError())));
+    }
+    const QJsonObject started = lastEvent(first, "run_started");
+    QCOMPARE(started.value("resumed_from").toString(), "checkpoints/" + checkpoints.first());
+    QCOMPARE(lastEvent(first, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastEvent(first, "run_finished").value("images_seen").toInt(), 3 * 32);
+    verifyRanksInStep(first, 2);
+  }
+
   // SIGTERM to rank 1 alone: every rank stops at the same step, rank 0 writes one checkpoint.
   void signalToOneRankStopsEveryRank() {
     const QString run = dir_.path() + "/stopped";
@@ -269,7 +348,7 @@ private slots:
     const auto ranks = childrenOf(launcher.processId());
     QCOMPARE(ranks.size(), 2);
     ::kill(static_cast<pid_t>(ranks.last()), SIGTERM);
-    QVERIFY(launcher.waitForFinished(60000));
+    QVERIFY2(launcher.waitForFinished(200000), "the job did not stop within 200 s of SIGTERM");
     QCOMPARE(launcher.exitCode(), 0);
     const auto finished = lastEvent(run, "run_finished");
     QCOMPARE(finished.value("status").toString(), QString("stopped"));
@@ -282,6 +361,36 @@ private slots:
     auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", QString::number(epoch + 1), "--threads", "1"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 1) * 32);
+  }
+
+  // The launcher killed outright (SIGKILL: no handler of its own runs, as with the studio's Kill
+  // before it killed the group, `remote signal kill`, or the OOM killer): its ranks end too, by
+  // their parent-death signal, instead of training on with nobody left to stop them.
+  void ranksEndWithTheirKilledLauncher() {
+    const QString run = dir_.path() + "/launcher-killed";
+    QProcess launcher;
+    launcher.start(STREETGAN_CLI, trainArgs(data_, run, 8, 200, "2e-4") + QStringList{"--nproc", "2"});
+    QVERIFY(launcher.waitForStarted());
+    QVERIFY2(waitForCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
+    QList<QPair<qint64, QByteArray>> ranks;
+    for (const qint64 pid : childrenOf(launcher.processId())) ranks.push_back({pid, liveStartTime(pid)});
+    QCOMPARE(ranks.size(), 2);
+    QVERIFY(::kill(static_cast<pid_t>(launcher.processId()), SIGKILL) == 0);
+    QVERIFY(launcher.waitForFinished(60000));
+    // A hang guard, not a time limit: the ranks get their signal as the launcher dies.
+    QStringList left;
+    QElapsedTimer clock;
+    clock.start();
+    for (;;) {
+      left.clear();
+      for (const auto& [pid, start] : ranks)
+        if (!start.isEmpty() && liveStartTime(pid) == start) left << QString::number(pid);
+      if (left.isEmpty() || clock.elapsed() > 60000) break;
+      QTest::qWait(100);
+    }
+    for (const auto& [pid, start] : ranks)  // nothing left training behind the test, whatever it found
+      if (!start.isEmpty() && liveStartTime(pid) == start) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    QVERIFY2(left.isEmpty(), qPrintable("ranks still running 60 s after their launcher was killed: " + left.join(", ")));
   }
 
   // Ranks started by hand with torchrun's variables, each in its own working folder with the

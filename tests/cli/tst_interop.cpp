@@ -1,13 +1,19 @@
 // The original tool's checkpoints and PyTorch, both ways: `streetgan import` of checkpoints saved
 // by a reference DCGAN in Debian's python3-torch (full, slim and DDP-prefixed, 64 and 128 px),
 // compared image for image with PyTorch's own output; the optimizer moments carried over and a
-// resumed run; the files import must refuse; and `streetgan export`, loaded back by PyTorch.
+// resumed run; the files import must refuse; the run folder it makes (a fresh staging folder,
+// nothing left on a failure, a cancellation or SIGTERM, trailing separators on --run-dir); the
+// imported losses written compactly; and `streetgan export`, loaded back by PyTorch.
+#include "core/runs/run_history.h"
 #include "core/train/checkpoint.h"
+#include "core/train/checkpoint_import.h"
 #include "core/train/dcgan_step.h"
 #include "core/util/torch_compat.h"
 #include "tests/support/test_support.h"
 
+#include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
 #include <QJsonArray>
@@ -20,6 +26,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <csignal>
 
 using namespace streetgan;
 using namespace streetgan::test;
@@ -35,6 +42,81 @@ bool runPython(const QStringList& args, QString* output) {
   const bool finished = process.waitForFinished(300000);
   *output = QString::fromLocal8Bit(process.readAll());
   return finished && process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0;
+}
+
+// A slim checkpoint of the reference DCGAN (nz 12, ngf 6, 64 px) with `epoch` and `losses` pairs
+// of known values: loss_g[i] = 1 + (i mod 997) / 1000, loss_d[i] = 0.5 + (i mod 991) / 3000.
+const char kMakeCheckpoint[] = R"(
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import reference_dcgan as r
+torch.manual_seed(1)
+out, epoch, n = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+checkpoint = {'epoch': epoch, 'G_state_dict': r.generator(12, 6, 3, 64).state_dict()}
+if n > 0:
+    checkpoint['losses'] = {'_G': [1.0 + (i % 997) / 1000.0 for i in range(n)],
+                            '_D': [0.5 + (i % 991) / 3000.0 for i in range(n)]}
+torch.save(checkpoint, out)
+)";
+
+double expectedLossG(int i) { return 1.0 + (i % 997) / 1000.0; }
+double expectedLossD(int i) { return 0.5 + (i % 991) / 3000.0; }
+
+bool makeCheckpoint(const QString& out, qint64 epoch, int losses, QString* output) {
+  QProcess process;
+  process.setProcessChannelMode(QProcess::MergedChannels);
+  process.start("/usr/bin/python3", {"-c", kMakeCheckpoint, STREETGAN_SOURCE_DIR "/tests/cli", out,
+                                     QString::number(epoch), QString::number(losses)});
+  const bool finished = process.waitForFinished(300000);
+  *output = QString::fromLocal8Bit(process.readAll());
+  return finished && process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0;
+}
+
+// The loss pairs of an imported run in step order: the `imported_losses` events' arrays, then the
+// `step` event of the last pair (docs/events.md). `error` says where the log breaks that form.
+struct ImportedLosses {
+  QVector<double> loss_d, loss_g;
+  QVector<qint64> images_seen;
+  QString error;
+};
+
+ImportedLosses importedLosses(const QVector<QJsonObject>& events) {
+  ImportedLosses out;
+  for (const QJsonObject& e : events) {
+    const QString type = e["type"].toString();
+    if (type == "imported_losses") {
+      const QJsonArray d = e["loss_d"].toArray(), g = e["loss_g"].toArray();
+      const qint64 first = e["first_step"].toInteger();
+      if (first != out.loss_g.size() + 1 || d.size() != g.size() || d.size() != e["steps"].toInt() || d.isEmpty()) {
+        out.error = "imported_losses event out of order or of the wrong size: " +
+                    QString::fromUtf8(QJsonDocument(e).toJson(QJsonDocument::Compact).left(200));
+        return out;
+      }
+      for (int k = 0; k < d.size(); ++k) {
+        out.loss_d << d[k].toDouble();
+        out.loss_g << g[k].toDouble();
+        out.images_seen << (first + k) * e["images_per_step"].toInteger();
+      }
+    } else if (type == "step") {
+      if (e["step"].toInteger() != out.loss_g.size() + 1 || !e["imported"].toBool()) {
+        out.error = "step event out of order: " + QString::fromUtf8(QJsonDocument(e).toJson(QJsonDocument::Compact));
+        return out;
+      }
+      out.loss_d << e["loss_d"].toDouble();
+      out.loss_g << e["loss_g"].toDouble();
+      out.images_seen << e["images_seen"].toInteger();
+    }
+  }
+  return out;
+}
+
+bool writeText(const QString& path, const QByteArray& bytes) {
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
+}
+
+QStringList entriesOf(const QString& folder) {
+  return QDir(folder).entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot, QDir::Name);
 }
 
 QJsonObject readJson(const QString& path) { return QJsonDocument::fromJson(readFileBytes(path)).object(); }
@@ -95,6 +177,13 @@ private slots:
   void importMatchesPyTorch_data();
   void importMatchesPyTorch();
   void importedRunResumes();
+  void importWritesLossesCompactly();
+  void importRefusesTooManyLosses();
+  void importNeverAdoptsAStagingFolder();
+  void importTrailingSeparators_data();
+  void importTrailingSeparators();
+  void cancelledImportLeavesNothing();
+  void signalledImportLeavesNothing();
   void badCheckpointsAreRefused_data();
   void badCheckpointsAreRefused();
   void exportLoadsInPyTorch_data();
@@ -103,8 +192,12 @@ private slots:
 
 private:
   QString reference(int size) const { return dir_.path() + "/ref" + QString::number(size); }
+  /// A slim checkpoint with epoch 4 and kManyLosses loss pairs (made once).
+  QString manyLosses();
+  static constexpr int kManyLosses = 300000;
   QTemporaryDir dir_;
   QString dataroot_;
+  QString many_losses_;
 };
 
 void TestInterop::initTestCase() {
@@ -152,18 +245,19 @@ void TestInterop::importMatchesPyTorch() {
   }
   QCOMPARE(config["batch_size"].toInt(), 4);
 
-  // The old losses as step events, the old grids as samples.
+  // The old losses as imported_losses events and one last step event, the old grids as samples.
   const auto events = readEvents(run);
   QCOMPARE(eventsOfType(events, "run_started").size(), 1);
   QVERIFY(eventsOfType(events, "run_started").front()["imported_from"].toString().endsWith(kind + ".pt"));
-  const auto steps = eventsOfType(events, "step");
+  const ImportedLosses imported = importedLosses(events);
+  QVERIFY2(imported.error.isEmpty(), qPrintable(imported.error));
   const QJsonArray losses_g = expected["losses"].toObject()["_G"].toArray();
   const QJsonArray losses_d = expected["losses"].toObject()["_D"].toArray();
-  QCOMPARE(steps.size(), full ? losses_g.size() : 0);
-  for (int i = 0; i < steps.size(); ++i) {
-    QCOMPARE(steps[i]["loss_g"].toDouble(), losses_g[i].toDouble());
-    QCOMPARE(steps[i]["loss_d"].toDouble(), losses_d[i].toDouble());
-    QCOMPARE(steps[i]["images_seen"].toInt(), (i + 1) * 4);
+  QCOMPARE(imported.loss_g.size(), full ? losses_g.size() : 0);
+  for (int i = 0; i < imported.loss_g.size(); ++i) {
+    QCOMPARE(imported.loss_g[i], losses_g[i].toDouble());
+    QCOMPARE(imported.loss_d[i], losses_d[i].toDouble());
+    QCOMPARE(imported.images_seen[i], qint64(i + 1) * 4);
   }
   const auto samples = eventsOfType(events, "samples");
   QCOMPARE(samples.size(), full ? expected["samples"].toInt() : 0);
@@ -230,6 +324,225 @@ void TestInterop::importedRunResumes() {
   QCOMPARE(started.back()["epoch"].toInt(), epochs);
   QCOMPARE(eventsOfType(events, "run_finished").back()["status"].toString(), QString("completed"));
   QCOMPARE(eventsOfType(events, "epoch_end").back()["epoch"].toInt(), epochs + 1);
+}
+
+QString TestInterop::manyLosses() {
+  if (many_losses_.isEmpty()) {
+    const QString path = dir_.path() + "/many-losses.pt";
+    QString output;
+    if (!makeCheckpoint(path, 4, kManyLosses, &output)) {
+      qWarning("the checkpoint of many losses could not be made:\n%s", qPrintable(output));
+      return QString();
+    }
+    many_losses_ = path;
+  }
+  return many_losses_;
+}
+
+// One event per loss pair made a few MB of checkpoint hundreds of MB of events.jsonl: the pairs
+// come as imported_losses events of up to 4096 pairs, the last as a step event, and every value
+// arrives (in the log, and as points of the compare view's history).
+void TestInterop::importWritesLossesCompactly() {
+  const QString file = manyLosses();
+  QVERIFY(!file.isEmpty());
+  const QString run = dir_.path() + "/runs/many-losses";
+  QVERIFY(QDir().mkpath(dir_.path() + "/runs"));
+  const CliResult r = runCli({"import", file, "--run-dir", run, "--batch-size", "16"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QVERIFY2(r.out.contains(QString("%1 logged steps").arg(kManyLosses)), qPrintable(r.out));
+  const auto events = readEvents(run);
+  const int chunks = (kManyLosses - 1 + 4095) / 4096;
+  QVERIFY2(events.size() <= chunks + 10, qPrintable(QString("%1 events for %2 loss pairs").arg(events.size()).arg(kManyLosses)));
+  QCOMPARE(eventsOfType(events, "imported_losses").size(), chunks);
+  QCOMPARE(eventsOfType(events, "step").size(), 1);
+  const qint64 bytes = QFileInfo(run + "/events.jsonl").size();
+  QVERIFY2(bytes < qint64(kManyLosses) * 2 * 24, qPrintable(QString("events.jsonl: %1 bytes").arg(bytes)));
+
+  const ImportedLosses imported = importedLosses(events);
+  QVERIFY2(imported.error.isEmpty(), qPrintable(imported.error));
+  QCOMPARE(imported.loss_g.size(), kManyLosses);
+  for (int i = 0; i < kManyLosses; ++i) {
+    if (imported.loss_g[i] != expectedLossG(i) || imported.loss_d[i] != expectedLossD(i) ||
+        imported.images_seen[i] != qint64(i + 1) * 16)
+      QFAIL(qPrintable(QString("pair %1: loss_g %2, loss_d %3, images seen %4").arg(i).arg(imported.loss_g[i], 0, 'g', 17)
+                           .arg(imported.loss_d[i], 0, 'g', 17).arg(imported.images_seen[i])));
+  }
+  const QJsonObject last = eventsOfType(events, "step").front();
+  QCOMPARE(last["epoch"].toInt(), 5);
+  QCOMPARE(last["iteration"].toInt(), last["iterations"].toInt());
+
+  // The compare view's reader: one point per pair, images seen and epochs rising to the end.
+  RunHistoryReader reader;
+  reader.feed(readFileBytes(run + "/events.jsonl").toStdString());
+  const RunHistory& history = reader.history();
+  QCOMPARE(history.malformed_lines, std::int64_t{0});
+  QCOMPARE(history.steps.size(), std::size_t{kManyLosses});
+  QCOMPARE(history.steps.front().loss_g, expectedLossG(0));
+  QCOMPARE(history.steps.front().images_seen, 16.0);
+  QCOMPARE(history.steps[kManyLosses / 2 - 1].epoch, 2.5);
+  QCOMPARE(history.steps.back().loss_d, expectedLossD(kManyLosses - 1));
+  QCOMPARE(history.steps.back().images_seen, 16.0 * kManyLosses);
+  QCOMPARE(history.steps.back().epoch, 5.0);
+  for (std::size_t i = 1; i < history.steps.size(); ++i)
+    if (!(history.steps[i].images_seen > history.steps[i - 1].images_seen && history.steps[i].epoch > history.steps[i - 1].epoch))
+      QFAIL(qPrintable(QString("point %1 does not follow point %2").arg(i).arg(i - 1)));
+}
+
+void TestInterop::importRefusesTooManyLosses() {
+  const QString file = manyLosses();
+  QVERIFY(!file.isEmpty());
+  const QString parent = dir_.path() + "/too-many-losses";
+  QVERIFY(QDir().mkpath(parent));
+  CheckpointImportOptions options;
+  options.checkpoint = file.toStdString();
+  options.run_dir = (parent + "/run").toStdString();
+  options.max_losses = kManyLosses - 1;
+  const auto report = importReferenceCheckpoint(options);
+  QVERIFY(!report.ok());
+  const QString error = QString::fromStdString(report.error());
+  QVERIFY2(error == file + QString(": losses[\"_G\"] holds %1 values; at most %2 can be imported").arg(kManyLosses).arg(kManyLosses - 1),
+           qPrintable(error));
+  QCOMPARE(entriesOf(parent), QStringList{});
+  // The cap cannot be raised past kMaxImportedLosses.
+  QVERIFY(kMaxImportedLosses >= kManyLosses);
+  options.max_losses = kMaxImportedLosses + 1;
+  QVERIFY2(importReferenceCheckpoint(options).ok(), "refused under the cap");
+}
+
+// A killed import left <run>.importing-<pid> behind, and the next import of the same pid (pid 1
+// in a container) wrote into it: two run_started events, and a stale checkpoint --resume would
+// have picked. Folders of that name are planted for the pids the next processes are likely to
+// get; the import must make a fresh one of its own and leave them as they were.
+void TestInterop::importNeverAdoptsAStagingFolder() {
+  const QString parent = dir_.path() + "/planted";
+  QVERIFY(QDir().mkpath(parent));
+  const QString run = parent + "/run";
+  bool ok = false;
+  qint64 last_pid = QString::fromLatin1(readFileBytes("/proc/sys/kernel/ns_last_pid")).trimmed().toLongLong(&ok);
+  if (!ok) last_pid = QCoreApplication::applicationPid();
+  QStringList planted;
+  for (qint64 pid = last_pid + 1; pid <= last_pid + 200; ++pid) planted << run + ".importing-" + QString::number(pid);
+  planted << run + ".importing-XXXXXX" << run + ".importing-";
+  const QByteArray stale_events = R"({"v":1,"type":"run_started","time":1,"epoch":0,"step":0,"images_seen":0})" "\n";
+  for (const QString& folder : planted) {
+    QVERIFY(QDir().mkpath(folder + "/checkpoints"));
+    QVERIFY(writeText(folder + "/events.jsonl", stale_events));
+    QVERIFY(writeText(folder + "/checkpoints/step-99.pt", "stale"));
+  }
+
+  const CliResult r = runCli({"import", reference(64) + "/full.pt", "--run-dir", run});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  const auto events = readEvents(run);
+  QCOMPARE(eventsOfType(events, "run_started").size(), 1);
+  QVERIFY2(!QFileInfo::exists(run + "/checkpoints/step-99.pt"), "a planted folder's checkpoint is in the run");
+  QVERIFY(!onlyCheckpoint(run).isEmpty());
+  for (const QString& folder : planted) {
+    QVERIFY2(readFileBytes(folder + "/events.jsonl") == stale_events, qPrintable(folder + " was written to"));
+    QVERIFY2(QFileInfo::exists(folder + "/checkpoints/step-99.pt"), qPrintable(folder + " lost its file"));
+  }
+  // The run and the planted folders; the import's own staging folder is gone.
+  QCOMPARE(entriesOf(parent).size(), planted.size() + 1);
+}
+
+// "runs/x/" named the staging folder runs/x/.importing-… (inside the run) or refused the parent.
+void TestInterop::importTrailingSeparators_data() {
+  QTest::addColumn<QString>("given");
+  QTest::addColumn<bool>("exists");
+  QTest::newRow("x/") << "x/" << false;
+  QTest::newRow("x//") << "x//" << false;
+  QTest::newRow("x/.") << "x/." << false;
+  QTest::newRow("x/ (an empty folder)") << "x/" << true;
+  QTest::newRow("x// (an empty folder)") << "x//" << true;
+}
+
+void TestInterop::importTrailingSeparators() {
+  QFETCH(QString, given);
+  QFETCH(bool, exists);
+  QTemporaryDir parent_dir(dir_.path() + "/separators-XXXXXX");
+  QVERIFY(parent_dir.isValid());
+  const QString parent = QDir(parent_dir.path()).absolutePath();
+  const QString run = parent + "/x";
+  if (exists) QVERIFY(QDir().mkpath(run));
+  const CliResult r = runCli({"import", reference(64) + "/full.pt", "--run-dir", parent + "/" + given});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QVERIFY2(r.out.contains(" into " + run + "\n"), qPrintable(r.out));
+  QCOMPARE(entriesOf(parent), QStringList{"x"});
+  QCOMPARE(readJson(run + "/config.json")["name"].toString(), QString("x"));
+  QCOMPARE(readJson(run + "/config.json")["root"].toString(), parent);
+  QCOMPARE(eventsOfType(readEvents(run), "run_started").size(), 1);
+  QVERIFY(!onlyCheckpoint(run).isEmpty());
+  QVERIFY2(entriesOf(run).filter(".importing-").isEmpty(), qPrintable(entriesOf(run).join(", ")));
+}
+
+// Cancelled at each point where the import asks (before the staging folder, after the nets, at
+// each chunk of losses and each grid, before the checkpoint, before the rename): an error, and
+// nothing left beside the run; asked once more than it asks, it imports.
+void TestInterop::cancelledImportLeavesNothing() {
+  const QString parent = dir_.path() + "/cancelled";
+  QVERIFY(QDir().mkpath(parent));
+  int cancellations = 0;
+  bool imported = false;
+  for (int at = 1; at <= 50 && !imported; ++at) {
+    int asked = 0;
+    CheckpointImportOptions options;
+    options.checkpoint = (reference(64) + "/full.pt").toStdString();
+    options.run_dir = (parent + "/run").toStdString();
+    options.cancelled = [&asked, at] { return ++asked == at; };
+    const auto report = importReferenceCheckpoint(options);
+    const QStringList left = entriesOf(parent);
+    if (report.ok()) {
+      QCOMPARE(left, QStringList{"run"});
+      imported = true;
+      continue;
+    }
+    QVERIFY2(QString::fromStdString(report.error()) == parent + "/run: import cancelled; nothing was written",
+             report.error().c_str());
+    QVERIFY2(left.isEmpty(), qPrintable(QString("cancelled at %1: left %2").arg(at).arg(left.join(", "))));
+    ++cancellations;
+  }
+  QVERIFY(imported);
+  QVERIFY2(cancellations >= 5, qPrintable(QString::number(cancellations)));
+}
+
+// SIGTERM while the staging folder exists: the import stops at its next step, removes the folder
+// and says so (exit 1), or, when the signal came after its last step, finishes (exit 0). Before,
+// the signal killed it and the folder stayed. The signal goes when the folder is first seen; an
+// import that ends before that is not a failure, only nothing to test.
+void TestInterop::signalledImportLeavesNothing() {
+  const QString file = manyLosses();
+  QVERIFY(!file.isEmpty());
+  const QString parent = dir_.path() + "/signalled";
+  QVERIFY(QDir().mkpath(parent));
+  const QString run = parent + "/run";
+  QProcess process;
+  process.start(STREETGAN_CLI, {"import", file, "--run-dir", run});
+  QVERIFY(process.waitForStarted(30000));
+  bool signalled = false;
+  QElapsedTimer guard;  // a hang guard, not a speed limit
+  guard.start();
+  while (!process.waitForFinished(1) && guard.elapsed() < 300000) {
+    if (!QDir(parent).entryList({"run.importing-*"}, QDir::AllEntries | QDir::Hidden).isEmpty()) {
+      QVERIFY(::kill(static_cast<pid_t>(process.processId()), SIGTERM) == 0);
+      signalled = true;
+      break;
+    }
+  }
+  if (!process.waitForFinished(300000)) {
+    process.kill();
+    process.waitForFinished();
+    QFAIL("the import did not end");
+  }
+  const QString err = QString::fromUtf8(process.readAllStandardError()).trimmed();
+  QVERIFY2(process.exitStatus() == QProcess::NormalExit, qPrintable("killed by the signal; stderr: " + err));
+  QVERIFY2(entriesOf(parent).filter(".importing-").isEmpty(), qPrintable("left behind: " + entriesOf(parent).join(", ")));
+  if (!signalled) QSKIP("the import finished before its staging folder was seen: nothing was signalled");
+  if (process.exitCode() == 0) {
+    QCOMPARE(eventsOfType(readEvents(run), "run_finished").size(), 1);
+  } else {
+    QCOMPARE(process.exitCode(), 1);
+    QCOMPARE(err, "streetgan import: " + run + ": import cancelled; nothing was written");
+    QCOMPARE(entriesOf(parent), QStringList{});
+  }
 }
 
 void TestInterop::badCheckpointsAreRefused_data() {

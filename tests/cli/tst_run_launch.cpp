@@ -1,12 +1,16 @@
 // The remote side of a studio run: paths resolved only inside a run directory, a training
 // process launched detached with its launch record, and the `streetgan remote` commands
-// (follow from an offset, status, signal, get) on real runs of the real CLI.
+// (follow from an offset, status, signal, get) on real runs of the real CLI; records naming a
+// pid that is not one, or one now another process's, signal nothing.
+#include "core/runs/process_identity.h"
 #include "core/runs/run_launch.h"
 #include "core/runs/run_relative_path.h"
+#include "core/runs/run_summary.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -22,6 +26,12 @@ void waitUntil(const std::function<bool()>& done, int timeout_ms = 60000) {
   QElapsedTimer clock;
   clock.start();
   while (!done() && clock.elapsed() < timeout_ms) QTest::qWait(20);
+}
+
+bool writeText(const QString& path, const QByteArray& text) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(text) == text.size();
 }
 
 }  // namespace
@@ -112,6 +122,94 @@ private slots:
     const auto missing = launchDetachedTraining(run, dir_.filePath("no-such-program").toStdString(), {});
     QVERIFY(!missing.ok());
     QVERIFY2(QString::fromStdString(missing.error()).contains("No such file"), missing.error().c_str());
+  }
+
+  // A launch record whose pid is not a pid (edited, or garbage): not running, and a signal is
+  // refused with the file named. 4294967295 was -1 as a pid_t: kill(-1, SIG) would have reached
+  // every process of the user. The signal sent here is 0 (only a check), so the test is harmless
+  // even where the check would let the pid through.
+  void recordWithoutAValidPid_data() {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<QString>("said");
+    const QString allowed = QString(" (allowed: 1 to %1); nothing was signalled").arg(processIdLimit() - 1);
+    QTest::newRow("uint32 max") << QByteArray("4294967295\n") << "pid 4294967295 is not a process id" + allowed;
+    const qint64 wraps = (1LL << 32) + ::getpid();  // this test's own pid as a pid_t
+    QTest::newRow("2^32 + this process") << QByteArray::number(wraps) + "\n" << QString("pid %1 is not a process id").arg(wraps) + allowed;
+    QTest::newRow("-1") << QByteArray("-1\n") << "pid -1 is not a process id" + allowed;
+    QTest::newRow("zero") << QByteArray("0\n") << "it does not hold a process id" + allowed;
+    QTest::newRow("pid_max") << QByteArray::number(processIdLimit()) << QString("pid %1 is not a process id").arg(processIdLimit()) + allowed;
+    QTest::newRow("not a number") << QByteArray("abc\n") << "it does not hold a process id" + allowed;
+    QTest::newRow("number and garbage") << QByteArray("12abc\n") << "it does not hold a process id" + allowed;
+  }
+  void recordWithoutAValidPid() {
+    QFETCH(QByteArray, text);
+    QFETCH(QString, said);
+    const QString run = dir_.filePath("bad-pid-" + QString::fromLatin1(QTest::currentDataTag()).replace(' ', '-'));
+    QVERIFY(writeText(run + "/launch/pid", text));
+    const LaunchStatus status = readLaunchStatus(run.toStdString());
+    QVERIFY(status.launched);
+    QVERIFY(!status.running);
+    const Status sent = signalLaunchedTraining(run.toStdString(), 0);
+    QVERIFY(!sent.ok());
+    QCOMPARE(QString::fromStdString(sent.error()), run + "/launch/pid: " + said);
+    const CliResult cli = runCli({"remote", "status", run});
+    QCOMPARE(cli.exit_code, 0);
+    QVERIFY2(cli.out.contains("\"running\":false"), qPrintable(cli.out));
+  }
+
+  // The record keeps the process's start time: a pid now another process's (here: the start time
+  // edited, as if the process had ended and its pid been handed on) is neither running nor
+  // signalled, by the library or the CLI; a record from before start times (none) still works.
+  void reusedPidIsNotSignalled() {
+    const QString script = dir_.filePath("fake-streetgan-sleeper");
+    // A shell that stays a shell (its command line names fake-streetgan), and leaves no long sleep
+    // behind when it is killed.
+    QVERIFY(writeScript(script, "i=0\nwhile [ $i -lt \"$2\" ]; do sleep 1; i=$((i+1)); done\n"));
+    const std::string run = dir_.filePath("reused").toStdString();
+    const auto pid = launchDetachedTraining(run, script.toStdString(), {"train", "30"});
+    QVERIFY2(pid.ok(), pid.ok() ? "" : pid.error().c_str());
+    const auto start = processStartTime(*pid);
+    QVERIFY(start.has_value());
+    const QString start_file = QString::fromStdString(launchRecordDir(run)) + "/start-time";
+    QCOMPARE(readFileBytes(start_file), QByteArray::number(qulonglong(*start)) + "\n");
+    QCOMPARE(readLaunchStatus(run).start_time, *start);
+    QVERIFY(readLaunchStatus(run).running);
+
+    QVERIFY(writeText(start_file, QByteArray::number(qulonglong(*start + 1)) + "\n"));
+    QVERIFY(!readLaunchStatus(run).running);
+    const Status refused = signalLaunchedTraining(run, SIGKILL);
+    QVERIFY(!refused.ok());
+    QCOMPARE(QString::fromStdString(refused.error()),
+             QString::fromStdString(run) + QString(": pid %1 is no longer the run's training process (the pid was "
+                                                   "reused by another process); nothing was signalled").arg(*pid));
+    const CliResult cli = runCli({"remote", "signal", QString::fromStdString(run), "kill"});
+    QCOMPARE(cli.exit_code, 1);
+    QVERIFY2(cli.err.contains("no longer the run's training process"), qPrintable(cli.err));
+    QVERIFY(::kill(static_cast<pid_t>(*pid), 0) == 0);
+    QVERIFY(processStartTime(*pid) == start);  // the same process, untouched
+
+    // The run's events.jsonl names it the same way: with the wrong start time, not running.
+    const QByteArray started = QString(R"({"v":1,"type":"run_started","time":1,"pid":%1,"pid_start_time":%2})" "\n")
+                                   .arg(*pid).arg(qulonglong(*start + 1)).toUtf8();
+    QVERIFY(writeText(QString::fromStdString(run) + "/events.jsonl", started));
+    auto summary = readRunSummary(run);
+    QVERIFY(summary.ok());
+    QCOMPARE(summary->state, RunState::Failed);
+    QVERIFY(writeText(QString::fromStdString(run) + "/events.jsonl",
+                      QString(R"({"v":1,"type":"run_started","time":1,"pid":%1,"pid_start_time":%2})" "\n")
+                          .arg(*pid).arg(qulonglong(*start)).toUtf8()));
+    summary = readRunSummary(run);
+    QVERIFY(summary.ok());
+    QCOMPARE(summary->state, RunState::Running);
+
+    // A record written before start times were kept: the pid alone decides.
+    QVERIFY(QFile::remove(start_file));
+    QCOMPARE(readLaunchStatus(run).start_time, std::uint64_t(0));
+    QVERIFY(readLaunchStatus(run).running);
+    const Status killed = signalLaunchedTraining(run, SIGKILL);
+    QVERIFY2(killed.ok(), killed.ok() ? "" : killed.error().c_str());
+    waitUntil([&] { return readLaunchStatus(run).ended; });
+    QCOMPARE(readLaunchStatus(run).signal_number, SIGKILL);
   }
 
   // The real CLI: launch a run, follow it from the start and from an offset, read its status,

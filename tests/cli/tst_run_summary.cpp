@@ -1,5 +1,7 @@
 // RunSummary: the Runs tab's view of a run directory, from hand-written event logs (every state,
-// resumes, garbage and truncated lines, byte-by-byte feeding) and from a real run of the CLI.
+// resumes, garbage and truncated lines, byte-by-byte feeding) and from a real run of the CLI; and
+// the checks on the logged pid (never trusted as read: range, start time).
+#include "core/runs/process_identity.h"
 #include "core/runs/run_summary.h"
 
 #include "tests/support/test_support.h"
@@ -9,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <climits>
+#include <csignal>
 #include <unistd.h>
 
 using namespace streetgan;
@@ -132,6 +136,92 @@ private slots:
     QVERIFY(!trainingProcessAlive(4194304 + 7));  // above Linux's largest pid
   }
 
+  // A logged pid that is not one (4294967295 is -1 as a pid_t; 2^32 + our pid is our pid) is not
+  // a live process, whatever kill() would make of it — and nothing signals it.
+  void pidsThatAreNotPids_data() {
+    QTest::addColumn<qint64>("pid");
+    QTest::newRow("zero") << qint64(0);
+    QTest::newRow("negative") << qint64(-5);
+    QTest::newRow("-1") << qint64(-1);
+    QTest::newRow("uint32 max, -1 as pid_t") << qint64(4294967295LL);
+    QTest::newRow("2^32 + this process, this process as pid_t") << qint64((1LL << 32) + ::getpid());
+    QTest::newRow("2^31") << qint64(1LL << 31);
+    QTest::newRow("pid_max") << qint64(processIdLimit());
+    QTest::newRow("above Linux's largest pid") << qint64(4194304 + 7);
+    QTest::newRow("int64 max") << qint64(LLONG_MAX);
+    QTest::newRow("int64 min") << qint64(LLONG_MIN);
+  }
+  void pidsThatAreNotPids() {
+    QFETCH(qint64, pid);
+    QVERIFY(!validProcessId(pid));
+    QVERIFY(!trainingProcessAlive(pid, ""));  // "": any command line would do
+    QVERIFY(!trainingProcessAlive(pid, "tst_run_summary"));
+    QCOMPARE(checkTrainingProcess(pid, "", 0), ProcessCheck::NotAProcessId);
+    QVERIFY(!processStartTime(pid).has_value());
+    // Signal 0 only checks: harmless whatever a broken check would let through.
+    const Status sent = signalTrainingProcess(pid, "", 0, 0);
+    QVERIFY(!sent.ok());
+    QCOMPARE(QString::fromStdString(sent.error()),
+             QString("pid %1 is not a process id (allowed: 1 to %2); nothing was signalled").arg(pid).arg(processIdLimit() - 1));
+    // The same pid in a run's log: the run is not running.
+    const RunSummary s = summarize(started(pid) + step(1, 1.5, 0.5), trainingProcessAlive(pid));
+    QCOMPARE(s.state, RunState::Failed);
+    QTemporaryDir dir;
+    QFile events(dir.filePath("events.jsonl"));
+    QVERIFY(events.open(QIODevice::WriteOnly));
+    events.write(started(pid));
+    events.close();
+    const auto read = readRunSummary(dir.path().toStdString());
+    QVERIFY2(read.ok(), read.ok() ? "" : read.error().c_str());
+    QCOMPARE(read->state, RunState::Failed);
+  }
+
+  // The start time logged with the pid tells the run's process from a newcomer with its pid.
+  void startTimeTellsAReusedPid() {
+    QVERIFY(validProcessId(::getpid()));
+    QVERIFY(processIdLimit() >= 2 && processIdLimit() <= 4194304);
+    const auto start = processStartTime(::getpid());
+    QVERIFY(start.has_value());
+    QVERIFY(*start > 0);
+    QCOMPARE(checkTrainingProcess(::getpid(), "tst_run_summary", *start), ProcessCheck::Alive);
+    QCOMPARE(checkTrainingProcess(::getpid(), "tst_run_summary", *start + 1), ProcessCheck::Reused);
+    QCOMPARE(checkTrainingProcess(::getpid(), "streetgan-no-such-program", *start), ProcessCheck::Reused);
+    QCOMPARE(checkTrainingProcess(::getpid(), "tst_run_summary", 0), ProcessCheck::Alive);  // a log from before
+    QVERIFY(trainingProcessAlive(::getpid(), "tst_run_summary", *start));
+    QVERIFY(!trainingProcessAlive(::getpid(), "tst_run_summary", *start + 1));
+    const Status refused = signalTrainingProcess(::getpid(), "tst_run_summary", *start + 1, SIGKILL);
+    QVERIFY(!refused.ok());  // and we are still here
+    QCOMPARE(QString::fromStdString(refused.error()),
+             QString("pid %1 is no longer the run's training process (the pid was reused by another process); "
+                     "nothing was signalled").arg(::getpid()));
+    QVERIFY(signalTrainingProcess(::getpid(), "tst_run_summary", *start, 0).ok());
+
+    // What the builder reads: the start time of the latest run_started, none in older logs.
+    RunSummaryBuilder builder("/runs/r");
+    const QByteArray log = started(42) + QString(R"({"v":1,"type":"run_started","time":100,"pid":43,"pid_start_time":%1})")
+                                             .arg(*start).toUtf8() + "\n";
+    builder.feed(std::string_view(log.constData(), static_cast<std::size_t>(log.size())));
+    QCOMPARE(builder.pid(), std::int64_t(43));
+    QCOMPARE(builder.pidStartTime(), *start);
+    RunSummaryBuilder old("/runs/r");
+    const QByteArray old_log = started(42);
+    old.feed(std::string_view(old_log.constData(), static_cast<std::size_t>(old_log.size())));
+    QCOMPARE(old.pidStartTime(), std::uint64_t(0));
+  }
+
+  // Numbers too large for an integer are not cast (undefined), they count as absent.
+  void hugeNumbersAreNotCast() {
+    const QByteArray log = R"({"v":1,"type":"run_started","time":100,"pid":1e300,"pid_start_time":-5,"step":18446744073709551615,"epoch":-1e300})" "\n";
+    RunSummaryBuilder builder("/runs/r");
+    builder.feed(std::string_view(log.constData(), static_cast<std::size_t>(log.size())));
+    const RunSummary s = builder.summary(false);
+    QCOMPARE(s.pid, std::int64_t(0));
+    QCOMPARE(s.pid_start_time, std::uint64_t(0));
+    QCOMPARE(s.step, std::int64_t(0));
+    QCOMPARE(s.epoch, std::int64_t(0));
+    QCOMPARE(s.state, RunState::Failed);
+  }
+
   void readsFoldersAndRefusesOthers() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
@@ -170,6 +260,11 @@ private slots:
     QCOMPARE(s->world_size, std::int64_t(1));
     QCOMPARE(s->backend, std::string());
     QCOMPARE(s->malformed_lines, std::int64_t(0));
+    // The process logged its start time with its pid.
+    const auto started_events = test::eventsOfType(test::readEvents(run), "run_started");
+    QCOMPARE(started_events.size(), 1);
+    QVERIFY(started_events.first()["pid_start_time"].toInteger() > 0);
+    QCOMPARE(s->pid_start_time, std::uint64_t(started_events.first()["pid_start_time"].toInteger()));
   }
 };
 

@@ -139,6 +139,8 @@ void TestImageDecoding::initTestCase() {
   png[16] = 0, png[17] = 1, png[18] = char(0x86), png[19] = char(0xA0);  // width 100000
   png[20] = 0, png[21] = 1, png[22] = char(0x86), png[23] = char(0xA0);  // height 100000
   writeAll(path("bomb.png"), png);
+  for (int i = 16; i < 24; ++i) png[i] = char(0xff);  // 4294967295 × 4294967295: the product wrapped int64 (fuzz_image_decoder)
+  writeAll(path("wrapping.png"), png);
   writeAll(path("png-named.jpg"), readAll(path("tiny.png")));
   QDir().mkpath(path("folder.jpg"));
 }
@@ -153,6 +155,7 @@ void TestImageDecoding::badInput_data() {
   QTest::newRow("a folder named .jpg") << "folder.jpg" << "not a regular file";
   QTest::newRow("JPEG bomb") << "bomb.jpg" << "claims 65000x65000 pixels";
   QTest::newRow("PNG bomb") << "bomb.png" << "claims 100000x100000 pixels";
+  QTest::newRow("PNG of 2^32-1 squared") << "wrapping.png" << "claims 4294967295x4294967295 pixels";
   QTest::newRow("16-bit PNG") << "deep16.png" << "";
   QTest::newRow("grayscale JPEG") << "gray.jpg" << "";
   QTest::newRow("grayscale PNG") << "gray.png" << "";

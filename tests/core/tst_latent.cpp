@@ -201,6 +201,14 @@ void TestLatent::badWalkFiles_data() {
   QTest::newRow("zero frames") << QByteArray(R"({"version":1,"frames_per_key":0,"keyframes":[]})") << "\"frames_per_key\"";
   QTest::newRow("bad easing") << QByteArray(R"({"version":1,"frames_per_key":3,"easing":"bounce","keyframes":[]})")
                               << "unknown easing \"bounce\"";
+  // json::value() threw type_error for these (fuzz_walk_file).
+  QTest::newRow("mode true") << QByteArray(R"({"version":1,"frames_per_key":3,"mode":true,"keyframes":[]})")
+                             << "\"mode\" must be a string";
+  QTest::newRow("easing a list") << QByteArray(R"({"version":1,"frames_per_key":3,"easing":[],"keyframes":[]})")
+                                 << "\"easing\" must be a string";
+  QTest::newRow("version text") << QByteArray(R"({"version":"1","frames_per_key":3,"keyframes":[]})")
+                                << "\"version\" must be 1";
+  QTest::newRow("number past a double") << QByteArray(R"({"version":1e999})") << "not valid JSON";
   QTest::newRow("negative seed") << QByteArray(R"({"version":1,"frames_per_key":3,"keyframes":[{"latent":[1],"seed":-1},{"latent":[2]}]})")
                                  << "\"seed\" must be a non-negative integer";
 }

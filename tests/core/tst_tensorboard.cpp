@@ -1,7 +1,11 @@
 // TensorBoard event files: CRC-32C against its published check value, and the records our writer
 // frames read back by a reader of this test's own (both CRCs checked, the protobuf decoded field
 // by field): file_version first, scalars and a PNG image summary with their steps, SessionLog
-// START markers; the recorder maps the event stream onto the original tool's tags.
+// START markers; the recorder maps the event stream onto the original tool's tags. Sample paths
+// from the stream (which may come from another host) are read only inside the run, as regular
+// files of bounded size: a '..' path, an absolute device, a FIFO, links and an oversized file are
+// each skipped with a warning naming the run and the path, without hanging. A file name past the
+// system's limit comes back from the writer as an Error, not as an exception.
 #include "core/runs/tensorboard_recorder.h"
 #include "core/runs/tensorboard_writer.h"
 #include "core/util/crc32c.h"
@@ -13,8 +17,17 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace streetgan;
@@ -27,6 +40,10 @@ private slots:
   void writerFramesRecords();
   void recorderMapsTheEventStream();
   void resumeWritesStartAtItsStep();
+  void importedLossesBecomeScalars();
+  void samplesAreReadOnlyFromInsideTheRun_data();
+  void samplesAreReadOnlyFromInsideTheRun();
+  void tooLongFileNameIsAnErrorNotAnException();
 };
 
 namespace {
@@ -173,6 +190,53 @@ nlohmann::json streamEvent(const std::string& type, double time, nlohmann::json 
   return fields;
 }
 
+bool savePng(const QString& path, const QColor& colour) {
+  QImage grid(66, 66, QImage::Format_RGB888);
+  grid.fill(colour);
+  return grid.save(path, "PNG");
+}
+
+/// The hang guard of the FIFO case: if the code under test still runs after 60 s (a reader
+/// blocked in open() or read() of a FIFO with no writer), it opens the FIFO's writing end and
+/// closes it, so the reader sees the end of the file and the test fails instead of hanging.
+class FifoHangGuard {
+public:
+  explicit FifoHangGuard(const QString& fifo) : fifo_(fifo.toStdString()) {
+    thread_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (done_cv_.wait_for(lock, std::chrono::seconds(60), [this] { return done_; })) return;
+      fired_ = true;
+      lock.unlock();
+      for (int i = 0; i < 100; ++i) {  // a reader blocked in open() lets a writer open at once
+        const int fd = ::open(fifo_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+          ::close(fd);
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~FifoHangGuard() { finish(); }
+  /// The code under test returned; true when it did so only because the guard unblocked it.
+  bool finish() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return fired_;
+  }
+
+private:
+  std::string fifo_;
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false, fired_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 void TestTensorBoard::crc32cCheckValues_data() {
@@ -275,6 +339,116 @@ void TestTensorBoard::resumeWritesStartAtItsStep() {
   for (const Event& e : events)
     if (e.session_status == 1) starts.push_back(e.step);
   QCOMPARE(starts, (std::vector<std::int64_t>{0, 32}));
+}
+
+void TestTensorBoard::importedLossesBecomeScalars() {
+  // `streetgan import` packs the original tool's loss pairs into imported_losses events
+  // (docs/events.md): each pair is a G_loss and D_loss point at its step × images_per_step.
+  QTemporaryDir dir;
+  TensorBoardRecorder recorder(dir.path().toStdString(), dir.filePath("tensorboard").toStdString());
+  QVERIFY(recorder.record(streamEvent("run_started", 100, {{"images_seen", 0}})));
+  QVERIFY(recorder.record(streamEvent("imported_losses", 101,
+                                      {{"first_step", 1}, {"steps", 3}, {"total_steps", 4}, {"epochs", 1},
+                                       {"images_per_step", 128}, {"loss_d", {1.0, nullptr, 3.0}},
+                                       {"loss_g", {2.0, 4.0, nullptr}}})));
+  std::vector<std::tuple<QByteArray, std::int64_t, float>> points;
+  for (const Event& e : readEventFile(QString::fromStdString(recorder.path())))
+    if (e.has_simple) points.emplace_back(e.tag, e.step, e.simple_value);
+  const std::vector<std::tuple<QByteArray, std::int64_t, float>> expected{
+      {"G_loss", 128, 2.0f}, {"G_loss", 256, 4.0f}, {"D_loss", 128, 1.0f}, {"D_loss", 384, 3.0f}};
+  QVERIFY(points == expected);
+}
+
+void TestTensorBoard::samplesAreReadOnlyFromInsideTheRun_data() {
+  QTest::addColumn<QString>("path");    // as the samples event names it
+  QTest::addColumn<QString>("setup");   // what is made at run/path first
+  QTest::addColumn<QString>("reason");  // what the warning says after "<run>: sample grid skipped: "
+  const QString outside = "is not a path inside the run directory";
+  QTest::newRow("climbs out") << "../outside.png" << "" << "'../outside.png' " + outside + " (it climbs out with '..')";
+  QTest::newRow("climbs out deep") << "samples/../../../../../../etc/passwd" << ""
+                                   << "'samples/../../../../../../etc/passwd' " + outside + " (it climbs out with '..')";
+  QTest::newRow("absolute device") << "/dev/zero" << "" << "'/dev/zero' " + outside + " (it is absolute)";
+  QTest::newRow("fifo") << "samples/fifo.png" << "fifo" << "'samples/fifo.png' is not a regular file";
+  QTest::newRow("link out to a device") << "samples/zero.png" << "link /dev/zero"
+                                        << "'samples/zero.png' " + outside + " (a link leads out of the run directory)";
+  QTest::newRow("link out to a file") << "samples/outside.png" << "link ../../outside.png"
+                                      << "'samples/outside.png' " + outside + " (a link leads out of the run directory)";
+  QTest::newRow("link inside") << "samples/alias.png" << "link good.png" << "'samples/alias.png' is a symbolic link, not a file";
+  QTest::newRow("folder") << "samples" << "" << "'samples' is not a regular file";
+  QTest::newRow("over 64 MiB") << "samples/huge.png" << "huge" << "'samples/huge.png' is larger than 64 MiB";
+  QTest::newRow("missing") << "samples/missing.png" << "" << "cannot read 'samples/missing.png': No such file or directory";
+  QTest::newRow("not a PNG") << "samples/text.png" << "text" << "'samples/text.png' is not a PNG image";
+  QTest::newRow("control characters") << "samples/\x1b[2J.png" << ""
+                                      << "'samples/\\x1b[2J.png' " + outside + " (it holds a control character)";
+}
+
+void TestTensorBoard::samplesAreReadOnlyFromInsideTheRun() {
+  QFETCH(QString, path);
+  QFETCH(QString, setup);
+  QFETCH(QString, reason);
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  const QString run = dir.filePath("run");
+  QVERIFY(QDir().mkpath(run + "/samples"));
+  QVERIFY(savePng(run + "/samples/good.png", Qt::darkGray));
+  QVERIFY(savePng(dir.filePath("outside.png"), Qt::red));  // next to the run, not in it
+  const QString target = run + "/" + path;
+  if (setup == "fifo") {
+    QCOMPARE(::mkfifo(QFile::encodeName(target).constData(), 0600), 0);
+  } else if (setup.startsWith("link ")) {
+    QCOMPARE(::symlink(setup.mid(5).toUtf8().constData(), QFile::encodeName(target).constData()), 0);
+  } else if (setup == "huge") {
+    QFile huge(target);  // sparse: no 64 MiB written
+    QVERIFY(huge.open(QIODevice::WriteOnly));
+    QVERIFY(huge.resize(TensorBoardRecorder::kMaxSampleBytes + 1));
+  } else if (setup == "text") {
+    QFile text(target);
+    QVERIFY(text.open(QIODevice::WriteOnly));
+    QVERIFY(text.write("not an image\n") > 0);
+  }
+  std::vector<std::string> warnings;
+  TensorBoardRecorder recorder(run.toStdString(), dir.filePath("tensorboard").toStdString(),
+                               [&warnings](const std::string& warning) { warnings.push_back(warning); });
+  QVERIFY(recorder.record(streamEvent("run_started", 100, {{"images_seen", 0}})));
+  {
+    FifoHangGuard guard(setup == "fifo" ? target : dir.filePath("no-fifo"));
+    const Status skipped = recorder.record(streamEvent("samples", 101, {{"path", path.toStdString()}, {"images_seen", 64}}));
+    QVERIFY2(!guard.finish(), "reading the sample blocked until the test's guard opened the FIFO after 60 s");
+    QVERIFY2(skipped, skipped.error().c_str());  // a skipped grid is no failure: recording goes on
+  }
+  QVERIFY(recorder.record(streamEvent("samples", 102, {{"path", "samples/good.png"}, {"images_seen", 128}})));
+  QCOMPARE(warnings.size(), std::size_t(1));
+  QCOMPARE(QString::fromStdString(warnings.front()), run + ": sample grid skipped: " + reason);
+  for (char c : warnings.front()) QVERIFY2(static_cast<unsigned char>(c) >= 0x20, "a control character reached the warning");
+  std::vector<std::int64_t> image_steps;
+  for (const Event& e : readEventFile(QString::fromStdString(recorder.path())))
+    if (!e.image_png.isEmpty()) image_steps.push_back(e.step);
+  QCOMPARE(image_steps, (std::vector<std::int64_t>{128}));  // only the grid inside the run
+}
+
+void TestTensorBoard::tooLongFileNameIsAnErrorNotAnException() {
+  // A folder whose path is just under PATH_MAX (4096): it can be created, but the event file's
+  // name in it is past the limit (ENAMETOOLONG). std::filesystem::exists() threw there, which
+  // would have ended training although a TensorBoard failure is only a warning.
+  QTemporaryDir dir;
+  QVERIFY(dir.isValid());
+  QString deep = dir.path();
+  while (deep.size() < 4080 - 202) deep += "/" + QString(200, QChar(u'd'));
+  deep += "/" + QString(4080 - deep.size() - 1, QChar(u'e'));
+  QCOMPARE(deep.size(), qsizetype(4080));
+  try {
+    auto writer = TensorBoardWriter::open(deep.toStdString(), 1795290363.25);
+    QVERIFY(!writer);
+    QVERIFY2(QString::fromStdString(writer.error()).startsWith("cannot create " + deep + "/events.out.tfevents.1795290363."),
+             writer.error().c_str());
+    QVERIFY2(QString::fromStdString(writer.error()).endsWith(": File name too long"), writer.error().c_str());
+    TensorBoardRecorder recorder(dir.path().toStdString(), deep.toStdString());
+    const Status started = recorder.record(streamEvent("run_started", 100, {{"images_seen", 0}}));
+    QVERIFY(!started);
+    QVERIFY2(QString::fromStdString(started.error()).endsWith(": File name too long"), started.error().c_str());
+  } catch (const std::exception& e) {
+    QFAIL(qPrintable(QString("an exception escaped: ") + e.what()));
+  }
 }
 
 QTEST_GUILESS_MAIN(TestTensorBoard)

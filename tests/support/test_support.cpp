@@ -3,8 +3,6 @@
 #include "tests/support/test_device.h"
 
 #include <QDir>
-#include <QEventLoop>
-#include <QThread>
 #include <QFile>
 #include <QJsonDocument>
 #include <QtTest>
@@ -85,54 +83,40 @@ bool writeScript(const QString& path, const QByteArray& body) {
   return file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
 }
 
-TimerLatenessProbe::TimerLatenessProbe() {
-  timer_.setTimerType(Qt::PreciseTimer);
-  timer_.setInterval(10);
-  QObject::connect(&timer_, &QTimer::timeout, [this] {
-    const qint64 now = clock_.nsecsElapsed();
-    if (ticks_++ > 0) worst_ns_ = std::max(worst_ns_, now - last_ns_ - 10'000'000);
-    last_ns_ = now;
-  });
+bool writeEventFloodScript(const QString& path) {
+  return writeScript(path,
+      "printf '{\"v\":1,\"type\":\"run_started\",\"time\":0,\"device\":\"cpu\",\"config\":{\"epochs\":1}}\\n'\n"
+      "i=0\n"
+      "while [ $i -lt 10000 ]; do\n"
+      "  j=0\n"
+      "  while [ $j -lt 100 ]; do\n"
+      "    i=$((i+1)); j=$((j+1))\n"
+      "    printf '{\"v\":1,\"type\":\"step\",\"time\":%d,\"epoch\":1,\"iteration\":%d,\"iterations\":10000,"
+      "\"step\":%d,\"images_seen\":%d,\"loss_d\":0.%d,\"loss_g\":1.%d,\"d_x\":0.7,\"d_g_z1\":0.3,\"d_g_z2\":0.2,"
+      "\"images_per_s\":500,\"data_wait_fraction\":0.01}\\n' $i $i $i $((i*64)) $((i%97)) $((i%89))\n"
+      "  done\n"
+      "  sleep 0.045\n"
+      "done\n"
+      "printf '{\"v\":1,\"type\":\"run_finished\",\"status\":\"completed\"}\\n'\n");
 }
 
-TimerLatenessProbe::~TimerLatenessProbe() { stop(); }
-
-void TimerLatenessProbe::start() {
-  last_ns_ = worst_ns_ = 0;
-  ticks_ = 0;
-  control_worst_ns_ = 0;
-  clock_.start();
-  timer_.start();
-  // The control: the same 10 ms timer in a thread that does nothing else.
-  control_ = QThread::create([this] {
-    QEventLoop loop;
-    QTimer control;
-    QElapsedTimer clock;
-    qint64 last = 0;
-    int ticks = 0;
-    control.setTimerType(Qt::PreciseTimer);
-    control.setInterval(10);
-    QObject::connect(&control, &QTimer::timeout, [&] {
-      const qint64 now = clock.nsecsElapsed();
-      if (ticks++ > 0) control_worst_ns_ = std::max(control_worst_ns_.load(), now - last - 10'000'000);
-      last = now;
-      if (QThread::currentThread()->isInterruptionRequested()) loop.quit();
-    });
-    clock.start();
-    control.start();
-    loop.exec();
-  });
-  control_->start();
-}
-
-void TimerLatenessProbe::stop() {
-  timer_.stop();
-  if (control_) {
-    control_->requestInterruption();
-    control_->wait();
-    delete control_;
-    control_ = nullptr;
+QStringList writeLongRuns(const QString& dir, int count, int steps) {
+  QStringList runs;
+  for (int r = 0; r < count; ++r) {
+    const QString run = dir + QString("/earlier-%1").arg(r);
+    if (!QDir().mkpath(run)) return {};
+    QFile log(run + "/events.jsonl");
+    if (!log.open(QIODevice::WriteOnly)) return {};
+    QByteArray bytes = "{\"v\":1,\"type\":\"run_started\",\"time\":0,\"device\":\"cpu\",\"config\":{\"epochs\":1,\"batch_size\":64}}\n";
+    for (int i = 1; i <= steps; ++i)
+      bytes += QString("{\"v\":1,\"type\":\"step\",\"time\":%1,\"epoch\":1,\"iteration\":%2,\"iterations\":%7,\"step\":%2,"
+                       "\"images_seen\":%3,\"loss_d\":0.%4,\"loss_g\":1.%5,\"d_x\":0.7,\"d_g_z1\":0.3,\"d_g_z2\":0.2,"
+                       "\"images_per_s\":%6,\"data_wait_fraction\":0.01}\n")
+                   .arg(i * 0.1).arg(i).arg(i * 64).arg(i % 97).arg(i % 89).arg(400 + 50 * r).arg(steps).toUtf8();
+    if (log.write(bytes) != bytes.size()) return {};
+    runs << run;
   }
+  return runs;
 }
 
 QString testOutputDir() {

@@ -45,29 +45,14 @@ QVector<QJsonObject> eventsOfType(const QVector<QJsonObject>& events, const QStr
 /// Writes an executable shell script (a stand-in program for a test); false when it cannot.
 bool writeScript(const QString& path, const QByteArray& body);
 
-/// How late a 10 ms timer on the GUI thread fires while something runs: the GUI-stall probe. A
-/// control timer on an idle thread of its own measures the same at the same time: when it is late
-/// too, the machine (another tenant of a shared VM) stalled, not the GUI.
-class TimerLatenessProbe {
-public:
-  TimerLatenessProbe();
-  ~TimerLatenessProbe();
-  void start();
-  void stop();
-  /// The worst lateness so far, in milliseconds: on the GUI thread, and on the idle control thread.
-  double worstMs() const { return worst_ns_ / 1e6; }
-  double controlWorstMs() const { return control_worst_ns_.load() / 1e6; }
-  int ticks() const { return ticks_; }
-  double seconds() const { return clock_.nsecsElapsed() / 1e9; }
+/// A stand-in for `streetgan train` that speaks the event protocol at about 2,000 step events a
+/// second for 5 s (10,000 steps: 100 at a time, then a 45 ms sleep) and ends the run; false when
+/// it cannot be written. The load of the Train tab's flood test and of bench/bench_gui_stall.
+bool writeEventFloodScript(const QString& path);
 
-private:
-  QTimer timer_;
-  QElapsedTimer clock_;
-  qint64 last_ns_ = 0, worst_ns_ = 0;
-  int ticks_ = 0;
-  class QThread* control_ = nullptr;
-  std::atomic<qint64> control_worst_ns_{0};
-};
+/// `count` finished runs of `steps` step events each, `dir`/earlier-0, earlier-1, ... (for a
+/// comparison open beside a run); their folders, or nothing when one cannot be written.
+QStringList writeLongRuns(const QString& dir, int count, int steps);
 
 /// Folder for files a person may want to look at after the tests (screenshots, samples).
 QString testOutputDir();

@@ -22,7 +22,7 @@ ChildProcess::ChildProcess(QObject* parent) : QObject(parent) {
 
 ChildProcess::~ChildProcess() {
   if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
+    signalGroup(SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
   closePipes();
@@ -97,6 +97,15 @@ QString ChildProcess::failureReason(const QByteArray& standard_error, int exit_c
 
 bool ChildProcess::sendSignal(int signal_number) {
   return pid_ > 0 && ::kill(pid_, signal_number) == 0;
+}
+
+bool ChildProcess::signalGroup(int signal_number) {
+  // Its group is its pid (POSIX_SPAWN_SETSID). pid_ stays > 0 until the child is reaped, so the
+  // group cannot have been handed to another process meanwhile; and pid_ > 1 keeps this from
+  // ever becoming kill(-1, ...), every process of the user.
+  if (pid_ <= 1) return false;
+  if (::kill(-pid_, signal_number) == 0) return true;
+  return ::kill(pid_, signal_number) == 0;  // not a group leader after all (never expected)
 }
 
 void ChildProcess::detach() {

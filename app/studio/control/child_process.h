@@ -5,6 +5,9 @@
 // when closing the studio keeps writing its run directory. The child starts with default signal
 // handling and /dev/null as stdin; its exit is noticed by polling waitpid() for its pid only, so
 // it never takes QProcess's children. finished() comes after the output that was in the pipes.
+// Being a session leader, the child leads its own process group too (pgid = its pid), which the
+// processes it starts join — the ranks of `streetgan train --nproc N`: signalGroup() reaches them
+// all.
 #include <QByteArray>
 #include <QObject>
 #include <QSocketNotifier>
@@ -22,7 +25,8 @@ class ChildProcess : public QObject {
   Q_OBJECT
 public:
   explicit ChildProcess(QObject* parent = nullptr);
-  /// A child still attached is killed (SIGKILL) and reaped; a detached one runs on.
+  /// A child still attached is killed (SIGKILL, with its process group) and reaped; a detached
+  /// one runs on.
   ~ChildProcess() override;
 
   /// Starts `program` (searched in PATH) with `arguments`; false with `error` set when it cannot.
@@ -31,6 +35,9 @@ public:
   qint64 pid() const { return pid_; }
   /// Sends `signal_number` to the child; false when it is not running.
   bool sendSignal(int signal_number);
+  /// Sends `signal_number` to the child's process group (the child and what it started that is
+  /// still in its group); false when the child is not running.
+  bool signalGroup(int signal_number);
   /// Stops reading and watching; the child runs on (writes to its stdout then fail with EPIPE).
   void detach();
   /// Why a `streetgan` command failed, for a message: the last line it wrote to stderr (its

@@ -1,5 +1,7 @@
 #include "app/studio/control/followed_run_transport.h"
 
+#include "core/runs/process_identity.h"
+
 #include <QDir>
 
 #include <signal.h>
@@ -39,7 +41,7 @@ void FollowedRunTransport::poll() {
     }
   }
   if (summary_.finished()) return end();
-  const bool alive = trainingProcessAlive(summary_.pid(), program_name_.toStdString());
+  const bool alive = trainingProcessAlive(summary_.pid(), program_name_.toStdString(), summary_.pidStartTime());
   if (!alive) {
     // The process may have written its last lines between the read and the check: read once more.
     if (gone_seen_) return end();
@@ -57,14 +59,28 @@ void FollowedRunTransport::end() {
   emit ended(0, 0);
 }
 
-void FollowedRunTransport::interrupt() {
-  if (following_ && trainingProcessAlive(summary_.pid(), program_name_.toStdString()))
-    ::kill(static_cast<pid_t>(summary_.pid()), SIGINT);
-}
+void FollowedRunTransport::interrupt() { sendSignal(SIGINT); }
 
-void FollowedRunTransport::kill() {
-  if (following_ && trainingProcessAlive(summary_.pid(), program_name_.toStdString()))
-    ::kill(static_cast<pid_t>(summary_.pid()), SIGKILL);
+void FollowedRunTransport::kill() { sendSignal(SIGKILL); }
+
+void FollowedRunTransport::sendSignal(int signal_number) {
+  if (!following_) return;
+  // Stop or Kill may come before the first poll has read the log: read what it holds now.
+  for (QByteArray bytes = file_.read(chunk_bytes_); !bytes.isEmpty(); bytes = file_.read(chunk_bytes_)) {
+    summary_.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    emit eventBytes(bytes);
+    if (!following_) return;  // a receiver detached
+  }
+  if (summary_.pid() == 0) {
+    emit diagnosticBytes(QByteArray::fromStdString(run_dir_.toStdString() +
+                                                   ": its log names no training process yet; nothing was signalled\n"));
+    return;
+  }
+  // The pid comes from events.jsonl, a file anyone could have edited or copied from elsewhere: it
+  // is signalled only when it is a valid pid of the run's own process (its logged start time,
+  // for runs that log one), never as it is read.
+  const Status sent = signalTrainingProcess(summary_.pid(), program_name_.toStdString(), summary_.pidStartTime(), signal_number);
+  if (!sent) emit diagnosticBytes(QByteArray::fromStdString(run_dir_.toStdString() + ": " + sent.error() + "\n"));
 }
 
 void FollowedRunTransport::detach() {

@@ -4,7 +4,9 @@
 // events.jsonl from the start in bounded chunks (so opening a long run never blocks the GUI
 // thread for long), then follows what is appended. The run has ended once its run_finished is
 // read, or once its process (the pid in run_started) is gone and the log has been read to the
-// end. interrupt() and kill() signal that process; detach() stops watching.
+// end. interrupt() and kill() signal that process — only while it is a valid pid of the run's
+// own process (see core/runs/process_identity.h); otherwise they say why on diagnosticBytes() and
+// signal nothing. detach() stops watching.
 #include "app/studio/control/training_transport.h"
 #include "core/runs/run_summary.h"
 
@@ -36,6 +38,7 @@ public:
 private:
   void poll();
   void end();
+  void sendSignal(int signal_number);
 
   QString run_dir_, program_name_;
   QFile file_;

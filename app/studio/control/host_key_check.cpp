@@ -45,6 +45,10 @@ QString expandHome(QString path) {
 HostKeyProbe HostKeyCheck::probe(const SshConnection& connection, bool changed) {
   HostKeyProbe probe;
   probe.changed = changed;
+  if (const QString invalid = connection.profile().validateConnection(); !invalid.isEmpty()) {
+    probe.error = "Cannot get the host key of " + connection.where() + ": " + invalid;
+    return probe;
+  }
   // Where ssh itself keeps this host's keys (the first of UserKnownHostsFile).
   const Ran config = run(SshConnection::program(), QStringList{"-G"} + connection.sshArguments());
   for (const auto& line : config.out.split('\n')) {
@@ -64,7 +68,7 @@ HostKeyProbe HostKeyCheck::probe(const SshConnection& connection, bool changed) 
                              "-o", "KbdInteractiveAuthentication=no", "-o", "GSSAPIAuthentication=no",
                              "-o", "HostbasedAuthentication=no", "-o", "ControlMaster=no",
                              "-o", "ControlPath=none", "-o", "LogLevel=ERROR"};
-  const Ran offered = run(SshConnection::program(), no_login + connection.sshArguments() << "--" << "true");
+  const Ran offered = run(SshConnection::program(), no_login + connection.sshArguments() << "true");
   QFile file(scratch_file);
   if (file.open(QIODevice::ReadOnly)) {
     for (const auto& line : QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts))

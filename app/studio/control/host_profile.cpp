@@ -23,7 +23,7 @@ bool hasControlCharacter(const QString& text) {
 
 QString HostProfile::destination() const { return user.isEmpty() ? host : user + "@" + host; }
 
-QString HostProfile::validate() const {
+QString HostProfile::validateConnection() const {
   if (host.trimmed().isEmpty()) return "Host: enter a host name, address or ~/.ssh/config alias.";
   // ssh reads a leading '-' as an option and whitespace splits its arguments.
   for (const auto& [field, value] : {std::pair<QString, QString>{"Host", host}, {"User", user}, {"Jump host", jump_host}}) {
@@ -36,6 +36,18 @@ QString HostProfile::validate() const {
   if (runs_root.trimmed().isEmpty()) return "Runs folder: enter the remote folder for run directories.";
   if (hasControlCharacter(streetgan_path) || hasControlCharacter(runs_root))
     return "The remote paths cannot contain control characters.";
+  // The program is run with `exec`, which reads a leading '-' as its own option.
+  if (streetgan_path.trimmed().startsWith('-')) return "streetgan path: '" + streetgan_path + "' cannot start with '-'.";
+  // Each is one argument of ssh (-i, -F) or the value of one -o option: a line break in it would
+  // be read as more of ssh's configuration.
+  for (const auto& [field, value] : {std::pair<QString, QString>{"Key file", identity_file},
+                                     {"ssh config file", ssh_config_file}, {"Known hosts file", known_hosts_file}})
+    if (hasControlCharacter(value)) return field + ": the path cannot contain control characters.";
+  return {};
+}
+
+QString HostProfile::validate() const {
+  if (const QString problem = validateConnection(); !problem.isEmpty()) return problem;
   // The config's own rule for "device", so the host accepts what a run's config would.
   auto checked = applyConfigJson(TrainConfig(), nlohmann::json{{"device", device.toStdString()}}, ConfigScope::All, "");
   if (!checked) {

@@ -31,8 +31,14 @@ struct HostProfile {
   /// "user@host" or "host".
   QString destination() const;
   QString label() const { return name.isEmpty() ? destination() : name; }
-  /// What is wrong with the profile (naming the field), or an empty string.
+  /// What is wrong with the profile (naming the field), or an empty string: validateConnection(),
+  /// then the device, threads, devices and cost. The host dialog's rule, and a remote.json's.
   QString validate() const;
+  /// What is wrong with the fields that reach ssh's command line and the remote shell (host, user,
+  /// port, jump host, key, config and known-hosts files, the streetgan path and runs folder), or an
+  /// empty string. Checked again before every ssh command: a profile read from a file (a run's
+  /// remote.json) never puts an option where ssh expects the destination.
+  QString validateConnection() const;
   /// The `streetgan train` options that choose the device and threads of a run on this host: the
   /// profile's, except where the run's config sets its own (a device other than "auto", threads
   /// other than 0), which the config then carries; and `--nproc N` with `devices` above 1.

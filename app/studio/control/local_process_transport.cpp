@@ -16,7 +16,9 @@ bool LocalProcessTransport::start(const QStringList& arguments, QString* error) 
 }
 
 void LocalProcessTransport::interrupt() { process_.sendSignal(SIGINT); }
-void LocalProcessTransport::kill() { process_.sendSignal(SIGKILL); }
+// The whole process group: a `--nproc N` launcher's ranks are in it, and would otherwise train on
+// (they also end by themselves when their launcher dies: PR_SET_PDEATHSIG in rank_launcher.cpp).
+void LocalProcessTransport::kill() { process_.signalGroup(SIGKILL); }
 void LocalProcessTransport::detach() { process_.detach(); }
 
 }  // namespace streetgan::studio

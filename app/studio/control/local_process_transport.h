@@ -1,6 +1,8 @@
 #pragma once
 // LocalProcessTransport: runs `streetgan` on this computer as a child process (ChildProcess) and
-// passes on its stdout (the event stream, `--events -`) and stderr.
+// passes on its stdout (the event stream, `--events -`) and stderr. interrupt() signals the
+// process (a `--nproc N` launcher passes it on to its ranks); kill() its whole process group, so
+// a launcher's ranks end with it.
 #include "app/studio/control/child_process.h"
 #include "app/studio/control/training_transport.h"
 

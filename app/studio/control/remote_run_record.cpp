@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
@@ -13,7 +14,19 @@ QString RemoteRunRecord::remoteRunDirFor(const HostProfile& host, const QString&
   if (root == "~") root = ".";
   else if (root.startsWith("~/")) root = root.mid(2);
   while (root.size() > 1 && root.endsWith('/')) root.chop(1);
-  return root.isEmpty() ? name : root + "/" + name;
+  if (root.isEmpty()) return name.startsWith('-') ? "./" + name : name;
+  return root + "/" + name;
+}
+
+QString RemoteRunRecord::validate() const {
+  const QString file = QDir(local_run_dir).filePath(fileName());
+  if (const QString problem = host.validate(); !problem.isEmpty()) return file + ": " + problem;
+  if (remote_run_dir.isEmpty()) return file + ": the remote run directory is empty.";
+  // It is an argument of `streetgan remote …` on the host, where a leading '-' is an option.
+  if (remote_run_dir.startsWith('-'))
+    return file + ": the remote run directory '" + remote_run_dir + "' cannot start with '-'.";
+  if (remote_run_dir.contains(QChar(0))) return file + ": the remote run directory cannot contain a NUL character.";
+  return {};
 }
 
 QString RemoteRunRecord::write() const {
@@ -28,8 +41,12 @@ QString RemoteRunRecord::write() const {
 
 std::optional<RemoteRunRecord> RemoteRunRecord::read(const QString& local_run_dir) {
   QFile file(QDir(local_run_dir).filePath(fileName()));
-  if (!file.open(QIODevice::ReadOnly)) return std::nullopt;
-  const QJsonObject object = QJsonDocument::fromJson(file.readAll()).object();
+  // Only a regular file: opening a FIFO named remote.json would wait for a writer forever.
+  if (!QFileInfo(file.fileName()).isFile() || !file.open(QIODevice::ReadOnly)) return std::nullopt;
+  // A record is a few hundred bytes; a link to /dev/zero or a huge file is not one.
+  const QByteArray bytes = file.read(1 << 20);
+  if (!file.atEnd()) return std::nullopt;
+  const QJsonObject object = QJsonDocument::fromJson(bytes).object();
   if (!object.value("host").isObject() || object.value("remote_run_dir").toString().isEmpty()) return std::nullopt;
   RemoteRunRecord record;
   record.host = HostProfile::fromJson(object.value("host").toObject());

@@ -4,6 +4,11 @@
 // run directory), events.jsonl (the remote log, byte for byte as far as it has been read — its
 // size is the offset to follow from), and the sample grids and checkpoints fetched so far. The
 // Runs tab lists it like a local run, with its host.
+//
+// remote.json is a file in a folder: it may have been edited or copied from elsewhere. read()
+// takes it as it is (so the run is still listed, and still recognised as remote); validate() says
+// what is wrong with it, by the host dialog's rules, and RemoteRunTransport uses no record that
+// fails it.
 #include "app/studio/control/host_profile.h"
 
 #include <QString>
@@ -18,12 +23,17 @@ struct RemoteRunRecord {
   QString local_run_dir;   ///< the mirror on this computer
 
   /// The remote run directory of run `name` under the profile's runs root ("~/x" becomes "x":
-  /// ssh commands start in the remote home, and a quoted "~" would not expand).
+  /// ssh commands start in the remote home, and a quoted "~" would not expand; a name starting
+  /// with '-' right in the home becomes "./-name", never an option of the remote command).
   static QString remoteRunDirFor(const HostProfile& host, const QString& name);
   static QString fileName() { return "remote.json"; }
 
   /// Writes local_run_dir/remote.json (creating the folder); an error message, or empty.
   QString write() const;
+  /// What is wrong with the record (naming remote.json and the field): the host profile by
+  /// HostProfile::validate(), and a remote run directory that is empty or starts with '-'.
+  /// Empty when it can be used.
+  QString validate() const;
   /// The record of `local_run_dir`, or nothing when it is a local run.
   static std::optional<RemoteRunRecord> read(const QString& local_run_dir);
 };

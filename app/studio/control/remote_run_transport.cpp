@@ -38,6 +38,11 @@ qint64 RemoteRunTransport::followClientPid() const { return follow_ && follow_->
 
 bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
   if (attach_on_start_) return attach(error);
+  // The record may have come from a remote.json that was edited or copied from elsewhere.
+  if (const QString invalid = run_.validate(); !invalid.isEmpty()) {
+    if (error) *error = invalid;
+    return false;
+  }
   QStringList remote{"remote", "launch", run_.remote_run_dir};
   QStringList train;
   for (int i = 0; i < arguments.size(); ++i) {
@@ -85,6 +90,10 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
 }
 
 bool RemoteRunTransport::attach(QString* error) {
+  if (const QString invalid = run_.validate(); !invalid.isEmpty()) {
+    if (error) *error = invalid;
+    return false;
+  }
   mirror_.close();
   if (!mirror_.open(QIODevice::ReadWrite | QIODevice::Append)) {
     if (error) *error = mirror_.fileName() + ": cannot open it (" + mirror_.errorString() + ")";

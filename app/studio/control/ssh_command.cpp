@@ -29,6 +29,11 @@ bool SshCommand::start(const SshConnection& connection, const QStringList& args,
   result_ = {};
   stream_ = stream;
   connection_ = connection;
+  // The profile may come from a file (a run's remote.json): nothing reaches ssh unchecked.
+  if (const QString invalid = connection.profile().validateConnection(); !invalid.isEmpty()) {
+    if (error) *error = "The host profile " + connection.profile().label() + " cannot be used: " + invalid;
+    return false;
+  }
   QString why;
   if (!process_.start(SshConnection::program(), connection.streetganCommand(args), &why)) {
     if (error) *error = "Cannot run ssh (the OpenSSH client): " + why;

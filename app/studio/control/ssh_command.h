@@ -30,7 +30,8 @@ public:
   explicit SshCommand(QObject* parent = nullptr);
 
   /// Runs `streetgan args...` on the connection's host. `stream`: stdout only through output().
-  /// False (with finished() not emitted) when ssh cannot be started; `error` says why.
+  /// False (with finished() not emitted) when ssh cannot be started or the profile fails
+  /// HostProfile::validateConnection(); `error` says why.
   bool start(const SshConnection& connection, const QStringList& args, bool stream = false, QString* error = nullptr);
   bool isRunning() const { return process_.isRunning(); }
   /// Kills the local ssh client (SIGKILL); finished() follows.

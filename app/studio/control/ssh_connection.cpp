@@ -46,7 +46,7 @@ QString SshConnection::defaultControlDir() {
   return dir;
 }
 
-QStringList SshConnection::sshArguments() const {
+QStringList SshConnection::sshOptions() const {
   QStringList args;
   if (!profile_.ssh_config_file.isEmpty()) args << "-F" << profile_.ssh_config_file;
   args << "-o" << "BatchMode=yes"                 // never a password or passphrase prompt
@@ -65,8 +65,12 @@ QStringList SshConnection::sshArguments() const {
   if (profile_.port > 0) args << "-p" << QString::number(profile_.port);
   if (!profile_.jump_host.isEmpty()) args << "-J" << profile_.jump_host;
   if (!profile_.user.isEmpty()) args << "-l" << profile_.user;
-  args << "-T" << profile_.host;
   return args;
+}
+
+QStringList SshConnection::sshArguments() const {
+  // "--" ends ssh's options: whatever the host field holds is the destination, never an option.
+  return sshOptions() << "-T" << "--" << profile_.host;
 }
 
 QStringList SshConnection::streetganCommand(const QStringList& args) const {
@@ -74,14 +78,11 @@ QStringList SshConnection::streetganCommand(const QStringList& args) const {
   for (const auto& arg : args) words.push_back(arg.toStdString());
   const std::string line = remoteCommandLine(profile_.environment_line.toStdString(),
                                              profile_.streetgan_path.toStdString(), words);
-  return sshArguments() << "--" << QString::fromStdString(line);
+  return sshArguments() << QString::fromStdString(line);  // after "-- host": the command
 }
 
 QStringList SshConnection::controlArguments(const QString& command) const {
-  QStringList args = sshArguments();
-  args.insert(args.size() - 2, "-O");  // before "-T host"
-  args.insert(args.size() - 2, command);
-  return args;
+  return sshOptions() << "-O" << command << "-T" << "--" << profile_.host;
 }
 
 void SshConnection::closeMaster() const {

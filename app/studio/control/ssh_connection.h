@@ -4,7 +4,8 @@
 // the user), no password prompts (BatchMode), keep-alives so a dead network is noticed within
 // seconds, and connection sharing (ControlMaster): the first command opens a master connection
 // that later commands reuse, so each costs no new handshake. Every remote word is quoted
-// (remoteCommandLine), so names and paths are only ever data.
+// (remoteCommandLine), so names and paths are only ever data; the destination always follows
+// "--", so ssh never reads it as an option (and profiles are checked: validateConnection()).
 //
 // describeFailure() turns ssh's exit code and stderr into the sentence the user reads.
 #include "app/studio/control/host_profile.h"
@@ -39,7 +40,7 @@ public:
   /// folder is not safe to use (then every command makes its own connection).
   static QString defaultControlDir();
 
-  /// ssh's options and the destination, without a command.
+  /// ssh's options and the destination ("-T", "--", host), without a command.
   QStringList sshArguments() const;
   /// The full ssh command line running `streetgan args...` on the host (after the environment line).
   QStringList streetganCommand(const QStringList& args) const;
@@ -53,6 +54,9 @@ public:
   QString describeFailure(SshFailure failure, const QString& stderr_text) const;
 
 private:
+  /// ssh's options alone: what sshArguments() puts before "-T -- host".
+  QStringList sshOptions() const;
+
   HostProfile profile_;
   QString control_dir_;
 };

@@ -1,9 +1,17 @@
 // HostProfile: every field kept through JSON, QSettings and a remote run's record; profiles saved
 // before hosts had their own device and threads load with auto and all cores; the device is
-// checked by the config's own rule; and the device and threads a run on the host is given.
+// checked by the config's own rule; and the device and threads a run on the host is given. A
+// remote.json is checked by the host dialog's rules before anything of it reaches ssh (a stand-in
+// `ssh` on PATH records what it is given), and ssh always gets the destination after "--".
 #include "app/studio/control/host_profile.h"
 #include "app/studio/control/remote_run_record.h"
+#include "app/studio/control/remote_run_transport.h"
+#include "app/studio/control/ssh_command.h"
+#include "app/studio/control/ssh_connection.h"
+#include "app/studio/control/training_transport_factory.h"
 
+#include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSettings>
@@ -53,6 +61,18 @@ private slots:
     qputenv("XDG_CONFIG_HOME", home_.filePath(".config").toUtf8());
     QCoreApplication::setOrganizationName("StreetGAN-tests");
     QCoreApplication::setApplicationName("tst_host_profile");
+    // A stand-in ssh, first on PATH: it writes its arguments one a line and answers like
+    // `streetgan --version`.
+    const QString bin = home_.filePath("bin");
+    QVERIFY(QDir().mkpath(bin));
+    QFile ssh(bin + "/ssh");
+    QVERIFY(ssh.open(QIODevice::WriteOnly));
+    ssh.write("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$STREETGAN_TEST_SSH_LOG\"\necho 'streetgan 0'\n");
+    ssh.close();
+    QVERIFY(ssh.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+    ssh_log_ = home_.filePath("ssh-arguments");
+    qputenv("STREETGAN_TEST_SSH_LOG", ssh_log_.toUtf8());
+    qputenv("PATH", bin.toUtf8() + ":" + qgetenv("PATH"));
   }
 
   void newProfileDefaults() {
@@ -183,8 +203,120 @@ private slots:
     QCOMPARE(p.deviceArguments(configDevice, configThreads), expected);
   }
 
+  // ssh reads its options up to "--": the destination comes after it, whatever it holds; the
+  // remote command after the destination; a control command's -O among the options.
+  void destinationFollowsDoubleDash() {
+    const SshConnection connection(everyField(), home_.filePath("control"));
+    const QStringList args = connection.sshArguments();
+    QCOMPARE(args.mid(args.size() - 3), (QStringList{"-T", "--", "gpu.example.org"}));
+    QCOMPARE(args.count("--"), qsizetype(1));
+    const QStringList command = connection.streetganCommand({"--version"});
+    QCOMPARE(command.mid(command.size() - 4, 3), (QStringList{"-T", "--", "gpu.example.org"}));
+    QVERIFY2(command.last().endsWith(" '--version'"), qPrintable(command.last()));
+    const QStringList control = connection.controlArguments("check");
+    QCOMPARE(control.mid(control.size() - 5), (QStringList{"-O", "check", "-T", "--", "gpu.example.org"}));
+
+    // What ssh itself is given.
+    QFile::remove(ssh_log_);
+    const SshResult result = SshCommand::runAndWait(connection, {"--version"});
+    QVERIFY2(result.ok(), qPrintable(result.message));
+    const QStringList given = QString::fromUtf8(readAll(ssh_log_)).split('\n');
+    const qsizetype host = given.indexOf("gpu.example.org");
+    QVERIFY(host >= 2);
+    QCOMPARE(given[host - 1], QString("--"));
+    QCOMPARE(given[host - 2], QString("-T"));
+    QFile::remove(ssh_log_);
+  }
+
+  // A remote.json edited or copied from elsewhere: it is still read (the run is listed as remote),
+  // but validate() names what the host dialog would refuse, and neither opening the run nor
+  // resuming it (nor any ssh command with its profile) starts ssh.
+  void hostileRecordsAreRefused_data() {
+    QTest::addColumn<QString>("field");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("message");  // after "<run>/remote.json: "; empty: accepted
+    QTest::newRow("as written") << "name" << "gpu-box" << "";
+    // The environment line is shell by design (docs/remote.md: "yours and runs as written"), run
+    // on the host as the profile's user: accepted as it is.
+    QTest::newRow("environment line is shell") << "environment_line" << "source /opt/env.sh; export A=1" << "";
+    QTest::newRow("host is an option") << "host" << "-oProxyCommand=touch /tmp/streetgan-test-pwned"
+                                       << "Host: '-oProxyCommand=touch /tmp/streetgan-test-pwned' cannot start with '-'.";
+    QTest::newRow("user is an option") << "user" << "-oProxyCommand=x" << "User: '-oProxyCommand=x' cannot start with '-'.";
+    QTest::newRow("jump host is an option") << "jump_host" << "-oProxyCommand=x"
+                                            << "Jump host: '-oProxyCommand=x' cannot start with '-'.";
+    QTest::newRow("host with an option after it") << "host" << "gpu.example.org -oProxyCommand=x"
+                                                  << "Host: 'gpu.example.org -oProxyCommand=x' cannot contain spaces or control characters.";
+    QTest::newRow("port too high") << "port" << "70000" << "Port: 70000 is not a port (1–65535, or 0 for ssh's default).";
+    QTest::newRow("negative port") << "port" << "-22" << "Port: -22 is not a port (1–65535, or 0 for ssh's default).";
+    QTest::newRow("program is an option") << "streetgan_path" << "-c" << "streetgan path: '-c' cannot start with '-'.";
+    QTest::newRow("program with a line break") << "streetgan_path" << "streetgan\ntouch x"
+                                               << "The remote paths cannot contain control characters.";
+    QTest::newRow("key file with a line break") << "identity_file" << "/k\nProxyCommand touch x"
+                                                << "Key file: the path cannot contain control characters.";
+    QTest::newRow("ssh config with a line break") << "ssh_config_file" << "/c\nProxyCommand touch x"
+                                                  << "ssh config file: the path cannot contain control characters.";
+    QTest::newRow("known hosts with a line break") << "known_hosts_file" << "/k\nProxyCommand touch x"
+                                                   << "Known hosts file: the path cannot contain control characters.";
+    QTest::newRow("unknown device") << "device" << "tpu" << "Device: \"tpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu.";
+    QTest::newRow("run directory is an option") << "remote_run_dir" << "--help"
+                                                << "the remote run directory '--help' cannot start with '-'.";
+  }
+
+  void hostileRecordsAreRefused() {
+    QFETCH(QString, field);
+    QFETCH(QString, value);
+    QFETCH(QString, message);
+    QTemporaryDir run;
+    QJsonObject host = everyField().toJson();
+    QString remote_run_dir = "/scratch/runs/x";
+    if (field == "remote_run_dir") remote_run_dir = value;
+    else if (field == "port") host[field] = value.toInt();
+    else host[field] = value;
+    QFile file(QDir(run.path()).filePath("remote.json"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QJsonDocument(QJsonObject{{"host", host}, {"remote_run_dir", remote_run_dir}}).toJson());
+    file.close();
+
+    const auto record = RemoteRunRecord::read(run.path());
+    QVERIFY(record.has_value());
+    const QString expected = message.isEmpty() ? QString() : file.fileName() + ": " + message;
+    QCOMPARE(record->validate(), expected);
+    if (message.isEmpty()) return;
+    QFile::remove(ssh_log_);
+    const TrainingTransportFactory factory("streetgan");
+    for (const bool attach : {true, false}) {  // the run opened from the Runs tab, or resumed
+      auto transport = factory.forRun(run.path(), attach);
+      QVERIFY(qobject_cast<RemoteRunTransport*>(transport.get()));
+      QString error;
+      QVERIFY(!transport->start({"train", "--run-dir", run.path(), "--resume"}, &error));
+      QCOMPARE(error, expected);
+    }
+    if (field != "remote_run_dir" && field != "device") {  // the profile itself cannot reach ssh
+      const SshResult result = SshCommand::runAndWait(SshConnection(record->host, home_.filePath("control")), {"--version"});
+      QVERIFY(!result.ok());
+      QCOMPARE(result.message, "The host profile " + record->host.label() + " cannot be used: " + message);
+    }
+    QVERIFY2(!QFile::exists(ssh_log_), "ssh was started");
+  }
+
+  // A run named "-x" right in the remote home is "./-x" there, never an option.
+  void remoteRunDirNeverStartsWithADash() {
+    HostProfile p = everyField();
+    p.runs_root = "~/";
+    QCOMPARE(RemoteRunRecord::remoteRunDirFor(p, "-x"), QString("./-x"));
+    QCOMPARE(RemoteRunRecord::remoteRunDirFor(p, "x"), QString("x"));
+    p.runs_root = "~";
+    QCOMPARE(RemoteRunRecord::remoteRunDirFor(p, "-x"), QString("./-x"));
+  }
+
 private:
+  static QByteArray readAll(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+  }
+
   QTemporaryDir home_;
+  QString ssh_log_;
 };
 
 QTEST_GUILESS_MAIN(TestHostProfile)

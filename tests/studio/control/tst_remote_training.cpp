@@ -49,7 +49,7 @@ QStringList linesOf(const QByteArray& log) {
 qint64 masterPid(const SshConnection& connection) {
   QProcess process;
   process.start("ssh", connection.controlArguments("check"));
-  process.waitForFinished(10000);
+  process.waitForFinished(60000);
   const QString said = QString::fromUtf8(process.readAllStandardError());
   const int at = said.indexOf("pid=");
   return at < 0 ? 0 : said.mid(at + 4).section(')', 0, 0).toLongLong();
@@ -314,14 +314,14 @@ private slots:
     QVERIFY(waitForSteps(recorder, 10));
     QTRY_VERIFY(transport->followClientPid() > 0);
     ::kill(static_cast<pid_t>(transport->followClientPid()), SIGKILL);
-    QTRY_VERIFY_WITH_TIMEOUT(recorder.states.contains(SessionState::Reconnecting), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(recorder.states.contains(SessionState::Reconnecting), 60000);
     QTRY_COMPARE_WITH_TIMEOUT(session->state(), SessionState::Running, 30000);
     const int before = recorder.events.size();
     QVERIFY(waitForSteps(recorder, recorder.events.filter("\"type\":\"step\"").size() + 5));
     const qint64 master = masterPid(transport->connection());
     QVERIFY(master > 0);
     ::kill(static_cast<pid_t>(master), SIGKILL);
-    QTRY_VERIFY_WITH_TIMEOUT(recorder.states.count(SessionState::Reconnecting) >= 2, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(recorder.states.count(SessionState::Reconnecting) >= 2, 60000);
     QVERIFY(waitForEnd(*session));
     QVERIFY2(session->state() == SessionState::Completed, qPrintable(session->stderrTail()));
     QVERIFY(recorder.events.size() > before);
@@ -338,7 +338,7 @@ private slots:
     QVERIFY(session->start(requestFor(run, 40)));
     QVERIFY(waitForSteps(recorder, 10));
     sshd_->stop();
-    QTRY_COMPARE_WITH_TIMEOUT(session->state(), SessionState::Reconnecting, 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(session->state(), SessionState::Reconnecting, 60000);
     QVERIFY2(session->connectionMessage().contains("Reconnecting (attempt"), qPrintable(session->connectionMessage()));
     QTest::qWait(2000);  // the run trains on while the host is unreachable
     QString error;
@@ -391,7 +391,7 @@ private slots:
     QVERIFY(session->start(requestFor(run, 200)));
     QVERIFY(waitForSteps(recorder, 6));
     sshd_->stop();
-    QTRY_COMPARE_WITH_TIMEOUT(session->state(), SessionState::Reconnecting, 20000);
+    QTRY_COMPARE_WITH_TIMEOUT(session->state(), SessionState::Reconnecting, 60000);
     session->stop();
     QTest::qWait(1000);
     QString error;

@@ -1,12 +1,18 @@
 // TrainingSession over LocalProcessTransport, with the real `streetgan train` on tiny demo data:
 // every event of a run delivered once and in order; stop (SIGINT) and resume; a child killed
 // mid-run shows as failed with its stderr; garbage on the event stream is skipped and counted;
-// a missing program; a detached run carries on to completion without the session.
+// a missing program; a detached run carries on to completion without the session; Kill ends the
+// child's whole process group (a `--nproc 2` launcher's ranks with it). And FollowedRunTransport
+// signals the pid a run's log names only while it is that run's process.
+#include "app/studio/control/followed_run_transport.h"
 #include "app/studio/control/local_process_transport.h"
 #include "app/studio/control/training_session.h"
+#include "core/runs/process_identity.h"
 #include "tests/support/test_support.h"
 
+#include <QDir>
 #include <QFile>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -47,6 +53,63 @@ struct Recorder {
   }
 };
 
+// A process's start time (field 22 of /proc/PID/stat): empty once it is gone, or when only its
+// zombie is left (killed, its new parent has not reaped it yet). Compared with the start time
+// seen earlier, so a pid reused meanwhile is not taken for the process.
+QByteArray liveStartTime(qint64 pid) {
+  const QByteArray stat = readFileBytes("/proc/" + QString::number(pid) + "/stat");
+  const int close = stat.lastIndexOf(')');
+  if (close < 0) return {};
+  const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
+  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return {};
+  return fields[19];
+}
+
+// The child processes of `parent`, from /proc.
+QList<qint64> childrenOf(qint64 parent) {
+  QList<qint64> out;
+  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
+    bool numeric = false;
+    const qint64 pid = entry.toLongLong(&numeric);
+    if (!numeric) continue;
+    const QByteArray stat = readFileBytes("/proc/" + entry + "/stat");
+    const int close = stat.lastIndexOf(')');
+    if (close < 0) continue;
+    const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
+    if (fields.size() > 1 && fields[1].toLongLong() == parent) out.push_back(pid);
+  }
+  return out;
+}
+
+// Waits (a hang guard of 60 s, not a time limit) until none of `processes` (pid, start time) is
+// left; the pids of those still running. Whatever is left is then killed, so nothing outlives the test.
+QStringList waitUntilGone(const QList<QPair<qint64, QByteArray>>& processes) {
+  QStringList left;
+  QElapsedTimer clock;
+  clock.start();
+  for (;;) {
+    left.clear();
+    for (const auto& [pid, start] : processes)
+      if (!start.isEmpty() && liveStartTime(pid) == start) left << QString::number(pid);
+    if (left.isEmpty() || clock.elapsed() > 60000) break;
+    QTest::qWait(100);
+  }
+  for (const auto& [pid, start] : processes)
+    if (!start.isEmpty() && liveStartTime(pid) == start) ::kill(static_cast<pid_t>(pid), SIGKILL);
+  return left;
+}
+
+// A run folder whose events.jsonl names `pid` (and `start_time`, when not 0) as its process.
+QString runNaming(const QString& dir, qint64 pid, quint64 start_time) {
+  QDir().mkpath(dir);
+  QFile events(dir + "/events.jsonl");
+  if (!events.open(QIODevice::WriteOnly | QIODevice::Truncate)) return dir;
+  QString line = QString(R"({"v":1,"type":"run_started","time":1,"pid":%1)").arg(pid);
+  if (start_time != 0) line += QString(R"(,"pid_start_time":%1)").arg(start_time);
+  events.write(line.toUtf8() + "}\n");
+  return dir;
+}
+
 }  // namespace
 
 class TestTrainingSession : public QObject {
@@ -60,6 +123,11 @@ private slots:
   void garbageOnTheStreamIsSkippedAndCounted();
   void missingProgram();
   void detachedRunCarriesOn();
+  void killEndsTheWholeProcessGroup();
+  void killEndsTheRanksOfAMultiRankRun();
+  void followedRunSignalsOnlyItsOwnProcess();
+  void followedRunWithAPidThatIsNotOne_data();
+  void followedRunWithAPidThatIsNotOne();
 
 private:
   QTemporaryDir dir_;
@@ -213,6 +281,114 @@ void TestTrainingSession::detachedRunCarriesOn() {
   const auto events = readEvents(run);
   QCOMPARE(events.last().value("status").toString(), QString("completed"));
   QCOMPARE(eventsOfType(events, "epoch_end").size(), 3);
+}
+
+// Kill reaches what the child started in its group, not only the child: here a shell's `sleep`.
+void TestTrainingSession::killEndsTheWholeProcessGroup() {
+  QTemporaryDir dir;
+  const QString script = dir.filePath("fake-streetgan");
+  QVERIFY(writeScript(script, "sleep 300 &\necho \"$!\"\nwait\n"));
+  LocalProcessTransport transport(script);
+  QByteArray out;
+  connect(&transport, &TrainingTransport::eventBytes, this, [&](const QByteArray& bytes) { out += bytes; });
+  QSignalSpy ended(&transport, &TrainingTransport::ended);
+  QString error;
+  QVERIFY2(transport.start({}, &error), qPrintable(error));
+  QTRY_VERIFY_WITH_TIMEOUT(out.contains('\n'), 60000);
+  const qint64 sleeper = out.trimmed().toLongLong();
+  QVERIFY(sleeper > 0);
+  const QByteArray start = liveStartTime(sleeper);
+  QVERIFY(!start.isEmpty());
+  transport.kill();
+  QVERIFY(ended.wait(60000));
+  const QStringList left = waitUntilGone({{sleeper, start}});
+  QVERIFY2(left.isEmpty(), qPrintable("still running after Kill: " + left.join(", ")));
+}
+
+// The studio's Kill on `streetgan train --nproc 2`: the launcher and both ranks end.
+void TestTrainingSession::killEndsTheRanksOfAMultiRankRun() {
+  auto transport = std::make_unique<LocalProcessTransport>(STREETGAN_CLI);
+  LocalProcessTransport* local = transport.get();
+  TrainingSession session(std::move(transport));
+  Recorder recorder;
+  recorder.attach(session);
+  QSignalSpy finished(&session, &TrainingSession::finished);
+  TrainingRequest request = tinyRequest(data_, dir_.filePath("ranks-killed"), 200);
+  request.extra_arguments << "--nproc" << "2";
+  QVERIFY(session.start(request));
+  QTRY_VERIFY_WITH_TIMEOUT(recorder.count("step") >= 1, 120000);
+  QList<QPair<qint64, QByteArray>> ranks;
+  for (const qint64 pid : childrenOf(local->pid())) ranks.push_back({pid, liveStartTime(pid)});
+  QCOMPARE(ranks.size(), 2);
+  session.kill();
+  QVERIFY(finished.wait(60000));
+  QCOMPARE(session.state(), SessionState::Failed);
+  const QStringList left = waitUntilGone(ranks);
+  QVERIFY2(left.isEmpty(), qPrintable("ranks still running after Kill: " + left.join(", ")));
+}
+
+// A followed run's log names a live `streetgan` process, but with another start time (its pid was
+// reused): Stop and Kill say so and leave it alone, and the run counts as ended. With the right
+// start time, Kill reaches it.
+void TestTrainingSession::followedRunSignalsOnlyItsOwnProcess() {
+  QTemporaryDir dir;
+  const QString script = dir.filePath("fake-streetgan");
+  // A shell that stays a shell (its command line names fake-streetgan) and leaves no long sleep behind.
+  QVERIFY(writeScript(script, "while :; do sleep 1; done\n"));
+  QProcess other;
+  other.start(script, {});
+  QVERIFY(other.waitForStarted());
+  const qint64 pid = other.processId();
+  const auto start = streetgan::processStartTime(pid);
+  QVERIFY(start.has_value());
+
+  {
+    FollowedRunTransport transport(runNaming(dir.filePath("reused"), pid, *start + 1));
+    QByteArray said;
+    connect(&transport, &TrainingTransport::diagnosticBytes, this, [&](const QByteArray& bytes) { said += bytes; });
+    QSignalSpy ended(&transport, &TrainingTransport::ended);
+    QString error;
+    QVERIFY2(transport.start({}, &error), qPrintable(error));
+    transport.interrupt();
+    transport.kill();
+    QVERIFY2(said.contains("is no longer the run's training process") && said.contains("nothing was signalled"), said.constData());
+    QVERIFY(ended.wait(60000));  // not the run's process: the run is over
+    QVERIFY(!other.waitForFinished(500));
+    QCOMPARE(other.state(), QProcess::Running);
+  }
+
+  FollowedRunTransport transport(runNaming(dir.filePath("own"), pid, *start));
+  QSignalSpy ended(&transport, &TrainingTransport::ended);
+  QString error;
+  QVERIFY2(transport.start({}, &error), qPrintable(error));
+  QTest::qWait(300);
+  QVERIFY(transport.isRunning());  // its process runs
+  transport.kill();
+  QVERIFY(other.waitForFinished(60000));
+  QCOMPARE(other.exitStatus(), QProcess::CrashExit);
+  QVERIFY(ended.wait(60000));
+}
+
+// A log whose pid is not a pid (4294967295 is -1 as a pid_t; 2^32 + ours is ours): the run is not
+// running and its transport ends. (Nothing is signalled here: before the check, a Kill would have
+// been kill(-1, SIGKILL), every process of the user.)
+void TestTrainingSession::followedRunWithAPidThatIsNotOne_data() {
+  QTest::addColumn<qint64>("pid");
+  QTest::newRow("uint32 max") << qint64(4294967295LL);
+  QTest::newRow("2^32 + this process") << qint64((1LL << 32) + QCoreApplication::applicationPid());
+  QTest::newRow("zero") << qint64(0);
+  QTest::newRow("negative") << qint64(-1);
+}
+
+void TestTrainingSession::followedRunWithAPidThatIsNotOne() {
+  QFETCH(qint64, pid);
+  QTemporaryDir dir;
+  FollowedRunTransport transport(runNaming(dir.filePath("run"), pid, 0), "");  // "": any command line
+  QSignalSpy ended(&transport, &TrainingTransport::ended);
+  QString error;
+  QVERIFY2(transport.start({}, &error), qPrintable(error));
+  QVERIFY(ended.wait(60000));
+  QVERIFY(!transport.isRunning());
 }
 
 QTEST_GUILESS_MAIN(TestTrainingSession)

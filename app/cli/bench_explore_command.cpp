@@ -1,0 +1,129 @@
+// `streetgan bench explore`: the render rate of the studio's Explore preview, which was a test's
+// assertion (tst_studio_explore, "the worker renders ≥ 30 frames/s") until a busy 2-core machine
+// failed it. The preview's worker renders a looped walk through the keyframes with
+// LatentExplorer::renderFrames, 8 frames a job, one job at a time, and plays them at 30 frames/s
+// by default; this times the same calls on the same kind of walk and prints the rate beside
+// that target.
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "core/latent/latent_explorer.h"
+#include "core/train/compute_device.h"
+
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+namespace streetgan::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n == 0 ? 0.0 : n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
+int runBenchExplore(const Args& args) {
+  CommandLine line("bench explore", "--checkpoint FILE [--keys N --frames-per-key N --job N --repeats N ...]",
+                   "Times the studio's Explore preview: a looped walk through --keys seed keyframes\n"
+                   "(seeds 1, 2, ...), rendered by LatentExplorer::renderFrames in jobs of --job\n"
+                   "frames, one job at a time, as the preview's worker renders it. Prints the\n"
+                   "frames per second of each repeat and their median beside the target (the\n"
+                   "preview's playback rate, 30 frames/s by default): at or above it, playback\n"
+                   "never waits for a frame.",
+                   {{"--checkpoint", "FILE", "checkpoint (.pt) of a run"},
+                    {"--keys", "N", "keyframes (default 3, 90 frames with the defaults)"},
+                    {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
+                    {"--job", "N", "frames per render call (default 8, the preview's)"},
+                    {"--repeats", "N", "timed renders of the whole walk (default 3)"},
+                    {"--warmup", "N", "untimed jobs first (default 1)"},
+                    {"--target", "FPS", "frames per second to compare with (default 30)"},
+                    {"--device", "DEV", "cpu, cuda or cuda:N (default cpu, the studio's)"},
+                    {"--threads", "N", "CPU threads (0 = all cores; default: LibTorch's own, as in the studio)"},
+                    {"--json", "", "print one JSON object"}});
+  if (auto done = line.parseOrExit(args)) return *done;
+  const std::string program = line.program();
+  if (!line.has("--checkpoint")) return fail(program, "missing --checkpoint FILE", kExitUsage);
+  auto keys = line.integer("--keys", 3, 2, 1000);
+  auto per_key = line.integer("--frames-per-key", 30, 1, 100000);
+  auto job = line.integer("--job", 8, 1, 4096);
+  auto repeats = line.integer("--repeats", 3, 1, 1000);
+  auto warmup = line.integer("--warmup", 1, 0, 1000);
+  auto threads = line.integer("--threads", 0, 0, 1024);
+  for (const auto* value : {&keys, &per_key, &job, &repeats, &warmup, &threads})
+    if (!*value) return fail(program, value->error(), kExitUsage);
+  auto target = line.number("--target", 30, 0, 100000);
+  if (!target) return fail(program, target.error(), kExitUsage);
+  if (line.has("--threads")) setComputeThreads(static_cast<int>(*threads));
+
+  auto explorer = LatentExplorer::open(line.value("--checkpoint"), line.value("--device", "cpu"));
+  if (!explorer) return fail(program, explorer.error(), kExitFailure);
+  WalkPlan plan;  // the preview's defaults: slerp, ease-in-out, looped
+  plan.frames_per_key = static_cast<int>(*per_key);
+  plan.loop = true;
+  for (long long seed = 1; seed <= *keys; ++seed) {
+    plan.keys.push_back((*explorer)->latentOfSeed(static_cast<std::uint64_t>(seed)));
+    plan.seeds.emplace_back(static_cast<std::uint64_t>(seed));
+  }
+  auto total = (*explorer)->frameCount(plan);
+  if (!total) return fail(program, total.error(), kExitUsage);
+
+  // One pass over the walk, job after job, as the preview's worker goes; the seconds it took.
+  auto renderWalk = [&](long long jobs_limit) -> Result<double> {
+    const auto start = Clock::now();
+    long long jobs = 0;
+    for (std::int64_t begin = 0; begin < *total && (jobs_limit < 0 || jobs < jobs_limit); begin += *job, ++jobs) {
+      auto frames = (*explorer)->renderFrames(plan, begin, std::min<std::int64_t>(*job, *total - begin));
+      if (!frames) return makeError(frames.error());
+    }
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  if (*warmup > 0) {
+    if (auto warm = renderWalk(*warmup); !warm) return fail(program, warm.error(), kExitFailure);
+  }
+  std::vector<double> rates;
+  std::vector<double> seconds;
+  for (long long r = 0; r < *repeats; ++r) {
+    auto took = renderWalk(-1);
+    if (!took) return fail(program, took.error(), kExitFailure);
+    seconds.push_back(*took);
+    rates.push_back(static_cast<double>(*total) / std::max(*took, 1e-9));
+  }
+  const double rate = median(rates);
+  const bool met = rate >= *target;
+
+  nlohmann::json result = {{"benchmark", "explore preview"},
+                           {"checkpoint", line.value("--checkpoint")},
+                           {"image_size", (*explorer)->imageSize()},
+                           {"nz", (*explorer)->nz()},
+                           {"frames", *total},
+                           {"job", *job},
+                           {"threads", at::get_num_threads()},
+                           {"seconds", seconds},
+                           {"frames_per_s", rates},
+                           {"median_frames_per_s", rate},
+                           {"target_frames_per_s", *target},
+                           {"met", met}};
+  if (line.has("--json")) {
+    std::printf("%s\n", result.dump().c_str());
+    return kExitOk;
+  }
+  std::printf("%-16s %6s %5s %4s %7s %7s %10s %10s %4s\n", "benchmark", "frames", "image", "job", "threads", "repeats",
+              "frames/s", "target", "met");
+  std::printf("%-16s %6lld %5d %4lld %7d %7lld %10.1f %10.1f %4s\n", "explore preview", static_cast<long long>(*total),
+              (*explorer)->imageSize(), *job, at::get_num_threads(), *repeats, rate, *target, met ? "yes" : "no");
+  std::printf("runs (frames/s):");
+  for (double r : rates) std::printf(" %.1f", r);
+  std::printf("\n");
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli

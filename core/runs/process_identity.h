@@ -1,0 +1,50 @@
+#pragma once
+// Checks made before signalling a process that a file names — a run's launch record or the pid
+// in its events.jsonl. Those files can be stale, edited, or come from another host, so a pid read
+// from them is never trusted as it is:
+//   - it must be a pid this system can have: 1 ≤ pid < /proc/sys/kernel/pid_max. A value outside
+//     that range, cast to pid_t, can become 0 or -1 — and kill(0, sig) signals our own process
+//     group, kill(-1, sig) every process of the user;
+//   - the process must be alive, and its command line must name the program (a pid reused by
+//     another program does not count);
+//   - when the run recorded its process's start time (field 22 of /proc/PID/stat, clock ticks
+//     after boot), the process must have that start time: a pid reused by another `streetgan`
+//     is not the run's.
+// Runs written before the start time was recorded carry none (0): for them only the range, the
+// process's existence and its command line are checked. Nothing here throws.
+#include "core/util/result.h"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace streetgan {
+
+/// The largest pid this system hands out plus one: /proc/sys/kernel/pid_max, or 4194304 (Linux's
+/// highest pid_max) when it cannot be read.
+std::int64_t processIdLimit();
+
+/// Whether `pid` is one a process can have here: 1 ≤ pid < processIdLimit().
+bool validProcessId(std::int64_t pid);
+
+/// The start time of process `pid` (field 22 of /proc/PID/stat), or nothing when the pid is not
+/// valid, there is no such process, or /proc cannot tell.
+std::optional<std::uint64_t> processStartTime(std::int64_t pid);
+
+enum class ProcessCheck {
+  NotAProcessId,  ///< outside 1 ≤ pid < processIdLimit()
+  Gone,           ///< no such process (or only a zombie of it)
+  Reused,         ///< a process has the pid, but another program or another start time
+  Alive,          ///< the recorded process, alive
+};
+
+/// Looks at process `pid` as described above; `start_time` 0 means none was recorded.
+ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time);
+
+/// Sends `signal_number` to `pid` only when checkTrainingProcess() says it is the recorded process
+/// (through a pidfd where the kernel has them, so the process checked is the one signalled).
+/// Otherwise an Error saying plainly why nothing was signalled.
+Status signalTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
+                             int signal_number);
+
+}  // namespace streetgan
