@@ -3,6 +3,9 @@
 # (default 60) on a copy of its committed seed corpus. A crash leaves its input in
 # build-fuzz/crashes/<target>/ and fails the script; new inputs stay in build-fuzz/corpus/.
 #   bash packaging/fuzz.sh [SECONDS] [TARGET...]
+#   STREETGAN_FUZZ_RUNS=N  run N inputs of each from seed 1 instead, from the committed seeds
+#                          only (what .ci/run does: the same inputs on every run, so a CI result
+#                          never depends on the machine's speed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -34,10 +37,16 @@ for target in "${targets[@]}"; do
   work=build-fuzz/corpus/$target
   crashes=build-fuzz/crashes/$target
   mkdir -p "$work" "$crashes"
+  if [ -n "${STREETGAN_FUZZ_RUNS:-}" ]; then
+    rm -rf "$work" && mkdir -p "$work"
+    limit=(-runs="$STREETGAN_FUZZ_RUNS" -seed=1)
+  else
+    limit=(-max_total_time="$seconds")
+  fi
   [ -d "fuzz/corpus/$target" ] && cp -n fuzz/corpus/"$target"/* "$work"/ 2>/dev/null || true
   log=build-fuzz/$target.log
   result=ok
-  if ! build-fuzz/"$target" "$work" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=25 \
+  if ! build-fuzz/"$target" "$work" "${limit[@]}" -rss_limit_mb=4096 -timeout=25 \
        -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1; then
     result="FOUND: see $log and $crashes"
     failed+=("$target")

@@ -95,34 +95,6 @@ void verifyRanksInStep(const QString& run, int world) {
   for (const auto& value : checksums) QCOMPARE(value.toDouble(), checksums.first().toDouble());
 }
 
-// The child processes of `parent` (the ranks a launcher started), from /proc.
-QList<qint64> childrenOf(qint64 parent) {
-  QList<qint64> out;
-  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
-    bool numeric = false;
-    const qint64 pid = entry.toLongLong(&numeric);
-    if (!numeric) continue;
-    const QByteArray stat = readFileBytes("/proc/" + entry + "/stat");
-    const int close = stat.lastIndexOf(')');
-    if (close < 0) continue;
-    const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
-    if (fields.size() > 1 && fields[1].toLongLong() == parent) out.push_back(pid);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-// A process's start time (field 22 of /proc/PID/stat): empty once it is gone, or when only its
-// zombie is left (a killed rank whose new parent has not reaped it yet). Compared with the start
-// time seen earlier, so a pid reused meanwhile is not taken for the rank.
-QByteArray liveStartTime(qint64 pid) {
-  const QByteArray stat = readFileBytes("/proc/" + QString::number(pid) + "/stat");
-  const int close = stat.lastIndexOf(')');
-  if (close < 0) return {};
-  const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
-  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return {};
-  return fields[19];
-}
 
 // Waits (up to `ms`) until `run` has a checkpoint past step `after`; false at once when
 // `launcher` ended first (its stderr is then printed).
@@ -153,6 +125,20 @@ int freePort() {
   if (fd >= 0) ::close(fd);
   if (port == 0) qFatal("no free port on 127.0.0.1");
   return port;
+}
+
+// Rank `rank` of 2 started by hand, as torchrun would (RANK, WORLD_SIZE, MASTER_*), in `folder`.
+QProcess* startRank(QObject* parent, int rank, int port, const QStringList& args, const QString& folder = {}) {
+  auto* process = new QProcess(parent);
+  auto env = QProcessEnvironment::systemEnvironment();
+  env.insert("RANK", QString::number(rank));
+  env.insert("WORLD_SIZE", "2");
+  env.insert("MASTER_ADDR", "127.0.0.1");
+  env.insert("MASTER_PORT", QString::number(port));
+  process->setProcessEnvironment(env);
+  if (!folder.isEmpty()) process->setWorkingDirectory(folder);
+  process->start(STREETGAN_CLI, args);
+  return process;
 }
 
 }  // namespace
@@ -316,16 +302,8 @@ private slots:
     const int port = freePort();
     QList<QProcess*> ranks;
     for (int rank = 0; rank < 2; ++rank) {
-      auto* process = new QProcess(this);
-      auto env = QProcessEnvironment::systemEnvironment();
-      env.insert("RANK", QString::number(rank));
-      env.insert("WORLD_SIZE", "2");
-      env.insert("MASTER_ADDR", "127.0.0.1");
-      env.insert("MASTER_PORT", QString::number(port));
-      process->setProcessEnvironment(env);
-      process->start(STREETGAN_CLI, {"train", "--resume", "--run-dir", rank == 0 ? first : second, "--epochs", "3",
-                                     "--threads", "1"});
-      ranks << process;
+      ranks << startRank(this, rank, port, {"train", "--resume", "--run-dir", rank == 0 ? first : second, "--epochs", "3",
+                                            "--threads", "1"});
     }
     for (auto* process : ranks) {
       QVERIFY(process->waitForFinished(300000));
@@ -378,18 +356,7 @@ private slots:
     QVERIFY(::kill(static_cast<pid_t>(launcher.processId()), SIGKILL) == 0);
     QVERIFY(launcher.waitForFinished(60000));
     // A hang guard, not a time limit: the ranks get their signal as the launcher dies.
-    QStringList left;
-    QElapsedTimer clock;
-    clock.start();
-    for (;;) {
-      left.clear();
-      for (const auto& [pid, start] : ranks)
-        if (!start.isEmpty() && liveStartTime(pid) == start) left << QString::number(pid);
-      if (left.isEmpty() || clock.elapsed() > 60000) break;
-      QTest::qWait(100);
-    }
-    for (const auto& [pid, start] : ranks)  // nothing left training behind the test, whatever it found
-      if (!start.isEmpty() && liveStartTime(pid) == start) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    const QStringList left = waitUntilGone(ranks);
     QVERIFY2(left.isEmpty(), qPrintable("ranks still running 60 s after their launcher was killed: " + left.join(", ")));
   }
 
@@ -403,16 +370,7 @@ private slots:
       const QString folder = dir_.path() + "/by-hand-" + QString::number(rank);
       QVERIFY(QDir().mkpath(folder));
       folders << folder;
-      auto* process = new QProcess(this);
-      auto env = QProcessEnvironment::systemEnvironment();
-      env.insert("RANK", QString::number(rank));
-      env.insert("WORLD_SIZE", "2");
-      env.insert("MASTER_ADDR", "127.0.0.1");
-      env.insert("MASTER_PORT", QString::number(port));
-      process->setProcessEnvironment(env);
-      process->setWorkingDirectory(folder);
-      process->start(STREETGAN_CLI, trainArgs(QFileInfo(data_).absoluteFilePath(), "run", 8, 2));
-      ranks << process;
+      ranks << startRank(this, rank, port, trainArgs(QFileInfo(data_).absoluteFilePath(), "run", 8, 2), folder);
     }
     for (auto* process : ranks) {
       QVERIFY(process->waitForFinished(300000));

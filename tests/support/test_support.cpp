@@ -3,9 +3,13 @@
 #include "tests/support/test_device.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QtTest>
+
+#include <algorithm>
+#include <csignal>
 
 namespace streetgan::test {
 
@@ -122,6 +126,47 @@ QStringList writeLongRuns(const QString& dir, int count, int steps) {
 QString testOutputDir() {
   QDir().mkpath(STREETGAN_TEST_OUTPUT);
   return STREETGAN_TEST_OUTPUT;
+}
+
+QList<qint64> childrenOf(qint64 parent) {
+  QList<qint64> out;
+  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
+    bool numeric = false;
+    const qint64 pid = entry.toLongLong(&numeric);
+    if (!numeric) continue;
+    const QByteArray stat = readFileBytes("/proc/" + entry + "/stat");
+    const int close = stat.lastIndexOf(')');
+    if (close < 0) continue;
+    const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
+    if (fields.size() > 1 && fields[1].toLongLong() == parent) out.push_back(pid);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+QByteArray liveStartTime(qint64 pid) {
+  const QByteArray stat = readFileBytes("/proc/" + QString::number(pid) + "/stat");
+  const int close = stat.lastIndexOf(')');
+  if (close < 0) return {};
+  const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
+  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return {};
+  return fields[19];
+}
+
+QStringList waitUntilGone(const QList<QPair<qint64, QByteArray>>& processes) {
+  QStringList left;
+  QElapsedTimer clock;
+  clock.start();
+  for (;;) {
+    left.clear();
+    for (const auto& [pid, start] : processes)
+      if (!start.isEmpty() && liveStartTime(pid) == start) left << QString::number(pid);
+    if (left.isEmpty() || clock.elapsed() > 60000) break;
+    QTest::qWait(100);
+  }
+  for (const auto& [pid, start] : processes)
+    if (!start.isEmpty() && liveStartTime(pid) == start) ::kill(static_cast<pid_t>(pid), SIGKILL);
+  return left;
 }
 
 }  // namespace streetgan::test

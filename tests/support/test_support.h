@@ -57,4 +57,15 @@ QStringList writeLongRuns(const QString& dir, int count, int steps);
 /// Folder for files a person may want to look at after the tests (screenshots, samples).
 QString testOutputDir();
 
+/// The child processes of `parent` (the ranks a launcher started), from /proc, sorted.
+QList<qint64> childrenOf(qint64 parent);
+/// A process's start time (field 22 of /proc/PID/stat): empty once it is gone, or when only its
+/// zombie is left (killed, its new parent has not reaped it yet). Compared with the start time
+/// seen earlier, so a pid reused meanwhile is not taken for the process.
+QByteArray liveStartTime(qint64 pid);
+/// Waits (a hang guard of 60 s, not a time limit) until none of `processes` (pid, start time)
+/// is left; the pids of those still running. Whatever is left is then killed, so nothing
+/// outlives the test.
+QStringList waitUntilGone(const QList<QPair<qint64, QByteArray>>& processes);
+
 }  // namespace streetgan::test

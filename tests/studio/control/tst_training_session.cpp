@@ -53,51 +53,6 @@ struct Recorder {
   }
 };
 
-// A process's start time (field 22 of /proc/PID/stat): empty once it is gone, or when only its
-// zombie is left (killed, its new parent has not reaped it yet). Compared with the start time
-// seen earlier, so a pid reused meanwhile is not taken for the process.
-QByteArray liveStartTime(qint64 pid) {
-  const QByteArray stat = readFileBytes("/proc/" + QString::number(pid) + "/stat");
-  const int close = stat.lastIndexOf(')');
-  if (close < 0) return {};
-  const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
-  if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X") return {};
-  return fields[19];
-}
-
-// The child processes of `parent`, from /proc.
-QList<qint64> childrenOf(qint64 parent) {
-  QList<qint64> out;
-  for (const QString& entry : QDir("/proc").entryList(QDir::Dirs)) {
-    bool numeric = false;
-    const qint64 pid = entry.toLongLong(&numeric);
-    if (!numeric) continue;
-    const QByteArray stat = readFileBytes("/proc/" + entry + "/stat");
-    const int close = stat.lastIndexOf(')');
-    if (close < 0) continue;
-    const QList<QByteArray> fields = stat.mid(close + 2).split(' ');
-    if (fields.size() > 1 && fields[1].toLongLong() == parent) out.push_back(pid);
-  }
-  return out;
-}
-
-// Waits (a hang guard of 60 s, not a time limit) until none of `processes` (pid, start time) is
-// left; the pids of those still running. Whatever is left is then killed, so nothing outlives the test.
-QStringList waitUntilGone(const QList<QPair<qint64, QByteArray>>& processes) {
-  QStringList left;
-  QElapsedTimer clock;
-  clock.start();
-  for (;;) {
-    left.clear();
-    for (const auto& [pid, start] : processes)
-      if (!start.isEmpty() && liveStartTime(pid) == start) left << QString::number(pid);
-    if (left.isEmpty() || clock.elapsed() > 60000) break;
-    QTest::qWait(100);
-  }
-  for (const auto& [pid, start] : processes)
-    if (!start.isEmpty() && liveStartTime(pid) == start) ::kill(static_cast<pid_t>(pid), SIGKILL);
-  return left;
-}
 
 // A run folder whose events.jsonl names `pid` (and `start_time`, when not 0) as its process.
 QString runNaming(const QString& dir, qint64 pid, quint64 start_time) {
