@@ -25,6 +25,8 @@
 
 #include <torch/torch.h>
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <csignal>
 
@@ -186,6 +188,7 @@ private slots:
   void signalledImportLeavesNothing();
   void badCheckpointsAreRefused_data();
   void badCheckpointsAreRefused();
+  void netsAreCheckedBeforeTheyAreBuilt();
   void exportLoadsInPyTorch_data();
   void exportLoadsInPyTorch();
   void exportRefusals();
@@ -640,6 +643,36 @@ void TestInterop::exportRefusals() {
   r = runCli({"export", "--checkpoint", reference(64) + "/full.pt"});
   QCOMPARE(r.exit_code, 2);
   QVERIFY2(r.err.contains("missing --out"), qPrintable(r.err));
+}
+
+// A 400 KB file whose last convolution claims ngf 2048: the generator built to compare shapes
+// would hold about 10 GB (16384 × 8192 × 4 × 4 floats in its second layer alone). The shapes are
+// checked against the file's own tensors first, so the import fails at once with the shape that
+// does not fit, here under a 4 GB address-space limit (before, the build ran out of memory).
+void TestInterop::netsAreCheckedBeforeTheyAreBuilt() {
+  const QString path = dir_.path() + "/huge-ngf.pt";
+  QProcess python;
+  python.start("/usr/bin/python3", {"-c",
+                                    "import sys, torch\n"
+                                    "g = {f'main.{i}.weight': torch.zeros(1, 1, 4, 4) for i in (0, 3, 6, 9)}\n"
+                                    "g['main.12.weight'] = torch.zeros(2048, 3, 4, 4)\n"
+                                    "torch.save({'epoch': 0, 'G_state_dict': g}, sys.argv[1])\n",
+                                    path});
+  QVERIFY(python.waitForFinished(120000));
+  QVERIFY2(python.exitCode() == 0, python.readAllStandardError().constData());
+  QProcess import;
+  import.setChildProcessModifier([] {
+    const rlimit limit{4ull << 30, 4ull << 30};
+    ::setrlimit(RLIMIT_AS, &limit);
+  });
+  import.start(STREETGAN_CLI, {"import", path, "--run-dir", dir_.path() + "/huge-ngf"});
+  QVERIFY(import.waitForFinished(120000));
+  const QString err = QString::fromUtf8(import.readAllStandardError());
+  QCOMPARE(import.exitCode(), 1);
+  QVERIFY2(err.contains("G_state_dict does not fit a DCGAN generator (nz 1, ngf 2048, nc 3, 64 px): "
+                        "main.0.weight is [1, 1, 4, 4], not [1, 16384, 4, 4]"),
+           qPrintable(err));
+  QVERIFY(!QFileInfo::exists(dir_.path() + "/huge-ngf"));
 }
 
 QTEST_GUILESS_MAIN(TestInterop)
