@@ -24,6 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kGraceSeconds = 10;
+constexpr int kStopGraceSeconds = 60;
 
 // A port nothing listens on now (the kernel's choice); rank 0 binds it a moment later.
 int freePort() {
@@ -81,7 +82,7 @@ int launchRanks(const RankLaunchOptions& options) {
   const std::atomic<bool>& stop = installStopHandlers();
   const pid_t launcher = ::getpid();
   std::vector<Rank> ranks;
-  for (int local = 0; local < options.nproc; ++local) {
+  for (int local = 0; local < options.nproc && !stop.load(); ++local) {
     Rank r;
     r.rank = options.node_rank * options.nproc + local;
     const pid_t pid = ::fork();
@@ -131,6 +132,11 @@ int launchRanks(const RankLaunchOptions& options) {
       forwarded = true;
       for (auto& r : ranks)
         if (r.running) ::kill(r.pid, SIGTERM);
+      // A rank still joining the others (they wait up to --dist-timeout for a host that never
+      // comes) cannot stop before the join ends: SIGTERM took the whole --dist-timeout, 300 s by
+      // default. Whatever has not ended a minute later (time enough to write its last checkpoint)
+      // is killed.
+      kill_at = std::min(kill_at, Clock::now() + std::chrono::seconds(kStopGraceSeconds));
     }
     bool any_running = false;
     for (auto& r : ranks) {
@@ -159,8 +165,9 @@ int launchRanks(const RankLaunchOptions& options) {
     if (Clock::now() >= kill_at) {
       for (auto& r : ranks)
         if (r.running) {
-          std::fprintf(stderr, "%s: rank %d of %d did not end within %d s of the failure; killing it\n",
-                       program.c_str(), r.rank, world, std::min(options.timeout_s, kGraceSeconds));
+          std::fprintf(stderr, "%s: rank %d of %d did not end within %d s of the %s; killing it\n", program.c_str(),
+                       r.rank, world, failed ? std::min(options.timeout_s, kGraceSeconds) : kStopGraceSeconds,
+                       failed ? "failure" : "stop request");
           ::kill(r.pid, SIGKILL);
         }
       kill_at = Clock::time_point::max();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -403,8 +404,33 @@ Result<TrainConfig> applyConfigJson(const TrainConfig& base, const json& object,
   return config;
 }
 
+// How deeply arrays and objects nest in `text` (strings skipped). A config is two levels deep;
+// nlohmann's parser copes with any depth, but printing a value in an error message recurses, and
+// 65,000 levels (a 130 KB -t argument) overflowed the stack.
+static int jsonNestingDepth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& text,
                                     ConfigScope scope, const std::string& source) {
+  constexpr int kMaxDepth = 32;
+  if (jsonNestingDepth(text) > kMaxDepth)
+    return makeError(source + ": not a config (its JSON nests more than " + std::to_string(kMaxDepth) + " levels deep)");
   json parsed;
   try {
     parsed = json::parse(text);
@@ -415,6 +441,13 @@ Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& 
 }
 
 Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& path) {
+  // A regular file of sane size only: /dev/zero would be read until memory runs out, a FIFO
+  // would wait for a writer forever.
+  constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return makeError(path + ": cannot open the config file (no such regular file)");
+  if (const auto size = std::filesystem::file_size(path, ec); ec || size > kMaxConfigBytes)
+    return makeError(path + ": the config file is larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB");
   std::ifstream in(path, std::ios::binary);
   if (!in) return makeError(path + ": cannot open the config file");
   std::stringstream buffer;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <string>
+#include <vector>
 #include <sys/syscall.h>
 #include <system_error>
 #include <unistd.h>
@@ -112,6 +113,28 @@ ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_nam
   // An empty command line: it ended between the two reads (a zombie has none).
   if (!command_line || command_line->empty()) return ProcessCheck::Gone;
   if (command_line->find(program_name) == std::string::npos) return ProcessCheck::Reused;
+  if (start_time == 0 && !program_name.empty()) {
+    // No start time was recorded (a run from before they were): the command line is all that
+    // tells our process from another, so it must be the training command itself, `<dir>/streetgan
+    // train …`, not any process whose arguments merely mention the program (`tail -f
+    // streetgan.log`, `streetgan serve`, a process renamed `streetgan-helper`).
+    // argv[0] is the program, or argv[1] when an interpreter runs it (a script, as the tests'
+    // stand-ins are).
+    std::vector<std::string_view> args;
+    for (std::string_view line(*command_line); !line.empty() && args.size() < 3;) {
+      const auto end = line.find('\0');
+      args.push_back(line.substr(0, end));
+      line = end == std::string_view::npos ? std::string_view() : line.substr(end + 1);
+    }
+    const auto baseName = [](std::string_view path) {
+      const auto slash = path.find_last_of('/');
+      return slash == std::string_view::npos ? path : path.substr(slash + 1);
+    };
+    bool training = false;
+    for (std::size_t i = 0; i + 1 < args.size() && i < 2; ++i)
+      if (baseName(args[i]) == program_name && args[i + 1] == "train") training = true;
+    if (!training) return ProcessCheck::Reused;
+  }
   return ProcessCheck::Alive;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/util/atomic_file.h"
 #include "core/util/exception_message.h"
+#include "core/util/zip_directory.h"
 
 #include <caffe2/serialize/inline_container.h>
 #include <nlohmann/json.hpp>
@@ -57,6 +58,9 @@ Status openArchive(torch::serialize::InputArchive& archive, const std::string& p
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     return makeError(path + ": the checkpoint does not exist");
+  // A file that is no zip at all is left to LibTorch's reader, whose refusal names what it is.
+  if (readZipDirectory(path).ok())
+    if (Status fits = zipRecordsFitTheFile(path); !fits) return fits;
   archive.load_from(path, device);
   torch::Tensor version;
   if (!archive.try_read("streetgan_checkpoint_version", version))
@@ -99,7 +103,10 @@ Status loadModule(torch::nn::Module& module, torch::serialize::InputArchive& arc
 }  // namespace
 
 Status saveCheckpoint(const std::string& path, DcganStep& model, const CheckpointState& state) {
-  const std::string temporary = temporaryPathFor(path);
+  // The archive is written to memory and the file by writeFileAtomically: LibTorch's zip writer
+  // writing to a file that fails (a full disk) throws from its destructor, which ends the
+  // program, and left a half-written temporary file behind.
+  std::string bytes;
   try {
     torch::serialize::OutputArchive archive;
     archive.write("streetgan_checkpoint_version", counter(kFormatVersion));
@@ -123,12 +130,18 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
     archive.write("optimizer_g", optimizer_g);
     archive.write("optimizer_d", optimizer_d);
     model.scaler().save(archive);
-    archive.save_to(temporary);
+    archive.save_to([&bytes](const void* data, std::size_t size) -> std::size_t {
+      bytes.append(static_cast<const char*>(data), size);
+      return size;
+    });
   } catch (const c10::Error& e) {
-    std::remove(temporary.c_str());
     return makeError(path + ": cannot write the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
+  } catch (const std::bad_alloc&) {
+    return makeError(path + ": cannot write the checkpoint (out of memory)");
   }
-  return commitTemporaryFile(temporary, path);
+  if (Status written = writeFileAtomically(path, bytes); !written)
+    return makeError(written.error() + "; the previous checkpoints are kept");
+  return {};
 }
 
 Result<TrainConfig> readCheckpointConfig(const std::string& path) {

@@ -22,7 +22,10 @@ constexpr std::uint64_t kMaxPickleBytes = 64ull << 20;
 // The record's declared size, checked before LibTorch's reader allocates it: torch.save stores
 // records uncompressed, so one that would inflate past the whole file is refused.
 Result<std::uint64_t> recordSize(const ZipDirectory& directory, std::uint64_t file_size, const std::string& name) {
-  auto found = directory.records.find(name);
+  std::string key = name;  // the directory's names are in lower case, as LibTorch's reader matches them
+  for (char& c : key)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  auto found = directory.records.find(key);
   if (found == directory.records.end()) return makeError("the zip has no record " + name);
   if (found->second.uncompressed_size > file_size)
     return makeError("the record " + name + " would inflate to " + std::to_string(found->second.uncompressed_size) +
@@ -40,6 +43,7 @@ Result<PickleValue> readArchive(const std::string& path) {
   std::error_code ec;
   const std::uint64_t file_size = std::filesystem::file_size(path, ec);
   if (ec) return makeError(path + ": its size cannot be read (" + ec.message() + ")");
+  if (Status fits = zipRecordsFitTheFile(path); !fits) return makeError(fits.error());
   auto directory = readZipDirectory(path);
   if (!directory) return makeError(path + ": cannot read the zip archive (" + directory.error() + ")");
   caffe2::serialize::PyTorchStreamReader reader(path);
@@ -50,9 +54,11 @@ Result<PickleValue> readArchive(const std::string& path) {
       if (auto size = recordSize(*directory, file_size, name); !size) return makeError(path + ": " + size.error());
   if (reader.hasRecord("byteorder") && recordText(reader, "byteorder") != "little")
     return makeError(path + ": the tensors are stored big-endian, which this build does not read");
-  if (directory->records.at("data.pkl").uncompressed_size > kMaxPickleBytes)
-    return makeError(path + ": its data.pkl is " + std::to_string(directory->records.at("data.pkl").uncompressed_size) +
-                     " bytes; at most " + std::to_string(kMaxPickleBytes) + " are read");
+  auto pickle_size = recordSize(*directory, file_size, "data.pkl");
+  if (!pickle_size) return makeError(path + ": " + pickle_size.error());
+  if (*pickle_size > kMaxPickleBytes)
+    return makeError(path + ": its data.pkl is " + std::to_string(*pickle_size) + " bytes; at most " +
+                     std::to_string(kMaxPickleBytes) + " are read");
   const std::string pickle = recordText(reader, "data.pkl");
   PickleReader unpickler([&reader, &directory, file_size](const std::string& key, torch::ScalarType dtype,
                                                         std::int64_t numel) -> Result<torch::Tensor> {

@@ -1,6 +1,7 @@
 #include "core/util/zip_directory.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -119,6 +120,8 @@ Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t s
       if (Status s = zip64Sizes(d + kEntrySize + name_length, extra_length, record, big_uncompressed, big_compressed); !s)
         return makeError("its directory entry " + std::to_string(i) + ": " + s.error());
     pos += kEntrySize + name_length + extra_length + comment_length;
+    for (char& c : name)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     const auto slash = name.find('/');
     // Two records may name the same record once their folders are removed ("a/data.pkl",
     // "b/data.pkl"): the larger is kept, so a check of the declared size never looks at the
@@ -127,6 +130,20 @@ Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t s
     if (!inserted && record.uncompressed_size > at->second.uncompressed_size) at->second = record;
   }
   return out;
+}
+
+Status zipRecordsFitTheFile(const std::string& path) {
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return makeError(path + ": its size cannot be read (" + ec.message() + ")");
+  auto directory = readZipDirectory(path);
+  if (!directory) return makeError(path + ": cannot read the zip archive (" + directory.error() + ")");
+  for (const auto& [name, record] : directory->records)
+    if (record.uncompressed_size > size)
+      return makeError(path + ": the record " + name + " would inflate to " + std::to_string(record.uncompressed_size) +
+                       " bytes, more than the whole file (" + std::to_string(size) +
+                       "); LibTorch never compresses its records");
+  return {};
 }
 
 Result<ZipDirectory> readZipDirectory(const std::string& path) {

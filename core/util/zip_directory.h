@@ -23,8 +23,9 @@ struct ZipRecord {
 };
 
 struct ZipDirectory {
-  /// Records by name, the first path component (torch.save's archive name) removed, as
-  /// LibTorch's PyTorchStreamReader names them ("data.pkl", "data/0").
+  /// Records by name in lower case, the first path component (torch.save's archive name)
+  /// removed, as LibTorch's PyTorchStreamReader names them ("data.pkl", "data/0"). Its zip
+  /// reader finds names without regard to case, so "DATA.PKL" is the record "data.pkl" too.
   std::map<std::string, ZipRecord> records;
   /// The largest number of records read; torch.save writes a few per tensor.
   static constexpr std::uint64_t kMaxRecords = 1'000'000;
@@ -38,5 +39,11 @@ Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t s
 
 /// The central directory of the file at `path`.
 Result<ZipDirectory> readZipDirectory(const std::string& path);
+
+/// Whether every record of the zip at `path` declares at most the file's own size: LibTorch
+/// writes records uncompressed, so one that would inflate past the whole file is a decompression
+/// bomb. Checked before LibTorch's reader opens a file, as it inflates some records (`version`)
+/// before any of ours is looked at. The Error names the file and the record.
+Status zipRecordsFitTheFile(const std::string& path);
 
 }  // namespace streetgan

@@ -13,7 +13,10 @@
 #include <QtTest>
 #include <torch/torch.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <csignal>
 
 using namespace streetgan;
 using namespace streetgan::test;
@@ -111,6 +114,7 @@ private slots:
   void initTestCase();
   void failures_data();
   void failures();
+  void checkpointOnAFullDisk();
 
 private:
   QTemporaryDir dir_;
@@ -451,6 +455,31 @@ void TestCliErrors::failures() {
   QVERIFY2(filesUnder(row.path(), {"core", "core.*"}).isEmpty(), "a core dump");
   for (const QString& path : absent) QVERIFY2(!QFileInfo::exists(path), qPrintable(path + " exists"));
   QCOMPARE(filesUnder(row.path(), {"*.pt"}), checkpoints_before);
+}
+
+// A disk that fills as the checkpoint is written (RLIMIT_FSIZE of 1 MB, the tiny checkpoint is
+// about 1.3 MB): LibTorch's zip writer threw from its destructor and the program aborted (exit
+// 134) with a half-written temporary file. Now: one line, exit 1, the run marked failed, no
+// temporary file, no checkpoint.
+void TestCliErrors::checkpointOnAFullDisk() {
+  const QString run = dir_.filePath("full-disk");
+  QProcess train;
+  train.setChildProcessModifier([] {
+    std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails with EFBIG, as on a full disk
+    const rlimit limit{1 << 20, 1 << 20};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+  });
+  train.start(STREETGAN_CLI, tinyTrainArgs(fixtures_["@DATA@"], run, 1));
+  QVERIFY(train.waitForFinished(300000));
+  const QString err = QString::fromUtf8(train.readAllStandardError());
+  QCOMPARE(train.exitStatus(), QProcess::NormalExit);
+  QVERIFY2(train.exitCode() == 1, qPrintable(err));
+  QVERIFY2(err.contains("cannot write the file") && err.contains("the previous checkpoints are kept"), qPrintable(err));
+  QVERIFY2(QDir(run + "/checkpoints").entryList(QDir::Files).isEmpty(),
+           qPrintable(QDir(run + "/checkpoints").entryList(QDir::Files).join(", ")));
+  const auto finished = eventsOfType(readEvents(run), "run_finished");
+  QVERIFY(!finished.isEmpty());
+  QCOMPARE(finished.last().value("status").toString(), QString("failed"));
 }
 
 QTEST_GUILESS_MAIN(TestCliErrors)

@@ -316,6 +316,28 @@ private slots:
     verifyRanksInStep(first, 2);
   }
 
+  // SIGTERM to a launcher whose ranks wait to join a host that never comes: they cannot stop
+  // inside the join, which lasted the whole --dist-timeout (300 s). The launcher kills them a
+  // minute after forwarding the stop.
+  void stopWhileRanksWaitToJoin() {
+    QProcess launcher;
+    launcher.start(STREETGAN_CLI, trainArgs(data_, dir_.path() + "/never-joined", 8, 1) +
+                                      QStringList{"--nproc", "2", "--nnodes", "2", "--node-rank", "0", "--master-addr",
+                                                  "127.0.0.1", "--master-port", QString::number(freePort()),
+                                                  "--dist-timeout", "300"});
+    QVERIFY(launcher.waitForStarted());
+    QTRY_COMPARE_WITH_TIMEOUT(childrenOf(launcher.processId()).size(), 2, 60000);
+    QTest::qWait(1000);
+    QList<QPair<qint64, QByteArray>> ranks;
+    for (const qint64 pid : childrenOf(launcher.processId())) ranks.push_back({pid, liveStartTime(pid)});
+    ::kill(static_cast<pid_t>(launcher.processId()), SIGTERM);
+    // A hang guard (before, it ended after the 300 s of --dist-timeout).
+    QVERIFY2(launcher.waitForFinished(200000), "the launcher did not end within 200 s of SIGTERM");
+    const QString err = QString::fromUtf8(launcher.readAllStandardError());
+    QVERIFY2(err.contains("of the stop request; killing it"), qPrintable(err));
+    QVERIFY2(waitUntilGone(ranks).isEmpty(), qPrintable(err));
+  }
+
   // SIGTERM to rank 1 alone: every rank stops at the same step, rank 0 writes one checkpoint.
   void signalToOneRankStopsEveryRank() {
     const QString run = dir_.path() + "/stopped";

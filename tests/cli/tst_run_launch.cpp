@@ -202,14 +202,30 @@ private slots:
     QVERIFY(summary.ok());
     QCOMPARE(summary->state, RunState::Running);
 
-    // A record written before start times were kept: the pid alone decides.
+    // A record written before start times were kept: only a `streetgan train …` command line is
+    // taken for the run (the review's `remote signal` killed `streetgan serve`, `tail -f
+    // streetgan.log` and a process renamed streetgan-helper). This one is fake-streetgan-sleeper.
     QVERIFY(QFile::remove(start_file));
     QCOMPARE(readLaunchStatus(run).start_time, std::uint64_t(0));
-    QVERIFY(readLaunchStatus(run).running);
-    const Status killed = signalLaunchedTraining(run, SIGKILL);
-    QVERIFY2(killed.ok(), killed.ok() ? "" : killed.error().c_str());
+    QVERIFY(!readLaunchStatus(run).running);
+    QVERIFY(!signalLaunchedTraining(run, SIGKILL).ok());
+    QVERIFY(processStartTime(*pid) == start);  // untouched
+    ::kill(static_cast<pid_t>(*pid), SIGKILL);
     waitUntil([&] { return readLaunchStatus(run).ended; });
-    QCOMPARE(readLaunchStatus(run).signal_number, SIGKILL);
+
+    // The same with a program named streetgan, run as `streetgan train …`: signalled.
+    QVERIFY(QDir().mkpath(dir_.filePath("legacy-bin")));
+    const QString named = dir_.filePath("legacy-bin/streetgan");
+    QVERIFY(writeScript(named, "i=0\nwhile [ $i -lt \"$2\" ]; do sleep 1; i=$((i+1)); done\n"));
+    const std::string legacy = dir_.filePath("legacy").toStdString();
+    const auto legacy_pid = launchDetachedTraining(legacy, named.toStdString(), {"train", "30"});
+    QVERIFY2(legacy_pid.ok(), legacy_pid.ok() ? "" : legacy_pid.error().c_str());
+    QVERIFY(QFile::remove(QString::fromStdString(launchRecordDir(legacy)) + "/start-time"));
+    QVERIFY(readLaunchStatus(legacy).running);
+    const Status killed = signalLaunchedTraining(legacy, SIGKILL);
+    QVERIFY2(killed.ok(), killed.ok() ? "" : killed.error().c_str());
+    waitUntil([&] { return readLaunchStatus(legacy).ended; });
+    QCOMPARE(readLaunchStatus(legacy).signal_number, SIGKILL);
   }
 
   // The real CLI: launch a run, follow it from the start and from an offset, read its status,

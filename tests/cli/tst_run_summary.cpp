@@ -129,7 +129,9 @@ private slots:
   }
 
   void processLiveness() {
-    QVERIFY(trainingProcessAlive(::getpid(), "tst_run_summary"));
+    QVERIFY(trainingProcessAlive(::getpid(), "tst_run_summary", *processStartTime(::getpid())));
+    // Without a start time only a `tst_run_summary train …` command line would be taken for it.
+    QVERIFY(!trainingProcessAlive(::getpid(), "tst_run_summary"));
     QVERIFY(!trainingProcessAlive(::getpid(), "streetgan-no-such-program"));  // a recycled pid
     QVERIFY(!trainingProcessAlive(0));
     QVERIFY(!trainingProcessAlive(-5));
@@ -186,7 +188,8 @@ private slots:
     QCOMPARE(checkTrainingProcess(::getpid(), "tst_run_summary", *start), ProcessCheck::Alive);
     QCOMPARE(checkTrainingProcess(::getpid(), "tst_run_summary", *start + 1), ProcessCheck::Reused);
     QCOMPARE(checkTrainingProcess(::getpid(), "streetgan-no-such-program", *start), ProcessCheck::Reused);
-    QCOMPARE(checkTrainingProcess(::getpid(), "tst_run_summary", 0), ProcessCheck::Alive);  // a log from before
+    // A log from before start times: this process's command line is not `tst_run_summary train …`.
+    QCOMPARE(checkTrainingProcess(::getpid(), "tst_run_summary", 0), ProcessCheck::Reused);
     QVERIFY(trainingProcessAlive(::getpid(), "tst_run_summary", *start));
     QVERIFY(!trainingProcessAlive(::getpid(), "tst_run_summary", *start + 1));
     const Status refused = signalTrainingProcess(::getpid(), "tst_run_summary", *start + 1, SIGKILL);

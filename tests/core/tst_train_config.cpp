@@ -50,6 +50,11 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("nz 256") << R"({"nz":256})" << 1 << "";
   // nlohmann throws out_of_range, not parse_error, for this (it aborted: fuzz_train_config).
   QTest::newRow("number past a double") << R"({"nz":1E400})" << 1 << "not valid JSON";
+  // Printing such a value in the error message recursed 65,000 deep and overflowed the stack.
+  QTest::newRow("arrays 65,000 deep") << QString(65000, '[') + QString(65000, ']') << 1 << "nests more than 32 levels deep";
+  QTest::newRow("a key's value 100,000 deep") << R"({"nz":)" + QString(100000, '[') + QString(100000, ']') + "}" << 1
+                                               << "nests more than 32 levels deep";
+  QTest::newRow("brackets inside a string") << QString(R"({"dataroot":"%1"})").arg(QString(100, '[')) << 0 << "";
   QTest::newRow("nz 0") << R"({"nz":0})" << 1 << "config key \"nz\": 0 is not allowed; allowed: an integer from 1 to 4096";
   QTest::newRow("nz float") << R"({"nz":12.5})" << 1 << "\"nz\": 12.5 is not allowed";
   QTest::newRow("nz integral float") << R"({"nz":128.0})" << 1 << "";
@@ -185,7 +190,7 @@ void TestTrainConfig::configFileErrors() {
   const auto missing = applyConfigFile(TrainConfig{}, "/nonexistent/config.json");
   QVERIFY(!missing.ok());
   QCOMPARE(QString::fromStdString(missing.error()),
-           QString("/nonexistent/config.json: cannot open the config file"));
+           QString("/nonexistent/config.json: cannot open the config file (no such regular file)"));
   QTemporaryDir dir;
   const QString path = dir.filePath("bad.json");
   QFile file(path);
