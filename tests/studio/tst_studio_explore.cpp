@@ -251,10 +251,16 @@ void TestStudioExplore::exportCancelLeavesNothing() {
   dialog->setFormat("mp4");
   dialog->setLongSide(1024);
   dialog->setOfferReveal(false);
-  QTimer::singleShot(150, dialog.get(), [&dialog] {
-    QVERIFY(dialog->progressDialog());
+  // Cancel as soon as the progress dialog is up (it was a fixed 150 ms: on a busy machine the
+  // dialog did not exist yet and the test failed).
+  QTimer poll;
+  poll.setInterval(20);
+  QObject::connect(&poll, &QTimer::timeout, dialog.get(), [&dialog, &poll] {
+    if (!dialog->progressDialog()) return;
+    poll.stop();
     dialog->progressDialog()->cancel();
   });
+  poll.start();
   QElapsedTimer clock;
   clock.start();
   const bool exported = dialog->runExport();
