@@ -334,7 +334,10 @@ private slots:
     // A hang guard (before, it ended after the 300 s of --dist-timeout).
     QVERIFY2(launcher.waitForFinished(200000), "the launcher did not end within 200 s of SIGTERM");
     const QString err = QString::fromUtf8(launcher.readAllStandardError());
-    QVERIFY2(err.contains("of the stop request; killing it"), qPrintable(err));
+    // Either the launcher killed them a minute after the stop, or the signal interrupted their
+    // join (EINTR) and they ended at once; both end the job well within --dist-timeout.
+    QCOMPARE(launcher.exitCode(), 1);
+    QVERIFY2(err.contains("of the stop request; killing it") || err.contains("Interrupted system call"), qPrintable(err));
     QVERIFY2(waitUntilGone(ranks).isEmpty(), qPrintable(err));
   }
 
