@@ -22,16 +22,13 @@ constexpr std::uint64_t kMaxPickleBytes = 64ull << 20;
 // The record's declared size, checked before LibTorch's reader allocates it: torch.save stores
 // records uncompressed, so one that would inflate past the whole file is refused.
 Result<std::uint64_t> recordSize(const ZipDirectory& directory, std::uint64_t file_size, const std::string& name) {
-  std::string key = name;  // the directory's names are in lower case, as LibTorch's reader matches them
-  for (char& c : key)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  auto found = directory.records.find(key);
-  if (found == directory.records.end()) return makeError("the zip has no record " + name);
-  if (found->second.uncompressed_size > file_size)
-    return makeError("the record " + name + " would inflate to " + std::to_string(found->second.uncompressed_size) +
+  const ZipRecord* found = directory.find(name);
+  if (!found) return makeError("the zip has no record " + name);
+  if (found->uncompressed_size > file_size)
+    return makeError("the record " + name + " would inflate to " + std::to_string(found->uncompressed_size) +
                      " bytes, more than the whole file (" + std::to_string(file_size) +
                      "); torch.save never compresses its records");
-  return found->second.uncompressed_size;
+  return found->uncompressed_size;
 }
 
 std::string recordText(caffe2::serialize::PyTorchStreamReader& reader, const std::string& name) {

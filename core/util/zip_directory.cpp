@@ -120,8 +120,7 @@ Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t s
       if (Status s = zip64Sizes(d + kEntrySize + name_length, extra_length, record, big_uncompressed, big_compressed); !s)
         return makeError("its directory entry " + std::to_string(i) + ": " + s.error());
     pos += kEntrySize + name_length + extra_length + comment_length;
-    for (char& c : name)
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    name = ZipDirectory::key(std::move(name));
     const auto slash = name.find('/');
     // Two records may name the same record once their folders are removed ("a/data.pkl",
     // "b/data.pkl"): the larger is kept, so a check of the declared size never looks at the
@@ -130,6 +129,17 @@ Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t s
     if (!inserted && record.uncompressed_size > at->second.uncompressed_size) at->second = record;
   }
   return out;
+}
+
+std::string ZipDirectory::key(std::string name) {
+  for (char& c : name)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return name;
+}
+
+const ZipRecord* ZipDirectory::find(std::string name) const {
+  auto found = records.find(key(std::move(name)));
+  return found == records.end() ? nullptr : &found->second;
 }
 
 Status zipRecordsFitTheFile(const std::string& path) {

@@ -27,6 +27,10 @@ struct ZipDirectory {
   /// removed, as LibTorch's PyTorchStreamReader names them ("data.pkl", "data/0"). Its zip
   /// reader finds names without regard to case, so "DATA.PKL" is the record "data.pkl" too.
   std::map<std::string, ZipRecord> records;
+  /// The record `name` ("data.pkl", "data/0") in any case, or null.
+  const ZipRecord* find(std::string name) const;
+  /// `name` in lower case, as `records` is keyed.
+  static std::string key(std::string name);
   /// The largest number of records read; torch.save writes a few per tensor.
   static constexpr std::uint64_t kMaxRecords = 1'000'000;
 };
