@@ -114,12 +114,19 @@ Result<GalleryQuery> parseGalleryQuery(GalleryJob::Kind kind, std::string_view q
 
   parsed.count = static_cast<int>(*count);
   parsed.size = static_cast<int>(*size);
+  if (!grid) parsed.size &= ~1;  // H.264 and VP9 want even sides
+  // count ≤ 100,000 and size ≤ 8192 (the command's own limits) keep the product far from overflow.
+  const std::uint64_t pixels = *count * static_cast<std::uint64_t>(parsed.size) * static_cast<std::uint64_t>(parsed.size);
+  const std::uint64_t max_pixels = static_cast<std::uint64_t>(std::max<std::int64_t>(1, limits.max_pixels));
+  if (pixels > max_pixels)
+    return makeError(std::string(grid ? "n" : "frames") + " x size x size must be at most " + std::to_string(max_pixels) +
+                     " pixels (got " + std::to_string(*count) + " x " + std::to_string(parsed.size) + " x " +
+                     std::to_string(parsed.size) + " = " + std::to_string(pixels) + "); ask for fewer or smaller images");
   if (!grid) {
     const auto format = params.find("format");
     parsed.format = format == params.end() ? "gif" : format->second;
     if (parsed.format != "gif" && parsed.format != "mp4" && parsed.format != "webm")
       return makeError("format must be gif, mp4 or webm");
-    parsed.size &= ~1;  // H.264 and VP9 want even sides
   }
   return parsed;
 }

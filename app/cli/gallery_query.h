@@ -24,6 +24,10 @@ struct GalleryQueryLimits {
   int max_frames = 600;   ///< frames in one walk
   int max_size = 1024;    ///< side of one image, pixels
   int grid_size = 64;     ///< a grid's image side when the query names none: the net's
+  /// Pixels one request may ask for: images (n or frames) × size × size. It bounds a render's
+  /// memory (a grid is made whole, four bytes a channel) and time, which the three limits above
+  /// do not: 256 images of 1024 pixels would be 268 million pixels, 3 GB of floats.
+  std::int64_t max_pixels = 40000000;
 };
 
 struct GalleryQuery {

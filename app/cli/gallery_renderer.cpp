@@ -130,7 +130,8 @@ Result<std::string> readAndRemove(const std::string& path) {
   return bytes.str();
 }
 
-Result<GalleryResult> renderWalk(Generator& generator, const GalleryJob& job, int nz, const std::string& path) {
+Result<GalleryResult> renderWalk(Generator& generator, const GalleryJob& job, int nz, const std::string& path,
+                                 const std::atomic<bool>& cancelled) {
   VideoExportOptions video;
   auto format = parseExportFormat(job.format);
   if (!format) return makeError(format.error());
@@ -140,7 +141,8 @@ Result<GalleryResult> renderWalk(Generator& generator, const GalleryJob& job, in
   video.scale_filter = ScaleFilter::Nearest;
   video.preset = "veryfast";
   WalkRenderOptions render;
-  auto exported = WalkExporter::exportWalk(generator, walkFor(job, nz), render, path, video);
+  auto exported = WalkExporter::exportWalk(generator, walkFor(job, nz), render, path, video,
+                                           [&cancelled](const WalkExportProgress&) { return !cancelled.load(); });
   if (!exported) return makeError(exported.error());
   auto bytes = readAndRemove(path);
   if (!bytes) return makeError(bytes.error());
@@ -232,9 +234,19 @@ Status GalleryRenderer::open() {
                    refused + ")");
 }
 
+void GalleryRenderer::cancel() {
+  std::deque<Task> queued;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancelled_.store(true);
+    queued.swap(tasks_);
+  }
+  for (auto& task : queued) task.promise.set_value(makeError("the server is stopping"));
+}
+
 std::optional<std::future<Result<GalleryResult>>> GalleryRenderer::submit(const GalleryJob& job) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (stopping_ || static_cast<int>(tasks_.size()) >= options_.queue) return std::nullopt;
+  if (stopping_ || cancelled_.load() || static_cast<int>(tasks_.size()) >= options_.queue) return std::nullopt;
   tasks_.push_back(Task{job, {}});
   auto future = tasks_.back().promise.get_future();
   wake_.notify_one();
@@ -300,7 +312,7 @@ void GalleryRenderer::serve(Worker& worker, Task& task) {
                                                      std::to_string(++worker.walks) + "." + task.job.format))
                                  .string();
     result = task.job.kind == GalleryJob::Kind::Grid ? renderGrid(worker.generator, task.job, worker.info.nz)
-                                                     : renderWalk(worker.generator, task.job, worker.info.nz, path);
+                                                     : renderWalk(worker.generator, task.job, worker.info.nz, path, cancelled_);
     if (result) result->model = worker.info;
   } catch (...) {
     result = makeError(exceptionMessage(std::current_exception()));

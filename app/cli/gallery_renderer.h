@@ -81,6 +81,10 @@ public:
   std::optional<std::future<Result<GalleryResult>>> submit(const GalleryJob& job);
   GalleryModelInfo model() const;
   int pendingJobs() const;
+  /// Stops taking jobs: queued ones fail at once ("the server is stopping"), a walk being
+  /// rendered stops at its next batch. Any thread; the workers end with the renderer.
+  void cancel();
+  bool stopping() const { return cancelled_.load(); }
 
 private:
   struct Task {
@@ -105,6 +109,7 @@ private:
   std::shared_ptr<const Loaded> loaded_;  // guarded by mutex_: the model the workers copy
   std::uint64_t generation_ = 0;          // bumped when model_ changes
   bool stopping_ = false;
+  std::atomic<bool> cancelled_{false};    // cancel() was called: walks stop, new jobs are refused
   std::vector<std::thread> threads_;
   std::thread follower_;
 };

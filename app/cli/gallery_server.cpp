@@ -202,6 +202,7 @@ void GalleryServer::routes() {
     limits.max_n = limits_.max_n;
     limits.max_frames = limits_.max_frames;
     limits.max_size = limits_.max_size;
+    limits.max_pixels = limits_.max_pixels;
     limits.grid_size = renderer_.model().img_size;
     auto query = parseGalleryQuery(kind, queryOfTarget(request.target), limits);
     if (!query) return plain(response, 400, query.error());
@@ -217,6 +218,7 @@ void GalleryServer::routes() {
       return plain(response, 503, "busy: every render slot is taken; try again in a second");
     }
     Result<GalleryResult> result = future->get();
+    if (!result && renderer_.stopping()) return plain(response, 503, "the server is stopping");
     if (!result) return plain(response, 500, "could not render: " + result.error());
     // A seed names the picture, but a followed run changes its model: a short shared cache.
     response.set_header("Cache-Control", query->seed ? "public, max-age=60" : "no-store");

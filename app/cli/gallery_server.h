@@ -13,6 +13,7 @@
 #include "core/util/result.h"
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,6 +26,7 @@ struct GalleryLimits {
   int max_n = 256;                ///< images in one grid
   int max_frames = 600;           ///< frames in one walk
   int max_size = 1024;            ///< side of one image, pixels
+  std::int64_t max_pixels = 40000000;  ///< images × side × side in one request
   int connections = 64;           ///< connection threads
   int read_timeout_ms = 500;      ///< the longest pause inside a request
   int request_timeout_ms = 5000;  ///< the longest a whole request may take to arrive

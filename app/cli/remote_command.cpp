@@ -5,6 +5,7 @@
 #include "core/runs/run_launch.h"
 #include "core/runs/run_relative_path.h"
 #include "core/util/atomic_file.h"
+#include "core/util/regular_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -107,29 +109,27 @@ int follow(const Args& args) {
 
   const pid_t parent = ::getppid();
   const auto pause = std::chrono::milliseconds(*poll_ms);
-  int fd = -1;
+  std::optional<RegularFile> log;
   std::int64_t position = *offset;
   for (;;) {
-    if (fd < 0) {
-      fd = ::open(events.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd >= 0) {
-        struct stat info{};
-        ::fstat(fd, &info);
-        if (info.st_size < position) {
-          ::close(fd);
+    if (!log) {
+      std::error_code ec;
+      if (fs::exists(fs::symlink_status(events, ec))) {
+        // Only a regular file is followed: a FIFO would block, a device (a link to /dev/zero)
+        // would stream without end.
+        auto opened = RegularFile::open(events);
+        if (!opened) return fail(line.program(), opened.error(), kExitFailure);
+        if (opened->size() < position)
           return fail(line.program(), events + ": offset " + std::to_string(position) + " is past its end (" +
-                      std::to_string(info.st_size) + " bytes): the log was replaced", kExitFailure);
-        }
-        ::lseek(fd, position, SEEK_SET);
+                      std::to_string(opened->size()) + " bytes): the log was replaced", kExitFailure);
+        ::lseek(opened->descriptor(), position, SEEK_SET);
+        log = std::move(*opened);
       }
     }
     // Status first, then the read: a process seen ended has written its last event already.
     const LaunchStatus status = readLaunchStatus(run_dir);
-    if (fd >= 0 && !copyAvailable(fd, position)) return kExitFailure;  // the reader is gone
-    if (!status.launched || !status.running) {
-      if (fd >= 0) ::close(fd);
-      return kExitOk;
-    }
+    if (log && !copyAvailable(log->descriptor(), position)) return kExitFailure;  // the reader is gone
+    if (!status.launched || !status.running) return kExitOk;
     // Our SSH session is gone (its process was replaced as our parent): nobody reads any more.
     if (::getppid() != parent) return kExitFailure;
     std::this_thread::sleep_for(pause);
@@ -167,29 +167,25 @@ int get(const Args& args) {
   bool all_sent = true;
   for (std::size_t i = 1; i < args.size(); ++i) {
     auto path = resolveInsideRunDirectory(args[0], args[i]);
-    std::string problem = path ? std::string() : path.error();
-    const int fd = path ? ::open(path->c_str(), O_RDONLY | O_CLOEXEC) : -1;
-    struct stat info{};
-    if (problem.empty() && (fd < 0 || ::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)))
-      problem = *path + ": cannot read it (" + (fd < 0 ? std::strerror(errno) : "not a regular file") + ")";
-    if (!problem.empty()) {
-      if (fd >= 0) ::close(fd);
-      std::printf("error %s\n", problem.c_str());
+    // A FIFO would block the open, a device stream without end: regular files only.
+    auto file = path ? RegularFile::open(*path) : Result<RegularFile>(makeError(path.error()));
+    if (!file) {
+      std::printf("error %s\n", file.error().c_str());
       all_sent = false;
       continue;
     }
-    std::printf("size %lld\n", static_cast<long long>(info.st_size));
+    std::printf("size %lld\n", static_cast<long long>(file->size()));
     // Exactly the size announced, even if the file grows meanwhile.
-    std::int64_t left = info.st_size;
+    std::int64_t left = file->size();
     char buffer[1 << 16];
     while (left > 0) {
-      const ssize_t n = ::read(fd, buffer, static_cast<std::size_t>(std::min<std::int64_t>(left, sizeof buffer)));
+      const ssize_t n =
+          ::read(file->descriptor(), buffer, static_cast<std::size_t>(std::min<std::int64_t>(left, sizeof buffer)));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       if (std::fwrite(buffer, 1, static_cast<std::size_t>(n), stdout) != static_cast<std::size_t>(n)) break;
       left -= n;
     }
-    ::close(fd);
     if (left > 0) return fail(program, *path + ": the file shrank while it was sent", kExitFailure);
   }
   return std::fflush(stdout) == 0 && all_sent ? kExitOk : kExitFailure;

@@ -52,6 +52,16 @@ bool RequestHeadScanner::headerLine(std::string_view line) {
     refuse(501, "request bodies in chunks (Transfer-Encoding) are not accepted");
     return false;
   }
+  if (sameName(name, "range")) {
+    // cpp-httplib answers every range of "bytes=0-,0-,…" with the whole body again: a few KB of
+    // header would ask for thousands of copies of a video. One range is all a player asks for.
+    if (has_range_ || value.find(',') != std::string_view::npos) {
+      refuse(416, "a request may ask for one byte range at most");
+      return false;
+    }
+    has_range_ = true;
+    return true;
+  }
   if (!sameName(name, "content-length")) return true;
   std::uint64_t length = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), length);
@@ -89,6 +99,10 @@ RequestHeadScanner::Verdict RequestHeadScanner::scan(std::string_view received) 
     scanned_ = end;
     const std::string_view line = received.substr(line_start_, end - line_start_);
     line_start_ = end;
+    // cpp-httplib skips a header line that ends in a bare LF, so a head of such lines never ends:
+    // refused at once, rather than waiting for the time limit.
+    if (line.size() < 2 || line[line.size() - 2] != '\r')
+      return refuse(400, "the request's lines must end with CR LF");
     if (lines_ == 0) {
       if (line.size() > limits_.max_request_line)
         return refuse(414, "the request line is longer than " + std::to_string(limits_.max_request_line) + " bytes");

@@ -5,7 +5,8 @@
 // what cpp-httplib 0.11 does not: the number of header lines and the size of the whole head (a
 // client sending millions of header lines grew the server by hundreds of megabytes), besides the
 // request line (414) and the body (413); a body in chunks (Transfer-Encoding) is refused, since no
-// route reads one. Only a line that is exactly CRLF ends the head, as for cpp-httplib.
+// route reads one, and so is a Range of more than one byte range (416), which cpp-httplib would
+// answer with a copy of the body for each. Only a line that is exactly CRLF ends the head, as for cpp-httplib.
 //
 // Incremental: each call gets the connection's bytes from the start of the request (the previous
 // call's bytes and maybe more) and goes on from where it stopped, so a head trickled in one byte at
@@ -58,6 +59,7 @@ private:
   bool head_done_ = false;
   std::size_t head_size_ = 0;
   bool has_length_ = false;
+  bool has_range_ = false;
   std::uint64_t content_length_ = 0;
 };
 

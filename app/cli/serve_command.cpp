@@ -46,6 +46,7 @@ int runServe(const Args& args) {
                     {"--max-n", "N", "most images in one grid (default 256)"},
                     {"--max-frames", "N", "most frames in one walk (default 600)"},
                     {"--max-size", "N", "largest image side in pixels (default 1024)"},
+                    {"--max-pixels", "N", "most pixels in one request, images x side x side (default 40000000)"},
                     {"--read-timeout-ms", "N", "longest pause inside a request before it is cut off (default 500)"},
                     {"--request-timeout-ms", "N", "longest time a whole request may take to arrive (default 5000)"}});
   if (auto done = line.parseOrExit(args)) return *done;
@@ -58,10 +59,12 @@ int runServe(const Args& args) {
   auto max_n = line.integer("--max-n", 256, 1, 4096);
   auto max_frames = line.integer("--max-frames", 600, 2, 100000);
   auto max_size = line.integer("--max-size", 1024, 8, 8192);
+  auto max_pixels = line.integer("--max-pixels", 40000000, 64, 1LL << 40);
   auto read_timeout = line.integer("--read-timeout-ms", 500, 10, 600000);
   auto request_timeout = line.integer("--request-timeout-ms", 5000, 100, 600000);
   for (const auto* checked :
-       {&port, &workers, &queue, &connections, &max_n, &max_frames, &max_size, &read_timeout, &request_timeout})
+       {&port, &workers, &queue, &connections, &max_n, &max_frames, &max_size, &max_pixels, &read_timeout,
+        &request_timeout})
     if (!*checked) return fail(line.program(), checked->error(), kExitUsage);
   const std::string bind = line.value("--bind", "127.0.0.1");
 
@@ -90,6 +93,7 @@ int runServe(const Args& args) {
   limits.max_n = static_cast<int>(*max_n);
   limits.max_frames = static_cast<int>(*max_frames);
   limits.max_size = static_cast<int>(*max_size);
+  limits.max_pixels = *max_pixels;
   limits.connections = static_cast<int>(*connections);
   limits.read_timeout_ms = static_cast<int>(*read_timeout);
   limits.request_timeout_ms = static_cast<int>(std::max(*request_timeout, *read_timeout));
@@ -112,6 +116,9 @@ int runServe(const Args& args) {
   std::fflush(stderr);
 
   const bool listened = server.listen(&stop);
+  // Renders waiting in the queue are answered 503 and a walk being made stops at its next batch,
+  // so the connections drain in moments rather than after every queued render.
+  renderer.cancel();
   if (!listened) return fail(line.program(), "the server stopped listening", kExitFailure);
   std::fprintf(stderr, "streetgan serve: stopped\n");
   return kExitOk;

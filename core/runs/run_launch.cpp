@@ -3,15 +3,15 @@
 #include "core/runs/process_identity.h"
 #include "core/runs/run_summary.h"
 #include "core/util/atomic_file.h"
+#include "core/util/regular_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <system_error>
@@ -27,11 +27,28 @@ std::string recordFile(const std::string& run_dir, const char* name) {
   return (fs::path(launchRecordDir(run_dir)) / name).string();
 }
 
+// A record file's text; empty when it is missing, not a regular file (a FIFO would block, a
+// device never end) or larger than a record can be.
 std::string readSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = RegularFile::readAll(path, 4096);
+  return text ? std::move(*text) : std::string();
+}
+
+// The last `limit` bytes of the log at `path`; empty when it is not a regular file.
+std::string tailOf(const std::string& path, std::int64_t limit) {
+  auto file = RegularFile::open(path);
+  if (!file) return {};
+  std::string tail(static_cast<std::size_t>(std::min(limit, file->size())), '\0');
+  const off_t from = static_cast<off_t>(file->size() - static_cast<std::int64_t>(tail.size()));
+  std::size_t done = 0;
+  while (done < tail.size()) {
+    const ssize_t n = ::pread(file->descriptor(), tail.data() + done, tail.size() - done, from + static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  tail.resize(done);
+  return tail;
 }
 
 // The number a record file holds ("123\n"), or 0 when it holds anything else.
@@ -202,17 +219,7 @@ LaunchStatus readLaunchStatus(const std::string& run_dir) {
     status.signal_number = value;
   }
   status.running = !status.ended && trainingProcessAlive(status.pid, "streetgan", status.start_time);
-  const std::string log_path = recordFile(run_dir, "stderr.log");
-  std::ifstream log(log_path, std::ios::binary);
-  if (log) {
-    log.seekg(0, std::ios::end);
-    const std::streamoff size = log.tellg();
-    const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
-    log.seekg(from);
-    std::ostringstream tail;
-    tail << log.rdbuf();
-    status.stderr_tail = tail.str();
-  }
+  status.stderr_tail = tailOf(recordFile(run_dir, "stderr.log"), 4096);
   return status;
 }
 

@@ -273,7 +273,7 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path
   if (options.format == ExportFormat::Gif) {
     const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
     auto palette = GifPaletteFilter::create(width, height, s.out_width, s.out_height, options.scale_filter,
-                                            options.gif_dither, threads);
+                                            options.gif_dither, threads, options.gif_max_kept_bytes);
     if (!palette) return s.fail(palette.error());
     s.palette = std::move(*palette);
   } else {

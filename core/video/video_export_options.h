@@ -23,6 +23,9 @@ struct VideoExportOptions {
   std::string preset = "medium";           ///< libx264 speed preset (ultrafast … veryslow)
   std::string encoder;                     ///< FFmpeg encoder name; empty = libx264/libvpx-vp9/gif/png
   bool gif_dither = true;                  ///< ordered (Bayer) dithering against the palette
+  /// GIF: the most bytes of frames (at the frame size, RGB) kept until the palette is made, since
+  /// it needs them all; a frame past it fails the export. 2 GiB: 10,000 frames of 256×256.
+  long long gif_max_kept_bytes = 2LL << 30;
 };
 
 Result<ExportFormat> parseExportFormat(const std::string& name);  ///< gif, mp4, webm, png

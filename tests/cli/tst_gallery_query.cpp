@@ -75,6 +75,11 @@ void TestGalleryQuery::values() {
   QCOMPARE(walk->size, 32);  // even
   QCOMPARE(walk->format, std::string("webm"));
   QCOMPARE(*walk->seed, std::uint64_t{0});
+  // Exactly the pixel budget is allowed.
+  GalleryQueryLimits budget = limits();
+  budget.max_pixels = 16 * 100 * 100;
+  QVERIFY(parseGalleryQuery(GalleryJob::Kind::Grid, "n=16&size=100", budget).ok());
+  QVERIFY(!parseGalleryQuery(GalleryJob::Kind::Grid, "n=16&size=101", budget).ok());
 }
 
 void TestGalleryQuery::refusals_data() {
@@ -95,6 +100,12 @@ void TestGalleryQuery::refusals_data() {
   QTest::newRow("19-digit frames") << false << "frames=1234567890123456789" << "frames must be";
   QTest::newRow("size 0") << false << "size=0" << "size must be a whole number from 8 to 1024";
   QTest::newRow("format") << false << "format=avi" << "format must be gif, mp4 or webm";
+  // Each number in its range, the product past the pixel budget (40,000,000 by default): a grid
+  // of 64 images of 1024 pixels would be 805 MB of floats in one worker.
+  QTest::newRow("grid pixels") << true << "n=64&size=1024"
+                               << "n x size x size must be at most 40000000 pixels (got 64 x 1024 x 1024 = 67108864)";
+  QTest::newRow("walk pixels, size made even first") << false << "frames=400&size=333"
+                                                     << "frames x size x size must be at most 40000000 pixels (got 400 x 332 x 332 = 44089600)";
 }
 
 void TestGalleryQuery::refusals() {
@@ -153,6 +164,9 @@ void TestGalleryQuery::body() {
   const auto verdict = scanner.scan(head + "abcGET");
   QVERIFY(verdict.state == RequestHeadScanner::State::Complete);
   QCOMPARE(verdict.request_size, head.size() + 3);
+  // One byte range is a request like any other (a video player asks for bytes=0-).
+  RequestHeadScanner ranged;
+  QVERIFY(ranged.scan("GET /gan_gifs HTTP/1.1\r\nRange: bytes=0-\r\n\r\n").state == RequestHeadScanner::State::Complete);
 }
 
 void TestGalleryQuery::headRefusals_data() {
@@ -175,6 +189,12 @@ void TestGalleryQuery::headRefusals_data() {
   QTest::newRow("Content-Length too large") << QByteArray("POST / HTTP/1.1\r\nContent-Length: 16385\r\n\r\n") << 413 << "at most";
   QTest::newRow("two Content-Lengths") << QByteArray("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n") << 400
                                        << "two different";
+  QTest::newRow("two byte ranges") << QByteArray("GET / HTTP/1.1\r\nRange: bytes=0-,0-\r\n\r\n") << 416
+                                   << "one byte range";
+  QTest::newRow("two Range headers") << QByteArray("GET / HTTP/1.1\r\nRange: bytes=0-1\r\nrange: bytes=2-3\r\n\r\n")
+                                     << 416 << "one byte range";
+  QTest::newRow("bare LF request line") << QByteArray("GET / HTTP/1.1\nHost: x\n\n") << 400 << "CR LF";
+  QTest::newRow("bare LF header line") << QByteArray("GET / HTTP/1.1\r\nHost: x\n\r\n") << 400 << "CR LF";
   QTest::newRow("chunked") << QByteArray("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n") << 501 << "Transfer-Encoding";
 }
 

@@ -15,6 +15,7 @@
 #include <QTest>
 
 #include <csignal>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace streetgan;
@@ -269,6 +270,36 @@ private slots:
     QVERIFY2(bad.err.contains("'--config-json'") && bad.err.contains("not valid JSON"), qPrintable(bad.err));
     QCOMPARE(runCli({"remote", "nonsense"}).exit_code, 2);
     QVERIFY(runCli({"remote", "--help"}).out.contains("follow RUN_DIR"));
+  }
+
+  // A run folder may come from another host or another user: its record files, log and events
+  // as FIFOs (the open blocked for ever) or links to /dev/zero (read without end, until memory
+  // ran out). status, follow and get now read regular files only, and bounded.
+  void hostileRecordFiles() {
+    const QString run = dir_.filePath("hostile");
+    QVERIFY(QDir().mkpath(run + "/launch"));
+    QVERIFY(writeText(run + "/launch/pid", QByteArray::number(qint64(::getpid())) + "\n"));
+    QCOMPARE(::mkfifo(QFile::encodeName(run + "/launch/exit-status").constData(), 0600), 0);
+    QVERIFY(QFile::link("/dev/zero", run + "/launch/start-time"));
+    QVERIFY(QFile::link("/dev/zero", run + "/launch/stderr.log"));
+    QCOMPARE(::mkfifo(QFile::encodeName(run + "/events.jsonl").constData(), 0600), 0);
+    QVERIFY(QFile::link("/dev/zero", run + "/zero"));
+
+    const CliResult status = runCli({"remote", "status", run}, 60000);  // the hang guard
+    QCOMPARE(status.exit_code, 0);
+    // The pid is this test's own, but no start time was read and it is no streetgan: not running.
+    QVERIFY2(status.out.contains("\"running\":false") && status.out.contains("\"stderr_tail\":\"\""), qPrintable(status.out));
+    QVERIFY(status.out.size() < 4096);
+
+    const CliResult followed = runCli({"remote", "follow", run}, 60000);
+    QCOMPARE(followed.exit_code, 1);
+    QVERIFY2(followed.err.contains(run + "/events.jsonl: not a regular file"), qPrintable(followed.err));
+
+    const CliResult got = runCli({"remote", "get", run, "events.jsonl", "zero", "launch"}, 60000);
+    QCOMPARE(got.exit_code, 1);
+    QCOMPARE(got.out, "error " + run + "/events.jsonl: not a regular file\n" +
+                          "error 'zero' is not a path inside the run directory (a link leads out of the run directory)\n" +
+                          "error " + run + "/launch: a folder, not a regular file\n");
   }
 };
 

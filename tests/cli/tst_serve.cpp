@@ -210,6 +210,7 @@ private slots:
   void connectionThreadsThatCannotStartFailAtStart();
   void tooManyConnectionsIsAUsageError();
   void sigtermWhileLoadingStopsCleanly();
+  void sigtermAnswersQueuedRendersAndStops();
   void sigtermStops();
 
 private:
@@ -360,6 +361,8 @@ void TestServe::hostileRequests_data() {
   row("seed not a number", "/gan_imgs?seed=1e5", 400, "seed must be");
   row("frames=1", "/gan_gifs?frames=1", 400, "frames must be a whole number from 2 to 400");
   row("frames too many", "/gan_gifs?frames=100000", 400, "frames must be");
+  // Each number in range, 268 million pixels in all (3 GB of floats): refused before any work.
+  row("pixels", "/gan_imgs?n=64&size=1024", 400, "n x size x size must be at most 40000000 pixels");
   row("unknown format", "/gan_gifs?format=avi", 400, "format must be gif, mp4 or webm");
   row("unknown route", "/admin", 404, "not found");
   row("path traversal", "/../../../../etc/passwd", 404, "");
@@ -384,6 +387,11 @@ void TestServe::hostileRequests_data() {
       << 501 << "Transfer-Encoding";
   QTest::newRow("POST") << QByteArray("POST /gan_imgs HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
                         << 404 << "";
+  // cpp-httplib answered each of many ranges with the whole body again.
+  QTest::newRow("many byte ranges") << ("GET /gan_imgs?n=4 HTTP/1.1\r\nHost: x\r\nRange: bytes=0-" +
+                                        QByteArray(",0-").repeated(1000) + "\r\nConnection: close\r\n\r\n")
+                                    << 416 << "one byte range";
+  QTest::newRow("bare LF") << QByteArray("GET /health HTTP/1.1\nHost: x\n\n") << 400 << "CR LF";
   QTest::newRow("garbage") << QByteArray("\x16\x03\x01 not http at all\r\n\r\n") << 400 << "";
 }
 
@@ -751,6 +759,48 @@ void TestServe::sigtermWhileLoadingStopsCleanly() {
   QCOMPARE(server.exitCode(), 0);
   QVERIFY2(err.text.contains("streetgan serve: stopped"), qPrintable(err.text));
   QVERIFY(QDir(tmp.path()).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System));
+}
+
+// A SIGTERM while renders wait in the queue: serve printed "stopped" and went on rendering every
+// queued walk (minutes for large ones) before it exited. Now the queued ones are answered 503 at
+// once, the walk being made stops, and the command ends.
+void TestServe::sigtermAnswersQueuedRendersAndStops() {
+  QTemporaryDir tmp;
+  QVERIFY(tmp.isValid());
+  QProcess server;
+  server.setProcessEnvironment(environmentWith("TMPDIR", tmp.path()));
+  int port = 0;
+  QVERIFY(startServer(server, {"--checkpoint", checkpoint_, "--workers", "1", "--queue", "6", "--max-frames", "400"}, &port));
+  std::vector<std::future<HttpReply>> replies;
+  for (int i = 0; i < 6; ++i)
+    replies.push_back(std::async(std::launch::async, [port, i] {
+      return get(port, "/gan_gifs?frames=400&size=256&seed=" + QByteArray::number(300 + i));
+    }));
+  auto queued = [port] {
+    const HttpReply health = get(port, "/health");
+    return QJsonDocument::fromJson(health.body).object().value("queued").toInt();
+  };
+  QTRY_VERIFY_WITH_TIMEOUT(queued() >= 3, 60000);
+  ::kill(static_cast<pid_t>(server.processId()), SIGTERM);
+  const bool ended = server.waitForFinished(120000);  // the hang guard
+  if (!ended) {
+    server.kill();
+    server.waitForFinished(10000);
+  }
+  QVERIFY2(ended, "serve did not end after SIGTERM");
+  int rendered = 0, stopping = 0;
+  for (auto& future : replies) {
+    const HttpReply reply = future.get();
+    if (reply.status == 200) ++rendered;
+    if (reply.status == 503 && reply.body.contains("the server is stopping")) ++stopping;
+  }
+  qInfo("%d walks answered, %d answered 503 (stopping)", rendered, stopping);
+  QVERIFY2(stopping >= 3, "the queued renders were made after SIGTERM instead of answered 503");
+  QCOMPARE(rendered + stopping, 6);
+  QCOMPARE(server.exitStatus(), QProcess::NormalExit);
+  QCOMPARE(server.exitCode(), 0);
+  QVERIFY2(QDir(tmp.path()).isEmpty(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System),
+           "the scratch folder was left behind");
 }
 
 void TestServe::sigtermStops() {

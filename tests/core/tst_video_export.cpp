@@ -124,6 +124,7 @@ private slots:
   void cancelledExportLeavesNothing_data();
   void cancelledExportLeavesNothing();
   void fullDiskIsReportedAndLeavesNothing();
+  void gifFramesKeptAreBounded();
   void walkExportMatchesRenderedFrames();
   void cancelledWalkExportLeavesNothing();
 };
@@ -427,6 +428,28 @@ void TestVideoExport::fullDiskIsReportedAndLeavesNothing() {
     encoder->reset();
     QVERIFY2(entries(mount_point).isEmpty(), qPrintable(entries(mount_point).join(", ")));
   }
+}
+
+// A GIF keeps its frames until the palette is made: they were kept without bound, so a walk of a
+// million frames took all memory before the first byte was written. Now the frame past the limit
+// fails the export with a plain line, and nothing is left at the path.
+void TestVideoExport::gifFramesKeptAreBounded() {
+  QTemporaryDir dir;
+  VideoExportOptions options;
+  options.format = ExportFormat::Gif;
+  options.gif_max_kept_bytes = 10LL * kWidth * kHeight * 3;  // ten frames
+  const QString path = dir.filePath("walk.gif");
+  auto encoder = VideoEncoder::open(path.toStdString(), kWidth, kHeight, options);
+  QVERIFY2(encoder.ok(), encoder.error().c_str());
+  QVERIFY(writeFrames(**encoder, 10).ok());
+  const auto frame = sourceFrame(10);
+  const Status eleventh = (*encoder)->addFrame(frame.data(), kWidth * 3);
+  QVERIFY(!eleventh.ok());
+  const QString error = QString::fromStdString(eleventh.error());
+  QVERIFY2(error.contains("11 frames of 64x48 pixels would take more than") && error.contains("MP4 or WebM"), qPrintable(error));
+  QVERIFY(!error.contains('\n'));
+  encoder->reset();
+  QVERIFY2(entries(dir.path()).isEmpty(), qPrintable(entries(dir.path()).join(", ")));
 }
 
 void TestVideoExport::walkExportMatchesRenderedFrames() {

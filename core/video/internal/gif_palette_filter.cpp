@@ -117,8 +117,9 @@ GifPaletteFilter::~GifPaletteFilter() = default;
 
 Result<std::unique_ptr<GifPaletteFilter>> GifPaletteFilter::create(int width, int height, int out_width,
                                                                   int out_height, ScaleFilter scale, bool dither,
-                                                                  int threads) {
+                                                                  int threads, std::int64_t max_kept_bytes) {
   std::unique_ptr<GifPaletteFilter> filter(new GifPaletteFilter());
+  filter->max_kept_bytes_ = max_kept_bytes;
   filter->width_ = width;
   filter->height_ = height;
   filter->out_width_ = out_width;
@@ -139,6 +140,12 @@ Result<std::unique_ptr<GifPaletteFilter>> GifPaletteFilter::create(int width, in
 }
 
 Status GifPaletteFilter::add(const std::uint8_t* rgb, int stride, std::int64_t pts) {
+  // Every frame is kept until finish(): a walk of a million frames must not take all memory first.
+  const std::int64_t frame_bytes = static_cast<std::int64_t>(width_) * height_ * 3;
+  if ((frameCount() + 1) * frame_bytes > max_kept_bytes_)
+    return makeError("a GIF keeps every frame until its palette is made, and " + std::to_string(frameCount() + 1) +
+                     " frames of " + std::to_string(width_) + "x" + std::to_string(height_) + " pixels would take more than " +
+                     std::to_string(max_kept_bytes_ >> 20) + " MiB; make fewer frames, or export MP4 or WebM");
   libav::FramePtr frame = libav::allocateFrame(width_, height_, AV_PIX_FMT_RGB24);
   if (!frame) return makeError("GIF palette: out of memory");
   av_image_copy_plane(frame->data[0], frame->linesize[0], rgb, stride, width_ * 3, height_);

@@ -23,8 +23,10 @@ namespace streetgan {
 class GifPaletteFilter {
 public:
   /// Frames come in at width×height and go out at out_width×out_height; `threads` ≥ 1 map them.
+  /// At most `max_kept_bytes` of frames are kept: add() refuses the frame past it.
   static Result<std::unique_ptr<GifPaletteFilter>> create(int width, int height, int out_width, int out_height,
-                                                          ScaleFilter scale, bool dither, int threads);
+                                                          ScaleFilter scale, bool dither, int threads,
+                                                          std::int64_t max_kept_bytes);
   ~GifPaletteFilter();
 
   /// Adds a frame of height rows of width RGB24 pixels, `stride` bytes apart, shown at `pts`
@@ -46,6 +48,7 @@ private:
   ScaleFilter scale_ = ScaleFilter::Lanczos;
   bool dither_ = true;
   int threads_ = 1;
+  std::int64_t max_kept_bytes_ = 0;
   libav::FilterGraphPtr palette_graph_;
   AVFilterContext* palette_source_ = nullptr;  // owned by palette_graph_
   AVFilterContext* palette_sink_ = nullptr;    // owned by palette_graph_
