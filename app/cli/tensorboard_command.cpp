@@ -33,10 +33,13 @@ int runTensorBoard(const Args& args) {
                    "grids, with images seen as the step (docs/interop.md). Without --out they go to\n"
                    "RUN/tensorboard/, which must not hold event files yet. A sample grid is read only\n"
                    "from inside its run, as a regular PNG file of at most 64 MiB; any other is\n"
-                   "skipped with a warning.",
-                   {{"--out", "DIR", "write each run's files to DIR/<run name>/ instead"}});
+                   "skipped with a warning, and so are grids past --max-image-mib in all.",
+                   {{"--out", "DIR", "write each run's files to DIR/<run name>/ instead"},
+                    {"--max-image-mib", "N", "most MiB of sample grids written for one run (default 4096)"}});
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().empty()) return fail(line.program(), "give at least one run directory", kExitUsage);
+  auto max_image_mib = line.integer("--max-image-mib", 4096, 0, 1 << 30);
+  if (!max_image_mib) return fail(line.program(), max_image_mib.error(), kExitUsage);
   // Every run is checked before anything is written.
   std::vector<std::pair<fs::path, fs::path>> jobs;
   for (const std::string& run : line.positionals()) {
@@ -45,6 +48,9 @@ int runTensorBoard(const Args& args) {
     if (!fs::is_regular_file(log, error)) return fail(line.program(), run + " is not a run directory (no events.jsonl)", kExitUsage);
     const fs::path out = line.has("--out") ? fs::path(line.value("--out")) / fs::path(run).lexically_normal().filename()
                                            : fs::path(run) / "tensorboard";
+    // RUN/tensorboard as a link (a run folder from another host) would send the files anywhere.
+    if (!line.has("--out") && fs::is_symlink(fs::symlink_status(out, error)))
+      return fail(line.program(), out.string() + " is a symbolic link; give --out DIR", kExitUsage);
     if (hasEventFiles(out))
       return fail(line.program(), out.string() + " already holds TensorBoard event files; give --out DIR", kExitUsage);
     jobs.emplace_back(run, out);
@@ -55,6 +61,7 @@ int runTensorBoard(const Args& args) {
       std::fprintf(stderr, "warning: %s\n", warning.c_str());
       ++skipped;
     });
+    recorder.setSampleBudget(*max_image_mib << 20);
     std::ifstream log(run / "events.jsonl");
     std::string text;
     long long records = 0, malformed = 0;
@@ -64,7 +71,12 @@ int runTensorBoard(const Args& args) {
         ++malformed;
         continue;
       }
-      if (Status s = recorder.record(event); !s) return fail(line.program(), s.error(), kExitFailure);
+      if (Status s = recorder.record(event); !s) {
+        // A full disk: the part written is no use, so it goes.
+        std::error_code ignored;
+        if (!recorder.path().empty()) fs::remove(recorder.path(), ignored);
+        return fail(line.program(), s.error(), kExitFailure);
+      }
       ++records;
     }
     if (recorder.path().empty()) return fail(line.program(), (run / "events.jsonl").string() + " has no run_started event", kExitFailure);

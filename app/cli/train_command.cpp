@@ -5,12 +5,15 @@
 #include "core/train/trainer.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <tuple>
 
+#include <algorithm>
 #include <atomic>
+#include <thread>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +21,14 @@
 
 namespace streetgan::cli {
 namespace {
+
+// The CPU cores this process may run on (its affinity mask, as taskset or a container sets it).
+int usableCoreCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 // One human line per epoch and at the end, on stderr (stdout may carry the event stream).
 void printProgress(const nlohmann::json& event) {
@@ -124,6 +135,11 @@ int runTrain(const Args& args) {
     return fail(line.program(), "options '--nproc " + std::to_string(launch.nproc) + " --nnodes " +
                 std::to_string(launch.nnodes) + "' make " + std::to_string(world) + " ranks; allowed: at most " +
                 std::to_string(kMaxWorldSize) + " in all (--nproc × --nnodes)", kExitUsage);
+  // Each rank is a whole process with its own model, optimiser and loader: 1024 of them on two
+  // cores ran the machine out of memory. Four a core (eight at least) is all a host can use.
+  if (const int cores = usableCoreCount(), most = std::max(8, 4 * cores); launch.nproc > most)
+    return fail(line.program(), "option '--nproc': " + std::to_string(launch.nproc) + " ranks are more than this host can run (" +
+                std::to_string(cores) + " CPU cores); allowed: at most " + std::to_string(most) + ", four a core", kExitUsage);
   if (launch.node_rank >= launch.nnodes)
     return fail(line.program(), "option '--node-rank': " + std::to_string(launch.node_rank) +
                 " is not allowed; allowed: 0 to " + std::to_string(launch.nnodes - 1) + " (--nnodes " +

@@ -172,6 +172,14 @@ Status TensorBoardRecorder::record(const json& event) {
     if (!png) return skip(png.error());
     const auto shape = pngShape(*png);
     if (!shape) return skip("'" + relative + "' is not a PNG image");
+    const auto size = static_cast<std::int64_t>(png->size());
+    if (sample_budget_ >= 0 && sample_bytes_ + size > sample_budget_) {
+      if (budget_warned_) return {};
+      budget_warned_ = true;
+      return skip("'" + relative + "' and every grid after it: the grids written reach " +
+                  std::to_string(sample_budget_ >> 20) + " MiB in all");
+    }
+    sample_bytes_ += size;
     return writer_->image("samples", time, step, *png, shape->width, shape->height, shape->channels);
   }
   return {};

@@ -38,6 +38,11 @@ public:
   /// `run_dir`. Without `warn` a skipped sample grid is skipped silently.
   TensorBoardRecorder(std::string run_dir, std::string out_dir, WarningSink warn = {});
 
+  /// Bounds the bytes of all sample grids written (-1: no bound, as for the trainer, which names
+  /// only grids it wrote). An event stream from elsewhere may name one large PNG a million times;
+  /// grids past the bound are skipped, with one warning.
+  void setSampleBudget(std::int64_t bytes) { sample_budget_ = bytes; }
+
   /// One event: `event` holds "type", "time" and the event's fields.
   Status record(const nlohmann::json& event);
   /// The event file being written (empty before the first run_started).
@@ -47,6 +52,9 @@ private:
   std::string run_dir_, out_dir_;
   WarningSink warn_;
   std::optional<TensorBoardWriter> writer_;
+  std::int64_t sample_budget_ = -1;
+  std::int64_t sample_bytes_ = 0;   // written so far
+  bool budget_warned_ = false;
 };
 
 }  // namespace streetgan

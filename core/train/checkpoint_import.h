@@ -23,8 +23,10 @@ namespace streetgan {
 
 /// The largest `epoch` a file may hold: a run has at most 1,000,000 epochs (config "epochs").
 inline constexpr std::int64_t kMaxImportedEpoch = 999'999;
-/// The most values losses["_G"] or losses["_D"] may hold.
-inline constexpr std::int64_t kMaxImportedLosses = 50'000'000;
+/// The most values losses["_G"] or losses["_D"] may hold (the pickle reader makes at most
+/// 4,194,304 values in all, so two lists of two million fit).
+inline constexpr std::int64_t kMaxImportedLosses = 2'000'000;
+
 /// Loss pairs per `imported_losses` event (a line of about 200 KB).
 inline constexpr std::int64_t kImportedLossesPerEvent = 4096;
 

@@ -258,6 +258,11 @@ Status readRest(const PickleValue& root, ReferenceCheckpoint& out) {
     // Each grid is a view of a storage in the file, but many may view one storage: their
     // float copies are bounded as a whole (a 64 px grid of 64 samples is 0.8 M elements).
     constexpr std::int64_t kMaxGridElements = std::int64_t{1} << 28;
+    // Each grid becomes a PNG in the run: 10,000 (one every 500 iterations for five million)
+    // bounds the files an import writes, as the elements bound its memory.
+    if (static_cast<std::int64_t>(images->items().size()) > kMaxImportedGrids)
+      return makeError("img_list holds " + std::to_string(images->items().size()) + " image grids; at most " +
+                       std::to_string(kMaxImportedGrids) + " can be imported");
     std::int64_t total = 0;
     for (const auto& image : images->items()) {
       if (image.isTensor() && (total += image.toTensor().numel()) > kMaxGridElements)

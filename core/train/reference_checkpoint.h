@@ -22,6 +22,9 @@
 
 namespace streetgan {
 
+/// The most image grids img_list may hold (the original tool keeps one every 500 iterations).
+inline constexpr std::int64_t kMaxImportedGrids = 10'000;
+
 /// A state dict: names without `module.`, in the file's order.
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 

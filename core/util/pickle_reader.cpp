@@ -25,9 +25,9 @@ std::string hexByte(unsigned char byte) {
 // dicts of tensors, numbers, strings and lists (pickletools documents each one).
 class Machine {
 public:
-  Machine(const std::string& bytes, std::function<Result<PickleValue>(const PickleValue&)> persistent,
+  Machine(const std::string& bytes, std::size_t max_values, std::function<Result<PickleValue>(const PickleValue&)> persistent,
           std::function<Result<PickleValue>(const PickleValue&, const PickleValue&)> call)
-      : bytes_(bytes), persistent_(std::move(persistent)), call_(std::move(call)) {}
+      : bytes_(bytes), max_values_(max_values), persistent_(std::move(persistent)), call_(std::move(call)) {}
 
   Result<PickleValue> run() {
     while (true) {
@@ -119,6 +119,9 @@ private:
     return {};
   }
   Status push(PickleValue value) {
+    if (++values_ > max_values_)
+      return makeError("the pickle makes more than " + std::to_string(max_values_) +
+                       " values, far more than a checkpoint holds; it is not read");
     if (value.depth() > PickleValue::kMaxDepth)
       return makeError("the pickle nests lists, tuples or dicts more than " + std::to_string(PickleValue::kMaxDepth) +
                        " deep, which a checkpoint never does");
@@ -304,6 +307,8 @@ private:
   std::vector<PickleValue> stack_;
   std::vector<std::size_t> marks_;
   std::unordered_map<std::uint32_t, PickleValue> memo_;
+  std::size_t max_values_ = 0;
+  std::size_t values_ = 0;  // values pushed so far
   std::function<Result<PickleValue>(const PickleValue&)> persistent_;
   std::function<Result<PickleValue>(const PickleValue&, const PickleValue&)> call_;
 };
@@ -354,7 +359,7 @@ Status viewFitsStorage(const std::vector<std::int64_t>& size, const std::vector<
 
 }  // namespace
 
-PickleReader::PickleReader(StorageLoader loader) : loader_(std::move(loader)) {}
+PickleReader::PickleReader(StorageLoader loader, Limits limits) : loader_(std::move(loader)), limits_(limits) {}
 
 std::optional<torch::ScalarType> PickleReader::storageType(const std::string& global) {
   static const std::map<std::string, torch::ScalarType> types = {
@@ -420,7 +425,7 @@ Result<PickleValue> PickleReader::call(const PickleValue& callable, const Pickle
 
 Result<PickleValue> PickleReader::read(const std::string& bytes) {
   Machine machine(
-      bytes, [this](const PickleValue& pid) { return persistentLoad(pid); },
+      bytes, limits_.max_values, [this](const PickleValue& pid) { return persistentLoad(pid); },
       [this](const PickleValue& callable, const PickleValue& args) { return call(callable, args); });
   return machine.run();
 }

@@ -25,7 +25,16 @@ public:
   using StorageLoader =
       std::function<Result<torch::Tensor>(const std::string& key, torch::ScalarType dtype, std::int64_t numel)>;
 
-  explicit PickleReader(StorageLoader loader);
+  struct Limits {
+    /// Values the pickle may make (each number, string, container or memo lookup is one, 64 bytes
+    /// or more in memory): a checkpoint holds thousands; a 4 MB pickle of a million True opcodes
+    /// would otherwise cost some 200 times its size. 4,194,304 allows two loss lists of two
+    /// million entries each.
+    std::size_t max_values = std::size_t{1} << 22;
+  };
+
+  explicit PickleReader(StorageLoader loader) : PickleReader(std::move(loader), Limits{}) {}
+  PickleReader(StorageLoader loader, Limits limits);
 
   /// The value the pickle `bytes` holds.
   Result<PickleValue> read(const std::string& bytes);
@@ -39,6 +48,7 @@ private:
   Result<PickleValue> call(const PickleValue& callable, const PickleValue& args);
 
   StorageLoader loader_;
+  Limits limits_;
   std::map<std::string, torch::Tensor> storages_;
 };
 

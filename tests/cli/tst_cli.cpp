@@ -31,6 +31,7 @@ private slots:
   void systemEventsDescribeTheMachine();
   void tensorboardFiles();
   void tensorboardReadsSamplesOnlyInsideTheRun();
+  void tensorboardBoundsWhatItWrites();
 
 private:
   QTemporaryDir dir_;
@@ -395,6 +396,64 @@ void TestCli::tensorboardReadsSamplesOnlyInsideTheRun() {
   const QStringList files = eventFiles(out + "/tensorboard-hostile");
   QCOMPARE(files.size(), 1);
   QCOMPARE(countRecords(files.first()), 2 + 7 + 1);  // file_version, START, the step's scalars, the one good grid
+}
+
+// One 300 KB grid named 40 times (an events.jsonl from elsewhere may name it a million times, and
+// filled the disk), RUN/tensorboard as a link out of the run, and a disk that fills: grids past
+// --max-image-mib are skipped with one warning, the link is refused, and a failed write leaves
+// no partial event file.
+void TestCli::tensorboardBoundsWhatItWrites() {
+  const QString run = dir_.filePath("tensorboard-repeated");
+  QVERIFY(QDir().mkpath(run + "/samples"));
+  QImage noise(320, 320, QImage::Format_RGB888);
+  quint32 state = 12345;
+  for (int y = 0; y < noise.height(); ++y)
+    for (int x = 0; x < noise.width(); ++x) {
+      state = state * 1664525u + 1013904223u;
+      noise.setPixel(x, y, state >> 8);
+    }
+  QVERIFY(noise.save(run + "/samples/big.png", "PNG"));
+  const qint64 png = QFileInfo(run + "/samples/big.png").size();
+  QVERIFY2(png > 250000, qPrintable(QString::number(png)));
+  QFile log(run + "/events.jsonl");
+  QVERIFY(log.open(QIODevice::WriteOnly));
+  log.write(R"({"v":1,"type":"run_started","time":100,"images_seen":0})" "\n");
+  for (int i = 0; i < 40; ++i)
+    log.write(QByteArray(R"({"v":1,"type":"samples","time":102,"step":1,"images_seen":8,"path":"samples/big.png"})") + "\n");
+  log.close();
+  const QString out = dir_.filePath("tb-repeated");
+  const auto r = runCli({"tensorboard", run, "--out", out, "--max-image-mib", "1"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QCOMPARE(int(r.err.count("warning: ")), 1);
+  QVERIFY2(r.err.contains("'samples/big.png' and every grid after it: the grids written reach 1 MiB in all"), qPrintable(r.err));
+  const QStringList files = eventFiles(out + "/tensorboard-repeated");
+  QCOMPARE(files.size(), 1);
+  const int written = int((1 << 20) / png);
+  QCOMPARE(countRecords(files.first()), 2 + written);
+  QVERIFY(QFileInfo(files.first()).size() < (1 << 20) + 65536);
+
+  // The default folder as a link out of the run.
+  const QString elsewhere = dir_.filePath("tb-elsewhere");
+  QVERIFY(QDir().mkpath(elsewhere));
+  QVERIFY(QFile::link(elsewhere, run + "/tensorboard"));
+  const auto linked = runCli({"tensorboard", run});
+  QCOMPARE(linked.exit_code, 2);
+  QVERIFY2(linked.err.contains(run + "/tensorboard is a symbolic link; give --out DIR"), qPrintable(linked.err));
+  QVERIFY(QDir(elsewhere).isEmpty());
+
+  // A full disk: a 256 KiB tmpfs (needs root, as in CI).
+  const QString small = dir_.filePath("tb-small");
+  QVERIFY(QDir().mkpath(small));
+  if (QProcess::execute("mount", {"-t", "tmpfs", "-o", "size=256k", "tmpfs", small}) != 0)
+    QSKIP("cannot mount a small tmpfs here (not root); the full-disk case is not exercised");
+  struct Unmount {
+    QString path;
+    ~Unmount() { QProcess::execute("umount", {path}); }
+  } unmount{small};
+  const auto full = runCli({"tensorboard", run, "--out", small});
+  QCOMPARE(full.exit_code, 1);
+  QVERIFY2(full.err.contains("No space left on device") && full.err.count('\n') == 1, qPrintable(full.err));
+  QCOMPARE(eventFiles(small + "/tensorboard-repeated"), QStringList{});
 }
 
 QTEST_GUILESS_MAIN(TestCli)

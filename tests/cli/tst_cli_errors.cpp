@@ -13,6 +13,7 @@
 #include <QtTest>
 #include <torch/torch.h>
 
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -236,6 +237,17 @@ void TestCliErrors::failures_data() {
       << 0 << 2
       << QString::fromUtf8("streetgan train: options '--nproc 2 --nnodes 40000' make 80000 ranks; allowed: at most "
                            "65536 in all (--nproc × --nnodes)")
+      << none << QStringList{"@ROW@/run"};
+  // 1024 ranks on a 2-core machine ran it out of memory: four ranks a core (eight at least).
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int cores = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : QThread::idealThreadCount();
+  const int most_ranks = std::max(8, 4 * cores);
+  QTest::newRow("train: --nproc past four a core") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", QString::number(most_ranks + 1)} + tiny
+      << 0 << 2
+      << QString("streetgan train: option '--nproc': %1 ranks are more than this host can run (%2 CPU cores); allowed: at "
+                 "most %3, four a core").arg(most_ranks + 1).arg(cores).arg(most_ranks)
       << none << QStringList{"@ROW@/run"};
   QTest::newRow("train: --nproc 1024 --nnodes 65536") << ""
       << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", "1024", "--nnodes", "65536",

@@ -189,6 +189,7 @@ private slots:
   void badCheckpointsAreRefused_data();
   void badCheckpointsAreRefused();
   void netsAreCheckedBeforeTheyAreBuilt();
+  void importRefusesTooManyImageGrids();
   void exportLoadsInPyTorch_data();
   void exportLoadsInPyTorch();
   void exportRefusals();
@@ -673,6 +674,29 @@ void TestInterop::netsAreCheckedBeforeTheyAreBuilt() {
                         "main.0.weight is [1, 1, 4, 4], not [1, 16384, 4, 4]"),
            qPrintable(err));
   QVERIFY(!QFileInfo::exists(dir_.path() + "/huge-ngf"));
+}
+
+// img_list of 10,001 one-pixel views of one storage: a 2 MB file that made 10,001 PNG files in the
+// run (a larger one, hundreds of thousands). The count of grids is bounded.
+void TestInterop::importRefusesTooManyImageGrids() {
+  const QString path = dir_.path() + "/many-grids.pt";
+  QProcess python;
+  python.start("/usr/bin/python3", {"-c",
+                                    "import sys, torch\n"
+                                    "sys.path.insert(0, sys.argv[2])\n"
+                                    "import reference_dcgan as r\n"
+                                    "t = torch.zeros(3, 1, 1)\n"
+                                    "torch.save({'epoch': 1, 'G_state_dict': r.generator(12, 6, 3, 64).state_dict(),\n"
+                                    "            'img_list': [t] * 10001}, sys.argv[1])\n",
+                                    path, STREETGAN_SOURCE_DIR "/tests/cli"});
+  QVERIFY(python.waitForFinished(120000));
+  QVERIFY2(python.exitCode() == 0, python.readAllStandardError().constData());
+  const QString parent = dir_.path() + "/many-grids";
+  QVERIFY(QDir().mkpath(parent));
+  const CliResult r = runCli({"import", path, "--run-dir", parent + "/run"});
+  QCOMPARE(r.exit_code, 1);
+  QVERIFY2(r.err.contains("img_list holds 10001 image grids; at most 10000 can be imported"), qPrintable(r.err));
+  QCOMPARE(entriesOf(parent), QStringList{});
 }
 
 QTEST_GUILESS_MAIN(TestInterop)

@@ -82,6 +82,7 @@ private slots:
   void refuses();
   void stateDictRoundTrip();
   void memoLookupsShareValues();
+  void valueCountIsBounded();
   void largeDictKeepsPythonKeySemantics();
   void deflatedRecordLargerThanTheFileIsRefused_data();
   void deflatedRecordLargerThanTheFileIsRefused();
@@ -219,6 +220,31 @@ void TestPickleReader::memoLookupsShareValues() {
   QVERIFY2(value.ok(), value.error().c_str());
   QCOMPARE(value->items().size(), std::size_t{1001});
   for (const auto& item : value->items()) QCOMPARE(&item.toString(), &value->items()[0].toString());
+}
+
+// A list of a million True opcodes is a 1 MB pickle and cost 64 bytes and more a value (1.3 GB
+// for 5 MB): the number of values made is bounded (4,194,304 by default; 1,000 here).
+void TestPickleReader::valueCountIsBounded() {
+  auto listOf = [](int count) { return "\x80\x02](" + std::string(static_cast<std::size_t>(count), '\x88') + "e."; };
+  PickleReader::Limits limits;
+  limits.max_values = 1000;
+  const auto loader = [](const std::string&, torch::ScalarType, std::int64_t) -> Result<torch::Tensor> {
+    return makeError("no storage");
+  };
+  auto fits = PickleReader(loader, limits).read(listOf(999));  // the list and 999 values
+  QVERIFY2(fits.ok(), fits.error().c_str());
+  QCOMPARE(fits->items().size(), std::size_t{999});
+  auto refused = PickleReader(loader, limits).read(listOf(1000));
+  QVERIFY(!refused.ok());
+  QCOMPARE(QString::fromStdString(refused.error()),
+           QString("the pickle makes more than 1000 values, far more than a checkpoint holds; it is not read"));
+  // The default holds a loss list of a million floats.
+  std::string losses = "\x80\x02](";
+  for (int i = 0; i < 1000000; ++i) losses += "G" + std::string(8, '\0');
+  losses += "e.";
+  auto read = PickleReader(loader).read(losses);
+  QVERIFY2(read.ok(), read.error().c_str());
+  QCOMPARE(read->items().size(), std::size_t{1000000});
 }
 
 // Keys as Python compares them: a later equal key replaces the value in the first key's place,
