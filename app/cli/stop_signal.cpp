@@ -18,6 +18,10 @@ const std::atomic<bool>& installStopHandlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // A closed terminal (SIGHUP) ends the command as cleanly, unless it was started to outlive its
+  // terminal (nohup, or a launcher that ignores SIGHUP): an ignored SIGHUP stays ignored.
+  struct sigaction hangup {};
+  if (sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN) sigaction(SIGHUP, &action, nullptr);
   return g_stop_requested;
 }
 

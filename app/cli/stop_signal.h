@@ -1,6 +1,7 @@
 #pragma once
-// SIGINT/SIGTERM as a flag that long commands poll (train, cache build), so they can finish
-// cleanly: save a checkpoint, or remove an unfinished file.
+// SIGINT/SIGTERM (and SIGHUP, unless it is ignored, as under nohup) as a flag that long commands
+// poll (train, import, serve, cache build), so they can finish cleanly: save a checkpoint, or
+// remove an unfinished file.
 #include <atomic>
 
 namespace streetgan::cli {

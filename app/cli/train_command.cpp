@@ -5,6 +5,7 @@
 #include "core/train/trainer.h"
 
 #include <dlfcn.h>
+#include <netdb.h>
 #include <sched.h>
 #include <nlohmann/json.hpp>
 
@@ -144,7 +145,18 @@ int runTrain(const Args& args) {
     return fail(line.program(), "option '--node-rank': " + std::to_string(launch.node_rank) +
                 " is not allowed; allowed: 0 to " + std::to_string(launch.nnodes - 1) + " (--nnodes " +
                 std::to_string(launch.nnodes) + ")", kExitUsage);
-  if (line.has("--master-addr")) launch.master_addr = line.value("--master-addr");
+  if (line.has("--master-addr")) {
+    launch.master_addr = line.value("--master-addr");
+    // A name that does not resolve would keep every rank retrying for the whole --dist-timeout.
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int code = ::getaddrinfo(launch.master_addr.c_str(), nullptr, &hints, &found);
+    if (found != nullptr) ::freeaddrinfo(found);
+    if (code != 0)
+      return fail(line.program(), "option '--master-addr': cannot resolve '" + launch.master_addr + "' (" + ::gai_strerror(code) + ")",
+                  kExitUsage);
+  }
   if (launch.nnodes > 1 && !line.has("--master-port")) launch.master_port = 29500;
   if (!launcher)
     for (const char* name : kLauncherOptions)

@@ -1,5 +1,7 @@
 #include "core/config/train_config.h"
 
+#include "core/util/regular_file.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -443,17 +445,18 @@ Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& 
 Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& path) {
   // A regular file of sane size only: /dev/zero would be read until memory runs out, a FIFO
   // would wait for a writer forever.
-  constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return makeError(path + ": cannot open the config file (no such regular file)");
-  if (const auto size = std::filesystem::file_size(path, ec); ec || size > kMaxConfigBytes)
-    return makeError(path + ": the config file is larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(path + ": cannot open the config file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return makeError(path + ": cannot read the config file");
-  return applyConfigText(base, buffer.str(), ConfigScope::All, path);
+  constexpr std::int64_t kMaxConfigBytes = 16 << 20;
+  auto text = RegularFile::readAll(path, kMaxConfigBytes);
+  if (!text) {
+    const std::string reason = RegularFile::reasonOf(path, text.error());
+    if (reason.rfind("larger than", 0) == 0)
+      return makeError(path + ": the config file is larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB");
+    return makeError(path + ": cannot open the config file (" + reason + ")");
+  }
+  // The JSON reader stops at a NUL byte and would take what follows it for no part of the file.
+  if (const std::size_t nul = text->find('\0'); nul != std::string::npos)
+    return makeError(path + ": the config file holds a NUL byte at offset " + std::to_string(nul) + "; it must be JSON text");
+  return applyConfigText(base, *text, ConfigScope::All, path);
 }
 
 Status validateConfig(const TrainConfig& config) {

@@ -1,5 +1,7 @@
 #include "core/latent/latent_walk.h"
 
+#include "core/util/regular_file.h"
+
 #include "core/util/atomic_file.h"
 
 #include <nlohmann/json.hpp>
@@ -113,6 +115,12 @@ Result<LatentWalk> LatentWalk::fromJson(const json& in, const std::string& sourc
     walk.keyframes.push_back(std::move(frame));
   }
   if (Status valid = walk.validate(); !valid) return bad(valid.error());
+  // "nz" is written for people; when given, it must say what the latents hold.
+  if (in.contains("nz") && !walk.keyframes.empty()) {
+    const std::int64_t nz = walk.keyframes.front().latent.size(0);
+    if (!in["nz"].is_number_integer() || in["nz"].get<long long>() != nz)
+      return bad("\"nz\" must be the length of every latent (" + std::to_string(nz) + "), not " + in["nz"].dump());
+  }
   return walk;
 }
 
@@ -123,18 +131,19 @@ Status LatentWalk::save(const std::string& path) const {
 Result<LatentWalk> LatentWalk::load(const std::string& path) {
   // A walk of 100,000 keyframes of nz 4096 is under 8 GB of text; real ones are kilobytes. Only a
   // regular file is read, so that /dev/zero or a FIFO named as a walk is refused, not read forever.
-  constexpr std::uintmax_t kMaxWalkBytes = 256u << 20;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return makeError(path + ": not a walk file (no such regular file)");
-  if (const auto size = std::filesystem::file_size(path, ec); ec || size > kMaxWalkBytes)
-    return makeError(path + ": the walk file is larger than " + std::to_string(kMaxWalkBytes >> 20) + " MiB");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return makeError(path + ": cannot open the walk file");
-  std::stringstream text;
-  text << in.rdbuf();
+  constexpr std::int64_t kMaxWalkBytes = 256 << 20;
+  auto text = RegularFile::readAll(path, kMaxWalkBytes);
+  if (!text) {
+    const std::string reason = RegularFile::reasonOf(path, text.error());
+    if (reason.rfind("larger than", 0) == 0)
+      return makeError(path + ": the walk file is larger than " + std::to_string(kMaxWalkBytes >> 20) + " MiB");
+    return makeError(path + ": not a walk file (" + reason + ")");
+  }
+  if (const std::size_t nul = text->find('\0'); nul != std::string::npos)
+    return makeError(path + ": not a walk file (a NUL byte at offset " + std::to_string(nul) + ")");
   json parsed;
   try {
-    parsed = json::parse(text.str());
+    parsed = json::parse(*text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double's range
     return makeError(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }

@@ -56,8 +56,11 @@ Error readFailure(const std::string& path, const c10::Error& e) {
 Status openArchive(torch::serialize::InputArchive& archive, const std::string& path,
                    const c10::Device& device) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return makeError(path + ": the checkpoint does not exist");
+  const auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::not_found) return makeError(path + ": the checkpoint does not exist");
+  if (type == std::filesystem::file_type::none) return makeError(path + ": " + ec.message());
+  if (type != std::filesystem::file_type::regular)
+    return makeError(path + ": not a checkpoint (not a regular file: a folder, FIFO or device)");
   // A file that is no zip at all is left to LibTorch's reader, whose refusal names what it is.
   if (readZipDirectory(path).ok())
     if (Status fits = zipRecordsFitTheFile(path); !fits) return fits;

@@ -38,6 +38,11 @@ Result<std::string> RegularFile::readAll(const std::string& path, std::int64_t m
   return file->readRest(max_bytes);
 }
 
+std::string RegularFile::reasonOf(const std::string& path, const std::string& error) {
+  const std::string prefix = path + ": ";
+  return error.compare(0, prefix.size(), prefix) == 0 ? error.substr(prefix.size()) : error;
+}
+
 Result<std::string> RegularFile::readRest(std::int64_t max_bytes) {
   std::string bytes;
   char buffer[1 << 16];

@@ -21,6 +21,9 @@ public:
   static Result<RegularFile> open(const std::string& path, bool follow_links = true);
   /// The whole of `path`, when it is a regular file of at most `max_bytes` bytes.
   static Result<std::string> readAll(const std::string& path, std::int64_t max_bytes, bool follow_links = true);
+  /// The reason of an Error from open() or readAll() for `path`, without the path
+  /// ("not a regular file"), for a caller that words its own message.
+  static std::string reasonOf(const std::string& path, const std::string& error);
 
   RegularFile(RegularFile&& other) noexcept;
   RegularFile& operator=(RegularFile&& other) noexcept;

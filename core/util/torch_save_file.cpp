@@ -185,7 +185,10 @@ Result<std::string> torchSaveStateDict(const std::vector<std::pair<std::string, 
 
 Result<PickleValue> readTorchSaveFile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return makeError(path + ": no such file");
+  const auto type = std::filesystem::status(path, ec).type();
+  if (type == std::filesystem::file_type::not_found) return makeError(path + ": no such file");
+  if (type == std::filesystem::file_type::none) return makeError(path + ": " + ec.message());
+  if (type != std::filesystem::file_type::regular) return makeError(path + ": not a regular file (a folder, FIFO or device)");
   char magic[2] = {0, 0};
   {
     std::ifstream in(path, std::ios::binary);

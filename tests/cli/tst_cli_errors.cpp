@@ -249,6 +249,12 @@ void TestCliErrors::failures_data() {
       << QString("streetgan train: option '--nproc': %1 ranks are more than this host can run (%2 CPU cores); allowed: at "
                  "most %3, four a core").arg(most_ranks + 1).arg(cores).arg(most_ranks)
       << none << QStringList{"@ROW@/run"};
+  // A name that does not resolve kept the ranks retrying for the whole --dist-timeout.
+  QTest::newRow("train: --master-addr that does not resolve") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", "2", "--master-addr",
+                     "no-such-host.invalid"} + tiny
+      << 0 << 2 << QString::fromUtf8("streetgan train: option '--master-addr': cannot resolve 'no-such-host.invalid' (…)")
+      << none << QStringList{"@ROW@/run"};
   QTest::newRow("train: --nproc 1024 --nnodes 65536") << ""
       << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", "1024", "--nnodes", "65536",
                      "--node-rank", "65535"} + tiny

@@ -185,6 +185,7 @@ private slots:
   void importTrailingSeparators_data();
   void importTrailingSeparators();
   void cancelledImportLeavesNothing();
+  void signalledImportLeavesNothing_data();
   void signalledImportLeavesNothing();
   void badCheckpointsAreRefused_data();
   void badCheckpointsAreRefused();
@@ -512,10 +513,18 @@ void TestInterop::cancelledImportLeavesNothing() {
 // and says so (exit 1), or, when the signal came after its last step, finishes (exit 0). Before,
 // the signal killed it and the folder stayed. The signal goes when the folder is first seen; an
 // import that ends before that is not a failure, only nothing to test.
+void TestInterop::signalledImportLeavesNothing_data() {
+  QTest::addColumn<int>("signal_number");
+  QTest::newRow("SIGTERM") << int(SIGTERM);
+  // A closed terminal: SIGHUP killed the import and left its staging folder.
+  QTest::newRow("SIGHUP") << int(SIGHUP);
+}
+
 void TestInterop::signalledImportLeavesNothing() {
+  QFETCH(int, signal_number);
   const QString file = manyLosses();
   QVERIFY(!file.isEmpty());
-  const QString parent = dir_.path() + "/signalled";
+  const QString parent = dir_.path() + "/signalled-" + QString::number(signal_number);
   QVERIFY(QDir().mkpath(parent));
   const QString run = parent + "/run";
   QProcess process;
@@ -526,7 +535,7 @@ void TestInterop::signalledImportLeavesNothing() {
   guard.start();
   while (!process.waitForFinished(1) && guard.elapsed() < 300000) {
     if (!QDir(parent).entryList({"run.importing-*"}, QDir::AllEntries | QDir::Hidden).isEmpty()) {
-      QVERIFY(::kill(static_cast<pid_t>(process.processId()), SIGTERM) == 0);
+      QVERIFY(::kill(static_cast<pid_t>(process.processId()), signal_number) == 0);
       signalled = true;
       break;
     }
@@ -562,6 +571,7 @@ void TestInterop::badCheckpointsAreRefused_data() {
   QTest::newRow("empty file") << "empty.pt" << "too short to be a checkpoint";
   QTest::newRow("not a zip") << "expected.json" << "not a torch.save file";
   QTest::newRow("no such file") << "missing.pt" << "no such file";
+  QTest::newRow("a folder") << "folder.pt" << "not a regular file (a folder, FIFO or device)";
 }
 
 void TestInterop::badCheckpointsAreRefused() {
@@ -576,6 +586,7 @@ void TestInterop::badCheckpointsAreRefused() {
     half.close();
     QFile empty(ref + "/empty.pt");
     QVERIFY(empty.open(QIODevice::WriteOnly));
+    QVERIFY(QDir().mkpath(ref + "/folder.pt"));
   }
   const QString parent = dir_.path() + "/refused";
   QVERIFY(QDir().mkpath(parent));

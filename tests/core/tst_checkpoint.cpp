@@ -4,6 +4,8 @@
 #include "tests/support/test_device.h"
 
 #include <QtTest>
+
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -181,6 +183,14 @@ void TestCheckpoint::badFiles() {
   QVERIFY2(message.startsWith(path + ": ") && message.contains(expected), qPrintable(message));
   const auto missing = loadCheckpoint(dir.filePath("none.pt").toStdString(), model);
   QCOMPARE(QString::fromStdString(missing.error()), dir.filePath("none.pt") + ": the checkpoint does not exist");
+  // A folder or a FIFO named as a checkpoint said it "does not exist".
+  QVERIFY(QDir().mkpath(dir.filePath("folder.pt")));
+  QCOMPARE(::mkfifo(QFile::encodeName(dir.filePath("fifo.pt")).constData(), 0600), 0);
+  for (const QString name : {"folder.pt", "fifo.pt"}) {
+    const auto odd = loadCheckpoint(dir.filePath(name).toStdString(), model);
+    QCOMPARE(QString::fromStdString(odd.error()),
+             dir.filePath(name) + ": not a checkpoint (not a regular file: a folder, FIFO or device)");
+  }
 }
 
 // A checkpoint whose stored config was edited (nz 32 over the weights of an nz-16 model) is refused

@@ -211,6 +211,11 @@ void TestLatent::badWalkFiles_data() {
   QTest::newRow("number past a double") << QByteArray(R"({"version":1e999})") << "not valid JSON";
   QTest::newRow("negative seed") << QByteArray(R"({"version":1,"frames_per_key":3,"keyframes":[{"latent":[1],"seed":-1},{"latent":[2]}]})")
                                  << "\"seed\" must be a non-negative integer";
+  // "nz" disagreeing with the latents was taken silently.
+  QTest::newRow("nz disagrees") << QByteArray(R"({"version":1,"frames_per_key":3,"nz":100,"keyframes":[{"latent":[1,2]},{"latent":[3,4]}]})")
+                                << "\"nz\" must be the length of every latent (2), not 100";
+  QTest::newRow("NUL and more") << QByteArray(R"({"version":1,"frames_per_key":3,"keyframes":[{"latent":[1]},{"latent":[2]}]})" "\0junk", 81)
+                                << "a NUL byte at offset";
 }
 
 void TestLatent::badWalkFiles() {

@@ -190,7 +190,7 @@ void TestTrainConfig::configFileErrors() {
   const auto missing = applyConfigFile(TrainConfig{}, "/nonexistent/config.json");
   QVERIFY(!missing.ok());
   QCOMPARE(QString::fromStdString(missing.error()),
-           QString("/nonexistent/config.json: cannot open the config file (no such regular file)"));
+           QString("/nonexistent/config.json: cannot open the config file (No such file or directory)"));
   QTemporaryDir dir;
   const QString path = dir.filePath("bad.json");
   QFile file(path);
@@ -201,6 +201,19 @@ void TestTrainConfig::configFileErrors() {
   QVERIFY(!bad.ok());
   QCOMPARE(QString::fromStdString(bad.error()),
            path + ": config key \"img_size\": 100 is not allowed; allowed: 64 or 128");
+  // JSON, a NUL byte and anything after it: the junk was accepted unread.
+  const QString nul = dir.filePath("nul.json");
+  QFile nul_file(nul);
+  QVERIFY(nul_file.open(QIODevice::WriteOnly));
+  nul_file.write(QByteArray(R"({"nz": 64})") + QByteArray(1, '\0') + "{{{ not json");
+  nul_file.close();
+  const auto with_nul = applyConfigFile(TrainConfig{}, nul.toStdString());
+  QVERIFY(!with_nul.ok());
+  QCOMPARE(QString::fromStdString(with_nul.error()),
+           nul + ": the config file holds a NUL byte at offset 10; it must be JSON text");
+  // A folder named as the config file.
+  const auto folder = applyConfigFile(TrainConfig{}, dir.path().toStdString());
+  QCOMPARE(QString::fromStdString(folder.error()), dir.path() + ": cannot open the config file (a folder, not a regular file)");
 }
 
 void TestTrainConfig::shippedConfigParses() {
