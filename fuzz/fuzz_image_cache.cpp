@@ -1,7 +1,6 @@
 // ImageCache::open on an arbitrary file, then every record it lists read once.
 #include "core/data/image_cache.h"
-
-#include <unistd.h>
+#include "fuzz/fuzz_scratch_folder.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -9,7 +8,9 @@
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string path = "/tmp/streetgan-fuzz-cache-" + std::to_string(getpid()) + ".sgcache";
+  static const FuzzScratchFolder scratch("fuzz-cache");
+  static const std::string path = scratch.file("input.sgcache");
+  if (!scratch.ok()) return 0;
   FILE* file = std::fopen(path.c_str(), "wb");
   if (!file) return 0;
   std::fwrite(data, 1, size, file);

@@ -1,6 +1,7 @@
 // A run's remote.json (it may come from anyone's run folder) and the host profile inside it:
 // read, validated, and turned into the arguments ssh would get.
 #include "app/studio/control/remote_run_record.h"
+#include "fuzz/fuzz_scratch_folder.h"
 
 #include <QByteArray>
 #include <QDir>
@@ -8,15 +9,13 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const QString dir = QDir::temp().filePath(QString("streetgan-fuzz-remote-%1").arg(getpid()));
-  static const bool made = QDir().mkpath(dir);
-  if (!made) return 0;
+  static const FuzzScratchFolder scratch("fuzz-remote");
+  static const QString dir = QString::fromStdString(scratch.path());
+  if (!scratch.ok()) return 0;
   const QByteArray bytes(reinterpret_cast<const char*>(data), static_cast<int>(size));
   QFile file(QDir(dir).filePath(streetgan::studio::RemoteRunRecord::fileName()));
   if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) return 0;

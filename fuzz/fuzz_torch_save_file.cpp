@@ -1,8 +1,7 @@
 // readTorchSaveFile on arbitrary bytes written to a file: the zip directory, LibTorch's zip
 // reader (its exceptions must come back as an Error), the pickle and the storages.
 #include "core/util/torch_save_file.h"
-
-#include <unistd.h>
+#include "fuzz/fuzz_scratch_folder.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +9,9 @@
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string path = "/tmp/streetgan-fuzz-torch-save-" + std::to_string(getpid()) + ".pt";
+  static const FuzzScratchFolder scratch("fuzz-torch-save");
+  static const std::string path = scratch.file("input.pt");
+  if (!scratch.ok()) return 0;
   FILE* file = std::fopen(path.c_str(), "wb");
   if (!file) return 0;
   std::fwrite(data, 1, size, file);
