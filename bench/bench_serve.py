@@ -67,7 +67,9 @@ def wrk(url, seconds, connections, threads, script):
                           '-s', script, url],
                          capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r'Requests/sec:\s+([\d.]+)', out).group(1))
-    p50_match, p99_match = re.search(r'50%\s+(\S+)', out), re.search(r'99%\s+(\S+)', out)
+    # The distribution's own lines ("     50%  951.43ms"), not the "+/- Stdev" column (e.g. 75.50%).
+    p50_match = re.search(r'^\s+50%\s+(\S+)\s*$', out, re.M)
+    p99_match = re.search(r'^\s+99%\s+(\S+)\s*$', out, re.M)
     if not p50_match or not p99_match:
         raise SystemExit(f'wrk printed no latency distribution for {url}:\n{out}')
     if millis(p50_match.group(1)) != millis(p50_match.group(1)):
@@ -118,8 +120,13 @@ def main():
                             '--sidecar', os.path.join(work, 'G.json'), '--port', str(ref_port),
                             '--threads', str(args.workers)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for(ours_port)
-        wait_for(ref_port)
+        for name, process, port in [('streetgan serve', ours, ours_port), ('the reference (Flask)', ref, ref_port)]:
+            try:
+                wait_for(port)
+            except SystemExit:
+                code = process.poll()
+                raise SystemExit(f'{name} did not start' + (f' (exit {code}; is python3-flask installed? '
+                                 'bash packaging/install-deps.sh --bench)' if code is not None else ''))
         rows = []
         for route in ['/gan_imgs?n=16', '/health']:
             results = {'streetgan serve': [], 'original (Flask)': []}
