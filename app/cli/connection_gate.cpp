@@ -259,7 +259,8 @@ void ConnectionGate::examine(Connection& connection) {
       refuse(connection, verdict.status, verdict.reason);
       return;
     case RequestHeadScanner::State::Complete:
-      connection.request_size = verdict.request_size;
+      connection.buffer.erase(0, verdict.request_start);  // the empty lines before it
+      connection.request_size = verdict.request_size - verdict.request_start;
       dispatch(connection.fd);
       return;
   }

@@ -30,7 +30,7 @@ std::string_view trimmed(std::string_view text) {
 void RequestHeadScanner::reset() { *this = RequestHeadScanner(limits_); }
 
 RequestHeadScanner::Verdict RequestHeadScanner::refuse(int status, std::string reason) {
-  verdict_ = Verdict{State::Refused, 0, status, std::move(reason)};
+  verdict_ = Verdict{State::Refused, 0, 0, status, std::move(reason)};
   return verdict_;
 }
 
@@ -103,6 +103,12 @@ RequestHeadScanner::Verdict RequestHeadScanner::scan(std::string_view received) 
     // refused at once, rather than waiting for the time limit.
     if (line.size() < 2 || line[line.size() - 2] != '\r')
       return refuse(400, "the request's lines must end with CR LF");
+    if (lines_ == 0 && line == "\r\n") {
+      request_start_ = end;  // an empty line before the request line: skipped
+      if (end > limits_.max_head)
+        return refuse(400, "the request begins with more than " + std::to_string(limits_.max_head) + " bytes of empty lines");
+      continue;
+    }
     if (lines_ == 0) {
       if (line.size() > limits_.max_request_line)
         return refuse(414, "the request line is longer than " + std::to_string(limits_.max_request_line) + " bytes");
@@ -129,7 +135,7 @@ RequestHeadScanner::Verdict RequestHeadScanner::scan(std::string_view received) 
   }
   const std::uint64_t total = static_cast<std::uint64_t>(head_size_) + content_length_;
   if (received.size() < total) return Verdict{};
-  verdict_ = Verdict{State::Complete, static_cast<std::size_t>(total), 0, {}};
+  verdict_ = Verdict{State::Complete, request_start_, static_cast<std::size_t>(total), 0, {}};
   return verdict_;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 namespace streetgan::cli {
 
@@ -45,7 +46,10 @@ int runTensorBoard(const Args& args) {
   for (const std::string& run : line.positionals()) {
     const fs::path log = fs::path(run) / "events.jsonl";
     std::error_code error;
-    if (!fs::is_regular_file(log, error)) return fail(line.program(), run + " is not a run directory (no events.jsonl)", kExitUsage);
+    if (!fs::exists(fs::symlink_status(log, error)))
+      return fail(line.program(), run + " is not a run directory (no events.jsonl)", kExitUsage);
+    if (!fs::is_regular_file(log, error))
+      return fail(line.program(), log.string() + " is not a regular file (a FIFO, device or folder)", kExitUsage);
     const fs::path out = line.has("--out") ? fs::path(line.value("--out")) / fs::path(run).lexically_normal().filename()
                                            : fs::path(run) / "tensorboard";
     // RUN/tensorboard as a link (a run folder from another host) would send the files anywhere.
@@ -56,11 +60,14 @@ int runTensorBoard(const Args& args) {
     jobs.emplace_back(run, out);
   }
   for (const auto& [run, out] : jobs) {
-    long long skipped = 0;
-    TensorBoardRecorder recorder(run.string(), out.string(), [&skipped](const std::string& warning) {
+    TensorBoardRecorder recorder(run.string(), out.string(), [](const std::string& warning) {
       std::fprintf(stderr, "warning: %s\n", warning.c_str());
-      ++skipped;
     });
+    // The folders this command makes, removed again (when empty) if it fails.
+    std::error_code ignored;
+    std::vector<fs::path> made;
+    for (fs::path folder = out; !folder.empty() && !fs::exists(fs::symlink_status(folder, ignored)); folder = folder.parent_path())
+      made.push_back(folder);
     recorder.setSampleBudget(*max_image_mib << 20);
     std::ifstream log(run / "events.jsonl");
     std::string text;
@@ -72,9 +79,9 @@ int runTensorBoard(const Args& args) {
         continue;
       }
       if (Status s = recorder.record(event); !s) {
-        // A full disk: the part written is no use, so it goes.
-        std::error_code ignored;
+        // A full disk: the part written is no use, so it goes, and the folders made for it.
         if (!recorder.path().empty()) fs::remove(recorder.path(), ignored);
+        for (const fs::path& folder : made) fs::remove(folder, ignored);  // only when empty
         return fail(line.program(), s.error(), kExitFailure);
       }
       ++records;
@@ -82,7 +89,8 @@ int runTensorBoard(const Args& args) {
     if (recorder.path().empty()) return fail(line.program(), (run / "events.jsonl").string() + " has no run_started event", kExitFailure);
     std::string notes;
     if (malformed > 0) notes += std::to_string(malformed) + " malformed lines skipped";
-    if (skipped > 0) notes += (notes.empty() ? "" : ", ") + std::to_string(skipped) + " sample grids skipped";
+    if (const std::int64_t skipped = recorder.skippedSamples(); skipped > 0)
+      notes += (notes.empty() ? "" : ", ") + std::to_string(skipped) + " sample grids skipped";
     std::printf("%s: %lld events -> %s%s\n", run.string().c_str(), records, recorder.path().c_str(),
                 notes.empty() ? "" : (" (" + notes + ")").c_str());
   }

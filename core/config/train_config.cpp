@@ -11,7 +11,9 @@
 #include <functional>
 #include <limits>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <vector>
 
 namespace streetgan {
 namespace {
@@ -434,11 +436,24 @@ Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& 
   if (jsonNestingDepth(text) > kMaxDepth)
     return makeError(source + ": not a config (its JSON nests more than " + std::to_string(kMaxDepth) + " levels deep)");
   json parsed;
+  // A key given twice in one object: JSON readers keep the last without a word, so a config with
+  // two "nz" would train with one the researcher may not have meant.
+  std::vector<std::set<std::string>> keys_seen;
+  std::string repeated;
+  const json::parser_callback_t watch_keys = [&](int, json::parse_event_t event, json& value) {
+    if (event == json::parse_event_t::object_start) keys_seen.emplace_back();
+    if (event == json::parse_event_t::object_end && !keys_seen.empty()) keys_seen.pop_back();
+    if (event == json::parse_event_t::key && !keys_seen.empty() && value.is_string() &&
+        !keys_seen.back().insert(value.get<std::string>()).second && repeated.empty())
+      repeated = value.get<std::string>();
+    return true;
+  };
   try {
-    parsed = json::parse(text);
+    parsed = json::parse(text, watch_keys);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past a double's range
     return makeError(source + ": not valid JSON (" + std::string(e.what()) + ")");
   }
+  if (!repeated.empty()) return makeError(source + ": the key \"" + repeated + "\" is given twice in one object");
   return applyConfigJson(base, parsed, scope, source);
 }
 

@@ -22,6 +22,15 @@ Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const G
     const int height = static_cast<int>(rgb.size(0));
     const int width = static_cast<int>(rgb.size(1));
     if (!encoder) {
+      // A GIF keeps every frame until its palette is made: a walk that cannot fit is refused at
+      // its first frame, not after rendering gigabytes of them.
+      const std::int64_t frames = walk.frameCount();
+      if (video.format == ExportFormat::Gif && video.gif_max_kept_bytes > 0 &&
+          frames > video.gif_max_kept_bytes / (static_cast<std::int64_t>(width) * height * 3))
+        return makeError("a GIF keeps every frame until its palette is made, and " + std::to_string(frames) +
+                         " frames of " + std::to_string(width) + "x" + std::to_string(height) +
+                         " pixels would take more than " + std::to_string(video.gif_max_kept_bytes >> 20) +
+                         " MiB; make fewer frames, or export MP4 or WebM");
       auto opened = VideoEncoder::open(path, width, height, video);
       if (!opened) return Error{opened.error()};
       encoder = std::move(*opened);

@@ -164,6 +164,7 @@ Status TensorBoardRecorder::record(const json& event) {
     const auto path = event.find("path");
     if (path == event.end() || !path->is_string()) return {};
     const auto skip = [&](const std::string& why) -> Status {
+      ++skipped_samples_;
       if (warn_) warn_(printable(run_dir_ + ": sample grid skipped: " + why));
       return {};
     };
@@ -174,7 +175,10 @@ Status TensorBoardRecorder::record(const json& event) {
     if (!shape) return skip("'" + relative + "' is not a PNG image");
     const auto size = static_cast<std::int64_t>(png->size());
     if (sample_budget_ >= 0 && sample_bytes_ + size > sample_budget_) {
-      if (budget_warned_) return {};
+      if (budget_warned_) {
+        ++skipped_samples_;
+        return {};
+      }
       budget_warned_ = true;
       return skip("'" + relative + "' and every grid after it: the grids written reach " +
                   std::to_string(sample_budget_ >> 20) + " MiB in all");

@@ -47,6 +47,8 @@ public:
   Status record(const nlohmann::json& event);
   /// The event file being written (empty before the first run_started).
   std::string path() const { return writer_ ? writer_->path() : std::string(); }
+  /// Sample grids skipped so far (one warning may stand for many: those past the budget).
+  std::int64_t skippedSamples() const { return skipped_samples_; }
 
 private:
   std::string run_dir_, out_dir_;
@@ -55,6 +57,7 @@ private:
   std::int64_t sample_budget_ = -1;
   std::int64_t sample_bytes_ = 0;   // written so far
   bool budget_warned_ = false;
+  std::int64_t skipped_samples_ = 0;
 };
 
 }  // namespace streetgan

@@ -102,8 +102,8 @@ Result<std::unique_ptr<RankGroup>> RankGroup::connect(const RankPlacement& place
   } catch (...) {
     return makeError("could not join the distributed run as rank " + std::to_string(placement.rank) + " of " +
                      std::to_string(placement.world_size) + " through the store at " + placement.master_addr + ":" +
-                     std::to_string(placement.master_port) + " within " + std::to_string(placement.timeout_s) +
-                     " s: " + exceptionMessage(std::current_exception()));
+                     std::to_string(placement.master_port) + " (--dist-timeout " + std::to_string(placement.timeout_s) +
+                     " s): " + exceptionMessage(std::current_exception()));
   }
   return std::unique_ptr<RankGroup>(new RankGroup(std::move(impl)));
 }

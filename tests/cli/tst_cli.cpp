@@ -430,6 +430,8 @@ void TestCli::tensorboardBoundsWhatItWrites() {
   QCOMPARE(files.size(), 1);
   const int written = int((1 << 20) / png);
   QCOMPARE(countRecords(files.first()), 2 + written);
+  // One warning, but every grid past the budget counted as skipped (it said 1).
+  QVERIFY2(r.out.contains(QString("(%1 sample grids skipped)").arg(40 - written)), qPrintable(r.out));
   QVERIFY(QFileInfo(files.first()).size() < (1 << 20) + 65536);
 
   // The default folder as a link out of the run.
@@ -454,6 +456,7 @@ void TestCli::tensorboardBoundsWhatItWrites() {
   QCOMPARE(full.exit_code, 1);
   QVERIFY2(full.err.contains("No space left on device") && full.err.count('\n') == 1, qPrintable(full.err));
   QCOMPARE(eventFiles(small + "/tensorboard-repeated"), QStringList{});
+  QVERIFY2(!QFileInfo::exists(small + "/tensorboard-repeated"), "the folder made for the failed file was left");
 }
 
 QTEST_GUILESS_MAIN(TestCli)

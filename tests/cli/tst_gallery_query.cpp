@@ -43,6 +43,7 @@ private slots:
   void refusals();
   void targets();
   void wholeRequest();
+  void emptyLinesBeforeTheRequest();
   void oneByteAtATime();
   void pipelinedAndReset();
   void body();
@@ -132,6 +133,24 @@ void TestGalleryQuery::wholeRequest() {
   const auto verdict = scanner.scan(request);
   QVERIFY(verdict.state == RequestHeadScanner::State::Complete);
   QCOMPARE(verdict.request_size, request.size());
+}
+
+// Empty lines before the request line are skipped (RFC 9112, 2.2): cpp-httplib answered the first
+// with 400 and then the request.
+void TestGalleryQuery::emptyLinesBeforeTheRequest() {
+  const std::string request = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+  RequestHeadScanner scanner;
+  const auto verdict = scanner.scan("\r\n\r\n" + request);
+  QVERIFY(verdict.state == RequestHeadScanner::State::Complete);
+  QCOMPARE(verdict.request_start, std::size_t{4});
+  QCOMPARE(verdict.request_size, request.size() + 4);
+  // Only empty lines, without end: refused once they pass the head's limit.
+  RequestHeadScanner flood;
+  std::string lines;
+  for (int i = 0; i < 20000; ++i) lines += "\r\n";
+  const auto refused = flood.scan(lines);
+  QVERIFY(refused.state == RequestHeadScanner::State::Refused);
+  QCOMPARE(refused.status, 400);
 }
 
 void TestGalleryQuery::oneByteAtATime() {

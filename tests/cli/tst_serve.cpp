@@ -391,6 +391,8 @@ void TestServe::hostileRequests_data() {
   QTest::newRow("many byte ranges") << ("GET /gan_imgs?n=4 HTTP/1.1\r\nHost: x\r\nRange: bytes=0-" +
                                         QByteArray(",0-").repeated(1000) + "\r\nConnection: close\r\n\r\n")
                                     << 416 << "one byte range";
+  QTest::newRow("empty lines before the request")
+      << QByteArray("\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n") << 200 << "\"status\":\"ok\"";
   QTest::newRow("bare LF") << QByteArray("GET /health HTTP/1.1\nHost: x\n\n") << 400 << "CR LF";
   QTest::newRow("garbage") << QByteArray("\x16\x03\x01 not http at all\r\n\r\n") << 400 << "";
 }

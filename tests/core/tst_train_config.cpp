@@ -211,6 +211,20 @@ void TestTrainConfig::configFileErrors() {
   QVERIFY(!with_nul.ok());
   QCOMPARE(QString::fromStdString(with_nul.error()),
            nul + ": the config file holds a NUL byte at offset 10; it must be JSON text");
+  // A key given twice was taken silently (the last one counted).
+  const auto twice = applyConfigText(TrainConfig{}, R"({"nz": 16, "augment": {"flip": true}, "nz": 17})",
+                                     ConfigScope::All, "-t");
+  QVERIFY(!twice.ok());
+  QCOMPARE(QString::fromStdString(twice.error()), QString("-t: the key \"nz\" is given twice in one object"));
+  const auto nested = applyConfigText(TrainConfig{}, R"({"augment": {"flip": true, "flip": false}})", ConfigScope::All, "-t");
+  QVERIFY(!nested.ok());
+  QCOMPARE(QString::fromStdString(nested.error()), QString("-t: the key \"flip\" is given twice in one object"));
+  // The same name in two objects is no repetition: the second "flip" is refused as an unknown
+  // data key, not as a key given twice.
+  const auto apart = applyConfigText(TrainConfig{}, R"({"augment": {"flip": true}, "data": {"flip": true}})", ConfigScope::All, "-t");
+  QVERIFY(!apart.ok());
+  QVERIFY2(!QString::fromStdString(apart.error()).contains("given twice"), apart.error().c_str());
+  QVERIFY2(QString::fromStdString(apart.error()).contains("data.flip"), apart.error().c_str());
   // A folder named as the config file.
   const auto folder = applyConfigFile(TrainConfig{}, dir.path().toStdString());
   QCOMPARE(QString::fromStdString(folder.error()), dir.path() + ": cannot open the config file (a folder, not a regular file)");

@@ -127,6 +127,7 @@ private slots:
   void gifFramesKeptAreBounded();
   void walkExportMatchesRenderedFrames();
   void cancelledWalkExportLeavesNothing();
+  void gifWalkThatCannotFitIsRefusedAtOnce();
 };
 
 void TestVideoExport::exportsDecodeBack_data() {
@@ -551,6 +552,34 @@ void TestVideoExport::cancelledWalkExportLeavesNothing() {
       QVERIFY2(entries(dir.path()).isEmpty(), qPrintable(entries(dir.path()).join(", ")));
     }
   }
+}
+
+// 200,001 frames of 64×64 (2.46 GB kept for the palette) rendered for 37 s and grew to 2.2 GB
+// before an allocation failed. The frame count is known: the walk is refused at its first frame,
+// so the test renders one batch of 8, and nothing is left at the path.
+void TestVideoExport::gifWalkThatCannotFitIsRefusedAtOnce() {
+  Generator generator = tinyGenerator();
+  LatentWalk walk = LatentWalk::fromSeeds({1, 2, 3}, 16);
+  walk.frames_per_key = 100000;
+  WalkRenderOptions render;
+  render.batch = 8;
+  VideoExportOptions gif;
+  gif.format = ExportFormat::Gif;
+  gif.long_side = 0;
+  QTemporaryDir dir;
+  const QString path = dir.filePath("long.gif");
+  std::int64_t rendered = 0;
+  auto exported = WalkExporter::exportWalk(generator, walk, render, path.toStdString(), gif,
+                                           [&rendered](const WalkExportProgress& p) {
+                                             rendered = p.rendered;
+                                             return true;
+                                           });
+  QVERIFY(!exported.ok());
+  QVERIFY2(QString::fromStdString(exported.error())
+               .contains("200001 frames of 64x64 pixels would take more than 2048 MiB; make fewer frames, or export MP4 or WebM"),
+           exported.error().c_str());
+  QVERIFY2(rendered <= 8, qPrintable(QString::number(rendered)));
+  QVERIFY2(entries(dir.path()).isEmpty(), qPrintable(entries(dir.path()).join(", ")));
 }
 
 QTEST_GUILESS_MAIN(TestVideoExport)
