@@ -28,7 +28,7 @@ bool hasEventFiles(const fs::path& dir) {
 }  // namespace
 
 int runTensorBoard(const Args& args) {
-  CommandLine line("tensorboard", "RUN... [--out DIR]",
+  CommandLine line("tensorboard", "RUN... [--out DIR] [--max-image-mib N]",
                    "Writes TensorBoard event files from each run's events.jsonl: the original tool's\n"
                    "scalars (G_loss, D_loss, D_X, D_G_z1, D_G_z2), throughput, Parzen and the sample\n"
                    "grids, with images seen as the step (docs/interop.md). Without --out they go to\n"
