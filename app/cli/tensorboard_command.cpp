@@ -1,4 +1,4 @@
-// `streetgan tensorboard RUN... [--out DIR]`: TensorBoard event files from existing runs'
+// `streetgan tensorboard RUN... [--out DIR] [--max-image-mib N]`: TensorBoard event files from existing runs'
 // events.jsonl (runs from before the `tensorboard` key, remote runs' local copies).
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
