@@ -77,6 +77,7 @@ SeedGrid::SeedGrid(QWidget* parent) : QWidget(parent) {
                              : QIcon());
     }
     status_->setText(result.error.isEmpty() ? QString("Seeds %1–%2").arg(first_seed_).arg(first_seed_ + tileCount() - 1) : result.error);
+    rendering_ = false;
     emit rendered(result.error);
   });
   setFirstSeed(0);
@@ -99,11 +100,13 @@ void SeedGrid::setFirstSeed(quint64 seed) {
 
 void SeedGrid::render() {
   if (!explorer_) {
+    rendering_ = watcher_.isRunning();  // a result still to come is dropped by the next render
     images_.clear();
     for (QToolButton* tile : tiles_) tile->setIcon(QIcon());
     status_->setText("Open a checkpoint to see its samples.");
     return;
   }
+  rendering_ = true;
   if (watcher_.isRunning()) {
     again_ = true;
     return;

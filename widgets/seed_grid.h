@@ -32,7 +32,9 @@ public:
   int tileCount() const { return static_cast<int>(tiles_.size()); }
   quint64 seedAt(int tile) const { return first_seed_ + static_cast<quint64>(tile); }
   QImage imageAt(int tile) const { return tile >= 0 && tile < images_.size() ? images_[tile] : QImage(); }
-  bool isRendering() const { return watcher_.isRunning(); }
+  /// True from a render's start until its page is shown: a render whose thread has ended but
+  /// whose result the GUI thread has not taken yet still counts, and so does one asked for again.
+  bool isRendering() const { return rendering_; }
   /// Clicks tile `tile` (as a user would).
   void clickTile(int tile);
 
@@ -55,6 +57,7 @@ private:
   QLabel* status_ = nullptr;
   QFutureWatcher<RenderedImages> watcher_;
   bool again_ = false;
+  bool rendering_ = false;  // see isRendering()
 };
 
 }  // namespace streetgan::widgets
