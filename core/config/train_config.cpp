@@ -461,13 +461,12 @@ Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& 
   // A regular file of sane size only: /dev/zero would be read until memory runs out, a FIFO
   // would wait for a writer forever.
   constexpr std::int64_t kMaxConfigBytes = 16 << 20;
-  auto text = RegularFile::readAll(path, kMaxConfigBytes);
-  if (!text) {
-    const std::string reason = RegularFile::reasonOf(path, text.error());
-    if (reason.rfind("larger than", 0) == 0)
-      return makeError(path + ": the config file is larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB");
-    return makeError(path + ": cannot open the config file (" + reason + ")");
-  }
+  auto file = RegularFile::open(path);
+  if (!file) return makeError(path + ": cannot open the config file (" + RegularFile::reasonOf(path, file.error()) + ")");
+  if (file->size() > kMaxConfigBytes)
+    return makeError(path + ": the config file is larger than " + std::to_string(kMaxConfigBytes >> 20) + " MiB");
+  auto text = file->readRest(kMaxConfigBytes);  // fails only for a file that grows past the bound
+  if (!text) return makeError(text.error());
   // The JSON reader stops at a NUL byte and would take what follows it for no part of the file.
   if (const std::size_t nul = text->find('\0'); nul != std::string::npos)
     return makeError(path + ": the config file holds a NUL byte at offset " + std::to_string(nul) + "; it must be JSON text");

@@ -132,13 +132,12 @@ Result<LatentWalk> LatentWalk::load(const std::string& path) {
   // A walk of 100,000 keyframes of nz 4096 is under 8 GB of text; real ones are kilobytes. Only a
   // regular file is read, so that /dev/zero or a FIFO named as a walk is refused, not read forever.
   constexpr std::int64_t kMaxWalkBytes = 256 << 20;
-  auto text = RegularFile::readAll(path, kMaxWalkBytes);
-  if (!text) {
-    const std::string reason = RegularFile::reasonOf(path, text.error());
-    if (reason.rfind("larger than", 0) == 0)
-      return makeError(path + ": the walk file is larger than " + std::to_string(kMaxWalkBytes >> 20) + " MiB");
-    return makeError(path + ": not a walk file (" + reason + ")");
-  }
+  auto file = RegularFile::open(path);
+  if (!file) return makeError(path + ": not a walk file (" + RegularFile::reasonOf(path, file.error()) + ")");
+  if (file->size() > kMaxWalkBytes)
+    return makeError(path + ": the walk file is larger than " + std::to_string(kMaxWalkBytes >> 20) + " MiB");
+  auto text = file->readRest(kMaxWalkBytes);  // fails only for a file that grows past the bound
+  if (!text) return makeError(text.error());
   if (const std::size_t nul = text->find('\0'); nul != std::string::npos)
     return makeError(path + ": not a walk file (a NUL byte at offset " + std::to_string(nul) + ")");
   json parsed;

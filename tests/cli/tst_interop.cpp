@@ -61,6 +61,18 @@ if n > 0:
 torch.save(checkpoint, out)
 )";
 
+// Runs `code` with Debian's python3 (torch is a test dependency) and `args` as sys.argv[1:];
+// empty when it succeeded, else what it printed.
+QString runPythonScript(const QString& code, const QStringList& args) {
+  QProcess python;
+  python.setProcessChannelMode(QProcess::MergedChannels);
+  python.start("/usr/bin/python3", QStringList{"-c", code} + args);
+  if (!python.waitForFinished(120000)) return "python3 did not finish in 120 s";
+  if (python.exitStatus() != QProcess::NormalExit || python.exitCode() != 0)
+    return "python3 failed: " + QString::fromLocal8Bit(python.readAll());
+  return {};
+}
+
 double expectedLossG(int i) { return 1.0 + (i % 997) / 1000.0; }
 double expectedLossD(int i) { return 0.5 + (i % 991) / 3000.0; }
 
@@ -663,15 +675,13 @@ void TestInterop::exportRefusals() {
 // does not fit, here under a 4 GB address-space limit (before, the build ran out of memory).
 void TestInterop::netsAreCheckedBeforeTheyAreBuilt() {
   const QString path = dir_.path() + "/huge-ngf.pt";
-  QProcess python;
-  python.start("/usr/bin/python3", {"-c",
-                                    "import sys, torch\n"
-                                    "g = {f'main.{i}.weight': torch.zeros(1, 1, 4, 4) for i in (0, 3, 6, 9)}\n"
-                                    "g['main.12.weight'] = torch.zeros(2048, 3, 4, 4)\n"
-                                    "torch.save({'epoch': 0, 'G_state_dict': g}, sys.argv[1])\n",
-                                    path});
-  QVERIFY(python.waitForFinished(120000));
-  QVERIFY2(python.exitCode() == 0, python.readAllStandardError().constData());
+  const QString failed = runPythonScript(
+                                  "import sys, torch\n"
+                                  "g = {f'main.{i}.weight': torch.zeros(1, 1, 4, 4) for i in (0, 3, 6, 9)}\n"
+                                  "g['main.12.weight'] = torch.zeros(2048, 3, 4, 4)\n"
+                                  "torch.save({'epoch': 0, 'G_state_dict': g}, sys.argv[1])\n",
+                                  {path});
+  QVERIFY2(failed.isEmpty(), qPrintable(failed));
   QProcess import;
   import.setChildProcessModifier([] {
     const rlimit limit{4ull << 30, 4ull << 30};
@@ -691,17 +701,15 @@ void TestInterop::netsAreCheckedBeforeTheyAreBuilt() {
 // run (a larger one, hundreds of thousands). The count of grids is bounded.
 void TestInterop::importRefusesTooManyImageGrids() {
   const QString path = dir_.path() + "/many-grids.pt";
-  QProcess python;
-  python.start("/usr/bin/python3", {"-c",
-                                    "import sys, torch\n"
-                                    "sys.path.insert(0, sys.argv[2])\n"
-                                    "import reference_dcgan as r\n"
-                                    "t = torch.zeros(3, 1, 1)\n"
-                                    "torch.save({'epoch': 1, 'G_state_dict': r.generator(12, 6, 3, 64).state_dict(),\n"
-                                    "            'img_list': [t] * 10001}, sys.argv[1])\n",
-                                    path, STREETGAN_SOURCE_DIR "/tests/cli"});
-  QVERIFY(python.waitForFinished(120000));
-  QVERIFY2(python.exitCode() == 0, python.readAllStandardError().constData());
+  const QString failed = runPythonScript(
+                                  "import sys, torch\n"
+                                  "sys.path.insert(0, sys.argv[2])\n"
+                                  "import reference_dcgan as r\n"
+                                  "t = torch.zeros(3, 1, 1)\n"
+                                  "torch.save({'epoch': 1, 'G_state_dict': r.generator(12, 6, 3, 64).state_dict(),\n"
+                                  "            'img_list': [t] * 10001}, sys.argv[1])\n",
+                                  {path, STREETGAN_SOURCE_DIR "/tests/cli"});
+  QVERIFY2(failed.isEmpty(), qPrintable(failed));
   const QString parent = dir_.path() + "/many-grids";
   QVERIFY(QDir().mkpath(parent));
   const CliResult r = runCli({"import", path, "--run-dir", parent + "/run"});

@@ -9,6 +9,7 @@
 // and a checkpoint LibTorch throws std::out_of_range on (abort), a predictable scratch folder, a
 // followed checkpoint pruned under the workers (500), connection threads the system refuses
 // (a hang), and a SIGTERM while the model loads. Times in these tests are hang guards only.
+#include "tests/cli/http_test_client.h"
 #include "tests/support/test_support.h"
 
 #include <QBuffer>
@@ -47,71 +48,6 @@ using namespace streetgan::test;
 
 namespace {
 
-struct HttpReply {
-  int status = 0;  ///< 0: the server closed the connection without an answer
-  std::map<QString, QString> headers;  ///< names in lower case
-  QByteArray body;
-  QString header(const QString& name) const {
-    auto found = headers.find(name.toLower());
-    return found == headers.end() ? QString() : found->second;
-  }
-};
-
-int connectTo(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Reads until the server closes the connection (or `timeout_ms` passes).
-QByteArray readAll(int fd, int timeout_ms) {
-  QByteArray data;
-  QElapsedTimer clock;
-  clock.start();
-  char buffer[65536];
-  while (clock.elapsed() < timeout_ms) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) break;
-    data.append(buffer, static_cast<int>(n));
-  }
-  return data;
-}
-
-HttpReply parse(const QByteArray& data) {
-  HttpReply reply;
-  const int end = data.indexOf("\r\n\r\n");
-  if (end < 0) return reply;
-  const QList<QByteArray> lines = data.left(end).split('\n');
-  reply.status = lines.value(0).split(' ').value(1).toInt();
-  for (int i = 1; i < lines.size(); ++i) {
-    const int colon = lines[i].indexOf(':');
-    if (colon > 0) reply.headers[QString(lines[i].left(colon)).trimmed().toLower()] = QString(lines[i].mid(colon + 1)).trimmed();
-  }
-  reply.body = data.mid(end + 4);
-  return reply;
-}
-
-HttpReply request(int port, const QByteArray& raw, int timeout_ms = 120000) {
-  const int fd = connectTo(port);
-  if (fd < 0) return {};
-  ::send(fd, raw.constData(), static_cast<size_t>(raw.size()), MSG_NOSIGNAL);
-  HttpReply reply = parse(readAll(fd, timeout_ms));
-  ::close(fd);
-  return reply;
-}
-
-HttpReply get(int port, const QByteArray& target) {
-  return request(port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-}
 
 QImage decodePng(const QByteArray& bytes) { return QImage::fromData(bytes, "PNG"); }
 
@@ -177,6 +113,14 @@ struct ErrorLog {
     return text.contains(what);
   }
 };
+
+// Waits up to `timeout_ms` for `process` to end (a hang guard); kills it when it does not.
+bool endsWithin(QProcess& process, int timeout_ms) {
+  if (process.waitForFinished(timeout_ms)) return true;
+  process.kill();
+  process.waitForFinished(10000);
+  return false;
+}
 
 QProcessEnvironment environmentWith(const QString& name, const QString& value) {
   QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
@@ -622,11 +566,7 @@ void TestServe::missingTmpdirIsReportedPlainly() {
   server.setProcessEnvironment(environmentWith("TMPDIR", dir_.filePath("no-such-folder")));
   server.start(STREETGAN_CLI, {"serve", "--checkpoint", checkpoint_, "--port", "0"});
   QVERIFY(server.waitForStarted(10000));
-  const bool ended = server.waitForFinished(120000);
-  if (!ended) {
-    server.kill();
-    server.waitForFinished(10000);
-  }
+  const bool ended = endsWithin(server, 120000);  // the hang guard
   const QString err = QString::fromUtf8(server.readAllStandardError());
   QVERIFY2(ended, qPrintable(err));
   QCOMPARE(server.exitStatus(), QProcess::NormalExit);
@@ -718,11 +658,7 @@ void TestServe::connectionThreadsThatCannotStartFailAtStart() {
   });
   limited.start(STREETGAN_CLI, {"serve", "--checkpoint", checkpoint_, "--port", "0", "--connections", "1024"});
   QVERIFY(limited.waitForStarted(10000));
-  const bool ended = limited.waitForFinished(120000);  // the hang guard
-  if (!ended) {
-    limited.kill();
-    limited.waitForFinished(10000);
-  }
+  const bool ended = endsWithin(limited, 120000);  // the hang guard
   const QString err = QString::fromUtf8(limited.readAllStandardError());
   QVERIFY2(ended, qPrintable("serve hung when the system refused its threads: " + err));
   QCOMPARE(limited.exitStatus(), QProcess::NormalExit);
@@ -750,11 +686,7 @@ void TestServe::sigtermWhileLoadingStopsCleanly() {
   QTRY_VERIFY_WITH_TIMEOUT(err.contains("streetgan serve: loading") || server.state() != QProcess::Running, 60000);
   QVERIFY2(server.state() == QProcess::Running, qPrintable(err.text));
   ::kill(static_cast<pid_t>(server.processId()), SIGTERM);
-  const bool ended = server.waitForFinished(60000);  // the hang guard
-  if (!ended) {
-    server.kill();
-    server.waitForFinished(10000);
-  }
+  const bool ended = endsWithin(server, 60000);  // the hang guard
   err.contains("");
   QVERIFY2(ended, qPrintable("a SIGTERM before listening was lost: " + err.text));
   QCOMPARE(server.exitStatus(), QProcess::NormalExit);
@@ -784,11 +716,7 @@ void TestServe::sigtermAnswersQueuedRendersAndStops() {
   };
   QTRY_VERIFY_WITH_TIMEOUT(queued() >= 3, 60000);
   ::kill(static_cast<pid_t>(server.processId()), SIGTERM);
-  const bool ended = server.waitForFinished(120000);  // the hang guard
-  if (!ended) {
-    server.kill();
-    server.waitForFinished(10000);
-  }
+  const bool ended = endsWithin(server, 120000);  // the hang guard
   QVERIFY2(ended, "serve did not end after SIGTERM");
   int rendered = 0, stopping = 0;
   for (auto& future : replies) {
