@@ -19,7 +19,8 @@ set(_rules
   "core/model=core/util"
   "core/data=core/util core/config"
   "core/video=core/util"
-  "core/runs=core/util"
+  # RunSummary reads the evaluation files through their owner, core/eval.
+  "core/runs=core/util core/eval"
   "core/eval=core/util core/config core/model core/data"
   "core/train=core/util core/config core/model core/data core/eval core/runs"
   "core/latent=core/util core/config core/model core/data core/video"
@@ -29,13 +30,27 @@ set(_rules
   "widgets=core"
   "app/studio/control=core"
   "app/studio=core widgets"
-  "app/cli=core"
+  # The gallery library of `streetgan serve`: its renderer, HTTP server and page, over core.
+  "app/serve=core"
+  "app/cli=core app/serve"
   "tests=core widgets app tests"
 )
 # Folders whose files may include libav's internals (core/video/internal/).
 set(_libav_internal_users "core/video" "tests/support")
+# System libraries that belong to one part of the tree: "REGEX=WHERE …", the regex matched against
+# the name inside <…>, WHERE folders or units. Anywhere else the include is refused.
+set(_system_headers
+  # FFmpeg's libraries: the video encoder alone (and the tests' decoder of what it wrote).
+  "^lib(av[a-z]*|sw[a-z]*|postproc)/=core/video tests/support/decoded_video"
+  # LibTorch: the engine, the CLI and the gallery; never a view, a tab or a controller.
+  "^(torch|ATen|c10|caffe2)/=core app/cli app/serve tests/core tests/cli tests/support/test_device"
+  # OpenCV: image decoding and pixels, and the one message of its exceptions.
+  "^opencv2?/=core/data core/util/exception_message tests/core"
+  # cpp-httplib: the gallery's HTTP server.
+  "^httplib\\.h$=app/serve"
+)
 # Where no Qt header may appear, and where only Qt Core's may.
-set(_no_qt "core" "app/cli")
+set(_no_qt "core" "app/cli" "app/serve")
 set(_qt_core_only "app/studio/control")
 # Views and tabs never start processes: the controllers of app/studio/control do.
 set(_no_processes "widgets" "app/studio")
@@ -105,57 +120,166 @@ foreach(_file IN LISTS _files)
   endif()
   list(APPEND _allowed "${_from}")
 
-  file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+  file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "^[ \t]*#[ \t]*include")
   foreach(_line IN LISTS _lines)
-    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"]*)[>\"].*$" "\\1;\\2" _parsed "${_line}")
-    list(GET _parsed 0 _kind)
-    list(GET _parsed 1 _inc)
+    if(NOT _line MATCHES "^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"]*)[>\"]")
+      # `#include SOME_MACRO` names its file only after preprocessing: no rule could be checked.
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*" "" _what "${_line}")
+      _fail("${_file}: includes ${_what}, a computed include; name the file in \"…\" or <…>")
+      continue()
+    endif()
+    set(_kind "${CMAKE_MATCH_1}")
+    set(_written "${CMAKE_MATCH_2}")
+    # "core/data/../train/trainer.h" is core/train/trainer.h: rules are matched on the normal form.
+    cmake_path(SET _inc NORMALIZE "${_written}")
+    set(_shown "${_inc}")
+    if(NOT _inc STREQUAL _written)
+      set(_shown "${_written} (that is ${_inc})")
+    endif()
     string(REGEX MATCH "^(core|widgets|app|tests)/" _ours "${_inc}")
     if(_ours)
       if(NOT EXISTS "${SOURCE_DIR}/${_inc}")
-        _fail("${_file}: includes ${_inc}, which does not exist")
+        _fail("${_file}: includes ${_shown}, which does not exist")
       endif()
       _under_any("${_inc}" "${_allowed}" _ok)
       if(NOT _ok)
         string(REPLACE ";" ", " _list "${_allowed}")
-        _fail("${_file}: includes ${_inc}, but ${_from} may include only ${_list}")
+        _fail("${_file}: includes ${_shown}, but ${_from} may include only ${_list}")
       endif()
       _under("${_inc}" "core/video/internal" _internal)
       _under_any("${_file}" "${_libav_internal_users}" _may_internal)
       if(_internal AND NOT _may_internal)
-        _fail("${_file}: includes ${_inc}, a libav internal of core/video that only core/video uses")
+        _fail("${_file}: includes ${_shown}, a libav internal of core/video that only core/video uses")
       endif()
-    elseif(_kind STREQUAL "\"" AND NOT _inc MATCHES "\\.moc$")
-      _fail("${_file}: includes \"${_inc}\" without its layer; write it from the repository root (e.g. core/util/result.h)")
-    elseif(_kind STREQUAL "<" AND _inc MATCHES "^Q")
-      _under_any("${_file}" "${_no_qt}" _qt_banned)
-      _under_any("${_file}" "${_qt_core_only}" _core_only)
       _under_any("${_file}" "${_no_processes}" _no_proc)
-      if(_qt_banned)
-        _fail("${_file}: includes <${_inc}>, but core and the CLI have no Qt")
-      elseif(_core_only)
-        if(NOT QTCORE_INCLUDE_DIR)
-          # A build without Qt (STREETGAN_CLI_ONLY) has no QtCore folder to compare with and
-          # builds no controller; the full build and tst_layering check this rule.
-          set(_in_core TRUE)
-        elseif(_inc MATCHES "^Qt[A-Za-z0-9]*/")
-          string(REGEX REPLACE "/.*" "" _module "${_inc}")
-          set(_in_core FALSE)
-          if(_module STREQUAL "QtCore")
-            set(_in_core TRUE)
-          endif()
-        elseif(EXISTS "${QTCORE_INCLUDE_DIR}/${_inc}")
-          set(_in_core TRUE)
-        else()
-          set(_in_core FALSE)
-        endif()
-        if(NOT _in_core)
-          _fail("${_file}: includes <${_inc}>, which is not Qt Core; ${_from} uses Qt Core only")
+      _under_any("${_file}" "${_qt_core_only}" _core_only)
+      if(_no_proc AND NOT _core_only AND _inc STREQUAL "app/studio/control/child_process.h")
+        _fail("${_file}: includes ${_shown}, but views and tabs never start processes (a controller in app/studio/control does)")
+      endif()
+      continue()
+    endif()
+    if(_kind STREQUAL "\"")
+      if(NOT _inc MATCHES "\\.moc$")
+        _fail("${_file}: includes \"${_written}\" without its layer; write it from the repository root (e.g. core/util/result.h)")
+      endif()
+      continue()
+    endif()
+    # A system header: the libraries that belong to one part of the tree.
+    foreach(_entry IN LISTS _system_headers)
+      string(FIND "${_entry}" "=" _eq REVERSE)
+      string(SUBSTRING "${_entry}" 0 ${_eq} _regex)
+      math(EXPR _rest "${_eq} + 1")
+      string(SUBSTRING "${_entry}" ${_rest} -1 _where)
+      string(REPLACE " " ";" _where "${_where}")
+      if(_inc MATCHES "${_regex}")
+        _under_any("${_file}" "${_where}" _ok)
+        if(NOT _ok)
+          string(REPLACE ";" ", " _list "${_where}")
+          _fail("${_file}: includes <${_written}>, which only ${_list} may include")
         endif()
       endif()
-      if(_no_proc AND NOT _core_only AND _inc MATCHES "^(QtCore/)?QProcess$")
-        _fail("${_file}: includes <${_inc}>, but views and tabs never start processes (a controller in app/studio/control does)")
+    endforeach()
+    # Qt: <QString>, <QtCore/QProcess> and Qt's lower-case spelling <qstring.h>, <QtCore/qprocess.h>.
+    string(TOLOWER "${_inc}" _lower)
+    if(NOT _inc MATCHES "^Q" AND NOT _lower MATCHES "^q[a-z0-9_]*\\.h$")
+      continue()
+    endif()
+    if(_lower STREQUAL "quadmath.h")
+      continue()
+    endif()
+    _under_any("${_file}" "${_no_qt}" _qt_banned)
+    _under_any("${_file}" "${_qt_core_only}" _core_only)
+    _under_any("${_file}" "${_no_processes}" _no_proc)
+    if(_qt_banned)
+      _fail("${_file}: includes <${_written}>, but core and the CLI have no Qt")
+    elseif(_core_only)
+      if(NOT QTCORE_INCLUDE_DIR)
+        # A build without Qt (STREETGAN_CLI_ONLY) has no QtCore folder to compare with and
+        # builds no controller; the full build and tst_layering check this rule.
+        set(_in_core TRUE)
+      elseif(_inc MATCHES "^Qt[A-Za-z0-9]*/")
+        string(REGEX REPLACE "/.*" "" _module "${_inc}")
+        set(_in_core FALSE)
+        if(_module STREQUAL "QtCore")
+          set(_in_core TRUE)
+        endif()
+      elseif(EXISTS "${QTCORE_INCLUDE_DIR}/${_inc}")
+        set(_in_core TRUE)
+      else()
+        set(_in_core FALSE)
       endif()
+      if(NOT _in_core)
+        _fail("${_file}: includes <${_written}>, which is not Qt Core; ${_from} uses Qt Core only")
+      endif()
+    endif()
+    # QProcess in any spelling, and Qt Core's umbrella header, which brings it.
+    if(_no_proc AND NOT _core_only AND _lower MATCHES "^(qtcore/)?(qprocess(\\.h)?|qtcore)$")
+      _fail("${_file}: includes <${_written}>, but views and tabs never start processes (a controller in app/studio/control does)")
+    endif()
+  endforeach()
+endforeach()
+
+# The event protocol has one owner, core/runs: its names are the constants of event_fields.h. A
+# file elsewhere that may see events (it or its own header includes a header of core/runs, or
+# the Trainer, whose on_event hands them out) names none of them by a string literal. Tests are
+# exempt: they check the bytes on disk.
+# Field names (namespace field) and the names of types and run_finished statuses (namespaces type
+# and status), as the constants of event_fields.h spell them.
+set(_event_fields "")
+set(_event_types "")
+if(EXISTS "${SOURCE_DIR}/core/runs/event_fields.h")
+  file(STRINGS "${SOURCE_DIR}/core/runs/event_fields.h" _constants
+       REGEX "^namespace (type|status|field) {|inline constexpr char k[A-Za-z0-9]+\\[\\] = \"[^\"]+\";")
+  set(_namespace "")
+  foreach(_constant IN LISTS _constants)
+    if(_constant MATCHES "^namespace ([a-z]+) {")
+      set(_namespace "${CMAKE_MATCH_1}")
+    elseif(_constant MATCHES " = \"([^\"]+)\";")
+      if(_namespace STREQUAL "field")
+        list(APPEND _event_fields "${CMAKE_MATCH_1}")
+      else()
+        list(APPEND _event_types "${CMAKE_MATCH_1}")
+      endif()
+    endif()
+  endforeach()
+endif()
+set(_event_includes_regex "#[ \t]*include[ \t]*[<\"](core/runs/[a-z_]+|core/train/trainer)\\.h[>\"]")
+foreach(_file IN LISTS _files)
+  _under_any("${_file}" "core/runs;tests" _exempt)
+  if(_exempt)
+    continue()
+  endif()
+  string(REGEX REPLACE "\\.cpp$" ".h" _own_header "${_file}")
+  set(_speaks FALSE)
+  foreach(_candidate IN ITEMS "${_file}" "${_own_header}")
+    set(_protocol "")
+    if(EXISTS "${SOURCE_DIR}/${_candidate}")
+      file(STRINGS "${SOURCE_DIR}/${_candidate}" _protocol REGEX "${_event_includes_regex}")
+      if(_protocol)
+        set(_speaks TRUE)
+      endif()
+    endif()
+  endforeach()
+  if(NOT _speaks)
+    continue()
+  endif()
+  # Where a literal names a field: a JSON key ({"x", …}, ["x"], .value("x", …), .find, .contains,
+  # .at, .count("x")). Where it names a type or a status: an event written (emit("x", …)) or a
+  # value compared (== "x", != "x").
+  file(READ "${SOURCE_DIR}/${_file}" _text)
+  string(REGEX MATCHALL "(\\{|\\[|\\.(value|find|contains|at|count)\\(|emit\\(|[!=]= )[ \t]*\"[a-z0-9_]+\"" _uses "${_text}")
+  set(_reported "")
+  foreach(_use IN LISTS _uses)
+    string(REGEX REPLACE ".*\"([a-z0-9_]+)\"$" "\\1" _name "${_use}")
+    if(_use MATCHES "^(emit\\(|[!=]= )")
+      list(FIND _event_types "${_name}" _known)
+    else()
+      list(FIND _event_fields "${_name}" _known)
+    endif()
+    list(FIND _reported "${_name}" _again)
+    if(NOT _known EQUAL -1 AND _again EQUAL -1)
+      list(APPEND _reported "${_name}")
+      _fail("${_file}: names the event field or type \"${_name}\" by a string literal; use its constant in core/runs/event_fields.h")
     endif()
   endforeach()
 endforeach()

@@ -1,7 +1,7 @@
 // serve's request parsing: the head of an HTTP request as it arrives in pieces (the first byte
 // picks their size), then the query of its target as a grid and as a walk.
-#include "app/cli/gallery_query.h"
-#include "app/cli/request_head_scanner.h"
+#include "app/serve/gallery_query.h"
+#include "app/serve/request_head_scanner.h"
 
 #include <cstddef>
 #include <cstdint>

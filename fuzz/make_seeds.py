@@ -43,6 +43,12 @@ events = [
 ]
 put("fuzz_event_stream", "run.jsonl", "\x07" + "".join(json.dumps(e) + "\n" for e in events) + '{"type": "cut')
 
+# Long commands' stderr with --progress: progress lines among other diagnostics.
+put("fuzz_progress_line", "parzen.txt", 'progress/1 {"task":"parzen-estimate","done":42,"total":100}\n')
+put("fuzz_progress_line", "stderr.txt", "warning: skipped /data/a.jpg\n"
+    'progress/1 {"task":"parzen-run","done":2,"total":10,"detail":"runs/a/checkpoints/step-30.pt"}\n'
+    'progress/1 {"task":"demo-data","done":16,"total":1000,"eta_s":1.5}\n')
+
 put("fuzz_train_config", "all.json", "\x00" + json.dumps({"nz": 100, "ngf": 64, "batch_size": 128, "lr_g": 2e-4}))
 put("fuzz_train_config", "training.json", "\x01" + json.dumps({"epochs": 5, "img_size": 64}))
 put("fuzz_train_config", "checkpoint.json", "\x02" + json.dumps({"save_every": 100}))
@@ -50,6 +56,22 @@ put("fuzz_train_config", "checkpoint.json", "\x02" + json.dumps({"save_every": 1
 put("fuzz_walk_file", "walk.json", json.dumps({
     "version": 1, "nz": 4, "frames_per_key": 3, "mode": "slerp", "easing": "linear", "loop": False,
     "keyframes": [{"latent": [0.5, -1, 2, 0], "seed": 7}, {"latent": [1, 0, 0, 1]}]}))
+
+# A run's saved Parzen results (evaluations/parzen-*.json), as `streetgan parzen --save` writes them.
+parzen_checkpoint = {
+    "v": 1, "time": 1700000000.5, "kind": "checkpoint", "checkpoint": "step-00000120.pt", "epoch": 2, "step": 120,
+    "images_seen": 960, "sigma": 0.5, "mean_ll": -1234.5, "stderr": 12.25, "n_test": 4, "n_valid": 3,
+    "n_samples": 64, "dimensions": 12288, "curve": [{"sigma": 0.1, "mean_ll": -2000.0}, {"sigma": 0.5, "mean_ll": -1500.75}],
+    "seconds": {"samples": 1.5, "estimator": 0.25}}
+parzen_run = {
+    "v": 1, "time": 1700000100.25, "kind": "run", "sigma": 0.5, "sigma_given": False,
+    "curve": [{"sigma": 0.1, "mean_ll": -1900.0}, {"sigma": 0.5, "mean_ll": -1700.5}],
+    "checkpoints": [{"checkpoint": "step-1.pt", "epoch": 0, "step": 8, "images_seen": 64, "mean_ll": -1800.5,
+                     "stderr": 20.0, "n_test": 4},
+                    {"checkpoint": "step-2.pt", "epoch": 1, "step": 16, "images_seen": 128, "mean_ll": -1700.25,
+                     "stderr": 18.5, "n_test": 4}]}
+put("fuzz_parzen_evaluation_file", "checkpoint.json", json.dumps(parzen_checkpoint, indent=2, sort_keys=True) + "\n")
+put("fuzz_parzen_evaluation_file", "run.json", json.dumps(parzen_run, indent=2, sort_keys=True) + "\n")
 
 image = Image.new("RGB", (16, 12), (200, 40, 90))
 for fmt, ext in (("JPEG", "jpg"), ("PNG", "png"), ("BMP", "bmp")):

@@ -5,6 +5,7 @@
 // (DcganStep alone) and the whole distributed step (DcganStep in the group). Rank 0 prints.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_options.h"
 #include "core/train/compute_device.h"
 #include "core/train/dcgan_step.h"
 #include "core/train/gradient_all_reduce.h"
@@ -56,18 +57,22 @@ std::int64_t gradientBytes(DcganStep& model) {
 }  // namespace
 
 int runBenchAllReduce(const Args& args) {
+  // A rank's device comes from --device and its place in the job (rankDeviceSpec).
+  ModelOptionsUse use;
+  use.device_help = "cpu, cuda or cuda:N; a rank uses cuda:LOCAL_RANK for cuda (default cpu)";
+  use.threads_first = true;
+  std::vector<OptionSpec> specs = {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
+                                   {"--batch", "B", "batch size of each rank (default 64)"},
+                                   {"--repeats", "N", "timed repeats of each (default 10)"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  specs.push_back({"--bucket-mb", "MB", "bucket size in MB (default 25)"});
   CommandLine line("bench allreduce", "[options]  (as one rank: RANK, WORLD_SIZE, MASTER_PORT set)",
                    "Times the gradient all-reduce of distributed training on the gradients of\n"
                    "both nets: bucketed (as training does it) beside one flat all-reduce of all\n"
                    "gradients, and both beside the step's compute time alone and the whole step\n"
                    "in the group. Runs as one rank: bench/bench_distributed.py starts the ranks\n"
                    "and prints the medians of several runs.",
-                   {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
-                    {"--batch", "B", "batch size of each rank (default 64)"},
-                    {"--repeats", "N", "timed repeats of each (default 10)"},
-                    {"--threads", "N", "CPU threads (0 = all cores; default 0)"},
-                    {"--device", "DEV", "cpu, cuda or cuda:N; a rank uses cuda:LOCAL_RANK for cuda (default cpu)"},
-                    {"--bucket-mb", "MB", "bucket size in MB (default 25)"}});
+                   specs);
   if (auto done = line.parseOrExit(args)) return *done;
   auto placement = rankPlacementFromEnvironment();
   if (!placement) return fail(line.program(), placement.error(), kExitUsage);
@@ -78,12 +83,12 @@ int runBenchAllReduce(const Args& args) {
   if (!config) return fail(line.program(), "option '--preset': " + config.error(), kExitUsage);
   auto batch = line.integer("--batch", 64, 1, 65536);
   auto repeats = line.integer("--repeats", 10, 1, 100000);
-  auto threads = line.integer("--threads", 0, 0, 1024);
+  auto threads = threadsOption(line);
   auto bucket_mb = line.integer("--bucket-mb", 25, 1, 4096);
   for (const auto* value : {&batch, &repeats, &threads, &bucket_mb})
     if (!*value) return fail(line.program(), value->error(), kExitUsage);
-  auto device = resolveDevice(rankDeviceSpec(line.value("--device", "cpu"), **placement));
-  if (!device) return fail(line.program(), "option '--device': " + device.error(), kExitUsage);
+  auto device = resolveDeviceOption(rankDeviceSpec(line.value("--device", use.device_default), **placement));
+  if (!device) return fail(line.program(), device.error(), kExitUsage);
   setComputeThreads(static_cast<int>(*threads));
   auto group = RankGroup::connect(**placement);
   if (!group) return fail(line.program(), group.error(), kExitFailure);

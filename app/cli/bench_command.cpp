@@ -1,5 +1,6 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_options.h"
 #include "core/train/compute_device.h"
 #include "core/data/batch_loader.h"
 #include "core/data/batch_prefetcher.h"
@@ -92,7 +93,27 @@ Result<double> realRate(DcganStep& model, const TrainConfig& config, const c10::
   return static_cast<double>(images) / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// bench train's options: the preset and the timing, the model options (the fastest device by
+// default; --threads first, as the bench commands list it), then the data for the real rate.
+std::vector<OptionSpec> benchTrainOptionSpecs(const ModelOptionsUse& use) {
+  std::vector<OptionSpec> specs = {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
+                                   {"--batch", "B", "batch size (default 64)"},
+                                   {"--steps", "N", "timed steps (default 20)"},
+                                   {"--warmup", "N", "untimed steps first (default 3)"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  specs.insert(specs.end(),
+               {{"--precision", "P", "fp32, fp16 or bf16 (default fp32)"},
+                {"--data", "CACHE", "also time real batches from this image cache (streetgan cache build)"},
+                {"--dataroot", "DIR", "the data folder the cache was built from (needed with --data)"},
+                {"--workers", "N", "data loader threads with --data (0 = automatic; default 0)"},
+                {"--json", "", "print one JSON object"}});
+  return specs;
+}
+
 int benchTrain(const Args& args) {
+  ModelOptionsUse use;
+  use.device_default = "auto";
+  use.threads_first = true;
   CommandLine line("bench train", "--preset NAME [--batch B --steps N --data CACHE --dataroot DIR ...]",
                    "Times the training step (D on real and fake, then G) on synthetic tensors\n"
                    "already on the device, and prints images per second. With --data it also\n"
@@ -100,31 +121,21 @@ int benchTrain(const Args& args) {
                    "threads, uint8 batches, the copy and the noise on the device) and prints that\n"
                    "rate as a share of the synthetic one. bench/bench_train.py runs the same step\n"
                    "in PyTorch beside it and prints the ratios.",
-                   {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
-                    {"--batch", "B", "batch size (default 64)"},
-                    {"--steps", "N", "timed steps (default 20)"},
-                    {"--warmup", "N", "untimed steps first (default 3)"},
-                    {"--threads", "N", "CPU threads (0 = all cores; default 0)"},
-                    {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default auto)"},
-                    {"--precision", "P", "fp32, fp16 or bf16 (default fp32)"},
-                    {"--data", "CACHE", "also time real batches from this image cache (streetgan cache build)"},
-                    {"--dataroot", "DIR", "the data folder the cache was built from (needed with --data)"},
-                    {"--workers", "N", "data loader threads with --data (0 = automatic; default 0)"},
-                    {"--json", "", "print one JSON object"}});
+                   benchTrainOptionSpecs(use));
   if (auto done = line.parseOrExit(args)) return *done;
   auto config = presetConfig(line.value("--preset", "naive-64"));
   if (!config) return fail(line.program(), "option '--preset': " + config.error(), kExitUsage);
   auto batch = line.integer("--batch", 64, 1, 65536);
   auto steps = line.integer("--steps", 20, 1, 1000000);
   auto warmup = line.integer("--warmup", 3, 0, 1000000);
-  auto threads = line.integer("--threads", 0, 0, 1024);
+  auto threads = threadsOption(line);
   auto workers = line.integer("--workers", 0, 0, 1024);
   for (const auto* value : {&batch, &steps, &warmup, &threads, &workers})
     if (!*value) return fail(line.program(), value->error(), kExitUsage);
   if (line.has("--data") && !line.has("--dataroot"))
     return fail(line.program(), "option '--data' needs --dataroot DIR (the folder the cache was built from)", kExitUsage);
-  auto device = resolveDevice(line.value("--device", "auto"));
-  if (!device) return fail(line.program(), "option '--device': " + device.error(), kExitUsage);
+  auto device = deviceOption(line, use);
+  if (!device) return fail(line.program(), device.error(), kExitUsage);
   auto precision = resolvePrecision(line.value("--precision", "fp32"), *device);
   if (!precision) return fail(line.program(), "option '--precision': " + precision.error(), kExitUsage);
   setComputeThreads(static_cast<int>(*threads));

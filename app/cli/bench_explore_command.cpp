@@ -6,6 +6,7 @@
 // that target.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_options.h"
 #include "core/latent/latent_explorer.h"
 #include "core/train/compute_device.h"
 
@@ -29,9 +30,28 @@ double median(std::vector<double> values) {
   return n == 0 ? 0.0 : n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// The studio's own devices and threads: LatentExplorer opens cpu, cuda or cuda:N (the CPU by
+// default), and the thread count stays LibTorch's unless --threads is given.
+ModelOptionsUse studioModelUse() {
+  ModelOptionsUse use;
+  use.device_help = "cpu, cuda or cuda:N (default cpu, the studio's)";
+  use.threads_help = "CPU threads (0 = all cores; default: LibTorch's own, as in the studio)";
+  return use;
+}
+
 }  // namespace
 
 int runBenchExplore(const Args& args) {
+  const ModelOptionsUse use = studioModelUse();
+  std::vector<OptionSpec> specs = {checkpointOptionSpec(use),
+                                   {"--keys", "N", "keyframes (default 3, 90 frames with the defaults)"},
+                                   {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
+                                   {"--job", "N", "frames per render call (default 8, the preview's)"},
+                                   {"--repeats", "N", "timed renders of the whole walk (default 3)"},
+                                   {"--warmup", "N", "untimed jobs first (default 1)"},
+                                   {"--target", "FPS", "frames per second to compare with (default 30)"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  specs.push_back({"--json", "", "print one JSON object"});
   CommandLine line("bench explore", "--checkpoint FILE [--keys N --frames-per-key N --job N --repeats N ...]",
                    "Times the studio's Explore preview: a looped walk through --keys seed keyframes\n"
                    "(seeds 1, 2, ...), rendered by LatentExplorer::renderFrames in jobs of --job\n"
@@ -39,32 +59,23 @@ int runBenchExplore(const Args& args) {
                    "frames per second of each repeat and their median beside the target (the\n"
                    "preview's playback rate, 30 frames/s by default): at or above it, playback\n"
                    "never waits for a frame.",
-                   {{"--checkpoint", "FILE", "checkpoint (.pt) of a run"},
-                    {"--keys", "N", "keyframes (default 3, 90 frames with the defaults)"},
-                    {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
-                    {"--job", "N", "frames per render call (default 8, the preview's)"},
-                    {"--repeats", "N", "timed renders of the whole walk (default 3)"},
-                    {"--warmup", "N", "untimed jobs first (default 1)"},
-                    {"--target", "FPS", "frames per second to compare with (default 30)"},
-                    {"--device", "DEV", "cpu, cuda or cuda:N (default cpu, the studio's)"},
-                    {"--threads", "N", "CPU threads (0 = all cores; default: LibTorch's own, as in the studio)"},
-                    {"--json", "", "print one JSON object"}});
+                   specs);
   if (auto done = line.parseOrExit(args)) return *done;
   const std::string program = line.program();
-  if (!line.has("--checkpoint")) return fail(program, "missing --checkpoint FILE", kExitUsage);
+  if (Status given = checkpointGiven(line); !given) return fail(program, given.error(), kExitUsage);
   auto keys = line.integer("--keys", 3, 2, 1000);
   auto per_key = line.integer("--frames-per-key", 30, 1, 100000);
   auto job = line.integer("--job", 8, 1, 4096);
   auto repeats = line.integer("--repeats", 3, 1, 1000);
   auto warmup = line.integer("--warmup", 1, 0, 1000);
-  auto threads = line.integer("--threads", 0, 0, 1024);
+  auto threads = threadsOption(line);
   for (const auto* value : {&keys, &per_key, &job, &repeats, &warmup, &threads})
     if (!*value) return fail(program, value->error(), kExitUsage);
   auto target = line.number("--target", 30, 0, 100000);
   if (!target) return fail(program, target.error(), kExitUsage);
   if (line.has("--threads")) setComputeThreads(static_cast<int>(*threads));
 
-  auto explorer = LatentExplorer::open(line.value("--checkpoint"), line.value("--device", "cpu"));
+  auto explorer = LatentExplorer::open(line.value("--checkpoint"), line.value("--device", use.device_default));
   if (!explorer) return fail(program, explorer.error(), kExitFailure);
   WalkPlan plan;  // the preview's defaults: slerp, ease-in-out, looped
   plan.frames_per_key = static_cast<int>(*per_key);

@@ -6,6 +6,7 @@
 #include "core/data/image_cache_builder.h"
 #include "core/data/image_dataset.h"
 #include "core/data/sample_pipeline.h"
+#include "core/util/progress_line.h"
 
 #include <cstdio>
 
@@ -17,7 +18,9 @@ int cacheBuild(const Args& args) {
   specs.insert(specs.begin(), {{"--dataroot", "DIR", "folder of images to cache (required)"},
                                {"--out", "FILE", "cache file to write (required)"},
                                {"--workers", "N", "decoding threads (0 = one per core; default 0)"},
-                               {"--full-decode", "", "store JPEGs at full size (no DCT reduction)"}});
+                               {"--full-decode", "", "store JPEGs at full size (no DCT reduction)"},
+                               {"--progress", "",
+                                "machine-readable progress lines on stderr, not percentages on stdout"}});
   for (const auto& spec : dataFilterOptionSpecs()) specs.push_back(spec);
   CommandLine line("cache build", "--dataroot DIR --out FILE [config and filter options]",
                    "Decodes every image once, as training would (same channels and DCT reduction,\n"
@@ -40,10 +43,15 @@ int cacheBuild(const Args& args) {
   options.workers = config->data.workers;
   options.cancel = &installStopHandlers();
   int last_percent = -1;
+  const bool progress_lines = line.has("--progress");
   options.progress = [&](std::int64_t done, std::int64_t total) {
     const int percent = static_cast<int>(100 * done / std::max<std::int64_t>(1, total));
     if (percent == last_percent) return;
     last_percent = percent;
+    if (progress_lines) {
+      if (total > 0) printProgressLine(stderr, {kProgressTaskCacheBuild, done, total, {}});
+      return;
+    }
     std::printf("%3d%%  %lld/%lld images\n", percent, static_cast<long long>(done),
                 static_cast<long long>(total));
     std::fflush(stdout);

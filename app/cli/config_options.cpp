@@ -1,5 +1,7 @@
 #include "app/cli/config_options.h"
 
+#include "app/cli/model_options.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -9,16 +11,21 @@
 namespace streetgan::cli {
 
 std::vector<OptionSpec> configOptionSpecs() {
-  return {
+  std::vector<OptionSpec> specs{
       {"--preset", "NAME", "start from a preset: naive-64, safe-64, safe-128 or demo"},
       {"--config", "FILE", "JSON config file (any config key; see docs/config.md)"},
       {"-t", "JSON", "training keys as JSON, as the original tool took them: nc nz ngf ndf lr "
                      "beta1 beta2 batch_size img_size weight_decay augment"},
       {"-c", "JSON", "checkpoint keys as JSON: name root log_frequency save_frequency keep_checkpoints"},
       {"--seed", "N", "random seed (weights, data order, augmentation, noise)"},
-      {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default auto)"},
-      {"--threads", "N", "CPU threads (0 = all cores)"},
   };
+  // --device and --threads worded as the commands that run a model word them; here they set the
+  // config keys "device" and "threads".
+  ModelOptionsUse use;
+  use.device_default = "auto";
+  use.threads_help = "CPU threads (0 = all cores)";
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  return specs;
 }
 
 std::vector<OptionSpec> dataFilterOptionSpecs() {

@@ -1,6 +1,7 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
 #include "core/data/demo_data_generator.h"
+#include "core/util/progress_line.h"
 
 #include <cstdio>
 #include <limits>
@@ -16,7 +17,8 @@ int runDemoData(const Args& args) {
                     {"--cities", "N", "number of cities, 1 to 8 (default 2)"},
                     {"--sequences", "N", "sequences per city (default 4; the last is a query sequence)"},
                     {"--frames", "N", "frames per sequence (default 8)"},
-                    {"--seed", "N", "random seed (default 1)"}});
+                    {"--seed", "N", "random seed (default 1)"},
+                    {"--progress", "", "machine-readable progress lines on stderr (docs/events.md)"}});
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--out")) return fail(line.program(), "missing --out DIR", kExitUsage);
   DemoDataOptions options;
@@ -32,7 +34,12 @@ int runDemoData(const Args& args) {
   options.frames_per_sequence = static_cast<int>(*frames);
   options.seed = static_cast<std::uint64_t>(*seed);
 
-  auto summary = DemoDataGenerator(options).generate([](int done, int total) {
+  const bool progress_lines = line.has("--progress");
+  auto summary = DemoDataGenerator(options).generate([progress_lines](int done, int total) {
+    if (progress_lines) {
+      if (done % 16 == 0 || done == total) printProgressLine(stderr, {kProgressTaskDemoData, done, total, {}});
+      return;
+    }
     if (done % 16 == 0 || done == total) std::fprintf(stderr, "\rrendered %d/%d images", done, total);
     if (done == total) std::fputc('\n', stderr);
   });

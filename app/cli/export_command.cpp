@@ -1,6 +1,7 @@
 // `streetgan export --checkpoint C --out G.pt`: a generator as a PyTorch state dict.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_options.h"
 
 #include "core/train/generator_export.h"
 
@@ -14,10 +15,10 @@ int runExport(const Args& args) {
                    "load_state_dict take into the reference nn.Sequential layout (main.0.weight, ...),\n"
                    "and beside it G.json with nz, ngf, nc, img_size, preset, run and step\n"
                    "(docs/interop.md).",
-                   {{"--checkpoint", "FILE", "checkpoint (.pt) of a run"},
+                   {checkpointOptionSpec(ModelOptionsUse{}),
                     {"--out", "FILE", "state dict to write (the sidecar gets the same name, .json)"}});
   if (auto done = line.parseOrExit(args)) return *done;
-  if (!line.has("--checkpoint")) return fail(line.program(), "missing --checkpoint FILE", kExitUsage);
+  if (Status given = checkpointGiven(line); !given) return fail(line.program(), given.error(), kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out G.pt", kExitUsage);
   auto report = exportGenerator(line.value("--checkpoint"), line.value("--out"));
   if (!report) return fail(line.program(), report.error(), kExitFailure);

@@ -5,6 +5,7 @@
 
 #include "core/train/checkpoint_import.h"
 #include "core/train/compute_device.h"
+#include "core/util/progress_line.h"
 
 #include <cstdio>
 
@@ -23,7 +24,8 @@ int runImport(const Args& args) {
                    "leaves nothing behind.",
                    {{"--run-dir", "DIR", "the run to create (must not exist, or be empty)"},
                     {"--batch-size", "N", "the batch size the original run used (default 128, its default)"},
-                    {"--dataroot", "DIR", "the images it trained on, stored in the run's config"}});
+                    {"--dataroot", "DIR", "the images it trained on, stored in the run's config"},
+                    {"--progress", "", "machine-readable progress lines on stderr (docs/events.md)"}});
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1) return fail(line.program(), "give exactly one CHECKPOINT.pt", kExitUsage);
   if (!line.has("--run-dir")) return fail(line.program(), "missing --run-dir DIR", kExitUsage);
@@ -41,8 +43,12 @@ int runImport(const Args& args) {
   // SIGINT/SIGTERM stop the import between its steps; the staging folder is removed.
   const std::atomic<bool>& stop = installStopHandlers();
   options.cancelled = [&stop] { return stop.load(); };
+  // The import reports no steps of its own: one line as it begins (naming the file), one when done.
+  const bool progress_lines = line.has("--progress");
+  if (progress_lines) printProgressLine(stderr, {kProgressTaskImport, 0, 1, options.checkpoint});
   auto report = importReferenceCheckpoint(options);
   if (!report) return fail(line.program(), report.error(), kExitFailure);
+  if (progress_lines) printProgressLine(stderr, {kProgressTaskImport, 1, 1, report->run_dir});
   std::printf("imported %s into %s\n", options.checkpoint.c_str(), report->run_dir.c_str());
   const std::string ndf = report->has_discriminator ? std::to_string(report->ndf)
                                                    : std::to_string(report->ndf) + " (the default: the file has no discriminator)";

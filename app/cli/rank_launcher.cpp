@@ -2,7 +2,9 @@
 
 #include "app/cli/command_line.h"
 #include "app/cli/stop_signal.h"
+#include "core/runs/event_fields.h"
 #include "core/runs/event_log.h"
+#include "core/runs/event_stream_reader.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -21,6 +23,10 @@
 
 namespace streetgan::cli {
 namespace {
+
+namespace field = events::field;
+namespace event_type = events::type;
+namespace run_status = events::status;
 
 using Clock = std::chrono::steady_clock;
 constexpr int kGraceSeconds = 10;
@@ -59,7 +65,9 @@ bool logFinished(const std::string& path) {
   std::string line, last;
   while (std::getline(in, line))
     if (!line.empty()) last = line;
-  return last.find("\"type\":\"run_finished\"") != std::string::npos;
+  EventStreamReader reader;
+  const auto event = reader.parse(last);
+  return event && std::holds_alternative<events::RunFinished>(event->event);
 }
 
 struct Rank {
@@ -178,8 +186,8 @@ int launchRanks(const RankLaunchOptions& options) {
       !logFinished(options.events_path)) {
     const std::string message = "rank 0 " + rank0_death + " before it could finish the run";
     if (auto log = EventLog::open(options.events_path, false)) {
-      (void)log->emit("error", {{"message", message}});
-      (void)log->emit("run_finished", {{"status", "failed"}, {"message", message}});
+      (void)log->emit(event_type::kError, {{field::kMessage, message}});
+      (void)log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kFailed}, {field::kMessage, message}});
     }
   }
   return failed ? kExitFailure : kExitOk;

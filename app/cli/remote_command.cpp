@@ -139,15 +139,7 @@ int follow(const Args& args) {
 int status(const Args& args) {
   if (args.size() != 1) return fail("streetgan remote status", "expects one RUN_DIR", kExitUsage);
   const LaunchStatus s = readLaunchStatus(args[0]);
-  nlohmann::json out{{"launched", s.launched},
-                     {"pid", s.pid},
-                     {"running", s.running},
-                     {"ended", s.ended},
-                     {"events_bytes", s.events_bytes},
-                     {"stderr_tail", s.stderr_tail}};
-  if (s.ended && s.signal_number != 0) out["signal"] = s.signal_number;
-  else if (s.ended) out["exit_code"] = s.exit_code;
-  std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::printf("%s\n", launchStatusJson(s).c_str());
   return fs::is_directory(args[0]) ? kExitOk : fail("streetgan remote status", args[0] + ": no such run directory", kExitFailure);
 }
 

@@ -1,5 +1,6 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_options.h"
 #include "core/data/image_grid.h"
 #include "core/latent/latent_math.h"
 #include "core/train/checkpoint.h"
@@ -14,22 +15,27 @@
 namespace streetgan::cli {
 
 int runSample(const Args& args) {
+  // Every core, and the CPU unless --device says otherwise: sample takes no --threads.
+  ModelOptionsUse use;
+  use.threads = false;
+  std::vector<OptionSpec> specs = {
+      checkpointOptionSpec(use),
+      {"--out", "FILE", "PNG file to write"},
+      {"--n", "N", "number of images (default 64)"},
+      {"--seed", "N", "latent seed (default 0)"},
+      {"--seeds", "A,B,..", "one image per seed, in this order (instead of --n and --seed)"},
+      {"--fixed", "", "use the run's fixed sample noise instead of --seed"},
+      {"--columns", "N", "images per row (default: square grid)"},
+      {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
   CommandLine line("sample", "--checkpoint FILE --out FILE.png [options]",
                    "Writes a PNG grid of images generated from a checkpoint. The latents are\n"
                    "drawn from --seed (the same seed gives the same images), one per seed with\n"
                    "--seeds (each seed's latent, as the explorer and walks use it), or with --fixed\n"
                    "are the run's fixed sample noise.",
-                   {{"--checkpoint", "FILE", "checkpoint (.pt) of a run"},
-                    {"--out", "FILE", "PNG file to write"},
-                    {"--n", "N", "number of images (default 64)"},
-                    {"--seed", "N", "latent seed (default 0)"},
-                    {"--seeds", "A,B,..", "one image per seed, in this order (instead of --n and --seed)"},
-                    {"--fixed", "", "use the run's fixed sample noise instead of --seed"},
-                    {"--columns", "N", "images per row (default: square grid)"},
-                    {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"},
-                    {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default cpu)"}});
+                   specs);
   if (auto done = line.parseOrExit(args)) return *done;
-  if (!line.has("--checkpoint")) return fail(line.program(), "missing --checkpoint FILE", kExitUsage);
+  if (Status given = checkpointGiven(line); !given) return fail(line.program(), given.error(), kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out FILE.png", kExitUsage);
   if (line.has("--seeds") && line.has("--fixed"))
     return fail(line.program(), "--seeds and --fixed cannot be used together", kExitUsage);
@@ -39,11 +45,12 @@ int runSample(const Args& args) {
   if (!seed) return fail(line.program(), seed.error(), kExitUsage);
   auto columns = line.integer("--columns", 0, 0, 4096);
   if (!columns) return fail(line.program(), columns.error(), kExitUsage);
-  auto device = resolveDevice(line.value("--device", "cpu"));
-  if (!device) return fail(line.program(), "option '--device': " + device.error(), kExitUsage);
+  auto model = modelOptionsFrom(line, use);
+  if (!model) return fail(line.program(), model.error(), kExitUsage);
+  const c10::Device device = model->device;
 
-  setComputeThreads(0);
-  auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), *device);
+  setComputeThreads(model->threads);
+  auto loaded = loadCheckpointGenerator(model->checkpoint, device);
   if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
   torch::Tensor noise;
   if (line.has("--seeds")) {
@@ -60,7 +67,7 @@ int runSample(const Args& args) {
   }
   torch::NoGradGuard no_grad;
   if (line.has("--train-mode")) loaded->generator->train(); else loaded->generator->eval();
-  const auto images = loaded->generator->forward(noise.to(*device));
+  const auto images = loaded->generator->forward(noise.to(device));
   if (Status written = writeImageGrid(images, line.value("--out"), static_cast<int>(*columns)); !written)
     return fail(line.program(), written.error(), kExitFailure);
   std::fprintf(stderr, "wrote %lld images (step %lld) to %s\n", static_cast<long long>(images.size(0)),

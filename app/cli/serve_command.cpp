@@ -1,9 +1,10 @@
 // `streetgan serve`: generated images over HTTP, as the original tool's Flask app served them.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
-#include "app/cli/gallery_renderer.h"
-#include "app/cli/gallery_server.h"
+#include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
+#include "app/serve/gallery_renderer.h"
+#include "app/serve/gallery_server.h"
 
 #include <algorithm>
 #include <atomic>
@@ -17,6 +18,14 @@ namespace {
 // More connection threads than this only cost memory: they answer whole requests, never wait on
 // a client (ConnectionGate), and renders are bounded by --workers and --queue anyway.
 constexpr long long kMaxConnections = 1024;
+
+// serve's generators run on the CPU, its cores shared among --workers (GalleryRenderer): of the
+// model options it takes --checkpoint alone.
+ModelOptionsUse serveModelUse() {
+  ModelOptionsUse use;
+  use.checkpoint_help = "checkpoint (.pt) to serve";
+  return use;
+}
 
 // Connections held open at once: what the limit on open files (ulimit -n) leaves beside the
 // checkpoints, encoders and libraries, and at most 1024.
@@ -36,7 +45,7 @@ int runServe(const Args& args) {
                    "seed, size, format=gif|mp4|webm) and a gallery page at /. With --run it follows\n"
                    "the run's newest checkpoint. Listens on loopback unless --bind says otherwise\n"
                    "(docs/serve.md).",
-                   {{"--checkpoint", "FILE", "checkpoint (.pt) to serve"},
+                   {checkpointOptionSpec(serveModelUse()),
                     {"--run", "DIR", "run directory: serve its newest checkpoint, and follow it"},
                     {"--bind", "ADDR", "address to listen on (default 127.0.0.1)"},
                     {"--port", "N", "port (default 8080; 0 picks a free one)"},

@@ -2,7 +2,10 @@
 #include "app/cli/config_options.h"
 #include "app/cli/rank_launcher.h"
 #include "app/cli/stop_signal.h"
+#include "core/runs/event_fields.h"
+#include "core/runs/run_event.h"
 #include "core/train/trainer.h"
+#include "core/util/json_value.h"
 
 #include <dlfcn.h>
 #include <netdb.h>
@@ -15,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <thread>
+#include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -33,14 +37,15 @@ int usableCoreCount() {
 
 // One human line per epoch and at the end, on stderr (stdout may carry the event stream).
 void printProgress(const nlohmann::json& event) {
-  const std::string type = event.value("type", "");
-  if (type == "epoch_end") {
+  const events::RunEvent typed = events::parseRunEvent(jsonString(event, events::field::kType), event);
+  const auto figure = [](double value) { return std::isnan(value) ? 0.0 : value; };
+  if (const auto* end = std::get_if<events::EpochEnd>(&typed)) {
     std::fprintf(stderr, "epoch %lld/%lld  step %lld  loss_d %.4f  loss_g %.4f  %.1f s\n",
-                 event.value("epoch", 0LL), event.value("epochs", 0LL), event.value("step", 0LL),
-                 event.value("mean_loss_d", 0.0), event.value("mean_loss_g", 0.0),
-                 event.value("seconds", 0.0));
-  } else if (type == "warning") {
-    std::fprintf(stderr, "warning: %s\n", event.value("message", std::string()).c_str());
+                 static_cast<long long>(end->epoch.value_or(0)), static_cast<long long>(end->epochs.value_or(0)),
+                 static_cast<long long>(end->step.value_or(0)), figure(end->mean_loss_d), figure(end->mean_loss_g),
+                 figure(end->seconds));
+  } else if (const auto* warning = std::get_if<events::Warning>(&typed)) {
+    std::fprintf(stderr, "warning: %s\n", warning->message.c_str());
   }
 }
 
@@ -78,9 +83,9 @@ std::vector<std::string> rankArguments(const Args& args) {
   return out;
 }
 
-}  // namespace
-
-int runTrain(const Args& args) {
+// train's options: the run, the config (config_options.h), the data filters and loader, then
+// the distributed launcher's.
+std::vector<OptionSpec> trainOptionSpecs() {
   auto specs = configOptionSpecs();
   specs.insert(specs.begin(),
                {{"--dataroot", "DIR", "folder of training images (searched recursively)"},
@@ -99,13 +104,126 @@ int runTrain(const Args& args) {
   specs.push_back({"--master-addr", "HOST", "the host of rank 0, where the ranks meet (default 127.0.0.1)"});
   specs.push_back({"--master-port", "PORT", "its port (default: a free port with one host, 29500 with several)"});
   specs.push_back({"--dist-timeout", "S", "seconds a rank waits for the others before the job fails (default 300)"});
+  return specs;
+}
+
+// The launcher's options (--nproc ... --dist-timeout) into `launch`, checked against each other
+// and this host; without --nproc or --nnodes none may be given. Every error is a usage error.
+Status readLaunchOptions(const CommandLine& line, bool launcher, RankLaunchOptions& launch) {
+  for (const auto& [name, field, lo, hi] :
+       {std::tuple<const char*, int*, int, int>{"--nproc", &launch.nproc, 1, 1024},
+        {"--nnodes", &launch.nnodes, 1, 65536},
+        {"--node-rank", &launch.node_rank, 0, 65535},
+        {"--master-port", &launch.master_port, 1, 65535},
+        {"--dist-timeout", &launch.timeout_s, 1, 86400}}) {
+    auto value = line.integer(name, *field, lo, hi);
+    if (!value) return makeError(value.error());
+    *field = static_cast<int>(*value);
+  }
+  // The ranks of the whole job (each host's --nproc): a rank refuses a WORLD_SIZE above
+  // kMaxWorldSize (core/train/rank_placement.cpp), so the launcher refuses it first, as a usage
+  // error, instead of starting ranks that each fail. int64: no product of the ranges above wraps.
+  if (const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes; world > kMaxWorldSize)
+    return makeError("options '--nproc " + std::to_string(launch.nproc) + " --nnodes " +
+                     std::to_string(launch.nnodes) + "' make " + std::to_string(world) + " ranks; allowed: at most " +
+                     std::to_string(kMaxWorldSize) + " in all (--nproc × --nnodes)");
+  // Each rank is a whole process with its own model, optimiser and loader: 1024 of them on two
+  // cores ran the machine out of memory. Four a core (eight at least) is all a host can use.
+  if (const int cores = usableCoreCount(), most = std::max(8, 4 * cores); launch.nproc > most)
+    return makeError("option '--nproc': " + std::to_string(launch.nproc) + " ranks are more than this host can run (" +
+                     std::to_string(cores) + " CPU cores); allowed: at most " + std::to_string(most) + ", four a core");
+  if (launch.node_rank >= launch.nnodes)
+    return makeError("option '--node-rank': " + std::to_string(launch.node_rank) +
+                     " is not allowed; allowed: 0 to " + std::to_string(launch.nnodes - 1) + " (--nnodes " +
+                     std::to_string(launch.nnodes) + ")");
+  if (line.has("--master-addr")) {
+    launch.master_addr = line.value("--master-addr");
+    // A name that does not resolve would keep every rank retrying for the whole --dist-timeout.
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int code = ::getaddrinfo(launch.master_addr.c_str(), nullptr, &hints, &found);
+    if (found != nullptr) ::freeaddrinfo(found);
+    if (code != 0)
+      return makeError("option '--master-addr': cannot resolve '" + launch.master_addr + "' (" + ::gai_strerror(code) + ")");
+  }
+  if (launch.nnodes > 1 && !line.has("--master-port")) launch.master_port = 29500;
+  if (!launcher)
+    for (const char* name : kLauncherOptions)
+      if (line.has(name)) return makeError(std::string("option '") + name + "' needs --nproc N (the ranks to start)");
+  return {};
+}
+
+// On --resume the run keeps its stored config: only what may change (epochs, device, precision,
+// threads, data folder, cache, workers) goes into `options`. Every error is a usage error.
+Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
+  const auto refused = givenConfigOptions(line);
+  if (!refused.empty())
+    return makeError("option '" + refused.front() +
+                     "' cannot be used with --resume: a resumed run keeps its stored config "
+                     "(only --epochs, --device, --precision, --threads, --dataroot, --workers and --cache may change)");
+  if (!line.has("--run-dir")) return makeError("--resume needs --run-dir DIR (the run to continue)");
+  if (line.has("--sync-batchnorm"))
+    return makeError("option '--sync-batchnorm' cannot be used with --resume: a resumed run keeps its "
+                     "stored config");
+  auto epochs = line.integer("--epochs", 0, 1, 1000000);
+  if (!epochs) return makeError(epochs.error());
+  if (line.has("--epochs")) options.epochs = static_cast<int>(*epochs);
+  auto threads = line.integer("--threads", 0, 0, 1024);
+  if (!threads) return makeError(threads.error());
+  if (line.has("--threads")) options.threads = static_cast<int>(*threads);
+  if (line.has("--device")) options.device = line.value("--device");
+  if (line.has("--precision")) options.precision = line.value("--precision");
+  if (line.has("--dataroot")) options.dataroot = line.value("--dataroot");
+  if (line.has("--cache")) options.cache = line.value("--cache");
+  auto workers = line.integer("--workers", 0, 0, 1024);
+  if (!workers) return makeError(workers.error());
+  if (line.has("--workers")) options.workers = static_cast<int>(*workers);
+  return {};
+}
+
+// A new run's config: the config options and --sync-batchnorm; it must name a data folder.
+Result<TrainConfig> newRunConfig(const CommandLine& line) {
+  auto built = configFromOptions(line);
+  if (!built) return makeError(built.error());
+  TrainConfig config = *built;
+  if (line.has("--sync-batchnorm")) config.sync_batchnorm = true;
+  if (config.dataroot.empty()) return makeError("missing --dataroot DIR (the folder of training images)");
+  return config;
+}
+
+// This process trains, alone or as one rank: the run is prepared and run, with a line on stderr
+// at its start and end (rank 0).
+int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerOptions& options) {
+  PrepareFailure failure = PrepareFailure::Config;
+  auto trainer = Trainer::prepare(config, options, &failure);
+  // A rank other than 0 says which it is in every line it prints.
+  const std::string program = options.placement.has_value() && options.placement->rank != 0
+                                  ? line.program() + " (rank " + std::to_string(options.placement->rank) + ")"
+                                  : line.program();
+  if (!trainer)  // a bad config is a usage error; a folder or file the machine refuses is a runtime one
+    return fail(program, trainer.error(), failure == PrepareFailure::Runtime ? kExitFailure : kExitUsage);
+  const bool rank0 = (*trainer)->rank() == 0;
+  if (rank0) std::fprintf(stderr, "run directory: %s\n", (*trainer)->runDirectory().c_str());
+  auto outcome = (*trainer)->run();
+  if (!outcome) return fail(program, outcome.error(), kExitFailure);
+  if (!rank0) return kExitOk;
+  std::fprintf(stderr, "%s; run directory: %s\n",
+               *outcome == RunOutcome::Completed ? "training completed" : "training stopped",
+               (*trainer)->runDirectory().c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int runTrain(const Args& args) {
   CommandLine line("train", "--dataroot DIR [options]",
                    "Trains the DCGAN. Writes config.json, events.jsonl, checkpoints/ and samples/\n"
                    "to the run directory. SIGINT or SIGTERM finishes the current step, saves a\n"
                    "checkpoint and exits 0; --resume continues from it. Under torchrun\n"
                    "(torchrun --nproc_per_node N --no_python streetgan train ...) each process\n"
                    "is one rank; see docs/distributed.md.",
-                   specs);
+                   trainOptionSpecs());
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.positionals().empty())
     return fail(line.program(), "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
@@ -119,49 +237,8 @@ int runTrain(const Args& args) {
     return fail(line.program(), "--nproc and --nnodes start ranks, and this process already is one (RANK is set, "
                 "as torchrun sets it); leave them out under torchrun", kExitUsage);
   RankLaunchOptions launch;
-  for (const auto& [name, field, lo, hi] :
-       {std::tuple<const char*, int*, int, int>{"--nproc", &launch.nproc, 1, 1024},
-        {"--nnodes", &launch.nnodes, 1, 65536},
-        {"--node-rank", &launch.node_rank, 0, 65535},
-        {"--master-port", &launch.master_port, 1, 65535},
-        {"--dist-timeout", &launch.timeout_s, 1, 86400}}) {
-    auto value = line.integer(name, *field, lo, hi);
-    if (!value) return fail(line.program(), value.error(), kExitUsage);
-    *field = static_cast<int>(*value);
-  }
-  // The ranks of the whole job (each host's --nproc): a rank refuses a WORLD_SIZE above
-  // kMaxWorldSize (core/train/rank_placement.cpp), so the launcher refuses it first, as a usage
-  // error, instead of starting ranks that each fail. int64: no product of the ranges above wraps.
-  if (const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes; world > kMaxWorldSize)
-    return fail(line.program(), "options '--nproc " + std::to_string(launch.nproc) + " --nnodes " +
-                std::to_string(launch.nnodes) + "' make " + std::to_string(world) + " ranks; allowed: at most " +
-                std::to_string(kMaxWorldSize) + " in all (--nproc × --nnodes)", kExitUsage);
-  // Each rank is a whole process with its own model, optimiser and loader: 1024 of them on two
-  // cores ran the machine out of memory. Four a core (eight at least) is all a host can use.
-  if (const int cores = usableCoreCount(), most = std::max(8, 4 * cores); launch.nproc > most)
-    return fail(line.program(), "option '--nproc': " + std::to_string(launch.nproc) + " ranks are more than this host can run (" +
-                std::to_string(cores) + " CPU cores); allowed: at most " + std::to_string(most) + ", four a core", kExitUsage);
-  if (launch.node_rank >= launch.nnodes)
-    return fail(line.program(), "option '--node-rank': " + std::to_string(launch.node_rank) +
-                " is not allowed; allowed: 0 to " + std::to_string(launch.nnodes - 1) + " (--nnodes " +
-                std::to_string(launch.nnodes) + ")", kExitUsage);
-  if (line.has("--master-addr")) {
-    launch.master_addr = line.value("--master-addr");
-    // A name that does not resolve would keep every rank retrying for the whole --dist-timeout.
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const int code = ::getaddrinfo(launch.master_addr.c_str(), nullptr, &hints, &found);
-    if (found != nullptr) ::freeaddrinfo(found);
-    if (code != 0)
-      return fail(line.program(), "option '--master-addr': cannot resolve '" + launch.master_addr + "' (" + ::gai_strerror(code) + ")",
-                  kExitUsage);
-  }
-  if (launch.nnodes > 1 && !line.has("--master-port")) launch.master_port = 29500;
-  if (!launcher)
-    for (const char* name : kLauncherOptions)
-      if (line.has(name))
-        return fail(line.program(), std::string("option '") + name + "' needs --nproc N (the ranks to start)", kExitUsage);
+  if (Status read = readLaunchOptions(line, launcher, launch); !read)
+    return fail(line.program(), read.error(), kExitUsage);
 
   TrainerOptions options;
   options.resume = line.has("--resume");
@@ -174,37 +251,11 @@ int runTrain(const Args& args) {
 
   TrainConfig config;
   if (options.resume) {
-    const auto refused = givenConfigOptions(line);
-    if (!refused.empty())
-      return fail(line.program(), "option '" + refused.front() +
-                  "' cannot be used with --resume: a resumed run keeps its stored config "
-                  "(only --epochs, --device, --precision, --threads, --dataroot, --workers and --cache may change)",
-                  kExitUsage);
-    if (!line.has("--run-dir"))
-      return fail(line.program(), "--resume needs --run-dir DIR (the run to continue)", kExitUsage);
-    if (line.has("--sync-batchnorm"))
-      return fail(line.program(), "option '--sync-batchnorm' cannot be used with --resume: a resumed run keeps its "
-                  "stored config", kExitUsage);
-    auto epochs = line.integer("--epochs", 0, 1, 1000000);
-    if (!epochs) return fail(line.program(), epochs.error(), kExitUsage);
-    if (line.has("--epochs")) options.epochs = static_cast<int>(*epochs);
-    auto threads = line.integer("--threads", 0, 0, 1024);
-    if (!threads) return fail(line.program(), threads.error(), kExitUsage);
-    if (line.has("--threads")) options.threads = static_cast<int>(*threads);
-    if (line.has("--device")) options.device = line.value("--device");
-    if (line.has("--precision")) options.precision = line.value("--precision");
-    if (line.has("--dataroot")) options.dataroot = line.value("--dataroot");
-    if (line.has("--cache")) options.cache = line.value("--cache");
-    auto workers = line.integer("--workers", 0, 0, 1024);
-    if (!workers) return fail(line.program(), workers.error(), kExitUsage);
-    if (line.has("--workers")) options.workers = static_cast<int>(*workers);
+    if (Status read = readResumeOptions(line, options); !read) return fail(line.program(), read.error(), kExitUsage);
   } else {
-    auto built = configFromOptions(line);
+    auto built = newRunConfig(line);
     if (!built) return fail(line.program(), built.error(), kExitUsage);
     config = *built;
-    if (line.has("--sync-batchnorm")) config.sync_batchnorm = true;
-    if (config.dataroot.empty())
-      return fail(line.program(), "missing --dataroot DIR (the folder of training images)", kExitUsage);
   }
 
   if (launcher) {
@@ -217,24 +268,7 @@ int runTrain(const Args& args) {
     }
     return launchRanks(launch);
   }
-
-  PrepareFailure failure = PrepareFailure::Config;
-  auto trainer = Trainer::prepare(config, options, &failure);
-  // A rank other than 0 says which it is in every line it prints.
-  const std::string program = placement->has_value() && (*placement)->rank != 0
-                                  ? line.program() + " (rank " + std::to_string((*placement)->rank) + ")"
-                                  : line.program();
-  if (!trainer)  // a bad config is a usage error; a folder or file the machine refuses is a runtime one
-    return fail(program, trainer.error(), failure == PrepareFailure::Runtime ? kExitFailure : kExitUsage);
-  const bool rank0 = (*trainer)->rank() == 0;
-  if (rank0) std::fprintf(stderr, "run directory: %s\n", (*trainer)->runDirectory().c_str());
-  auto outcome = (*trainer)->run();
-  if (!outcome) return fail(program, outcome.error(), kExitFailure);
-  if (!rank0) return kExitOk;
-  std::fprintf(stderr, "%s; run directory: %s\n",
-               *outcome == RunOutcome::Completed ? "training completed" : "training stopped",
-               (*trainer)->runDirectory().c_str());
-  return kExitOk;
+  return trainHere(line, config, options);
 }
 
 }  // namespace streetgan::cli

@@ -1,5 +1,6 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
 #include "core/latent/latent_walk.h"
 #include "core/latent/walk_exporter.h"
@@ -87,10 +88,34 @@ Result<VideoExportOptions> videoOptions(const CommandLine& line) {
   return video;
 }
 
-}  // namespace
-
-int runWalk(const Args& args) {
-  CommandLine line(
+// walk's options: the model options (the CPU by default), the walk, the output and its encoding.
+CommandLine walkCommandLine(const ModelOptionsUse& use) {
+  std::vector<OptionSpec> specs = {
+      checkpointOptionSpec(use),
+      {"--seeds", "A,B,..", "keyframes: one latent per seed, in this order"},
+      {"--walk", "FILE", "keyframes and settings from a walk file (JSON)"},
+      {"--grid", "RxC", "R×C tiles, each its own walk (e.g. 3x3)"},
+      {"--keys", "N", "with --grid: keyframes per tile (default 3)"},
+      {"--seed", "N", "with --grid: first seed (default 0)"},
+      {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
+      {"--mode", "M", "slerp or lerp (default slerp)"},
+      {"--easing", "E", "linear, ease-in-out, ease-in or ease-out (default ease-in-out)"},
+      {"--loop", "", "return to the first keyframe, so the video repeats seamlessly"},
+      {"--out", "FILE", "video file; .gif, .mp4 or .webm chooses the format"},
+      {"--out-dir", "DIR", "write PNG frames (frame_000000.png, ...) to this new or empty folder"},
+      {"--format", "F", "gif, mp4, webm or png (default: from the --out extension)"},
+      {"--fps", "X", "frames per second, any positive number (default 30; GIF at most 50)"},
+      {"--size", "N", "long side of the output in pixels (default 512; 0 keeps the model's size)"},
+      {"--filter", "F", "upscaling: nearest or lanczos (default lanczos)"},
+      {"--crf", "N", "quality, lower is better: H.264 0-51 (default 20), VP9 0-63 (default 32)"},
+      {"--preset", "P", "libx264 speed preset, ultrafast to veryslow (default medium)"},
+      {"--encoder", "NAME", "FFmpeg encoder to use instead of the format's default"},
+      {"--no-dither", "", "GIF: map colours to the palette without dithering"},
+      {"--save-walk", "FILE", "also save the walk (keyframes and settings) as JSON"},
+      {"--batch", "N", "frames per generator call (default 64)"},
+      {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  return CommandLine(
       "walk", "--checkpoint FILE (--seeds A,B,.. | --walk FILE | --grid RxC) (--out FILE | --out-dir DIR) [options]",
       "Renders a walk through the latent space of a checkpoint's generator and writes it\n"
       "as a GIF, an MP4 (H.264), a WebM (VP9) or a folder of PNG frames, encoded in-process\n"
@@ -99,69 +124,107 @@ int runWalk(const Args& args) {
       "keyframe to the next; --loop returns to the first keyframe. --grid renders R×C tiles,\n"
       "each walking through --keys seeds of its own, starting at --seed. SIGINT or SIGTERM\n"
       "cancels the export and leaves nothing at the output path.",
-      {{"--checkpoint", "FILE", "checkpoint (.pt) of a run"},
-       {"--seeds", "A,B,..", "keyframes: one latent per seed, in this order"},
-       {"--walk", "FILE", "keyframes and settings from a walk file (JSON)"},
-       {"--grid", "RxC", "R×C tiles, each its own walk (e.g. 3x3)"},
-       {"--keys", "N", "with --grid: keyframes per tile (default 3)"},
-       {"--seed", "N", "with --grid: first seed (default 0)"},
-       {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
-       {"--mode", "M", "slerp or lerp (default slerp)"},
-       {"--easing", "E", "linear, ease-in-out, ease-in or ease-out (default ease-in-out)"},
-       {"--loop", "", "return to the first keyframe, so the video repeats seamlessly"},
-       {"--out", "FILE", "video file; .gif, .mp4 or .webm chooses the format"},
-       {"--out-dir", "DIR", "write PNG frames (frame_000000.png, ...) to this new or empty folder"},
-       {"--format", "F", "gif, mp4, webm or png (default: from the --out extension)"},
-       {"--fps", "X", "frames per second, any positive number (default 30; GIF at most 50)"},
-       {"--size", "N", "long side of the output in pixels (default 512; 0 keeps the model's size)"},
-       {"--filter", "F", "upscaling: nearest or lanczos (default lanczos)"},
-       {"--crf", "N", "quality, lower is better: H.264 0-51 (default 20), VP9 0-63 (default 32)"},
-       {"--preset", "P", "libx264 speed preset, ultrafast to veryslow (default medium)"},
-       {"--encoder", "NAME", "FFmpeg encoder to use instead of the format's default"},
-       {"--no-dither", "", "GIF: map colours to the palette without dithering"},
-       {"--save-walk", "FILE", "also save the walk (keyframes and settings) as JSON"},
-       {"--batch", "N", "frames per generator call (default 64)"},
-       {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"},
-       {"--device", "DEV", "auto, cpu, cuda, cuda:N or hpu (default cpu)"},
-       {"--threads", "N", "CPU threads (0 = all cores; default 0)"}});
-  if (auto done = line.parseOrExit(args)) return *done;
-  const std::string program = line.program();
-  if (!line.has("--checkpoint")) return fail(program, "missing --checkpoint FILE", kExitUsage);
+      specs);
+}
+
+/// What the options ask for, checked before the checkpoint is loaded.
+struct WalkRequest {
+  VideoExportOptions video;
+  long long batch = 64;  ///< frames per generator call
+  long long keys = 3;    ///< with --grid: keyframes per tile
+  long long base = 0;    ///< with --grid: the first tile's first seed
+  ModelOptions model;
+  std::vector<std::uint64_t> seeds;         ///< --seeds; empty without it
+  std::optional<std::pair<int, int>> grid;  ///< --grid's rows and columns
+};
+
+// The options read and checked against each other; every error is a usage error.
+Result<WalkRequest> walkRequestFrom(const CommandLine& line, const ModelOptionsUse& use) {
+  if (Status given = checkpointGiven(line); !given) return Error{given.error()};
   const int sources = line.has("--seeds") + line.has("--walk") + line.has("--grid");
-  if (sources != 1) return fail(program, "give exactly one of --seeds, --walk and --grid", kExitUsage);
-  if (line.has("--out") == line.has("--out-dir")) return fail(program, "give one of --out FILE and --out-dir DIR", kExitUsage);
+  if (sources != 1) return makeError("give exactly one of --seeds, --walk and --grid");
+  if (line.has("--out") == line.has("--out-dir")) return makeError("give one of --out FILE and --out-dir DIR");
   if (line.has("--grid") && line.has("--save-walk"))
-    return fail(program, "--save-walk saves a single walk; it cannot be used with --grid", kExitUsage);
+    return makeError("--save-walk saves a single walk; it cannot be used with --grid");
   if (!line.has("--grid") && (line.has("--keys") || line.has("--seed")))
-    return fail(program, "--keys and --seed go with --grid (use --seeds for a single walk)", kExitUsage);
+    return makeError("--keys and --seed go with --grid (use --seeds for a single walk)");
+  WalkRequest request;
   auto video = videoOptions(line);
-  if (!video) return fail(program, video.error(), kExitUsage);
+  if (!video) return Error{video.error()};
+  request.video = *video;
   auto batch = line.integer("--batch", 64, 1, 4096);
-  if (!batch) return fail(program, batch.error(), kExitUsage);
+  if (!batch) return Error{batch.error()};
+  request.batch = *batch;
   auto keys = line.integer("--keys", 3, 2, 1000);
-  if (!keys) return fail(program, keys.error(), kExitUsage);
+  if (!keys) return Error{keys.error()};
+  request.keys = *keys;
   auto base = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
-  if (!base) return fail(program, base.error(), kExitUsage);
-  auto threads = line.integer("--threads", 0, 0, 1024);
-  if (!threads) return fail(program, threads.error(), kExitUsage);
-  auto device = resolveDevice(line.value("--device", "cpu"));
-  if (!device) return fail(program, "option '--device': " + device.error(), kExitUsage);
-  std::vector<std::uint64_t> seeds;
+  if (!base) return Error{base.error()};
+  request.base = *base;
+  auto model = modelOptionsFrom(line, use);
+  if (!model) return Error{model.error()};
+  request.model = *model;
   if (line.has("--seeds")) {
     auto parsed = parseSeedList("--seeds", line.value("--seeds"));
-    if (!parsed) return fail(program, parsed.error(), kExitUsage);
-    seeds = *parsed;
-    if (seeds.size() < 2) return fail(program, "option '--seeds': a walk needs at least 2 seeds", kExitUsage);
+    if (!parsed) return Error{parsed.error()};
+    request.seeds = *parsed;
+    if (request.seeds.size() < 2) return makeError("option '--seeds': a walk needs at least 2 seeds");
   }
-  std::optional<std::pair<int, int>> grid;
   if (line.has("--grid")) {
     auto parsed = parseGrid(line.value("--grid"));
-    if (!parsed) return fail(program, parsed.error(), kExitUsage);
-    grid = *parsed;
+    if (!parsed) return Error{parsed.error()};
+    request.grid = *parsed;
   }
+  return request;
+}
 
-  setComputeThreads(static_cast<int>(*threads));
-  auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), *device);
+// Renders the walk and encodes it to --out or --out-dir, with a progress line on stderr;
+// SIGINT or SIGTERM cancels it.
+int writeWalk(const CommandLine& line, const WalkRequest& request, Generator& generator,
+               const GridWalk& grid_walk) {
+  const std::string program = line.program();
+  const std::string out = line.has("--out") ? line.value("--out") : line.value("--out-dir");
+  const std::atomic<bool>& stop = installStopHandlers();
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  WalkRenderOptions render;
+  render.batch = request.batch;
+  render.batch_statistics = line.has("--train-mode");
+  render.device = request.model.device;
+  render.padding = request.grid ? 2 : 0;
+  const auto progress = [&](const WalkExportProgress& p) {
+    std::fprintf(stderr, terminal ? "\rrendered %lld/%lld, encoded %lld/%lld" : "rendered %lld/%lld, encoded %lld/%lld\n",
+                 static_cast<long long>(p.rendered), static_cast<long long>(p.total),
+                 static_cast<long long>(p.encoded), static_cast<long long>(p.total));
+    std::fflush(stderr);
+    return !stop.load();
+  };
+  auto exported = WalkExporter::exportWalk(generator, grid_walk, render, out, request.video, progress);
+  if (terminal) std::fputc('\n', stderr);
+  if (!exported) {
+    if (stop.load()) return fail(program, "export cancelled; nothing was written to " + out, kExitFailure);
+    return fail(program, exported.error(), kExitFailure);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::fprintf(stderr, "wrote %lld frames of %dx%d (%s, %s, %g fps) to %s in %.2f s (%.1f frames/s)\n",
+               static_cast<long long>(exported->frames), exported->width, exported->height,
+               exportFormatName(request.video.format).c_str(), exported->encoder.c_str(), request.video.fps,
+               out.c_str(), seconds, exported->frames / seconds);
+  return kExitOk;
+}
+
+}  // namespace
+
+int runWalk(const Args& args) {
+  const ModelOptionsUse use{};
+  CommandLine line = walkCommandLine(use);
+  if (auto done = line.parseOrExit(args)) return *done;
+  const std::string program = line.program();
+  auto request = walkRequestFrom(line, use);
+  if (!request) return fail(program, request.error(), kExitUsage);
+
+  setComputeThreads(request->model.threads);
+  auto loaded = loadCheckpointGenerator(request->model.checkpoint, request->model.device);
   if (!loaded) return fail(program, loaded.error(), kExitFailure);
   const int nz = static_cast<int>(loaded->config.nz);
 
@@ -173,14 +236,14 @@ int runWalk(const Args& args) {
     if (!walk.keyframes.empty() && walk.keyframes.front().latent.size(0) != nz)
       return fail(program, line.value("--walk") + ": its latents have " + std::to_string(walk.keyframes.front().latent.size(0)) +
                   " values but the checkpoint's generator takes " + std::to_string(nz), kExitFailure);
-  } else if (!seeds.empty()) {
-    walk = LatentWalk::fromSeeds(seeds, nz);
+  } else if (!request->seeds.empty()) {
+    walk = LatentWalk::fromSeeds(request->seeds, nz);
   }
   if (Status applied = applyWalkOptions(line, walk); !applied) return fail(program, applied.error(), kExitUsage);
   GridWalk grid_walk;
-  if (grid) {
-    grid_walk = GridWalk::fromSeedBase(grid->first, grid->second, static_cast<int>(*keys),
-                                       static_cast<std::uint64_t>(*base), nz, walk);
+  if (request->grid) {
+    grid_walk = GridWalk::fromSeedBase(request->grid->first, request->grid->second, static_cast<int>(request->keys),
+                                       static_cast<std::uint64_t>(request->base), nz, walk);
   } else {
     grid_walk.tiles = {walk};
   }
@@ -188,35 +251,7 @@ int runWalk(const Args& args) {
   if (line.has("--save-walk")) {
     if (Status saved = walk.save(line.value("--save-walk")); !saved) return fail(program, saved.error(), kExitFailure);
   }
-
-  const std::string out = line.has("--out") ? line.value("--out") : line.value("--out-dir");
-  const std::atomic<bool>& stop = installStopHandlers();
-  const bool terminal = isatty(STDERR_FILENO) != 0;
-  const auto started = std::chrono::steady_clock::now();
-  WalkRenderOptions render;
-  render.batch = *batch;
-  render.batch_statistics = line.has("--train-mode");
-  render.device = *device;
-  render.padding = grid ? 2 : 0;
-  const auto progress = [&](const WalkExportProgress& p) {
-    std::fprintf(stderr, terminal ? "\rrendered %lld/%lld, encoded %lld/%lld" : "rendered %lld/%lld, encoded %lld/%lld\n",
-                 static_cast<long long>(p.rendered), static_cast<long long>(p.total),
-                 static_cast<long long>(p.encoded), static_cast<long long>(p.total));
-    std::fflush(stderr);
-    return !stop.load();
-  };
-  auto exported = WalkExporter::exportWalk(loaded->generator, grid_walk, render, out, *video, progress);
-  if (terminal) std::fputc('\n', stderr);
-  if (!exported) {
-    if (stop.load()) return fail(program, "export cancelled; nothing was written to " + out, kExitFailure);
-    return fail(program, exported.error(), kExitFailure);
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::fprintf(stderr, "wrote %lld frames of %dx%d (%s, %s, %g fps) to %s in %.2f s (%.1f frames/s)\n",
-               static_cast<long long>(exported->frames), exported->width, exported->height,
-               exportFormatName(video->format).c_str(), exported->encoder.c_str(), video->fps, out.c_str(), seconds,
-               exported->frames / seconds);
-  return kExitOk;
+  return writeWalk(line, *request, loaded->generator, grid_walk);
 }
 
 }  // namespace streetgan::cli

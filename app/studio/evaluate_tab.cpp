@@ -3,6 +3,7 @@
 #include "app/studio/control/run_checkpoints.h"
 #include "core/config/train_config.h"
 #include "core/data/image_dataset.h"
+#include "core/eval/parzen_evaluation_file.h"
 #include "core/latent/latent_explorer.h"
 #include "widgets/chart_panel.h"
 #include "widgets/rgb_image.h"
@@ -27,8 +28,6 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
-
-#include <nlohmann/json.hpp>
 
 namespace streetgan::studio {
 
@@ -302,60 +301,66 @@ void EvaluateTab::onJobFinished(bool ok, const QString& message) {
     emit evaluated(false, status_->text());
     return;
   }
+  // What the program printed is the file's object without its stamp: the same reader takes it.
+  auto result = ParzenEvaluationFile::fromJson(job_.result(), "the output of streetgan parzen");
+  if (!result) {
+    status_->setText(QString::fromStdString(result.error()));
+    emit evaluated(false, status_->text());
+    return;
+  }
   progress_->setValue(100);
   status_->setText("Saved in " + runs_->currentData().toString() + "/evaluations.");
-  showResult(job_.result());
+  showResult(*result);
   emit evaluated(true, result_->text());
 }
 
 void EvaluateTab::showSaved() {
   const QString run = runs_->currentData().toString();
-  QFileInfoList files = QDir(run + "/evaluations").entryInfoList({"parzen-*.json"}, QDir::Files, QDir::Time);
   sigma_chart_->setCurve({}, 0);
   epoch_chart_->clear();
   result_->clear();
-  // The newest single-checkpoint result and the newest over-the-run result.
+  // The newest single-checkpoint result and the newest over-the-run result; unreadable files are
+  // passed over.
   bool single = false, over_run = false;
-  for (const QFileInfo& info : files) {
-    QFile file(info.filePath());
-    if (!file.open(QIODevice::ReadOnly)) continue;
-    const nlohmann::json result = nlohmann::json::parse(file.readAll().toStdString(), nullptr, false);
-    if (!result.is_object()) continue;
-    const bool is_run = result.value("kind", std::string()) == "run";
+  for (const std::string& path : ParzenEvaluationFile::list(run.toStdString())) {
+    const auto result = ParzenEvaluationFile::read(path);
+    if (!result) continue;
+    const bool is_run = result->kind == ParzenEvaluation::Kind::Run;
     if ((is_run && over_run) || (!is_run && single)) continue;
     (is_run ? over_run : single) = true;
-    showResult(result);
+    showResult(*result);
   }
 }
 
-void EvaluateTab::showResult(const nlohmann::json& result) {
+void EvaluateTab::showResult(const ParzenEvaluation& result) {
   std::vector<std::pair<double, double>> curve;
-  if (result.contains("curve") && result["curve"].is_array())
-    for (const auto& point : result["curve"]) curve.emplace_back(point.value("sigma", 0.0), point.value("mean_ll", 0.0));
-  const double sigma = result.value("sigma", 0.0);
+  for (const auto& point : result.curve) curve.emplace_back(point.sigma, point.mean_ll);
+  const double sigma = result.sigma;
   if (!curve.empty()) sigma_chart_->setCurve(curve, sigma);
-  if (result.value("kind", std::string()) == "run") {
+  if (result.kind == ParzenEvaluation::Kind::Run) {
     epoch_chart_->clear();
-    for (const auto& row : result.value("checkpoints", nlohmann::json::array())) {
-      const double images = row.value("images_seen", 0.0), epoch = row.value("epoch", 0.0);
-      const double mean = row.value("mean_ll", 0.0), err = row.value("stderr", 0.0);
+    for (const auto& row : result.checkpoints) {
+      const double images = static_cast<double>(row.checkpoint.images_seen);
+      const double epoch = static_cast<double>(row.checkpoint.epoch);
+      const double mean = row.mean_ll, err = row.stderr_ll;
       epoch_chart_->append(epoch_mean_, images, epoch, mean);
       epoch_chart_->append(epoch_low_, images, epoch, mean - err);
       epoch_chart_->append(epoch_high_, images, epoch, mean + err);
     }
     epoch_chart_->redraw();
-    result_->setText(QString("Over %1 checkpoints at σ %2.").arg(result.value("checkpoints", nlohmann::json::array()).size()).arg(sigma, 0, 'g', 4));
+    result_->setText(QString("Over %1 checkpoints at σ %2.").arg(result.checkpoints.size()).arg(sigma, 0, 'g', 4));
     return;
   }
+  const bool named = result.checkpoint.has_value();
   result_->setText(QString("Parzen log-likelihood (test): %1 ± %2 at σ %3; %4 test and %5 validation images, %6 samples (%7, epoch %8).")
-                       .arg(result.value("mean_ll", 0.0), 0, 'f', 2)
-                       .arg(result.value("stderr", 0.0), 0, 'f', 2)
+                       .arg(result.mean_ll, 0, 'f', 2)
+                       .arg(result.stderr_ll, 0, 'f', 2)
                        .arg(sigma, 0, 'g', 4)
-                       .arg(result.value("n_test", 0))
-                       .arg(result.value("n_valid", 0))
-                       .arg(result.value("n_samples", 0))
-                       .arg(QString::fromStdString(result.value("checkpoint", std::string("?"))))
-                       .arg(result.value("epoch", 0)));
+                       .arg(static_cast<qlonglong>(result.n_test))
+                       .arg(static_cast<qlonglong>(result.n_valid))
+                       .arg(static_cast<qlonglong>(result.n_samples))
+                       .arg(named ? QString::fromStdString(result.checkpoint->file) : QString("?"))
+                       .arg(static_cast<qlonglong>(named ? result.checkpoint->epoch : 0)));
 }
 
 void EvaluateTab::compare() {

@@ -10,14 +10,16 @@
 #include <QImage>
 #include <QWidget>
 
-#include <nlohmann/json_fwd.hpp>
-
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+
+namespace streetgan {
+struct ParzenEvaluation;
+}  // namespace streetgan
 
 namespace streetgan::widgets {
 class SigmaCurveChart;
@@ -72,7 +74,7 @@ private:
   void listRuns();
   void listCheckpoints();
   void showSaved();
-  void showResult(const nlohmann::json& result);
+  void showResult(const ParzenEvaluation& result);
   QString targetCheckpoint() const;
   void onJobFinished(bool ok, const QString& message);
 

@@ -26,6 +26,29 @@
 namespace streetgan::studio {
 
 ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), runs_root_(std::move(runs_root)) {
+  QHBoxLayout* top = buildOpenBar();
+  QTabWidget* left = buildLatentPickers();
+  QWidget* right = buildWalkPanel();
+  auto* splitter = new QSplitter(this);
+  splitter->addWidget(left);
+  splitter->addWidget(right);
+  splitter->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(top);
+  layout->addWidget(status_);
+  layout->addWidget(splitter, 1);
+
+  connect(&loader_, &QFutureWatcher<OpenedExplorer>::finished, this, &ExploreTab::showOpenedCheckpoint);
+  follow_timer_.setInterval(2000);
+  connect(&follow_timer_, &QTimer::timeout, this, &ExploreTab::checkForNewerCheckpoint);
+  follow_timer_.start();
+  listRuns();
+}
+
+// The bar that opens a checkpoint (a run's latest, followed or not, or a file) and the BatchNorm
+// mode of every render; the status line shown under it is made here too.
+QHBoxLayout* ExploreTab::buildOpenBar() {
   runs_ = new QComboBox(this);
   runs_->setMinimumContentsLength(16);
   runs_->setToolTip("Runs with a checkpoint, under the runs folder");
@@ -54,12 +77,40 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
   top->addWidget(new QLabel("BatchNorm", this));
   top->addWidget(batch_norm_);
 
+  connect(open_run, &QPushButton::clicked, this, [this] {
+    if (runs_->currentIndex() >= 0) openRun(runs_->currentData().toString(), follow_->isChecked());
+  });
+  connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
+    if (on && runs_->currentIndex() >= 0) openRun(runs_->currentData().toString(), true);
+    if (!on) follow_run_.clear();
+  });
+  connect(open_file, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Open Checkpoint", runs_root_, "Checkpoints (*.pt)");
+    if (!path.isEmpty()) openCheckpoint(path);
+  });
+  connect(batch_norm_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (!explorer_) return;
+    explorer_->setBatchStatistics(index == 1);
+    // Everything shown is drawn again the new way.
+    seeds_->setExplorer(explorer_);
+    arithmetic_->setExplorer(explorer_);
+    preview_->setExplorer(explorer_);
+  });
+  return top;
+}
+
+// The two ways to pick latents: a page of samples by seed, and latent arithmetic.
+QTabWidget* ExploreTab::buildLatentPickers() {
   seeds_ = new widgets::SeedGrid(this);
   arithmetic_ = new LatentArithmeticPanel(this);
   auto* left = new QTabWidget(this);
   left->addTab(seeds_, "Samples");
   left->addTab(arithmetic_, "Arithmetic");
+  return left;
+}
 
+// The keyframes the pickers add, and the walk through them: previewed, saved, loaded, exported.
+QWidget* ExploreTab::buildWalkPanel() {
   strip_ = new widgets::KeyframeStrip(this);
   preview_ = new WalkPreview(this);
   auto* save_walk = new QPushButton("Save Walk…", this);
@@ -84,27 +135,6 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
   right_layout->addWidget(keys_box);
   right_layout->addWidget(walk_box, 1);
 
-  auto* splitter = new QSplitter(this);
-  splitter->addWidget(left);
-  splitter->addWidget(right);
-  splitter->setStretchFactor(1, 1);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addLayout(top);
-  layout->addWidget(status_);
-  layout->addWidget(splitter, 1);
-
-  connect(open_run, &QPushButton::clicked, this, [this] {
-    if (runs_->currentIndex() >= 0) openRun(runs_->currentData().toString(), follow_->isChecked());
-  });
-  connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
-    if (on && runs_->currentIndex() >= 0) openRun(runs_->currentData().toString(), true);
-    if (!on) follow_run_.clear();
-  });
-  connect(open_file, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, "Open Checkpoint", runs_root_, "Checkpoints (*.pt)");
-    if (!path.isEmpty()) openCheckpoint(path);
-  });
   connect(seeds_, &widgets::SeedGrid::keyframeRequested, this, [this](quint64 seed, const QImage& image) {
     if (explorer_) strip_->addKeyframe(explorer_->latentOfSeed(seed), seed, image);
   });
@@ -125,37 +155,29 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
     auto dialog = makeExportDialog();
     if (dialog) dialog->exec();
   });
-  connect(&loader_, &QFutureWatcher<OpenedExplorer>::finished, this, [this] {
-    const OpenedExplorer opened = loader_.result();
-    const QString path = std::exchange(loading_path_, QString());
-    if (!opened.explorer) {
-      setStatus("Cannot open " + path + ": " + opened.error, true);
-      emit checkpointOpened(false, opened.error);
-    } else {
-      explorer_ = opened.explorer;
-      explorer_->setBatchStatistics(batchStatistics());
-      seeds_->setExplorer(explorer_);
-      arithmetic_->setExplorer(explorer_);
-      preview_->setExplorer(explorer_);
-      setStatus(QString("%1 — step %2, epoch %3; %4×%4 images, latent size %5%6")
-                    .arg(path).arg(explorer_->step()).arg(explorer_->epoch()).arg(explorer_->imageSize()).arg(explorer_->nz())
-                    .arg(follow_run_.isEmpty() ? QString() : "; following the run's checkpoints"));
-      emit checkpointOpened(true, path);
-    }
-    if (!pending_path_.isEmpty()) load(std::exchange(pending_path_, QString()));
-  });
-  connect(batch_norm_, &QComboBox::currentIndexChanged, this, [this](int index) {
-    if (!explorer_) return;
-    explorer_->setBatchStatistics(index == 1);
-    // Everything shown is drawn again the new way.
+  return right;
+}
+
+// The worker has opened a checkpoint, or could not: every view gets the new generator. A path
+// asked for meanwhile is opened next.
+void ExploreTab::showOpenedCheckpoint() {
+  const OpenedExplorer opened = loader_.result();
+  const QString path = std::exchange(loading_path_, QString());
+  if (!opened.explorer) {
+    setStatus("Cannot open " + path + ": " + opened.error, true);
+    emit checkpointOpened(false, opened.error);
+  } else {
+    explorer_ = opened.explorer;
+    explorer_->setBatchStatistics(batchStatistics());
     seeds_->setExplorer(explorer_);
     arithmetic_->setExplorer(explorer_);
     preview_->setExplorer(explorer_);
-  });
-  follow_timer_.setInterval(2000);
-  connect(&follow_timer_, &QTimer::timeout, this, &ExploreTab::checkForNewerCheckpoint);
-  follow_timer_.start();
-  listRuns();
+    setStatus(QString("%1 — step %2, epoch %3; %4×%4 images, latent size %5%6")
+                  .arg(path).arg(explorer_->step()).arg(explorer_->epoch()).arg(explorer_->imageSize()).arg(explorer_->nz())
+                  .arg(follow_run_.isEmpty() ? QString() : "; following the run's checkpoints"));
+    emit checkpointOpened(true, path);
+  }
+  if (!pending_path_.isEmpty()) load(std::exchange(pending_path_, QString()));
 }
 
 ExploreTab::~ExploreTab() { loader_.waitForFinished(); }

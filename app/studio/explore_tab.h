@@ -14,7 +14,9 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
+class QTabWidget;
 
 namespace streetgan::widgets {
 class KeyframeStrip;
@@ -75,6 +77,12 @@ protected:
   void showEvent(QShowEvent* event) override;
 
 private:
+  // The constructor's parts, in the order it calls them: each makes its widgets and connects them.
+  QHBoxLayout* buildOpenBar();
+  QTabWidget* buildLatentPickers();
+  QWidget* buildWalkPanel();
+  /// The worker's result: the views get the opened generator, or the status says why not.
+  void showOpenedCheckpoint();
   void listRuns();
   void load(const QString& path);
   void checkForNewerCheckpoint();

@@ -22,6 +22,40 @@ namespace streetgan::studio {
 
 HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(parent), profiles_(std::move(profiles)) {
   setWindowTitle("Hosts");
+  QVBoxLayout* left = buildProfileList();
+  QVBoxLayout* right = buildProfileForm();
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
+  auto* columns = new QHBoxLayout();
+  columns->addLayout(left, 1);
+  columns->addLayout(right, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(columns, 1);
+  layout->addWidget(buttons);
+  resize(760, 560);
+
+  for (const auto& profile : profiles_) list_->addItem(profile.label());
+  connect(list_, &QListWidget::currentRowChanged, this, &HostDialog::showProfile);
+  connect(test_, &QPushButton::clicked, this, &HostDialog::testConnection);
+  connect(&tester_, &HostConnectionCheck::finished, this, &HostDialog::onTested);
+  connect(&probe_, &QFutureWatcher<HostKeyProbe>::finished, this, &HostDialog::onProbed);
+  connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+    storeFields();
+    for (const auto& profile : profiles_) {
+      if (const QString invalid = profile.validate(); !invalid.isEmpty()) {
+        result_->setText(profile.label() + ": " + invalid);
+        return;
+      }
+    }
+    saveHostProfiles(profiles_);
+    accept();
+  });
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+  if (profiles_.isEmpty()) addProfile();
+  else list_->setCurrentRow(0);
+}
+
+// The profiles on the left, with Add and Remove under them.
+QVBoxLayout* HostDialog::buildProfileList() {
   list_ = new QListWidget(this);
   auto* add = new QPushButton("Add", this);
   remove_ = new QPushButton("Remove", this);
@@ -31,7 +65,14 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   auto* left = new QVBoxLayout();
   left->addWidget(list_, 1);
   left->addLayout(list_buttons);
+  connect(add, &QPushButton::clicked, this, &HostDialog::addProfile);
+  connect(remove_, &QPushButton::clicked, this, &HostDialog::removeProfile);
+  return left;
+}
 
+// One editor for each field of a profile, with its placeholder (what an empty field means) and
+// tool tip.
+void HostDialog::createFieldEditors() {
   const auto line = [this](const QString& placeholder, const QString& tip) {
     auto* edit = new QLineEdit(this);
     edit->setPlaceholderText(placeholder);
@@ -75,6 +116,11 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   threads_->setRange(0, 1024);
   threads_->setSpecialValueText("All cores");
   threads_->setToolTip("CPU threads of runs on this host; threads set in the Train tab's config win");
+}
+
+// The selected profile's fields on the right, then Test Connection and its result.
+QVBoxLayout* HostDialog::buildProfileForm() {
+  createFieldEditors();
   auto* browse_key = new QPushButton("Browse…", this);
   auto* key_row = new QHBoxLayout();
   key_row->addWidget(key_, 1);
@@ -114,40 +160,11 @@ HostDialog::HostDialog(QList<HostProfile> profiles, QWidget* parent) : QDialog(p
   right->addWidget(result_);
   right->addStretch(1);
 
-  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
-  auto* columns = new QHBoxLayout();
-  columns->addLayout(left, 1);
-  columns->addLayout(right, 2);
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(columns, 1);
-  layout->addWidget(buttons);
-  resize(760, 560);
-
-  for (const auto& profile : profiles_) list_->addItem(profile.label());
-  connect(list_, &QListWidget::currentRowChanged, this, &HostDialog::showProfile);
-  connect(add, &QPushButton::clicked, this, &HostDialog::addProfile);
-  connect(remove_, &QPushButton::clicked, this, &HostDialog::removeProfile);
   connect(browse_key, &QPushButton::clicked, this, [this] {
     const QString file = QFileDialog::getOpenFileName(this, "Private Key", QDir::homePath() + "/.ssh");
     if (!file.isEmpty()) key_->setText(file);
   });
-  connect(test_, &QPushButton::clicked, this, &HostDialog::testConnection);
-  connect(&tester_, &HostConnectionCheck::finished, this, &HostDialog::onTested);
-  connect(&probe_, &QFutureWatcher<HostKeyProbe>::finished, this, &HostDialog::onProbed);
-  connect(buttons, &QDialogButtonBox::accepted, this, [this] {
-    storeFields();
-    for (const auto& profile : profiles_) {
-      if (const QString invalid = profile.validate(); !invalid.isEmpty()) {
-        result_->setText(profile.label() + ": " + invalid);
-        return;
-      }
-    }
-    saveHostProfiles(profiles_);
-    accept();
-  });
-  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-  if (profiles_.isEmpty()) addProfile();
-  else list_->setCurrentRow(0);
+  return right;
 }
 
 HostDialog::~HostDialog() { probe_.waitForFinished(); }

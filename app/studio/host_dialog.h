@@ -20,6 +20,7 @@ class QLineEdit;
 class QListWidget;
 class QPushButton;
 class QSpinBox;
+class QVBoxLayout;
 
 namespace streetgan::studio {
 
@@ -46,6 +47,10 @@ signals:
   void testFinished(const streetgan::studio::HostCheckResult& result);
 
 private:
+  // The constructor's parts: the profile list, then the form (its field editors first).
+  QVBoxLayout* buildProfileList();
+  void createFieldEditors();
+  QVBoxLayout* buildProfileForm();
   void addProfile();
   void removeProfile();
   void showProfile(int row);

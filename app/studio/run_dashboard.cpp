@@ -1,4 +1,5 @@
 #include "app/studio/run_dashboard.h"
+#include "core/runs/event_fields.h"
 #include "widgets/worker_pool.h"
 
 #include <QDir>
@@ -21,10 +22,8 @@ namespace streetgan::studio {
 
 namespace {
 
-double number(const nlohmann::json& body, const char* key) {
-  const auto it = body.find(key);
-  return it != body.end() && it->is_number() ? it->get<double>() : std::nan("");
-}
+// A counter of an event as a figure for the charts: NaN when the event has none.
+double count(const events::Count& value) { return value ? static_cast<double>(*value) : std::nan(""); }
 
 QString duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "—";
@@ -50,8 +49,8 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
   starved_->hide();
   charts_ = new widgets::ChartPanel(3, this);
   loss_chart_ = new widgets::TrainingChart("Loss", this);
-  loss_d_ = loss_chart_->addSeries("loss_d", QColor(31, 119, 180));
-  loss_g_ = loss_chart_->addSeries("loss_g", QColor(255, 127, 14));
+  loss_d_ = loss_chart_->addSeries(events::field::kLossD, QColor(31, 119, 180));
+  loss_g_ = loss_chart_->addSeries(events::field::kLossG, QColor(255, 127, 14));
   d_chart_ = new widgets::TrainingChart("Discriminator outputs", this);
   d_x_ = d_chart_->addSeries("D(x)", QColor(44, 160, 44));
   d_gz1_ = d_chart_->addSeries("D(G(z)) before", QColor(214, 39, 40));
@@ -171,7 +170,6 @@ void RunDashboard::clear(const QString& run_dir) {
   eta_->clear();
   first_started_time_ = -1;
   recent_waits_.clear();
-  recent_next_ = 0;
   starved_share_ = -1;
   if (!cache_building_) starved_->hide();
 }
@@ -186,19 +184,19 @@ void RunDashboard::showProgress(double fraction, const QString& text) {
   progress_->setFormat(text);
 }
 
-void RunDashboard::addEvents(const std::vector<StreamEvent>& events) {
+void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
   // The progress line is set once per batch of events, not once per step.
   QString progress_format, eta_text;
   double progress = 0;
   const int samples_before = sample_paths_.size();
-  for (const StreamEvent& event : events) {
-    const auto& body = event.body;
-    if (event.type == "run_started") {
+  for (const StreamEvent& event : batch) {
+    const double t = event.time - first_started_time_;
+    if (const auto* started = std::get_if<events::RunStarted>(&event.event)) {
       started_time_ = event.time;
       if (first_started_time_ < 0) first_started_time_ = event.time;
-      epochs_total_ = body.contains("config") ? number(body["config"], "epochs") : 0;
-      started_epochs_ = std::isfinite(number(body, "epoch")) ? number(body, "epoch") : 0;
-      const double images = number(body, "images_seen");
+      epochs_total_ = started->has_config ? count(started->config_epochs) : 0;
+      started_epochs_ = started->epoch ? static_cast<double>(*started->epoch) : 0;
+      const double images = count(started->images_seen);
       if (std::isfinite(images)) {
         for (auto* chart : charts_->charts()) chart->truncateFrom(images + 0.5);
         while (!sample_images_seen_.empty() && sample_images_seen_.back() > images) {
@@ -207,64 +205,55 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& events) {
           sample_captions_.removeLast();
         }
       }
-      status_->setText(QString("Running on %1: %2").arg(QString::fromStdString(body.value("device", std::string("?"))), run_dir_));
-    } else if (event.type == "step") {
-      const double images = number(body, "images_seen");
-      const double iterations = number(body, "iterations");
-      const double epoch = number(body, "epoch") - 1 + number(body, "iteration") / iterations;
-      const double t = event.time - first_started_time_;
-      loss_chart_->append(loss_d_, images, epoch, number(body, "loss_d"), t);
-      loss_chart_->append(loss_g_, images, epoch, number(body, "loss_g"), t);
-      d_chart_->append(d_x_, images, epoch, number(body, "d_x"), t);
-      d_chart_->append(d_gz1_, images, epoch, number(body, "d_g_z1"), t);
-      d_chart_->append(d_gz2_, images, epoch, number(body, "d_g_z2"), t);
-      speed_chart_->append(speed_, images, epoch, number(body, "images_per_s"), t);
-      speed_chart_->append(wait_, images, epoch, 100 * number(body, "data_wait_fraction"), t);
-      updateStarved(number(body, "data_wait_fraction"));
+      const QString device = started->device.empty() ? QString("?") : QString::fromStdString(started->device);
+      status_->setText(QString("Running on %1: %2").arg(device, run_dir_));
+    } else if (const auto* step = std::get_if<events::Step>(&event.event)) {
+      const double images = count(step->images_seen);
+      const double epoch = events::fractionalEpoch(*step, 0, std::nan(""));
+      loss_chart_->append(loss_d_, images, epoch, step->loss_d, t);
+      loss_chart_->append(loss_g_, images, epoch, step->loss_g, t);
+      d_chart_->append(d_x_, images, epoch, step->d_x, t);
+      d_chart_->append(d_gz1_, images, epoch, step->d_g_z1, t);
+      d_chart_->append(d_gz2_, images, epoch, step->d_g_z2, t);
+      speed_chart_->append(speed_, images, epoch, step->images_per_s, t);
+      speed_chart_->append(wait_, images, epoch, 100 * step->data_wait_fraction, t);
+      updateStarved(step->data_wait_fraction);
       if (epochs_total_ > 0) {
         progress = std::clamp(epoch / epochs_total_, 0.0, 1.0);
-        progress_format = QString("epoch %1/%2, step %3").arg(number(body, "epoch")).arg(epochs_total_).arg(number(body, "step"));
+        progress_format = QString("epoch %1/%2, step %3").arg(count(step->epoch)).arg(epochs_total_).arg(count(step->step));
         // This process's pace: the epochs it has done since it started, over the time it took.
         const double done_here = epoch - started_epochs_;
         const double elapsed = event.time - started_time_;
         eta_text = done_here > 0 ? "ETA " + duration(elapsed * (epochs_total_ - epoch) / done_here) : QString();
       }
-    } else if (event.type == "imported_losses") {
-      // `streetgan import`'s loss history, many pairs to an event (docs/events.md): pair k is
-      // step first_step + k, placed as core/runs/run_history.cpp places it.
-      const double first = number(body, "first_step"), per_step = number(body, "images_per_step");
-      const double epochs = number(body, "epochs"), total = number(body, "total_steps");
-      const double t = event.time - first_started_time_;
-      for (const char* key : {"loss_d", "loss_g"}) {
-        auto series = body.find(key);
-        if (series == body.end() || !series->is_array() || !std::isfinite(first) || !std::isfinite(per_step)) continue;
-        for (std::size_t k = 0; k < series->size(); ++k) {
-          const double step = first + static_cast<double>(k);
-          const double epoch = total > 0 && std::isfinite(epochs) ? step * epochs / total : 0;
-          const double value = (*series)[k].is_number() ? (*series)[k].get<double>() : std::nan("");
-          loss_chart_->append(key == std::string("loss_d") ? loss_d_ : loss_g_, step * per_step, epoch, value, t);
+    } else if (const auto* imported = std::get_if<events::ImportedLosses>(&event.event)) {
+      // `streetgan import`'s loss history, many pairs to an event, placed as RunHistory places them.
+      if (!std::isfinite(imported->first_step) || !std::isfinite(imported->images_per_step)) continue;
+      for (const auto& [series, values] : {std::pair{loss_d_, &imported->loss_d}, std::pair{loss_g_, &imported->loss_g}}) {
+        for (std::size_t k = 0; k < values->size(); ++k) {
+          const events::ImportedPoint point = events::importedPoint(*imported, k);
+          loss_chart_->append(series, point.images_seen, point.epoch, (*values)[k], t);
         }
       }
-    } else if (event.type == "samples") {
-      sample_paths_ << QDir(run_dir_).filePath(QString::fromStdString(body.value("path", std::string())));
+    } else if (const auto* samples = std::get_if<events::Samples>(&event.event)) {
+      sample_paths_ << QDir(run_dir_).filePath(QString::fromStdString(samples->path));
       sample_captions_ << QString("step %1, epoch %2, %3 images seen")
-                              .arg(number(body, "step")).arg(number(body, "epoch")).arg(number(body, "images_seen"));
-      sample_images_seen_.push_back(number(body, "images_seen"));
-    } else if (event.type == "parzen") {
-      const double images = number(body, "images_seen"), epoch = number(body, "epoch");
-      const double mean = number(body, "mean_ll"), err = number(body, "stderr");
-      const double t = event.time - first_started_time_;
+                              .arg(count(samples->step)).arg(count(samples->epoch)).arg(count(samples->images_seen));
+      sample_images_seen_.push_back(count(samples->images_seen));
+    } else if (const auto* parzen = std::get_if<events::Parzen>(&event.event)) {
+      const double images = count(parzen->images_seen), epoch = count(parzen->epoch);
+      const double mean = parzen->mean_ll, err = parzen->standard_error;
       parzen_chart_->append(parzen_mean_, images, epoch, mean, t);
       parzen_chart_->append(parzen_low_, images, epoch, mean - err, t);
       parzen_chart_->append(parzen_high_, images, epoch, mean + err, t);
-    } else if (event.type == "system") {
-      addSystem(body, event.time - first_started_time_);
-    } else if (event.type == "warning") {
-      QString text = QString::fromStdString(body.value("message", std::string()));
-      if (body.contains("path") && body["path"].is_string()) text += " — " + QString::fromStdString(body["path"].get<std::string>());
+    } else if (const auto* system = std::get_if<events::System>(&event.event)) {
+      addSystem(*system, t);
+    } else if (const auto* warning = std::get_if<events::Warning>(&event.event)) {
+      QString text = QString::fromStdString(warning->message);
+      if (warning->path) text += " — " + QString::fromStdString(*warning->path);
       warnings_->addItem(text);
       side_->setTabText(1, QString("Warnings (%1)").arg(warnings_->count()));
-    } else if (event.type == "run_finished") {
+    } else if (std::holds_alternative<events::RunFinished>(event.event)) {
       eta_->clear();
       eta_text.clear();
     }
@@ -285,15 +274,11 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& events) {
 }
 
 void RunDashboard::updateStarved(double wait_fraction) {
-  // The mean over the last 50 steps, once 20 have come: one slow batch is not a starved run.
-  constexpr std::size_t kWindow = 50, kEnough = 20;
+  recent_waits_.add(wait_fraction);
   if (!std::isfinite(wait_fraction)) return;
-  if (recent_waits_.size() < kWindow) recent_waits_.push_back(wait_fraction);
-  else recent_waits_[recent_next_++ % kWindow] = wait_fraction;
-  if (recent_waits_.size() < kEnough) return;
-  double sum = 0;
-  for (double w : recent_waits_) sum += w;
-  const double share = sum / static_cast<double>(recent_waits_.size());
+  const std::optional<double> recent = recent_waits_.share();
+  if (!recent) return;
+  const double share = *recent;
   starved_share_ = share > 0.2 ? share : -1;
   if (cache_building_) return;
   starved_->setVisible(starved_share_ > 0);
@@ -311,19 +296,18 @@ void RunDashboard::showCacheBuild(const QString& text, bool running) {
   starved_->setEnabled(!running);
 }
 
-void RunDashboard::addSystem(const nlohmann::json& body, double seconds) {
-  const double images = number(body, "images_seen");
-  const double epoch = number(body, "epoch") - 1;
-  const double cores = number(body, "cores"), cpu = number(body, "cpu_percent");
-  const double rss = number(body, "rss_bytes"), total = number(body, "host_memory_total_bytes");
-  const double available = number(body, "host_memory_available_bytes"), read = number(body, "loader_bytes_per_s");
+void RunDashboard::addSystem(const events::System& system, double seconds) {
+  const double images = count(system.images_seen);
+  const double epoch = count(system.epoch) - 1;
+  const double cores = system.cores, cpu = system.cpu_percent;
+  const double rss = system.rss_bytes, total = system.host_memory_total_bytes;
+  const double available = system.host_memory_available_bytes, read = system.loader_bytes_per_s;
   system_chart_->append(cpu_, images, epoch, cores > 0 ? cpu / cores : cpu, seconds);
   system_chart_->append(memory_, images, epoch, total > 0 ? 100 * rss / total : std::nan(""), seconds);
-  const auto gpu = body.find("gpu");
-  const bool has_gpu = gpu != body.end() && gpu->is_object();
-  const double gpu_util = has_gpu ? number(*gpu, "utilization_percent") : std::nan("");
-  const double gpu_used = has_gpu ? number(*gpu, "memory_used_bytes") : std::nan("");
-  const double gpu_total = has_gpu ? number(*gpu, "memory_total_bytes") : std::nan("");
+  const bool has_gpu = system.has_gpu;
+  const double gpu_util = system.gpu_utilization_percent;
+  const double gpu_used = system.gpu_memory_used_bytes;
+  const double gpu_total = system.gpu_memory_total_bytes;
   system_chart_->append(gpu_, images, epoch, gpu_util, seconds);
   system_chart_->append(gpu_memory_, images, epoch, gpu_total > 0 ? 100 * gpu_used / gpu_total : std::nan(""), seconds);
   // The absolute figures, in the title: they take no height from the plot.
@@ -336,7 +320,7 @@ void RunDashboard::addSystem(const nlohmann::json& body, double seconds) {
   if (has_gpu) {
     if (std::isfinite(gpu_util)) parts << QString("GPU %1%").arg(std::lround(gpu_util));
     if (std::isfinite(gpu_used) && std::isfinite(gpu_total)) parts << gib(gpu_used) + " / " + gib(gpu_total);
-    const double watts = number(*gpu, "power_w");
+    const double watts = system.gpu_power_w;
     if (std::isfinite(watts) && watts >= 0) parts << QString("%1 W").arg(std::lround(watts));
   }
   system_chart_->setTitle("Machine: " + parts.join(" · "));

@@ -71,7 +71,7 @@ signals:
 private:
   void showSample(int index);
   void updateStarved(double wait_fraction);
-  void addSystem(const nlohmann::json& body, double seconds);
+  void addSystem(const events::System& system, double seconds);
 
   QString run_dir_;
   QLabel* status_ = nullptr;
@@ -87,8 +87,7 @@ private:
   int parzen_mean_ = 0, parzen_low_ = 0, parzen_high_ = 0;
   int cpu_ = 0, memory_ = 0, gpu_ = 0, gpu_memory_ = 0;
   QPushButton* starved_ = nullptr;   // shown while the run is data-starved
-  std::vector<double> recent_waits_;  // the last steps' data_wait_fraction, a ring
-  std::size_t recent_next_ = 0;
+  events::DataWaitWindow recent_waits_;  // the last steps' data_wait_fraction
   double starved_share_ = -1;
   bool cache_building_ = false;
   QTabWidget* side_ = nullptr;        // Samples | Warnings (N)

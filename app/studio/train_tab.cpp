@@ -1,14 +1,10 @@
 #include "app/studio/train_tab.h"
 
-#include "app/studio/control/remote_run_record.h"
-#include "app/studio/control/remote_run_transport.h"
 #include "widgets/dataset_picker.h"
 
 #include <QComboBox>
-#include <QDateTime>
 #include <QDir>
 #include <QFile>
-#include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -17,8 +13,6 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
-#include <nlohmann/json.hpp>
-
 namespace streetgan::studio {
 
 TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
@@ -26,7 +20,7 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
       runs_root_(std::move(runs_root)),
       demo_job_(program),
       cache_job_(program),
-      transports_(program) {
+      launcher_(program) {
   // Left: what to train.
   preset_ = new QComboBox(this);
   for (const std::string& name : presetNames()) preset_->addItem(QString::fromStdString(name));
@@ -131,6 +125,7 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     dashboard_->showProgress(static_cast<double>(done) / total, QString("demo data: %1/%2 images").arg(done).arg(total));
   });
   connect(&demo_job_, &DemoDataJob::finished, this, &TrainTab::onDemoDataFinished);
+  connectLauncher();
   auto preset = presetConfig("naive-64");
   if (preset) form_->setConfig(*preset);
   dashboard_->setStatus("Choose a data set folder, or Use Demo Data to train on procedural street scenes.");
@@ -184,11 +179,10 @@ void TrainTab::buildCache() {
                           "streetgan cache build and set data.cache to its path.");
     return;
   }
-  cache_config_ = std::make_unique<QTemporaryFile>(QDir::temp().filePath("streetgan-cache-config-XXXXXX.json"));
   QString error;
-  if (!cache_config_->open() || cache_config_->write(QByteArray::fromStdString(configToJson(config).dump(2))) < 0 ||
-      !cache_config_->flush()) {
-    dashboard_->setStatus("Cannot write the config file: " + cache_config_->errorString());
+  cache_config_ = RunLauncher::writeTemporaryConfig(config, "streetgan-cache-config-XXXXXX.json", &error);
+  if (!cache_config_) {
+    dashboard_->setStatus(error);
     return;
   }
   const QString out = cacheFileFor(config);
@@ -219,15 +213,13 @@ void TrainTab::setDataroot(const QString& path) {
 }
 
 void TrainTab::setRunDefaults(const QString& device, int threads, int processes) {
-  device_ = device;
-  threads_ = threads;
-  processes_ = processes;
+  launcher_.setRunDefaults(device, threads, processes);
 }
 
 QString TrainTab::statusText() const { return dashboard_->statusText(); }
 
 bool TrainTab::startRun() {
-  if (session_ && session_->isActive()) {
+  if (runActive()) {
     dashboard_->setStatus("A run is in progress here; stop it first.");
     return false;
   }
@@ -235,38 +227,13 @@ bool TrainTab::startRun() {
     dashboard_->setStatus("Fix the fields marked in red first.");
     return false;
   }
-  const TrainConfig& config = form_->config();
-  const auto host = runOnHost();
-  if (host && config.dataroot.empty()) {
-    dashboard_->setStatus("Enter the data set folder on " + host->label() + " first.");
+  QString error;
+  const auto request = launcher_.prepareNewRun(form_->config(), runs_root_, runOnHost(), &error);
+  if (!request) {
+    dashboard_->setStatus(error);
     return false;
   }
-  if (!host && (config.dataroot.empty() || !QFileInfo(QString::fromStdString(config.dataroot)).isDir())) {
-    dashboard_->setStatus("Choose a data set folder first (it must exist).");
-    return false;
-  }
-  QDir().mkpath(runs_root_);
-  // A fresh run directory: <root>/<name>-<date-time>.
-  const QString name = QString::fromStdString(config.name) + "-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
-  TrainingRequest request;
-  request.run_dir = QDir(runs_root_).filePath(name);
-  config_file_ = std::make_unique<QTemporaryFile>(QDir::temp().filePath("streetgan-config-XXXXXX.json"));
-  if (!config_file_->open()) {
-    dashboard_->setStatus("Cannot write the config file: " + config_file_->errorString());
-    return false;
-  }
-  config_file_->write(QByteArray::fromStdString(configToJson(config).dump(2)));
-  config_file_->flush();
-  request.config_file = config_file_->fileName();
-  if (host) {
-    // The local run directory mirrors the remote one; its record says where the run trains.
-    RemoteRunRecord record{*host, RemoteRunRecord::remoteRunDirFor(*host, name), request.run_dir};
-    if (const QString failed = record.write(); !failed.isEmpty()) {
-      dashboard_->setStatus(failed);
-      return false;
-    }
-  }
-  return launch(request, false);
+  return launch(*request, false);
 }
 
 bool TrainTab::resumeRun(const QString& run_dir) {
@@ -275,7 +242,7 @@ bool TrainTab::resumeRun(const QString& run_dir) {
     dashboard_->setStatus("No run to resume yet.");
     return false;
   }
-  if (session_ && session_->isActive()) {
+  if (runActive()) {
     dashboard_->setStatus("A run is in progress here; stop it first.");
     return false;
   }
@@ -293,7 +260,7 @@ bool TrainTab::resumeRun(const QString& run_dir) {
 }
 
 bool TrainTab::openRun(const QString& run_dir) {
-  if (session_ && session_->isActive()) {
+  if (runActive()) {
     if (run_dir == run_dir_) return true;  // already shown
     dashboard_->setStatus("A run is in progress here (" + run_dir_ + "); stop it before opening another.");
     return false;
@@ -303,12 +270,12 @@ bool TrainTab::openRun(const QString& run_dir) {
   run_dir_ = run_dir;
   dashboard_->clear(run_dir);
   following_ = true;
-  session_ = std::make_unique<TrainingSession>(transports_.forRun(run_dir, true));
+  launcher_.newSession(run_dir, true);
   connectSession();
   dashboard_->setStatus("Reading " + QDir(run_dir).filePath("events.jsonl") + " …");
   TrainingRequest request;
   request.run_dir = run_dir;
-  const bool started = session_->start(request);
+  const bool started = launcher_.start(request, form_->config());
   updateButtons();
   return started;
 }
@@ -332,57 +299,51 @@ bool TrainTab::loadConfigOf(const QString& run_dir) {
 }
 
 bool TrainTab::launch(const TrainingRequest& request, bool keep_history) {
-  if (session_ && session_->isActive()) return false;
+  if (runActive()) return false;
   if (!keep_history) dashboard_->clear(request.run_dir);
   run_dir_ = request.run_dir;
   following_ = false;
-  session_ = std::make_unique<TrainingSession>(transports_.forRun(request.run_dir, false));
-  TrainingRequest full = request;
-  if (auto* remote = qobject_cast<RemoteRunTransport*>(&session_->transport())) {
-    // On a host: its profile's device and threads (never this computer's Settings), unless the
-    // form's config sets its own.
-    const TrainConfig& config = form_->config();
-    full.extra_arguments << remote->record().host.deviceArguments(QString::fromStdString(config.device), config.threads);
-  } else {
-    if (!device_.isEmpty()) full.extra_arguments << "--device" << device_;
-    if (threads_ > 0) full.extra_arguments << "--threads" << QString::number(threads_);
-    if (processes_ > 1) full.extra_arguments << "--nproc" << QString::number(processes_);
-  }
+  launcher_.newSession(request.run_dir, false);
   connectSession();
-  dashboard_->setStatus((request.resume ? "Resuming " : "Starting ") + run_dir_ + " on " + session_->transport().where() + " …");
-  const bool started = session_->start(full);
+  dashboard_->setStatus((request.resume ? "Resuming " : "Starting ") + run_dir_ + " on " + launcher_.where() + " …");
+  const bool started = launcher_.start(request, form_->config());
   updateButtons();
   if (started) emit runStarted(run_dir_);
   return started;
 }
 
 void TrainTab::connectSession() {
-  connect(session_.get(), &TrainingSession::eventsReceived, dashboard_, &RunDashboard::addEvents);
-  connect(session_.get(), &TrainingSession::finished, this, &TrainTab::onFinished);
-  connect(session_.get(), &TrainingSession::stateChanged, this, [this] { updateButtons(); });
-  connect(session_.get(), &TrainingSession::connectionChanged, this, [this](bool connected, const QString& message) {
+  TrainingSession* session = launcher_.session();
+  connect(session, &TrainingSession::eventsReceived, dashboard_, &RunDashboard::addEvents);
+  connect(session, &TrainingSession::finished, this, &TrainTab::onFinished);
+  connect(session, &TrainingSession::stateChanged, this, [this] { updateButtons(); });
+  connect(session, &TrainingSession::connectionChanged, this, [this](bool connected, const QString& message) {
     dashboard_->setStatus((connected ? "Running: " : "Reconnecting: ") + message + "\n" + run_dir_);
   });
-  if (auto* remote = qobject_cast<RemoteRunTransport*>(&session_->transport())) {
-    connect(remote, &RemoteRunTransport::fileFetched, this, [this](const QString& relative, const QString& path) {
-      if (relative.startsWith("samples/")) {
-        dashboard_->refreshSample(path);
-      } else {
-        dashboard_->setStatus("Fetched " + relative + " from " + session_->transport().where() + " to " + path +
-                              "; the Explore tab can open it.");
-        emit checkpointFetched(path);
-      }
-    });
-    connect(remote, &RemoteRunTransport::fetchProgress, this, [this](const QString& relative, qint64 done, qint64 total) {
-      if (relative.startsWith("samples/") || total <= 0) return;
-      dashboard_->setStatus(QString("Fetching %1 from %2: %3 of %4 MB")
-                                .arg(relative, session_->transport().where())
-                                .arg(done / 1048576.0, 0, 'f', 1)
-                                .arg(total / 1048576.0, 0, 'f', 1));
-    });
-    connect(remote, &RemoteRunTransport::fetchFailed, this, [this](const QString& relative, const QString& message) {
-      if (!relative.startsWith("samples/")) dashboard_->setStatus("Cannot fetch " + relative + ": " + message);
-    });
+}
+
+void TrainTab::connectLauncher() {
+  // A remote run's files: sample grids go to the dashboard, a fetched checkpoint is announced.
+  connect(&launcher_, &RunLauncher::fileFetched, this, &TrainTab::onFileFetched);
+  connect(&launcher_, &RunLauncher::fetchProgress, this, [this](const QString& relative, qint64 done, qint64 total) {
+    if (relative.startsWith("samples/") || total <= 0) return;
+    dashboard_->setStatus(QString("Fetching %1 from %2: %3 of %4 MB")
+                              .arg(relative, launcher_.where())
+                              .arg(done / 1048576.0, 0, 'f', 1)
+                              .arg(total / 1048576.0, 0, 'f', 1));
+  });
+  connect(&launcher_, &RunLauncher::fetchFailed, this, [this](const QString& relative, const QString& message) {
+    if (!relative.startsWith("samples/")) dashboard_->setStatus("Cannot fetch " + relative + ": " + message);
+  });
+}
+
+void TrainTab::onFileFetched(const QString& relative, const QString& path) {
+  if (relative.startsWith("samples/")) {
+    dashboard_->refreshSample(path);
+  } else {
+    dashboard_->setStatus("Fetched " + relative + " from " + launcher_.where() + " to " + path +
+                          "; the Explore tab can open it.");
+    emit checkpointFetched(path);
   }
 }
 
@@ -410,35 +371,32 @@ std::optional<HostProfile> TrainTab::runOnHost() const {
 }
 
 bool TrainTab::fetchLatestCheckpoint() {
-  auto* remote = session_ ? qobject_cast<RemoteRunTransport*>(&session_->transport()) : nullptr;
-  if (!remote) {
+  if (!launcher_.isRemote()) {
     dashboard_->setStatus("Only a remote run's checkpoints need fetching; open one first.");
     return false;
   }
-  // The transport has read the whole log (replayed or followed): no second read here.
-  const QString latest = remote->latestCheckpoint();
+  const QString latest = launcher_.latestCheckpoint();
   if (latest.isEmpty()) {
     dashboard_->setStatus("The run has written no checkpoint yet.");
     return false;
   }
-  remote->fetchFile(latest);
-  dashboard_->setStatus("Fetching " + latest + " from " + remote->where() + " …");
+  launcher_.fetchFile(latest);
+  dashboard_->setStatus("Fetching " + latest + " from " + launcher_.where() + " …");
   return true;
 }
 
 void TrainTab::stopRun() {
-  if (!session_ || !session_->isActive()) return;
-  session_->stop();
+  if (!runActive()) return;
+  launcher_.session()->stop();
   dashboard_->setStatus("Stopping after the current step …");
 }
 
 void TrainTab::onFinished(SessionState state, const QString& message) {
   const QString name = TrainingSession::stateName(state);
   QString text = name.left(1).toUpper() + name.mid(1) + ": " + message + "\n" + run_dir_;
-  if (session_ && session_->malformedLines() > 0)
-    text += QString("\n%1 malformed event lines were skipped.").arg(session_->malformedLines());
+  if (const TrainingSession* session = launcher_.session(); session && session->malformedLines() > 0)
+    text += QString("\n%1 malformed event lines were skipped.").arg(session->malformedLines());
   dashboard_->setStatus(text);
-  config_file_.reset();
   updateButtons();
   if (!resume_after_opening_.isEmpty()) {
     const QString dir = std::exchange(resume_after_opening_, QString());
@@ -451,12 +409,12 @@ void TrainTab::onFinished(SessionState state, const QString& message) {
 }
 
 void TrainTab::updateButtons() {
-  const bool active = session_ && session_->isActive();
+  const bool active = runActive();
   start_->setEnabled(!active && form_->isValid() && !demo_job_.isRunning());
   picker_->demoButton().setEnabled(!demo_job_.isRunning());
-  stop_->setEnabled(active && session_->state() != SessionState::Stopping);
+  stop_->setEnabled(active && launcher_.session()->state() != SessionState::Stopping);
   resume_->setEnabled(!active && !run_dir_.isEmpty());
-  fetch_checkpoint_->setVisible(session_ && qobject_cast<RemoteRunTransport*>(&session_->transport()));
+  fetch_checkpoint_->setVisible(launcher_.isRemote());
 }
 
 }  // namespace streetgan::studio

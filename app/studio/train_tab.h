@@ -1,15 +1,16 @@
 #pragma once
 // TrainTab: configure a run, start, stop and resume it, and watch it learn. Left: the preset, the
 // data set (DatasetPicker: live counts after the filters) and the config form over every key.
-// Right: the RunDashboard. A run goes through a TrainingSession: a new or resumed one as a local
-// process reading its stdout; a run opened from the Runs tab through its events.jsonl, live when
-// its process is still going; a run on a host over SSH. TrainingTransportFactory chooses which;
-// DemoDataJob renders the demo data set.
+// Right: the RunDashboard. A run goes through a TrainingSession that the RunLauncher makes and
+// starts: a new or resumed one as a local process reading its stdout; a run opened from the Runs
+// tab through its events.jsonl, live when its process is still going; a run on a host over SSH.
+// The tab only asks the launcher and shows what the session says; DemoDataJob renders the demo
+// data set.
 #include "app/studio/control/cache_build_job.h"
 #include "app/studio/control/demo_data_job.h"
 #include "app/studio/control/host_profile.h"
+#include "app/studio/control/run_launcher.h"
 #include "app/studio/control/training_session.h"
-#include "app/studio/control/training_transport_factory.h"
 #include "app/studio/run_dashboard.h"
 #include "widgets/config_form.h"
 
@@ -66,7 +67,7 @@ public:
   /// Loads a run's config.json into the form (its preset selected), to start a new run from it.
   /// False (with the reason in statusText()) when it cannot be read.
   bool loadConfigOf(const QString& run_dir);
-  TrainingSession* session() { return session_.get(); }
+  TrainingSession* session() { return launcher_.session(); }
   /// The hosts new runs can train on besides this computer (the "Run on" list).
   void setHostProfiles(const QList<HostProfile>& hosts);
   /// Chooses where new runs train: "This computer" or a host profile's label; false when unknown.
@@ -74,7 +75,7 @@ public:
   /// The host new runs train on, or nothing for this computer.
   std::optional<HostProfile> runOnHost() const;
   /// The shared-connection folder for remote runs (empty: the default), for tests.
-  void setSshControlDir(const QString& dir) { transports_.setSshControlDir(dir); }
+  void setSshControlDir(const QString& dir) { launcher_.setSshControlDir(dir); }
   /// For a remote run shown: fetches its latest checkpoint into the local copy (for the Explore
   /// tab), with progress in the status; false with the reason in statusText() when it cannot.
   bool fetchLatestCheckpoint();
@@ -98,18 +99,17 @@ private:
   QString cacheFileFor(const TrainConfig& config) const;
   void connectSession();
   void onFinished(SessionState state, const QString& message);
+  void connectLauncher();
+  void onFileFetched(const QString& relative, const QString& path);
+  bool runActive() const { return launcher_.session() && launcher_.session()->isActive(); }
   void updateButtons();
 
-  QString runs_root_, run_dir_, device_;
-  int threads_ = 0;
-  int processes_ = 1;  ///< local runs: ranks (`--nproc`) when above 1
+  QString runs_root_, run_dir_;
   DemoDataJob demo_job_;
   CacheBuildJob cache_job_;
-  TrainingTransportFactory transports_;
-  std::unique_ptr<TrainingSession> session_;
+  RunLauncher launcher_;
   bool following_ = false;        // the session reads a run's log (opened), not a process we started
   QString resume_after_opening_;  // resume this run once its log has been read
-  std::unique_ptr<QTemporaryFile> config_file_;
   std::unique_ptr<QTemporaryFile> cache_config_;
   widgets::ConfigForm* form_ = nullptr;
   QComboBox* preset_ = nullptr;

@@ -1,5 +1,6 @@
 #include "core/config/train_config.h"
 
+#include "core/util/json_value.h"
 #include "core/util/regular_file.h"
 
 #include <nlohmann/json.hpp>
@@ -196,9 +197,10 @@ bool validDevice(const std::string& s) {
   return std::regex_match(s, pattern);
 }
 
-const std::vector<ConfigKey>& keys() {
+// The training keys: the networks, the optimiser, the batch and the image size.
+std::vector<ConfigKey> trainingKeys() {
   using G = KeyGroup;
-  static const std::vector<ConfigKey> table = {
+  return {
       choiceKey("nc", G::Training, &TrainConfig::nc, {1, 3}),
       intKey("nz", G::Training, &TrainConfig::nz, 1, 4096),
       intKey("ngf", G::Training, &TrainConfig::ngf, 1, 2048),
@@ -214,6 +216,13 @@ const std::vector<ConfigKey>& keys() {
       numberKey("weight_decay", G::Training,
                 [](TrainConfig& c) -> double& { return c.weight_decay; }, 0.0, 1e3, false,
                 "0 or a positive number below 1000"),
+  };
+}
+
+// The checkpoint keys: the run's name and folder, and how often it logs and saves.
+std::vector<ConfigKey> checkpointKeys() {
+  using G = KeyGroup;
+  return {
       stringKey("name", G::Checkpoint, &TrainConfig::name, validRunName,
                 "a non-empty name without '/' or a line break, not \".\" or \"..\""),
       stringKey("root", G::Checkpoint, &TrainConfig::root,
@@ -222,6 +231,13 @@ const std::vector<ConfigKey>& keys() {
       intKey("log_frequency", G::Checkpoint, &TrainConfig::log_frequency, 1, 100000000),
       intKey("save_frequency", G::Checkpoint, &TrainConfig::save_frequency, 1, 1000000),
       intKey("keep_checkpoints", G::Checkpoint, &TrainConfig::keep_checkpoints, 1, 1000000),
+  };
+}
+
+// The run keys: data folder, length, seed, device and precision, and what is recorded.
+std::vector<ConfigKey> runKeys() {
+  using G = KeyGroup;
+  return {
       stringKey("dataroot", G::Run, &TrainConfig::dataroot,
                 [](const std::string& s) { return s.find('\0') == std::string::npos; },
                 "a folder path"),
@@ -254,6 +270,13 @@ const std::vector<ConfigKey>& keys() {
       stringKey("preset", G::Run, &TrainConfig::preset,
                 [](const std::string& s) { return !s.empty() && s.size() <= 64; },
                 "a non-empty label of at most 64 characters"),
+  };
+}
+
+// The augmentation keys (augment.*).
+std::vector<ConfigKey> augmentKeys() {
+  using G = KeyGroup;
+  return {
       numberKey("augment.shift", G::Augment,
                 [](TrainConfig& c) -> double& { return c.augment.shift; }, 0.0, 1.0, false,
                 "a number in [0, 1)"),
@@ -276,6 +299,13 @@ const std::vector<ConfigKey>& keys() {
       numberKey("augment.scale_jitter", G::Augment,
                 [](TrainConfig& c) -> double& { return c.augment.scale_jitter; }, 0.0, 1.0, false,
                 "a number in [0, 1)"),
+  };
+}
+
+// The data keys (data.*): the filters, the held-out split and the loader.
+std::vector<ConfigKey> dataKeys() {
+  using G = KeyGroup;
+  return {
       namesKey("data.cities", [](TrainConfig& c) -> std::vector<std::string>& { return c.data.filter.cities; }),
       namesKey("data.exclude_cities",
                [](TrainConfig& c) -> std::vector<std::string>& { return c.data.filter.exclude_cities; }),
@@ -307,6 +337,13 @@ const std::vector<ConfigKey>& keys() {
        },
        [](const TrainConfig& c) { return json(c.data.cache); }},
       boolKey("data.reduced_decode", [](TrainConfig& c) -> bool& { return c.data.reduced_decode; }),
+  };
+}
+
+// The Parzen evaluation keys (parzen.*) of evaluation during training.
+std::vector<ConfigKey> parzenKeys() {
+  using G = KeyGroup;
+  return {
       nestedIntKey("parzen.every_epochs", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.every_epochs; }, 0, 1000000),
       nestedIntKey("parzen.n_samples", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_samples; }, 1, 10000000),
       nestedIntKey("parzen.n_valid", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_valid; }, 1, 10000000),
@@ -326,6 +363,18 @@ const std::vector<ConfigKey>& keys() {
        },
        [](const TrainConfig& c) { return json(c.parzen.sigmas); }},
   };
+}
+
+// Every key, group after group: the order the studio's form and configToJson list them in.
+const std::vector<ConfigKey>& keys() {
+  static const std::vector<ConfigKey> table = [] {
+    std::vector<ConfigKey> all;
+    for (auto group : {trainingKeys, checkpointKeys, runKeys, augmentKeys, dataKeys, parzenKeys}) {
+      const std::vector<ConfigKey> group_keys = group();
+      all.insert(all.end(), group_keys.begin(), group_keys.end());
+    }
+    return all;
+  }();
   return table;
 }
 
@@ -408,32 +457,13 @@ Result<TrainConfig> applyConfigJson(const TrainConfig& base, const json& object,
   return config;
 }
 
-// How deeply arrays and objects nest in `text` (strings skipped). A config is two levels deep;
-// nlohmann's parser copes with any depth, but printing a value in an error message recurses, and
-// 65,000 levels (a 130 KB -t argument) overflowed the stack.
-static int jsonNestingDepth(const std::string& text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
+// A config is two levels deep; nlohmann's parser copes with any depth, but printing a value in an
+// error message recurses, and 65,000 levels (a 130 KB -t argument) overflowed the stack: see
+// jsonNestingDepth.
 Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& text,
                                     ConfigScope scope, const std::string& source) {
   constexpr int kMaxDepth = 32;
-  if (jsonNestingDepth(text) > kMaxDepth)
+  if (jsonNestingDepth(text) > static_cast<std::size_t>(kMaxDepth))
     return makeError(source + ": not a config (its JSON nests more than " + std::to_string(kMaxDepth) + " levels deep)");
   json parsed;
   // A key given twice in one object: JSON readers keep the last without a word, so a config with

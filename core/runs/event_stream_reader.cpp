@@ -1,9 +1,10 @@
 #include "core/runs/event_stream_reader.h"
 
+#include "core/runs/event_fields.h"
+
 namespace streetgan {
 
-std::vector<StreamEvent> EventStreamReader::feed(std::string_view bytes) {
-  std::vector<StreamEvent> out;
+void EventStreamReader::feedLines(std::string_view bytes, const LineSink& on_line) {
   while (!bytes.empty()) {
     const std::size_t newline = bytes.find('\n');
     const std::string_view piece = bytes.substr(0, newline);
@@ -13,6 +14,13 @@ std::vector<StreamEvent> EventStreamReader::feed(std::string_view bytes) {
         overlong_ = true;
         pending_.clear();
         pending_.shrink_to_fit();
+      } else if (newline != std::string_view::npos && pending_.empty()) {
+        // The whole line is in this chunk: passed on without a copy.
+        complete_bytes_ += line_bytes_ + 1;
+        line_bytes_ = 0;
+        on_line(piece);
+        bytes.remove_prefix(newline + 1);
+        continue;
       } else {
         pending_.append(piece);
       }
@@ -21,47 +29,66 @@ std::vector<StreamEvent> EventStreamReader::feed(std::string_view bytes) {
     complete_bytes_ += line_bytes_ + 1;
     line_bytes_ = 0;
     if (overlong_) {
-      ++malformed_;
-      if (samples_.size() < 10) samples_.push_back("(a line longer than " + std::to_string(max_line_bytes_) + " bytes)");
+      malformed("(a line longer than " + std::to_string(max_line_bytes_) + " bytes)");
       overlong_ = false;
     } else {
-      parseLine(pending_, out);
+      on_line(pending_);
     }
     pending_.clear();
     bytes.remove_prefix(newline + 1);
   }
+}
+
+void EventStreamReader::finishLines(const LineSink& on_line) {
+  if (overlong_) {
+    ++malformed_;
+    overlong_ = false;
+  } else if (!pending_.empty()) {
+    on_line(pending_);
+  }
+  pending_.clear();
+  complete_bytes_ += line_bytes_;
+  line_bytes_ = 0;
+}
+
+std::vector<StreamEvent> EventStreamReader::feed(std::string_view bytes) {
+  std::vector<StreamEvent> out;
+  feedLines(bytes, [&](std::string_view line) {
+    if (auto event = parse(line)) out.push_back(std::move(*event));
+  });
   return out;
 }
 
 std::vector<StreamEvent> EventStreamReader::finish() {
   std::vector<StreamEvent> out;
-  if (overlong_) {
-    ++malformed_;
-    overlong_ = false;
-  } else if (!pending_.empty()) {
-    parseLine(pending_, out);
-  }
-  pending_.clear();
-  complete_bytes_ += line_bytes_;
-  line_bytes_ = 0;
+  finishLines([&](std::string_view line) {
+    if (auto event = parse(line)) out.push_back(std::move(*event));
+  });
   return out;
 }
 
-void EventStreamReader::parseLine(std::string_view line, std::vector<StreamEvent>& out) {
+std::optional<StreamEvent> EventStreamReader::parse(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.find_first_not_of(" \t") == std::string_view::npos) return;  // blank lines are not events
+  if (line.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;  // blank lines are not events
   nlohmann::json body = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
-  if (body.is_discarded() || !body.is_object() || !body.contains("type") || !body["type"].is_string()) {
-    ++malformed_;
-    if (samples_.size() < 10) samples_.emplace_back(line.substr(0, 200));
-    return;
+  const auto type = body.is_object() ? body.find(events::field::kType) : body.end();
+  if (body.is_discarded() || !body.is_object() || type == body.end() || !type->is_string()) {
+    malformed(std::string(line.substr(0, 200)));
+    return std::nullopt;
   }
   StreamEvent event;
-  event.type = body["type"].get<std::string>();
-  if (body.contains("time") && body["time"].is_number()) event.time = body["time"].get<double>();
+  event.type = type->get<std::string>();
+  const auto time = body.find(events::field::kTime);
+  if (time != body.end() && time->is_number()) event.time = time->get<double>();
+  event.event = events::parseRunEvent(event.type, body);
   event.body = std::move(body);
   ++events_;
-  out.push_back(std::move(event));
+  return event;
+}
+
+void EventStreamReader::malformed(std::string sample) {
+  ++malformed_;
+  if (samples_.size() < 10) samples_.push_back(std::move(sample));
 }
 
 }  // namespace streetgan

@@ -3,11 +3,19 @@
 // event stream — a training process's stdout, or events.jsonl followed from a byte offset — into
 // parsed events, one per complete line, whatever chunks the bytes arrive in. A line that is not a
 // JSON object with a string "type" is skipped and counted, never fatal; so is a line longer than
-// `max_line_bytes` (its bytes are dropped as they arrive, so memory stays bounded). Not
-// thread-safe; one reader per stream.
+// `max_line_bytes` (its bytes are dropped as they arrive, so memory stays bounded). Each event is
+// parsed once, into its typed RunEvent (core/runs/run_event.h), its whole object kept beside it so
+// fields this version does not know survive. It is the one line splitter of event streams: a
+// reader that wants to skip most lines unparsed (RunSummary skips all steps but the last) takes
+// the lines from feedLines() and parses the ones it wants with parse(). Not thread-safe; one
+// reader per stream.
+#include "core/runs/run_event.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,7 +25,8 @@ namespace streetgan {
 struct StreamEvent {
   std::string type;
   double time = 0;       ///< unix seconds ("time"), 0 when absent
-  nlohmann::json body;   ///< the whole object
+  nlohmann::json body;   ///< the whole object, unknown fields included
+  events::RunEvent event;  ///< the typed event; std::monostate for a type this version does not know
 };
 
 class EventStreamReader {
@@ -29,6 +38,15 @@ public:
   /// The stream ended: parses a last line that had no newline (a killed writer's last words).
   std::vector<StreamEvent> finish();
 
+  using LineSink = std::function<void(std::string_view line)>;
+  /// Splits without parsing: calls `on_line` with every line completed by `bytes` (its newline
+  /// removed); a line over the limit is counted as malformed and never passed on.
+  void feedLines(std::string_view bytes, const LineSink& on_line);
+  /// The stream ended: passes a last line that had no newline.
+  void finishLines(const LineSink& on_line);
+  /// Parses one line into an event: nullopt for a blank line and, counted, for a malformed one.
+  std::optional<StreamEvent> parse(std::string_view line);
+
   std::int64_t malformedLines() const { return malformed_; }
   std::int64_t eventsRead() const { return events_; }
   /// Bytes of the stream up to the end of the last complete line: where to follow on from.
@@ -37,7 +55,7 @@ public:
   const std::vector<std::string>& malformedSamples() const { return samples_; }
 
 private:
-  void parseLine(std::string_view line, std::vector<StreamEvent>& out);
+  void malformed(std::string sample);
 
   std::size_t max_line_bytes_;
   std::string pending_;

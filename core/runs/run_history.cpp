@@ -1,7 +1,5 @@
 #include "core/runs/run_history.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 
@@ -9,73 +7,40 @@ namespace streetgan {
 
 namespace {
 
-using json = nlohmann::json;
-
-double numberAt(const json& body, const char* key, double fallback = std::nan("")) {
-  const auto it = body.find(key);
-  return it != body.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
-std::string stringAt(const json& body, const char* key) {
-  const auto it = body.find(key);
-  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 /// Drops the points past `images_seen` (a resumed run logs them again).
 template <typename Points>
 void truncateFrom(Points& points, double images_seen) {
   while (!points.empty() && points.back().images_seen > images_seen) points.pop_back();
 }
 
+double orValue(const events::Count& count, double fallback) { return count ? static_cast<double>(*count) : fallback; }
+double finiteOr(double value, double fallback) { return std::isnan(value) ? fallback : value; }
+
 }  // namespace
 
 void RunHistoryReader::feed(std::string_view bytes) {
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = bytes.find('\n', start);
-    if (end == std::string_view::npos) {
-      partial_.append(bytes.substr(start));
-      return;
-    }
-    if (partial_.empty()) {
-      parseLine(bytes.substr(start, end - start));
-      complete_bytes_ += end - start + 1;
-    } else {
-      partial_.append(bytes.substr(start, end - start));
-      parseLine(partial_);
-      complete_bytes_ += partial_.size() + 1;
-      partial_.clear();
-    }
-    start = end + 1;
-  }
+  for (const StreamEvent& event : reader_.feed(bytes)) add(event);
+  history_.malformed_lines = reader_.malformedLines() + unusable_;
 }
 
-void RunHistoryReader::parseLine(std::string_view line) {
-  if (line.empty()) return;
-  const json event = json::parse(line, nullptr, false);
-  if (!event.is_object() || !event.contains("type") || !event["type"].is_string()) {
-    ++history_.malformed_lines;
-    return;
-  }
-  const std::string type = event["type"].get<std::string>();
-  const double time = numberAt(event, "time", 0);
+void RunHistoryReader::add(const StreamEvent& event) {
+  const double time = event.time;
   RunHistory& h = history_;
-  if (type == "run_started") {
+  if (const auto* started = std::get_if<events::RunStarted>(&event.event)) {
     ++h.process_starts;
     if (first_started_ < 0) {
       first_started_ = time;
-      const auto config = event.find("config");
-      if (config != event.end() && config->is_object()) {
-        h.preset = stringAt(*config, "preset");
-        h.batch_size = static_cast<std::int64_t>(numberAt(*config, "batch_size", 0));
-        h.epochs = static_cast<std::int64_t>(numberAt(*config, "epochs", 0));
+      if (started->has_config) {
+        h.preset = started->preset;
+        h.batch_size = started->config_batch_size.value_or(0);
+        h.epochs = started->config_epochs.value_or(0);
       }
     }
-    h.device = stringAt(event, "device");
-    h.backend = stringAt(event, "backend");
-    h.world_size = static_cast<std::int64_t>(numberAt(event, "world_size", 1));
-    const double resumed_at = numberAt(event, "images_seen");
-    if (std::isfinite(resumed_at)) {
+    h.device = started->device;
+    h.backend = started->backend;
+    h.world_size = started->world_size.value_or(1);
+    if (started->images_seen) {
+      const auto resumed_at = static_cast<double>(*started->images_seen);
       truncateFrom(h.steps, resumed_at);
       truncateFrom(h.parzen, resumed_at);
       truncateFrom(h.samples, resumed_at);
@@ -85,69 +50,58 @@ void RunHistoryReader::parseLine(std::string_view line) {
   }
   if (first_started_ < 0) first_started_ = time;  // a log without its start: time from its first line
   const double seconds = time - first_started_;
-  const double images = numberAt(event, "images_seen", 0);
-  if (type == "step") {
+  if (const auto* step = std::get_if<events::Step>(&event.event)) {
     RunHistory::Step s;
-    iterations_ = numberAt(event, "iterations", iterations_);
-    s.images_seen = images;
-    s.epoch = numberAt(event, "epoch", 1) - 1 + (iterations_ > 0 ? numberAt(event, "iteration", 0) / iterations_ : 0);
+    if (step->iterations) iterations_ = static_cast<double>(*step->iterations);
+    s.images_seen = orValue(step->images_seen, 0);
+    s.epoch = events::fractionalEpoch(*step, iterations_);
     s.seconds = seconds;
-    s.loss_d = numberAt(event, "loss_d");
-    s.loss_g = numberAt(event, "loss_g");
-    s.d_x = numberAt(event, "d_x");
-    s.d_g_z1 = numberAt(event, "d_g_z1");
-    s.d_g_z2 = numberAt(event, "d_g_z2");
-    s.images_per_s = numberAt(event, "images_per_s");
-    s.data_wait_fraction = numberAt(event, "data_wait_fraction");
+    s.loss_d = step->loss_d;
+    s.loss_g = step->loss_g;
+    s.d_x = step->d_x;
+    s.d_g_z1 = step->d_g_z1;
+    s.d_g_z2 = step->d_g_z2;
+    s.images_per_s = step->images_per_s;
+    s.data_wait_fraction = step->data_wait_fraction;
     h.steps.push_back(s);
-  } else if (type == "imported_losses") {
-    // `streetgan import`'s loss pairs, many to a line (docs/events.md): point k is step
-    // first_step + k, at (first_step + k) × images_per_step images and epoch
-    // (first_step + k) × epochs / total_steps; a null loss is one the file did not have.
-    const double first = numberAt(event, "first_step");
-    const double per_step = numberAt(event, "images_per_step", 0);
-    const double epochs = numberAt(event, "epochs", 0), total = numberAt(event, "total_steps", 0);
-    const auto loss_d = event.find("loss_d"), loss_g = event.find("loss_g");
-    const bool has_d = loss_d != event.end() && loss_d->is_array();
-    const bool has_g = loss_g != event.end() && loss_g->is_array();
-    if (!std::isfinite(first) || !std::isfinite(per_step) || (!has_d && !has_g)) {
-      ++h.malformed_lines;
+  } else if (const auto* imported = std::get_if<events::ImportedLosses>(&event.event)) {
+    // `streetgan import`'s loss pairs, many to a line (docs/events.md); a null loss is one the
+    // file did not have.
+    if (!std::isfinite(imported->first_step) || !std::isfinite(imported->images_per_step) ||
+        (!imported->has_loss_d && !imported->has_loss_g)) {
+      ++unusable_;
       return;
     }
-    const auto valueAt = [](const json& array, std::size_t k) {
-      return k < array.size() && array[k].is_number() ? array[k].get<double>() : std::nan("");
-    };
-    const std::size_t n = std::max(has_d ? loss_d->size() : std::size_t{0}, has_g ? loss_g->size() : std::size_t{0});
+    const std::size_t n = std::max(imported->loss_d.size(), imported->loss_g.size());
     for (std::size_t k = 0; k < n; ++k) {
-      const double step = first + static_cast<double>(k);
+      const events::ImportedPoint point = events::importedPoint(*imported, k);
       RunHistory::Step s;
-      s.images_seen = step * per_step;
-      s.epoch = total > 0 && std::isfinite(epochs) ? step * epochs / total : 0;
+      s.images_seen = point.images_seen;
+      s.epoch = point.epoch;
       s.seconds = seconds;
-      s.loss_d = has_d ? valueAt(*loss_d, k) : std::nan("");
-      s.loss_g = has_g ? valueAt(*loss_g, k) : std::nan("");
+      s.loss_d = k < imported->loss_d.size() ? imported->loss_d[k] : std::nan("");
+      s.loss_g = k < imported->loss_g.size() ? imported->loss_g[k] : std::nan("");
       s.d_x = s.d_g_z1 = s.d_g_z2 = s.images_per_s = s.data_wait_fraction = std::nan("");
       h.steps.push_back(s);
     }
-  } else if (type == "parzen") {
-    h.parzen.push_back({images, numberAt(event, "epoch", 0), seconds, numberAt(event, "mean_ll"), numberAt(event, "stderr")});
-  } else if (type == "samples") {
-    h.samples.push_back({images, seconds, stringAt(event, "path")});
-  } else if (type == "epoch_end") {
-    const double epoch_seconds = numberAt(event, "seconds");
-    if (std::isfinite(epoch_seconds)) h.epoch_seconds.push_back(epoch_seconds);
-  } else if (type == "system") {
+  } else if (const auto* parzen = std::get_if<events::Parzen>(&event.event)) {
+    h.parzen.push_back({orValue(parzen->images_seen, 0), orValue(parzen->epoch, 0), seconds, parzen->mean_ll,
+                        parzen->standard_error});
+  } else if (const auto* samples = std::get_if<events::Samples>(&event.event)) {
+    h.samples.push_back({orValue(samples->images_seen, 0), seconds, samples->path});
+  } else if (const auto* end = std::get_if<events::EpochEnd>(&event.event)) {
+    if (std::isfinite(end->seconds)) h.epoch_seconds.push_back(end->seconds);
+  } else if (const auto* system = std::get_if<events::System>(&event.event)) {
     RunHistory::System s;
-    s.images_seen = images;
+    s.images_seen = orValue(system->images_seen, 0);
     s.seconds = seconds;
-    s.cpu_percent = numberAt(event, "cpu_percent", -1);
-    s.cores = numberAt(event, "cores", 0);
-    s.rss_bytes = numberAt(event, "rss_bytes", -1);
-    s.host_memory_total_bytes = numberAt(event, "host_memory_total_bytes", -1);
-    const auto gpu = event.find("gpu");
-    if (gpu != event.end() && gpu->is_object()) {
-      s.gpu_utilization_percent = numberAt(*gpu, "utilization_percent", -1);
-      s.gpu_memory_used_bytes = numberAt(*gpu, "memory_used_bytes", -1);
+    s.cpu_percent = finiteOr(system->cpu_percent, -1);
+    s.cores = finiteOr(system->cores, 0);
+    s.rss_bytes = finiteOr(system->rss_bytes, -1);
+    s.host_memory_total_bytes = finiteOr(system->host_memory_total_bytes, -1);
+    if (system->has_gpu) {
+      s.gpu_utilization_percent = finiteOr(system->gpu_utilization_percent, -1);
+      s.gpu_memory_used_bytes = finiteOr(system->gpu_memory_used_bytes, -1);
     }
     h.system.push_back(s);
   }

@@ -9,6 +9,8 @@
 // run's run_started drops the points its predecessor logged past that run_started's images_seen,
 // as the event protocol says. runFigures() turns a history into the compare table's figures.
 // Nothing here throws on bad input.
+#include "core/runs/event_stream_reader.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,14 +53,14 @@ public:
   /// The next bytes of events.jsonl.
   void feed(std::string_view bytes);
   /// Bytes consumed up to the last complete line: where to read on from.
-  std::uint64_t bytesRead() const { return complete_bytes_; }
+  std::uint64_t bytesRead() const { return reader_.completeBytes(); }
   const RunHistory& history() const { return history_; }
 
 private:
-  void parseLine(std::string_view line);
+  void add(const StreamEvent& event);
   RunHistory history_;
-  std::string partial_;
-  std::uint64_t complete_bytes_ = 0;
+  EventStreamReader reader_;
+  std::int64_t unusable_ = 0;  ///< events of a known type that held nothing to place (counted as malformed)
   double first_started_ = -1;  ///< time of the first run_started: the seconds axis's zero
   double iterations_ = 0;      ///< batches per epoch, from the latest step
 };

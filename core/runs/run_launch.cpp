@@ -5,6 +5,8 @@
 #include "core/util/atomic_file.h"
 #include "core/util/regular_file.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -237,6 +239,18 @@ Status signalLaunchedTraining(const std::string& run_dir, int signal_number) {
   if (Status sent = signalTrainingProcess(status.pid, "streetgan", status.start_time, signal_number); !sent)
     return makeError(run_dir + ": " + sent.error());
   return {};
+}
+
+std::string launchStatusJson(const LaunchStatus& s) {
+  nlohmann::json out{{"launched", s.launched},
+                     {"pid", s.pid},
+                     {"running", s.running},
+                     {"ended", s.ended},
+                     {"events_bytes", s.events_bytes},
+                     {"stderr_tail", s.stderr_tail}};
+  if (s.ended && s.signal_number != 0) out["signal"] = s.signal_number;
+  else if (s.ended) out["exit_code"] = s.exit_code;
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace streetgan

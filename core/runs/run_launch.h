@@ -45,6 +45,11 @@ Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const st
 
 LaunchStatus readLaunchStatus(const std::string& run_dir);
 
+/// The one line of JSON `streetgan remote status` prints (docs/remote.md): launched, pid, running,
+/// ended, events_bytes, stderr_tail, and signal or exit_code once ended. Invalid UTF-8 in the
+/// stderr tail is replaced, never an exception.
+std::string launchStatusJson(const LaunchStatus& status);
+
 /// Sends `signal_number` to the recorded process; an Error when it is not running, when the record
 /// does not hold a valid pid, or when the pid now belongs to another process (then nothing is sent).
 Status signalLaunchedTraining(const std::string& run_dir, int signal_number);

@@ -1,12 +1,14 @@
 #include "core/runs/run_summary.h"
 
+#include "core/eval/parzen_evaluation_file.h"
+#include "core/runs/event_fields.h"
 #include "core/runs/process_identity.h"
+#include "core/util/json_value.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <sys/stat.h>
 
@@ -15,36 +17,6 @@ namespace streetgan {
 namespace {
 
 using json = nlohmann::json;
-
-std::optional<double> numberAt(const json& body, const char* key) {
-  const auto it = body.find(key);
-  if (it == body.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
-}
-
-// An integer as written, or `fallback`: a number that does not fit in int64 (a float of 1e300,
-// an unsigned above INT64_MAX) is not cast, which would be undefined.
-std::int64_t integerAt(const json& body, const char* key, std::int64_t fallback) {
-  const auto it = body.find(key);
-  if (it == body.end()) return fallback;
-  if (it->is_number_unsigned()) {
-    const auto value = it->get<std::uint64_t>();
-    return value <= static_cast<std::uint64_t>(INT64_MAX) ? static_cast<std::int64_t>(value) : fallback;
-  }
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_number_float()) {
-    const double value = it->get<double>();
-    // -2^63 ≤ value < 2^63, both exact in a double.
-    if (std::isfinite(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0)
-      return static_cast<std::int64_t>(value);
-  }
-  return fallback;
-}
-
-std::string stringAt(const json& body, const char* key) {
-  const auto it = body.find(key);
-  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 // Our writer puts "type" second ({"v":1,"type":"step",...}); a step line from another writer that
 // orders its keys differently is simply parsed like any other event. A line cut short (a killed
@@ -92,52 +64,27 @@ void RunSummaryBuilder::readConfig() {
     summary_.message = path + " is not a JSON object";
     return;
   }
-  summary_.preset = stringAt(config, "preset");
-  summary_.epochs = integerAt(config, "epochs", summary_.epochs);
+  summary_.preset = jsonString(config, "preset");
+  summary_.epochs = jsonInteger(config, "epochs").value_or(summary_.epochs);
 }
 
 void RunSummaryBuilder::readEvaluations() {
-  namespace fs = std::filesystem;
-  std::error_code error;
   summary_.evaluations = 0;
   evaluated_best_.reset();
-  for (const auto& entry : fs::directory_iterator(summary_.path + "/evaluations", error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("parzen-", 0) != 0 || entry.path().extension() != ".json") continue;
-    std::ifstream in(entry.path());
-    const json result = json::parse(in, nullptr, false);
-    if (!result.is_object()) continue;
+  for (const std::string& path : ParzenEvaluationFile::list(summary_.path)) {
+    const auto evaluation = ParzenEvaluationFile::read(path);
+    if (!evaluation) continue;
     ++summary_.evaluations;
-    auto consider = [this](const json& row) {
-      const auto mean = numberAt(row, "mean_ll");
-      if (mean && (!evaluated_best_ || *mean > *evaluated_best_)) {
-        evaluated_best_ = mean;
-        evaluated_best_epoch_ = integerAt(row, "epoch", 0);
-      }
-    };
-    consider(result);
-    if (result.contains("checkpoints") && result["checkpoints"].is_array())
-      for (const json& row : result["checkpoints"]) consider(row);
+    const auto best = evaluation->best();
+    if (best && (!evaluated_best_ || best->mean_ll > *evaluated_best_)) {
+      evaluated_best_ = best->mean_ll;
+      evaluated_best_epoch_ = best->epoch;
+    }
   }
 }
 
 void RunSummaryBuilder::feed(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const std::size_t newline = bytes.find('\n');
-    if (newline == std::string_view::npos) {
-      pending_.append(bytes);
-      return;
-    }
-    complete_bytes_ += pending_.size() + newline + 1;
-    if (pending_.empty()) {
-      consumeLine(bytes.substr(0, newline));
-    } else {
-      pending_.append(bytes.substr(0, newline));
-      consumeLine(pending_);
-      pending_.clear();
-    }
-    bytes.remove_prefix(newline + 1);
-  }
+  reader_.feedLines(bytes, [this](std::string_view line) { consumeLine(line); });
 }
 
 void RunSummaryBuilder::consumeLine(std::string_view line) {
@@ -146,68 +93,69 @@ void RunSummaryBuilder::consumeLine(std::string_view line) {
     last_step_line_.assign(line);
     return;
   }
-  const json body = json::parse(line.begin(), line.end(), nullptr, false);
-  if (body.is_discarded() || !body.is_object() || !body.contains("type") || !body["type"].is_string()) {
-    ++summary_.malformed_lines;
-    return;
-  }
-  const std::string type = body["type"].get<std::string>();
-  if (const auto time = numberAt(body, "time")) summary_.last_event_time = *time;
+  if (const auto event = reader_.parse(line)) consumeEvent(*event);
+}
+
+void RunSummaryBuilder::consumeEvent(const StreamEvent& event) {
+  using events::EpochEnd, events::Parzen, events::RunFinished, events::RunStarted, events::Step;
   RunSummary& s = summary_;
-  if (type == "run_started") {
+  if (const auto time = jsonNumber(event.body, events::field::kTime)) s.last_event_time = *time;
+  if (const auto* started = std::get_if<RunStarted>(&event.event)) {
     if (s.state == RunState::NotStarted) s.started_time = s.last_event_time;
     s.state = RunState::Running;
     finished_ = false;
     finished_status_.clear();
     s.message.clear();
-    s.device = stringAt(body, "device");
-    s.world_size = integerAt(body, "world_size", 1);
-    s.backend = stringAt(body, "backend");
-    s.pid = integerAt(body, "pid", 0);
+    s.device = started->device;
+    s.world_size = started->world_size.value_or(1);
+    s.backend = started->backend;
+    s.pid = started->pid.value_or(0);
     // Runs logged before the start time was: 0, and only the pid is checked (see process_identity.h).
-    s.pid_start_time = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integerAt(body, "pid_start_time", 0)));
-    s.epoch = integerAt(body, "epoch", s.epoch);
-    s.step = integerAt(body, "step", s.step);
-    s.images_seen = integerAt(body, "images_seen", s.images_seen);
-    if (body.contains("config") && body["config"].is_object()) {
-      s.epochs = integerAt(body["config"], "epochs", s.epochs);
-      const std::string preset = stringAt(body["config"], "preset");
-      if (!preset.empty()) s.preset = preset;
+    s.pid_start_time = started->pid_start_time;
+    s.epoch = started->epoch.value_or(s.epoch);
+    s.step = started->step.value_or(s.step);
+    s.images_seen = started->images_seen.value_or(s.images_seen);
+    if (started->has_config) {
+      s.epochs = started->config_epochs.value_or(s.epochs);
+      if (!started->preset.empty()) s.preset = started->preset;
     }
     // Steps the previous process logged past its last checkpoint are replaced by this one's.
     last_step_line_.clear();
-  } else if (type == "step") {
-    last_step_line_.assign(line);
-  } else if (type == "epoch_end") {
-    s.epoch = integerAt(body, "epoch", s.epoch);
-    s.epochs = integerAt(body, "epochs", s.epochs);
-  } else if (type == "parzen") {
-    const auto mean = numberAt(body, "mean_ll");
-    if (mean && (!s.best_parzen || *mean > *s.best_parzen)) {
-      s.best_parzen = mean;
-      s.best_parzen_epoch = integerAt(body, "epoch", 0);
+  } else if (std::holds_alternative<Step>(event.event)) {
+    // A step line our writer did not order as looksLikeStep expects: the last one is kept as text.
+    last_step_line_ = event.body.dump();
+  } else if (const auto* end = std::get_if<EpochEnd>(&event.event)) {
+    s.epoch = end->epoch.value_or(s.epoch);
+    s.epochs = end->epochs.value_or(s.epochs);
+  } else if (const auto* parzen = std::get_if<Parzen>(&event.event)) {
+    if (std::isfinite(parzen->mean_ll) && (!s.best_parzen || parzen->mean_ll > *s.best_parzen)) {
+      s.best_parzen = parzen->mean_ll;
+      s.best_parzen_epoch = parzen->epoch.value_or(0);
     }
-  } else if (type == "error") {
-    s.message = stringAt(body, "message");
-  } else if (type == "run_finished") {
+  } else if (const auto* error = std::get_if<events::Error>(&event.event)) {
+    s.message = error->message;
+  } else if (const auto* finished = std::get_if<RunFinished>(&event.event)) {
     finished_ = true;
-    finished_status_ = stringAt(body, "status");
-    s.epoch = integerAt(body, "epoch", s.epoch);
-    const std::string message = stringAt(body, "message");
-    if (!message.empty()) s.message = message;
+    finished_status_ = finished->status;
+    s.epoch = finished->epoch.value_or(s.epoch);
+    if (!finished->message.empty()) s.message = finished->message;
   }
 }
 
 RunSummary RunSummaryBuilder::summary(bool process_alive) const {
   RunSummary s = summary_;
+  s.malformed_lines = reader_.malformedLines();
   if (!last_step_line_.empty()) {
-    const json step = json::parse(last_step_line_, nullptr, false);
-    if (step.is_object()) {
-      s.step = integerAt(step, "step", s.step);
-      s.images_seen = integerAt(step, "images_seen", s.images_seen);
-      s.loss_d = numberAt(step, "loss_d");
-      s.loss_g = numberAt(step, "loss_g");
-      if (const auto time = numberAt(step, "time"); time && *time > s.last_event_time) s.last_event_time = *time;
+    // Parsed here, once, rather than every step as it comes (a long run logs millions).
+    const json body = json::parse(last_step_line_, nullptr, false);
+    if (body.is_object()) {
+      const events::RunEvent parsed = events::parseRunEvent(events::type::kStep, body);
+      const auto& step = std::get<events::Step>(parsed);
+      s.step = step.step.value_or(s.step);
+      s.images_seen = step.images_seen.value_or(s.images_seen);
+      s.loss_d = std::isfinite(step.loss_d) ? std::optional<double>(step.loss_d) : std::nullopt;
+      s.loss_g = std::isfinite(step.loss_g) ? std::optional<double>(step.loss_g) : std::nullopt;
+      if (const auto time = jsonNumber(body, events::field::kTime); time && *time > s.last_event_time) s.last_event_time = *time;
     } else {
       ++s.malformed_lines;
     }

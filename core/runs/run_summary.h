@@ -12,6 +12,7 @@
 // otherwise running while that process (the run_started event's pid, with its start time where
 // the event carries one) is alive, and failed once it is gone. Nothing here throws for bad files;
 // readRunSummary() reports a folder that is not a run.
+#include "core/runs/event_stream_reader.h"
 #include "core/util/result.h"
 
 #include <cstdint>
@@ -67,7 +68,7 @@ public:
   /// The next bytes of events.jsonl.
   void feed(std::string_view bytes);
   /// Bytes of events.jsonl consumed up to the last complete line: where to read on from.
-  std::uint64_t bytesRead() const { return complete_bytes_; }
+  std::uint64_t bytesRead() const { return reader_.completeBytes(); }
 
   /// The summary so far; `process_alive` says whether the latest process still runs (see
   /// trainingProcessAlive) and decides between running and failed when it left no run_finished.
@@ -81,11 +82,11 @@ public:
 
 private:
   void consumeLine(std::string_view line);
+  void consumeEvent(const StreamEvent& event);
 
   RunSummary summary_;
-  std::string pending_;
+  EventStreamReader reader_;
   std::string last_step_line_;
-  std::uint64_t complete_bytes_ = 0;
   bool finished_ = false;
   std::string finished_status_;
   std::optional<double> evaluated_best_;

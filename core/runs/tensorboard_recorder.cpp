@@ -1,5 +1,7 @@
 #include "core/runs/tensorboard_recorder.h"
 
+#include "core/runs/event_fields.h"
+#include "core/runs/run_event.h"
 #include "core/runs/run_relative_path.h"
 
 #include <fcntl.h>
@@ -117,13 +119,14 @@ TensorBoardRecorder::TensorBoardRecorder(std::string run_dir, std::string out_di
     : run_dir_(std::move(run_dir)), out_dir_(std::move(out_dir)), warn_(std::move(warn)) {}
 
 Status TensorBoardRecorder::record(const json& event) {
-  const auto type_it = event.find("type");
+  namespace field = events::field;
+  const auto type_it = event.find(field::kType);
   if (type_it == event.end() || !type_it->is_string()) return {};
-  const std::string type = type_it->get<std::string>();
-  const double time = numberAt(event, "time");
-  const double images = numberAt(event, "images_seen");
+  const events::RunEvent typed = events::parseRunEvent(type_it->get<std::string>(), event);
+  const double time = numberAt(event, field::kTime);
+  const double images = numberAt(event, field::kImagesSeen);
   const auto step = static_cast<std::int64_t>(std::isfinite(images) ? images : 0);
-  if (type == "run_started") {
+  if (std::holds_alternative<events::RunStarted>(typed)) {
     if (!writer_) {
       auto opened = TensorBoardWriter::open(out_dir_, time);
       if (!opened) return makeError(opened.error());
@@ -132,36 +135,33 @@ Status TensorBoardRecorder::record(const json& event) {
     return writer_->sessionStart(time, step);
   }
   if (!writer_) return {};  // nothing before the first start (a log cut at its head)
-  auto scalar = [&](const char* tag, const char* key) -> Status {
-    const double value = numberAt(event, key);
+  auto scalar = [&](const char* tag, double value) -> Status {
     return std::isfinite(value) ? writer_->scalar(tag, time, step, value) : Status{};
   };
-  if (type == "step") {
-    for (const auto& [tag, key] : {std::pair{"G_loss", "loss_g"}, std::pair{"D_loss", "loss_d"}, std::pair{"D_X", "d_x"},
-                                   std::pair{"D_G_z1", "d_g_z1"}, std::pair{"D_G_z2", "d_g_z2"},
-                                   std::pair{"throughput/images_per_s", "images_per_s"},
-                                   std::pair{"throughput/data_wait_fraction", "data_wait_fraction"}})
-      if (Status s = scalar(tag, key); !s) return s;
-  } else if (type == "imported_losses") {
+  if (const auto* s = std::get_if<events::Step>(&typed)) {
+    for (const auto& [tag, value] : {std::pair{"G_loss", s->loss_g}, std::pair{"D_loss", s->loss_d}, std::pair{"D_X", s->d_x},
+                                     std::pair{"D_G_z1", s->d_g_z1}, std::pair{"D_G_z2", s->d_g_z2},
+                                     std::pair{"throughput/images_per_s", s->images_per_s},
+                                     std::pair{"throughput/data_wait_fraction", s->data_wait_fraction}})
+      if (Status written = scalar(tag, value); !written) return written;
+  } else if (const auto* imported = std::get_if<events::ImportedLosses>(&typed)) {
     // `streetgan import`'s loss pairs, many to an event (docs/events.md): pair k is step
     // first_step + k, at that step × images_per_step images seen; a null value is skipped.
-    const double first = numberAt(event, "first_step"), per_step = numberAt(event, "images_per_step");
+    const double first = imported->first_step, per_step = imported->images_per_step;
     if (!std::isfinite(first) || !std::isfinite(per_step) || first < 0 || per_step < 0) return {};
-    for (const auto& [tag, key] : {std::pair{"G_loss", "loss_g"}, std::pair{"D_loss", "loss_d"}}) {
-      const auto values = event.find(key);
-      if (values == event.end() || !values->is_array()) continue;
+    for (const auto& [tag, values] : {std::pair{"G_loss", &imported->loss_g}, std::pair{"D_loss", &imported->loss_d}}) {
       for (std::size_t k = 0; k < values->size(); ++k) {
-        const json& value = (*values)[k];
-        const double images_seen = (first + static_cast<double>(k)) * per_step;
-        if (!value.is_number() || !std::isfinite(value.get<double>()) || images_seen >= 9.2e18) continue;
-        if (Status s = writer_->scalar(tag, time, static_cast<std::int64_t>(images_seen), value.get<double>()); !s) return s;
+        const double value = (*values)[k];
+        const double images_seen = events::importedPoint(*imported, k).images_seen;
+        if (!std::isfinite(value) || images_seen >= 9.2e18) continue;
+        if (Status written = writer_->scalar(tag, time, static_cast<std::int64_t>(images_seen), value); !written) return written;
       }
     }
-  } else if (type == "parzen") {
-    if (Status s = scalar("parzen/mean_ll", "mean_ll"); !s) return s;
-    return scalar("parzen/stderr", "stderr");
-  } else if (type == "samples") {
-    const auto path = event.find("path");
+  } else if (const auto* parzen = std::get_if<events::Parzen>(&typed)) {
+    if (Status written = scalar("parzen/mean_ll", parzen->mean_ll); !written) return written;
+    return scalar("parzen/stderr", parzen->standard_error);
+  } else if (std::holds_alternative<events::Samples>(typed)) {
+    const auto path = event.find(field::kPath);
     if (path == event.end() || !path->is_string()) return {};
     const auto skip = [&](const std::string& why) -> Status {
       ++skipped_samples_;

@@ -2,6 +2,7 @@
 
 #include "core/config/train_config.h"
 #include "core/data/image_grid.h"
+#include "core/runs/event_fields.h"
 #include "core/runs/event_log.h"
 #include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
@@ -24,6 +25,10 @@
 
 namespace streetgan {
 namespace {
+
+namespace field = events::field;
+namespace event_type = events::type;
+namespace run_status = events::status;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -116,6 +121,39 @@ json lossAt(const std::vector<double>& losses, std::int64_t i) {
   return i < static_cast<std::int64_t>(losses.size()) ? json(losses[static_cast<std::size_t>(i)]) : json(nullptr);
 }
 
+// What the import made of the file, before anything is written.
+CheckpointImportReport reportOf(const ReferenceCheckpoint& file, const TrainConfig& config, const fs::path& target) {
+  CheckpointImportReport report;
+  report.run_dir = target.string();
+  report.img_size = config.img_size;
+  report.nz = config.nz;
+  report.ngf = config.ngf;
+  report.ndf = config.ndf;
+  report.nc = config.nc;
+  report.epochs = file.epoch + 1;
+  report.steps = static_cast<std::int64_t>(std::max(file.losses_g.size(), file.losses_d.size()));
+  report.has_discriminator = file.discriminator.has_value();
+  report.has_optimizers = file.optimizer_g && file.optimizer_d;
+  report.ddp_prefixed = file.ddp_prefixed;
+  return report;
+}
+
+// The last loss pair as a step event (report.steps > 0), in epoch `last_epoch` (1-based), which it
+// ends: iteration = iterations, the steps of that epoch.
+json lastStepEvent(const ReferenceCheckpoint& file, const CheckpointImportReport& report, std::int64_t last_epoch,
+                   std::int64_t batch) {
+  const std::int64_t steps = report.steps, last = steps - 1;
+  const std::int64_t epoch_first = ((last_epoch - 1) * steps + report.epochs - 1) / report.epochs;  // ⌈e·n/epochs⌉
+  const std::int64_t in_epoch = std::max<std::int64_t>(1, last - epoch_first + 1);
+  json step = {{field::kEpoch, report.epochs}, {field::kIteration, in_epoch},       {field::kIterations, in_epoch},
+               {field::kStep, steps},          {field::kImagesSeen, steps * batch}, {field::kImported, true}};
+  if (last < static_cast<std::int64_t>(file.losses_d.size()))
+    step[field::kLossD] = file.losses_d[static_cast<std::size_t>(last)];
+  if (last < static_cast<std::int64_t>(file.losses_g.size()))
+    step[field::kLossG] = file.losses_g[static_cast<std::size_t>(last)];
+  return step;
+}
+
 // Bounds that keep every product below in range: steps ≤ kMaxImportedLosses (5·10^7), epochs ≤
 // kMaxImportedEpoch + 1 (10^6), batch ≤ 65536 (validateConfig): i·epochs ≤ 5·10^13, steps·batch
 // ≤ 3.3·10^12, (k + 1)·steps ≤ grids·5·10^7, far below 2^63 for any img_list a file can hold.
@@ -137,33 +175,22 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
   if (file.optimizer_d) restoreOptimizerState(model.optimizerD(), model.discriminator()->parameters(), *file.optimizer_d);
   if (cancelled()) return cancelledError(target);
 
-  CheckpointImportReport report;
-  report.run_dir = target.string();
-  report.img_size = config.img_size;
-  report.nz = config.nz;
-  report.ngf = config.ngf;
-  report.ndf = config.ndf;
-  report.nc = config.nc;
-  report.epochs = file.epoch + 1;
-  report.steps = static_cast<std::int64_t>(std::max(file.losses_g.size(), file.losses_d.size()));
-  report.has_discriminator = file.discriminator.has_value();
-  report.has_optimizers = file.optimizer_g && file.optimizer_d;
-  report.ddp_prefixed = file.ddp_prefixed;
+  CheckpointImportReport report = reportOf(file, config, target);
   const std::int64_t steps = report.steps;
   const std::int64_t batch = config.batch_size;
   const std::string source = fs::absolute(options.checkpoint).lexically_normal().string();
 
-  Status status = log->emit("run_started", {{"config", configToJson(config)},
-                                            {"device", "cpu"},
-                                            {"precision", "fp32"},
-                                            {"params_g", countParameters(*model.generator())},
-                                            {"params_d", countParameters(*model.discriminator())},
-                                            {"resumed_from", nullptr},
-                                            {"imported_from", source},
-                                            {"epoch", 0},
-                                            {"step", 0},
-                                            {"images_seen", 0},
-                                            {"world_size", 1}});
+  Status status = log->emit(event_type::kRunStarted, {{field::kConfig, configToJson(config)},
+                                                      {field::kDevice, "cpu"},
+                                                      {field::kPrecision, "fp32"},
+                                                      {field::kParamsG, countParameters(*model.generator())},
+                                                      {field::kParamsD, countParameters(*model.discriminator())},
+                                                      {field::kResumedFrom, nullptr},
+                                                      {field::kImportedFrom, source},
+                                                      {field::kEpoch, 0},
+                                                      {field::kStep, 0},
+                                                      {field::kImagesSeen, 0},
+                                                      {field::kWorldSize, 1}});
   // Step i of n is put in epoch ⌊i·epochs/n⌋ + 1: the file says how many epochs, not where they began.
   auto epochOf = [&](std::int64_t i) { return steps ? i * report.epochs / steps + 1 : report.epochs; };
 
@@ -177,27 +204,17 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
       loss_d.push_back(lossAt(file.losses_d, i));
       loss_g.push_back(lossAt(file.losses_g, i));
     }
-    status = log->emit("imported_losses", {{"first_step", first + 1},
-                                           {"steps", count},
-                                           {"total_steps", steps},
-                                           {"epochs", report.epochs},
-                                           {"images_per_step", batch},
-                                           {"loss_d", std::move(loss_d)},
-                                           {"loss_g", std::move(loss_g)}});
+    status = log->emit(event_type::kImportedLosses, {{field::kFirstStep, first + 1},
+                                                     {field::kSteps, count},
+                                                     {field::kTotalSteps, steps},
+                                                     {field::kEpochs, report.epochs},
+                                                     {field::kImagesPerStep, batch},
+                                                     {field::kLossD, std::move(loss_d)},
+                                                     {field::kLossG, std::move(loss_g)}});
   }
   // The last pair as a step event, so every reader of step events sees where the run stands and
   // its last losses. It ends epoch `epochs`: iteration = iterations, the steps of that epoch.
-  if (status && steps > 0) {
-    const std::int64_t last = steps - 1;
-    const std::int64_t epoch_index = epochOf(last) - 1;
-    const std::int64_t epoch_first = (epoch_index * steps + report.epochs - 1) / report.epochs;  // ⌈e·n/epochs⌉
-    const std::int64_t in_epoch = std::max<std::int64_t>(1, last - epoch_first + 1);
-    json step = {{"epoch", report.epochs}, {"iteration", in_epoch}, {"iterations", in_epoch}, {"step", steps},
-                 {"images_seen", steps * batch}, {"imported", true}};
-    if (last < static_cast<std::int64_t>(file.losses_d.size())) step["loss_d"] = file.losses_d[static_cast<std::size_t>(last)];
-    if (last < static_cast<std::int64_t>(file.losses_g.size())) step["loss_g"] = file.losses_g[static_cast<std::size_t>(last)];
-    status = log->emit("step", std::move(step));
-  }
+  if (status && steps > 0) status = log->emit(event_type::kStep, lastStepEvent(file, report, epochOf(steps - 1), batch));
   const auto grids = static_cast<std::int64_t>(file.img_list.size());
   std::int64_t last_step = -1;
   for (std::int64_t k = 0; status && k < grids; ++k) {
@@ -208,8 +225,11 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
     const std::string relative = run.sampleRelativePath(at);
     status = writeGrid(file.img_list[static_cast<std::size_t>(k)], (fs::path(staging) / relative).string());
     if (status)
-      status = log->emit("samples", {{"path", relative}, {"step", at}, {"epoch", epochOf(std::max<std::int64_t>(at - 1, 0))},
-                                     {"images_seen", at * batch}, {"imported", true}});
+      status = log->emit(event_type::kSamples, {{field::kPath, relative},
+                                                {field::kStep, at},
+                                                {field::kEpoch, epochOf(std::max<std::int64_t>(at - 1, 0))},
+                                                {field::kImagesSeen, at * batch},
+                                                {field::kImported, true}});
     ++report.samples;
   }
   if (!status) return makeError(status.error());
@@ -229,12 +249,16 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
   const std::string checkpoint = run.checkpointPath(steps);
   if (Status saved = saveCheckpoint(checkpoint, model, state); !saved) return makeError(saved.error());
   const std::string relative = fs::relative(checkpoint, staging).string();
-  status = log->emit("checkpoint", {{"path", relative}, {"step", steps}, {"epoch", report.epochs},
-                                    {"images_seen", steps * batch}});
+  status = log->emit(event_type::kCheckpoint, {{field::kPath, relative},
+                                               {field::kStep, steps},
+                                               {field::kEpoch, report.epochs},
+                                               {field::kImagesSeen, steps * batch}});
   if (status)
-    status = log->emit("run_finished", {{"status", "stopped"}, {"step", steps}, {"epoch", report.epochs},
-                                        {"images_seen", steps * batch},
-                                        {"message", "imported from " + source}});
+    status = log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kStopped},
+                                                  {field::kStep, steps},
+                                                  {field::kEpoch, report.epochs},
+                                                  {field::kImagesSeen, steps * batch},
+                                                  {field::kMessage, "imported from " + source}});
   if (!status) return makeError(status.error());
   report.checkpoint_path = relative;
   return report;

@@ -1,141 +1,8 @@
 #include "core/train/trainer.h"
 
-#include "core/data/batch_loader.h"
-#include "core/data/batch_prefetcher.h"
-#include "core/data/image_cache_builder.h"
-#include "core/data/image_grid.h"
-#include "core/eval/parzen_estimator.h"
-#include "core/eval/parzen_inputs.h"
-#include "core/model/weight_init.h"
-#include "core/runs/event_log.h"
-#include "core/runs/process_identity.h"
-#include "core/runs/run_directory.h"
-#include "core/runs/tensorboard_recorder.h"
-#include "core/train/checkpoint.h"
-#include "core/train/compute_device.h"
-#include "core/train/dcgan_step.h"
-#include "core/train/device_batch_feeder.h"
-#include "core/train/rank_group.h"
-#include "core/train/step_stats_queue.h"
-#include "core/train/system_monitor.h"
-#include "core/util/atomic_file.h"
-#include "core/util/crc32.h"
-#include "core/util/exception_message.h"
-#include "core/util/torch_compat.h"
-
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Context.h>
-#include <nlohmann/json.hpp>
-#include <torch/torch.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <thread>
-#include <filesystem>
-#include <sstream>
+#include "core/train/trainer_state.h"
 
 namespace streetgan {
-
-namespace fs = std::filesystem;
-using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-/// How often rank 0 writes a `system` event (checked after each logged step).
-constexpr double kSystemEverySeconds = 5.0;
-
-struct Trainer::State {
-  TrainConfig config;
-  TrainerOptions options;
-  RunDirectory run{""};
-  c10::Device device{c10::kCPU};
-  Precision precision = Precision::Fp32;
-  std::unique_ptr<BatchLoader> loader;
-  std::unique_ptr<DcganStep> model;
-  EventLog events;
-  TrainingProgress progress;
-  torch::Tensor fixed_noise;
-  at::Generator noise_rng;
-  std::string resumed_from;
-  std::int64_t last_checkpoint_step = -1;
-  std::int64_t last_sample_step = -1;
-  std::int64_t skipped_files = 0;
-  std::string first_skip_reason;
-  torch::Tensor parzen_valid, parzen_test;  ///< held-out rows, loaded once when Parzen is on
-  std::unique_ptr<RankGroup> group;  ///< the other ranks of a distributed run; null alone
-  bool writer = true;                ///< rank 0 (or alone): writes events, files and checkpoints
-  std::unique_ptr<SystemMonitor> monitor;  ///< rank 0's `system` events
-  std::unique_ptr<TensorBoardRecorder> tensorboard;  ///< rank 0's copy of the events for TensorBoard
-
-  /// The first reason the run cannot go on found while writing events or reading the flushed
-  /// steps: events.jsonl could not be appended to, or a step's losses are not finite.
-  std::string stop_error;
-  std::unique_ptr<StepStatsQueue> pending;  ///< steps whose statistics are still on the device
-  double epoch_sum_d = 0, epoch_sum_g = 0;   ///< over the epoch's flushed steps
-
-  void emit(const std::string& type, json fields) {
-    if (!writer) return;
-    if (options.on_event || tensorboard) {
-      json copy = fields;
-      copy["type"] = type;
-      if (options.on_event) options.on_event(copy);
-      if (tensorboard) {
-        copy["time"] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-        if (Status recorded = tensorboard->record(copy); !recorded) {
-          // TensorBoard's copy is a convenience: training and events.jsonl go on without it.
-          tensorboard.reset();
-          emit("warning", {{"message", "TensorBoard files stopped: " + recorded.error()}});
-        }
-      }
-    }
-    if (Status written = events.emit(type, std::move(fields)); !written && stop_error.empty())
-      stop_error = written.error();
-  }
-  bool stopRequested() const {
-    return options.stop_requested && options.stop_requested->load(std::memory_order_relaxed);
-  }
-  Status writeSamples();
-  void emitSystem();
-  Status writeCheckpoint();
-  void evaluateParzen();
-  void evaluateParzenHere();
-  Status loadParzenSplits();
-  Status restoreLatest();
-  void flushSteps();
-  std::string divergenceMessage(std::int64_t step, const StepStats& stats) const;
-  void continueWithWorldSize();
-  torch::Tensor drawNoise(std::int64_t n, std::int64_t n_job, bool equal_shares);
-  json rankDevices();
-  json rankChecksums();
-  Result<RunOutcome> loop();
-};
-
-namespace {
-
-std::string relativeTo(const std::string& path, const std::string& base) {
-  return fs::path(path).lexically_relative(base).generic_string();
-}
-
-// Noise for the training steps and the fixed sample noise come from their own generators, so
-// sampling never shifts the training stream and both are restored exactly on resume.
-at::Generator makeCpuGenerator(std::uint64_t seed) {
-  return at::make_generator<at::CPUGeneratorImpl>(seed);
-}
-
-// The training latents are drawn on the device (no host copy per step) from a generator of
-// the device's own kind, seeded like the CPU one: on the CPU it is the same stream as before.
-at::Generator makeDeviceGenerator(const c10::Device& device, std::uint64_t seed) {
-  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
-  std::lock_guard<std::mutex> lock(generator.mutex());
-  generator.set_current_seed(seed);
-  return generator;
-}
-
-std::string generatorKind(const c10::Device& device) { return device.is_cpu() ? "cpu" : c10::DeviceTypeName(device.type(), true); }
-
-}  // namespace
 
 Trainer::Trainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Trainer::~Trainer() = default;
@@ -279,21 +146,21 @@ Status Trainer::State::restoreLatest() {
         // Another kind of device draws from another kind of generator: seed it from the step.
         noise_rng = makeDeviceGenerator(device, static_cast<std::uint64_t>(config.seed) * 2 + 1 +
                                                     static_cast<std::uint64_t>(progress.step));
-        emit("warning", {{"message", "the training noise was drawn on " + restored->noise_rng_kind +
-                                         " and this run continues on " + deviceName(device) +
-                                         "; its noise generator is seeded afresh from the step"}});
+        emit(event_type::kWarning, {{field::kMessage, "the training noise was drawn on " + restored->noise_rng_kind +
+                                                          " and this run continues on " + deviceName(device) +
+                                                          "; its noise generator is seeded afresh from the step"}});
       }
       if (!restored->scaler_restored)
-        emit("warning", {{"message", "the checkpoint was trained in " + restored->precision +
-                                         " and this run continues in " + precisionName(precision) +
-                                         "; the loss scaler starts afresh at scale " +
-                                         std::to_string(static_cast<long long>(model->scaler().options().init_scale))}});
+        emit(event_type::kWarning,
+             {{field::kMessage, "the checkpoint was trained in " + restored->precision + " and this run continues in " +
+                                    precisionName(precision) + "; the loss scaler starts afresh at scale " +
+                                    std::to_string(static_cast<long long>(model->scaler().options().init_scale))}});
       last_checkpoint_step = progress.step;
       return {};
     }
     if (have)
-      emit("warning", {{"message", restored.error() + "; trying the previous checkpoint"},
-                       {"path", relativeTo(path, run.path())}});
+      emit(event_type::kWarning, {{field::kMessage, restored.error() + "; trying the previous checkpoint"},
+                                  {field::kPath, relativeTo(path, run.path())}});
     // A failed load can leave the model half restored: start again from a fresh one.
     model = std::make_unique<DcganStep>(config, device, precision);
   }
@@ -303,18 +170,24 @@ Status Trainer::State::restoreLatest() {
 
 void Trainer::State::emitSystem() {
   const SystemSample sample = monitor->sample(loader ? loader->bytesRead() : 0);
-  json body = {{"epoch", progress.epoch + 1}, {"step", progress.step}, {"images_seen", progress.images_seen},
-               {"seconds", sample.seconds}, {"cpu_percent", sample.cpu_percent}, {"cores", sample.cores},
-               {"rss_bytes", sample.rss_bytes},
-               {"host_memory_available_bytes", sample.host_memory_available_bytes},
-               {"host_memory_total_bytes", sample.host_memory_total_bytes},
-               {"loader_bytes_per_s", sample.loader_bytes_per_s}};
+  json body = {{field::kEpoch, progress.epoch + 1},
+               {field::kStep, progress.step},
+               {field::kImagesSeen, progress.images_seen},
+               {field::kSeconds, sample.seconds},
+               {field::kCpuPercent, sample.cpu_percent},
+               {field::kCores, sample.cores},
+               {field::kRssBytes, sample.rss_bytes},
+               {field::kHostMemoryAvailableBytes, sample.host_memory_available_bytes},
+               {field::kHostMemoryTotalBytes, sample.host_memory_total_bytes},
+               {field::kLoaderBytesPerS, sample.loader_bytes_per_s}};
   if (sample.gpu) {
-    body["gpu"] = {{"index", sample.gpu->index}, {"utilization_percent", sample.gpu->utilization_percent},
-                   {"memory_used_bytes", sample.gpu->memory_used_bytes},
-                   {"memory_total_bytes", sample.gpu->memory_total_bytes}, {"power_w", sample.gpu->power_w}};
+    body[field::kGpu] = {{field::kGpuIndex, sample.gpu->index},
+                         {field::kUtilizationPercent, sample.gpu->utilization_percent},
+                         {field::kMemoryUsedBytes, sample.gpu->memory_used_bytes},
+                         {field::kMemoryTotalBytes, sample.gpu->memory_total_bytes},
+                         {field::kPowerW, sample.gpu->power_w}};
   }
-  emit("system", std::move(body));
+  emit(event_type::kSystem, std::move(body));
 }
 
 Status Trainer::State::writeSamples() {
@@ -337,9 +210,10 @@ Status Trainer::State::writeSamples() {
   if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string()); !written)
     return written;
   last_sample_step = progress.step;
-  emit("samples", {{"path", relative}, {"step", progress.step},
-                          {"epoch", progress.epoch + (progress.batch > 0 ? 1 : 0)},
-                          {"images_seen", progress.images_seen}});
+  emit(event_type::kSamples, {{field::kPath, relative},
+                              {field::kStep, progress.step},
+                              {field::kEpoch, progress.epoch + (progress.batch > 0 ? 1 : 0)},
+                              {field::kImagesSeen, progress.images_seen}});
   return {};
 }
 
@@ -357,31 +231,23 @@ Status Trainer::State::writeCheckpoint() {
   if (Status saved = saveCheckpoint(path, *model, state); !saved) return saved;
   last_checkpoint_step = progress.step;
   run.pruneCheckpoints(config.keep_checkpoints);
-  emit("checkpoint", {{"path", relativeTo(path, run.path())}, {"step", progress.step},
-                             {"epoch", progress.epoch}, {"images_seen", progress.images_seen}});
+  emit(event_type::kCheckpoint, {{field::kPath, relativeTo(path, run.path())},
+                                 {field::kStep, progress.step},
+                                 {field::kEpoch, progress.epoch},
+                                 {field::kImagesSeen, progress.images_seen}});
   return {};
 }
 
 Status Trainer::State::loadParzenSplits() {
-  const auto& filter = config.data.filter;
-  if (!filter.hasHoldout())
+  if (!config.data.filter.hasHoldout())
     return makeError("config key \"parzen.every_epochs\": Parzen evaluation needs a held-out split "
                      "(data.holdout_cities or data.holdout_fraction; --holdout-cities, --holdout-fraction)");
-  auto held = ImageDataset::open(config.dataroot, filter, DatasetPart::Holdout);
-  if (!held) return makeError("Parzen held-out split: " + held.error());
-  if (held->size() < 2)
-    return makeError(config.dataroot + ": the held-out split has " + std::to_string(held->size()) +
-                     " image(s); Parzen evaluation needs at least 2 (validation and test)");
-  // One seeded shuffle of the held-out images: validation first, test after, never overlapping.
-  const auto seed = static_cast<std::uint64_t>(config.seed);
-  const std::size_t n_valid = std::min<std::size_t>(static_cast<std::size_t>(config.parzen.n_valid), held->size() / 2);
-  auto valid = loadImageRows(shuffledPaths(*held, seed, 0, n_valid), config.img_size, config.nc, config.augment.crop_scale);
-  if (!valid) return makeError("Parzen validation split: " + valid.error());
-  auto test = loadImageRows(shuffledPaths(*held, seed, n_valid, static_cast<std::size_t>(config.parzen.n_test)),
-                            config.img_size, config.nc, config.augment.crop_scale);
-  if (!test) return makeError("Parzen test split: " + test.error());
-  parzen_valid = valid->rows;
-  parzen_test = test->rows;
+  HeldOutSplitsRequest request = HeldOutSplitsRequest::forModel(config);
+  request.purpose = "Parzen";
+  auto splits = HeldOutSplits::load(request);
+  if (!splits) return makeError(splits.error());
+  parzen_valid = splits->valid.rows;
+  parzen_test = splits->test.rows;
   return {};
 }
 
@@ -409,7 +275,7 @@ void Trainer::State::evaluateParzen() {
     throw;
   }
   if (worker.joinable()) worker.join();
-  if (!failure.empty()) emit("warning", {{"message", "Parzen evaluation failed: " + failure}});
+  if (!failure.empty()) emit(event_type::kWarning, {{field::kMessage, "Parzen evaluation failed: " + failure}});
 }
 
 void Trainer::State::evaluateParzenHere() {
@@ -427,16 +293,24 @@ void Trainer::State::evaluateParzenHere() {
   options.progress = [this](double) { return !stopRequested(); };
   auto result = ParzenEstimator::evaluate(samples, parzen_valid, parzen_test, options);
   if (!result) {
-    if (!stopRequested()) emit("warning", {{"message", "Parzen evaluation failed: " + result.error()}});
+    if (!stopRequested())
+      emit(event_type::kWarning, {{field::kMessage, "Parzen evaluation failed: " + result.error()}});
     return;
   }
   json curve = json::array();
-  for (const auto& point : result->curve) curve.push_back({{"sigma", point.sigma}, {"mean_ll", point.mean_ll}});
-  emit("parzen", {{"epoch", progress.epoch}, {"step", progress.step}, {"images_seen", progress.images_seen},
-                  {"sigma", result->sigma}, {"mean_ll", result->mean_ll}, {"stderr", result->stderr_ll},
-                  {"n_test", result->n_test}, {"n_valid", result->n_valid}, {"n_samples", result->n_samples},
-                  {"curve", curve},
-                  {"seconds", std::chrono::duration<double>(Clock::now() - start).count()}});
+  for (const auto& point : result->curve)
+    curve.push_back({{field::kSigma, point.sigma}, {field::kMeanLl, point.mean_ll}});
+  emit(event_type::kParzen, {{field::kEpoch, progress.epoch},
+                             {field::kStep, progress.step},
+                             {field::kImagesSeen, progress.images_seen},
+                             {field::kSigma, result->sigma},
+                             {field::kMeanLl, result->mean_ll},
+                             {field::kStderr, result->stderr_ll},
+                             {field::kNTest, result->n_test},
+                             {field::kNValid, result->n_valid},
+                             {field::kNSamples, result->n_samples},
+                             {field::kCurve, curve},
+                             {field::kSeconds, std::chrono::duration<double>(Clock::now() - start).count()}});
 }
 
 Result<RunOutcome> Trainer::run() {
@@ -451,8 +325,9 @@ Result<RunOutcome> Trainer::run() {
   }
   // With several ranks: say which rank failed and why (rank 0 asks the others through the store).
   if (s.group) message = s.group->failureCause(message, s.group->collectiveFailed());
-  s.emit("error", {{"message", message}});
-  s.emit("run_finished", {{"status", "failed"}, {"message", message}, {"step", s.progress.step}});
+  s.emit(event_type::kError, {{field::kMessage, message}});
+  s.emit(event_type::kRunFinished,
+         {{field::kStatus, run_status::kFailed}, {field::kMessage, message}, {field::kStep, s.progress.step}});
   return makeError(message);
 }
 
@@ -463,18 +338,23 @@ void Trainer::State::flushSteps() {
     epoch_sum_d += stats.loss_d;
     epoch_sum_g += stats.loss_g;
     const double seconds = flushed.seconds;
-    json step = {{"epoch", info.epoch},               {"iteration", info.iteration},
-                 {"iterations", loader->batchesPerEpoch()}, {"step", info.step},
-                 {"images_seen", info.images_seen}, {"loss_d", stats.loss_d},
-                 {"loss_g", stats.loss_g},          {"d_x", stats.d_x},
-                 {"d_g_z1", stats.d_g_z1},          {"d_g_z2", stats.d_g_z2},
-                 {"images_per_s", seconds > 0 ? info.images / seconds : 0.0},
-                 {"data_wait_fraction", seconds > 0 ? std::min(1.0, info.wait_seconds / seconds) : 0.0}};
+    json step = {{field::kEpoch, info.epoch},
+                 {field::kIteration, info.iteration},
+                 {field::kIterations, loader->batchesPerEpoch()},
+                 {field::kStep, info.step},
+                 {field::kImagesSeen, info.images_seen},
+                 {field::kLossD, stats.loss_d},
+                 {field::kLossG, stats.loss_g},
+                 {field::kDX, stats.d_x},
+                 {field::kDGz1, stats.d_g_z1},
+                 {field::kDGz2, stats.d_g_z2},
+                 {field::kImagesPerS, seconds > 0 ? info.images / seconds : 0.0},
+                 {field::kDataWaitFraction, seconds > 0 ? std::min(1.0, info.wait_seconds / seconds) : 0.0}};
     if (model->scaler().enabled()) {
-      step["loss_scale"] = stats.loss_scale;
-      step["skipped_step"] = stats.skipped;
+      step[field::kLossScale] = stats.loss_scale;
+      step[field::kSkippedStep] = stats.skipped;
     }
-    emit("step", std::move(step));
+    emit(event_type::kStep, std::move(step));
     if (monitor && monitor->due(kSystemEverySeconds)) emitSystem();
     // A step skipped by the loss scaler may overflow by design; any other non-finite loss means
     // the weights are no longer finite, and training on (or saving) them would only spread it.
@@ -510,7 +390,7 @@ void Trainer::State::continueWithWorldSize() {
     if (resumed_at != position)
       message += " (the checkpoint stopped at image " + std::to_string(position) + "; the " +
                  std::to_string(position - resumed_at) + " images between are trained again)";
-    emit("warning", {{"message", message}});
+    emit(event_type::kWarning, {{field::kMessage, message}});
     progress.batch = batch;
   }
   progress.world_size = world;
@@ -551,206 +431,6 @@ json Trainer::State::rankChecksums() {
   json out = json::array();
   for (const auto value : all) out.push_back(value);
   return out;
-}
-
-Result<RunOutcome> Trainer::State::loop() {
-  const int removed = writer ? run.removeTemporaryFiles() : 0;
-  model = std::make_unique<DcganStep>(config, device, precision);
-  noise_rng = makeDeviceGenerator(device, static_cast<std::uint64_t>(config.seed) * 2 + 1);
-  fixed_noise = torch::randn({config.sample_count, config.nz, 1, 1},
-                             makeCpuGenerator(static_cast<std::uint64_t>(config.seed) * 2),
-                             torch::kFloat32)
-                    .to(device);
-  if (options.resume)
-    if (Status restored = restoreLatest(); !restored) return makeError(restored.error());
-  continueWithWorldSize();
-  if (group) {
-    // A failed checkpoint load makes a fresh model: hand it the group only now.
-    model->setRankGroup(group.get(), config.sync_batchnorm);
-    model->broadcastFromRankZero();
-  }
-  if (writer)
-    if (Status written = writeFileAtomically(run.configPath(), configToJson(config).dump(2) + "\n"); !written)
-      return makeError(written.error());
-
-  const std::int64_t batches = loader->batchesPerEpoch();
-  const int workers = resolveWorkerCount(config.data.workers);
-  if (writer && config.tensorboard)
-    tensorboard = std::make_unique<TensorBoardRecorder>(run.path(), (std::filesystem::path(run.path()) / "tensorboard").string());
-  emit("run_started",
-       {{"config", configToJson(config)},
-        {"device", deviceName(device)},
-        {"precision", precisionName(precision)},
-        {"params_g", countParameters(*model->generator())},
-        {"params_d", countParameters(*model->discriminator())},
-        {"resumed_from", resumed_from.empty() ? json(nullptr) : json(resumed_from)},
-        {"epoch", progress.epoch},
-        {"step", progress.step},
-        {"images_seen", progress.images_seen},
-        {"dataset", {{"root", loader->dataset().root()},
-                     {"layout", layoutName(loader->dataset().layout())},
-                     {"images", loader->datasetSize()},
-                     {"held_out", loader->dataset().otherPartSize()},
-                     {"cache", config.data.cache.empty() ? json(nullptr) : json(config.data.cache)},
-                     {"decode_reduction", loader->pipeline().reduction()},
-                     {"workers", workers}}},
-        {"batches_per_epoch", batches},
-        {"world_size", group ? group->worldSize() : 1},
-        {"backend", group ? json(group->backend()) : json(nullptr)},
-        {"devices", rankDevices()},
-        {"threads", at::get_num_threads()},
-        {"pid", static_cast<long long>(::getpid())},
-        // So whoever signals the pid later can tell it is still this process (0: no /proc).
-        {"pid_start_time", processStartTime(::getpid()).value_or(0)},
-        {"version", STREETGAN_VERSION}});
-  if (writer) {
-    monitor = std::make_unique<SystemMonitor>(deviceName(device));
-    if (!monitor->gpuUnavailableReason().empty())
-      emit("warning", {{"message", "no GPU figures in the system events: " + monitor->gpuUnavailableReason()}});
-  }
-  if (removed > 0)
-    emit("warning", {{"message", "removed " + std::to_string(removed) +
-                                     " unfinished file(s) left by an earlier process"}});
-  if (loader->uncachedCount() > 0)
-    emit("warning", {{"message", std::to_string(loader->uncachedCount()) + " of " +
-                                     std::to_string(loader->datasetSize()) + " images are not in the cache " +
-                                     config.data.cache + "; they are decoded from their files"}});
-  BatchPrefetcher prefetcher(*loader, workers, config.data.prefetch, progress.epoch, progress.batch,
-                             config.epochs);
-  DeviceBatchFeeder feeder(device, config.augment.noise_std, static_cast<std::uint64_t>(config.seed));
-  if (group) feeder.setShard(group->rank(), group->worldSize());
-  pending = std::make_unique<StepStatsQueue>(device.is_cpu(), config.sync_every_steps);
-  // Without a single readable image after this many attempts the data set is unusable.
-  const std::int64_t give_up_after = std::min<std::int64_t>(loader->datasetSize(), 1000);
-  // A step's time runs from the fetch of its batch (waiting for the loader, the data wait) to
-  // the end of the step; the batch is fetched and staged while the step before it runs.
-  Clock::time_point staged_fetch_start = Clock::now();
-  double staged_wait = 0;
-  auto stageNext = [&]() -> Status {
-    if (!prefetcher.hasNext()) return {};
-    staged_fetch_start = Clock::now();
-    auto next = prefetcher.next();
-    if (!next) return makeError(next.error());
-    feeder.stage(std::move(*next));
-    staged_wait = std::chrono::duration<double>(Clock::now() - staged_fetch_start).count();
-    return {};
-  };
-  // After work between steps (grids, checkpoints, Parzen) the staged batch counts as fetched
-  // just now, and the timing window starts again.
-  auto resumeTiming = [&] {
-    staged_fetch_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(staged_wait));
-    pending->restartWindow();
-  };
-
-  bool stopped = false;
-  while (progress.epoch < config.epochs && !stopped) {
-    const auto epoch_start = Clock::now();
-    epoch_sum_d = epoch_sum_g = 0;
-    std::int64_t steps_in_epoch = 0, images_in_epoch = 0, skipped_in_epoch = 0;
-    while (progress.batch < batches) {
-      if (!group && stopRequested()) {
-        stopped = true;
-        break;
-      }
-      if (!feeder.hasStaged())
-        if (Status staged = stageNext(); !staged) return makeError(staged.error());
-      const auto t0 = staged_fetch_start;
-      const double wait = staged_wait;
-      DeviceBatch batch = feeder.take();
-      const std::int64_t n = batch.images.size(0);
-      // Ranks agree before every step: on stopping (a signal to any rank stops all at this
-      // step; the batch taken is served again on resume), and on the batch sizes.
-      std::int64_t n_job = n;
-      bool equal_shares = true, any_empty = n == 0;
-      if (group) {
-        const auto agreed = group->sumOnHost({stopRequested() ? 1 : 0, n, n * n, n == 0 ? 1 : 0});
-        if (agreed[0] > 0) {
-          stopped = true;
-          break;
-        }
-        n_job = agreed[1];
-        // Equal shares exactly when sum(n²)·W = (sum n)² (Cauchy-Schwarz).
-        equal_shares = agreed[2] * group->worldSize() == agreed[1] * agreed[1];
-        any_empty = agreed[3] > 0;
-      }
-      for (const auto& skipped : batch.skipped) {
-        ++skipped_files;
-        ++skipped_in_epoch;
-        if (first_skip_reason.empty()) first_skip_reason = skipped.reason;
-        emit("warning", {{"message", skipped.reason}, {"path", skipped.path},
-                         {"skipped_total", skipped_files}});
-      }
-      if (progress.images_seen == 0 && batch.images.size(0) == 0 && skipped_files >= give_up_after)
-        return makeError(loader->dataset().root() + ": none of the first " +
-                         std::to_string(skipped_files) + " images could be read (the first: " +
-                         first_skip_reason + ")");
-      ++progress.batch;
-      if (any_empty) continue;
-      const auto noise = drawNoise(n, n_job, equal_shares);
-      torch::Tensor values = model->trainStep(batch.images, noise);
-      const auto t2 = Clock::now();
-      // The next batch is fetched and its copy started while this step runs on an accelerator.
-      if (Status staged = stageNext(); !staged) return makeError(staged.error());
-      ++progress.step;
-      progress.images_seen += n_job;
-      ++steps_in_epoch;
-      images_in_epoch += n_job;
-      PendingStep info;
-      info.epoch = progress.epoch + 1;
-      info.iteration = progress.batch;
-      info.step = progress.step;
-      info.images_seen = progress.images_seen;
-      info.images = n_job;
-      info.host_seconds = std::chrono::duration<double>(t2 - t0).count();
-      info.wait_seconds = wait;
-      pending->push(info, std::move(values));
-      const bool log_point = progress.step % config.log_frequency == 0;
-      if (log_point || pending->shouldFlush(Clock::now())) flushSteps();
-      if (!stop_error.empty()) return makeError(stop_error);
-      if (log_point) {
-        if (Status s = writeSamples(); !s) return makeError(s.error());
-        resumeTiming();
-      }
-    }
-    flushSteps();
-    if (!stop_error.empty()) return makeError(stop_error);
-    if (stopped) break;
-    if (images_in_epoch == 0 && progress.step == 0)
-      return makeError(loader->dataset().root() + ": not one image could be read in epoch " +
-                       std::to_string(progress.epoch + 1));
-    ++progress.epoch;
-    progress.batch = 0;
-    emit("epoch_end",
-         {{"epoch", progress.epoch}, {"epochs", config.epochs}, {"step", progress.step},
-          {"images_seen", progress.images_seen},
-          {"steps", steps_in_epoch},
-          {"images", images_in_epoch},
-          {"skipped_files", skipped_in_epoch},
-          {"mean_loss_d", steps_in_epoch ? epoch_sum_d / steps_in_epoch : 0.0},
-          {"mean_loss_g", steps_in_epoch ? epoch_sum_g / steps_in_epoch : 0.0},
-          {"seconds", std::chrono::duration<double>(Clock::now() - epoch_start).count()}});
-    if (Status s = writeSamples(); !s) return makeError(s.error());
-    if (config.parzen.every_epochs > 0 && progress.epoch % config.parzen.every_epochs == 0) evaluateParzen();
-    if (progress.epoch % config.save_frequency == 0 || progress.epoch == config.epochs)
-      if (Status s = writeCheckpoint(); !s) return makeError(s.error());
-    resumeTiming();
-  }
-  if (stopped)
-    if (Status s = writeCheckpoint(); !s) return makeError(s.error());
-  json finished = {{"status", stopped ? "stopped" : "completed"}, {"epoch", progress.epoch},
-                   {"step", progress.step}, {"images_seen", progress.images_seen}};
-  if (group) {
-    finished["rank_checksums"] = rankChecksums();
-    for (const auto& value : finished["rank_checksums"])
-      if (value != finished["rank_checksums"][0]) {
-        emit("warning", {{"message", "the ranks ended with different parameters (rank_checksums differ)"}});
-        break;
-      }
-  }
-  if (monitor) emitSystem();
-  emit("run_finished", std::move(finished));
-  return stopped ? RunOutcome::Stopped : RunOutcome::Completed;
 }
 
 }  // namespace streetgan

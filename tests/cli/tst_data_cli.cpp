@@ -33,6 +33,7 @@ private slots:
   void previewWritesAGrid();
   void previewOfABadImage();
   void cacheTrainingMatchesJpegTraining();
+  void cacheBuildProgressLines();
   void trainingSkipsAndCountsBadFiles();
   void unreadableDataSetStopsWithOneError();
 
@@ -164,6 +165,28 @@ void TestDataCli::cacheTrainingMatchesJpegTraining() {
   const auto refused = runCli(args << "--cache" << cache);
   QCOMPARE(refused.exit_code, 2);
   QVERIFY2(refused.err.contains("rebuild it with streetgan cache build"), qPrintable(refused.err));
+}
+
+void TestDataCli::cacheBuildProgressLines() {
+  // --progress: the machine-readable lines of docs/events.md on stderr, counting up to every
+  // image; stdout keeps only the summary (no percentages).
+  const QString cache = dir_.path() + "/progress.sgcache";
+  const auto built = runCli({"cache", "build", "--dataroot", data_, "--out", cache, "--progress"});
+  QVERIFY2(built.exit_code == 0, qPrintable(built.err));
+  QVERIFY2(!built.out.contains("100%"), qPrintable(built.out));
+  const QRegularExpression pattern(R"(^progress/1 \{"task":"cache-build","done":(\d+),"total":32\b)");
+  int lines = 0, last_done = -1;
+  for (const QString& line : built.err.split('\n', Qt::SkipEmptyParts)) {
+    if (!line.startsWith("progress")) continue;  // a library's own warning, say
+    const auto match = pattern.match(line);
+    QVERIFY2(match.hasMatch(), qPrintable("not a progress line: " + line));
+    const int done = match.captured(1).toInt();
+    QVERIFY2(done >= last_done, qPrintable(built.err));  // never backwards
+    last_done = done;
+    ++lines;
+  }
+  QVERIFY2(lines >= 1, qPrintable(built.err));
+  QCOMPARE(last_done, 32);
 }
 
 void TestDataCli::trainingSkipsAndCountsBadFiles() {

@@ -2,8 +2,8 @@
 // route's query string into a job, every number checked, 19 digits and more included) and
 // RequestHeadScanner (a connection's bytes: a whole request, not yet, or refused, with the bounds
 // on header lines, head size, request line and body, fed whole or one byte at a time).
-#include "app/cli/gallery_query.h"
-#include "app/cli/request_head_scanner.h"
+#include "app/serve/gallery_query.h"
+#include "app/serve/request_head_scanner.h"
 
 #include <QtTest>
 

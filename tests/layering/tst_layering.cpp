@@ -16,6 +16,8 @@ private slots:
   void brokenRule_data();
   void brokenRule();
   void fileOutsideADomainFolder();
+  void eventNameLiteral_data();
+  void eventNameLiteral();
 
 private:
   /// Runs the check on the copy: exit code and what it printed.
@@ -113,6 +115,55 @@ void TestLayering::brokenRule_data() {
   QTest::newRow("controllers use Qt Core only: a module path")
       << "app/studio/control/child_process.cpp" << "<QtConcurrent/QtConcurrentRun>"
       << "app/studio/control/child_process.cpp: includes <QtConcurrent/QtConcurrentRun>, which is not Qt Core";
+  QTest::newRow("paths are normalised before matching")
+      << "core/data/batch_loader.cpp" << "\"core/data/../train/trainer.h\""
+      << "core/data/batch_loader.cpp: includes core/data/../train/trainer.h (that is core/train/trainer.h)" +
+             only.arg("core/data", "core/util, core/config, core/data");
+  QTest::newRow("a normalised path still names a file that exists")
+      << "core/train/trainer.cpp" << "\"core/train/./../util/no_such_file.h\""
+      << "core/train/trainer.cpp: includes core/train/./../util/no_such_file.h (that is core/util/no_such_file.h), which does not exist";
+  const QString video = ", which only core/video, tests/support/decoded_video may include";
+  QTest::newRow("libavformat only in video")
+      << "core/latent/walk_exporter.cpp" << "<libavformat/avformat.h>" << "core/latent/walk_exporter.cpp: includes <libavformat/avformat.h>" + video;
+  QTest::newRow("libswscale only in video")
+      << "core/data/image_grid.cpp" << "<libswscale/swscale.h>" << "core/data/image_grid.cpp: includes <libswscale/swscale.h>" + video;
+  const QString torch = ", which only core, app/cli, app/serve, tests/core, tests/cli, tests/support/test_device may include";
+  QTest::newRow("no LibTorch in a widget")
+      << "widgets/seed_grid.cpp" << "<torch/torch.h>" << "widgets/seed_grid.cpp: includes <torch/torch.h>" + torch;
+  QTest::newRow("no ATen in a tab")
+      << "app/studio/explore_tab.cpp" << "<ATen/Tensor.h>" << "app/studio/explore_tab.cpp: includes <ATen/Tensor.h>" + torch;
+  QTest::newRow("no c10 in a controller")
+      << "app/studio/control/parzen_job.cpp" << "<c10/core/Device.h>" << "app/studio/control/parzen_job.cpp: includes <c10/core/Device.h>" + torch;
+  QTest::newRow("httplib only in the gallery library")
+      << "app/cli/main.cpp" << "<httplib.h>" << "app/cli/main.cpp: includes <httplib.h>, which only app/serve may include";
+  QTest::newRow("OpenCV only where the table says")
+      << "core/model/generator.cpp" << "<opencv2/core.hpp>"
+      << "core/model/generator.cpp: includes <opencv2/core.hpp>, which only core/data, core/util/exception_message, tests/core may include";
+  QTest::newRow("core has no Qt: lower-case spelling")
+      << "core/runs/event_log.cpp" << "<qstring.h>" << "core/runs/event_log.cpp: includes <qstring.h>, but core and the CLI have no Qt";
+  const QString processes = ", but views and tabs never start processes";
+  QTest::newRow("widgets never start processes: qprocess.h")
+      << "widgets/seed_grid.cpp" << "<QtCore/qprocess.h>" << "widgets/seed_grid.cpp: includes <QtCore/qprocess.h>" + processes;
+  QTest::newRow("tabs never start processes: lower case")
+      << "app/studio/runs_tab.cpp" << "<qprocess.h>" << "app/studio/runs_tab.cpp: includes <qprocess.h>" + processes;
+  QTest::newRow("tabs never start processes: QtCore/QProcess")
+      << "app/studio/runs_tab.cpp" << "<QtCore/QProcess>" << "app/studio/runs_tab.cpp: includes <QtCore/QProcess>" + processes;
+  QTest::newRow("widgets never include Qt Core's umbrella")
+      << "widgets/seed_grid.cpp" << "<QtCore>" << "widgets/seed_grid.cpp: includes <QtCore>" + processes;
+  QTest::newRow("tabs never include the child process")
+      << "app/studio/train_tab.cpp" << "\"app/studio/control/child_process.h\""
+      << "app/studio/train_tab.cpp: includes app/studio/control/child_process.h" + processes;
+  QTest::newRow("controllers use Qt Core only: lower case")
+      << "app/studio/control/parzen_job.cpp" << "<qwidget.h>"
+      << "app/studio/control/parzen_job.cpp: includes <qwidget.h>, which is not Qt Core";
+  QTest::newRow("no computed includes")
+      << "core/train/trainer.cpp" << "STREETGAN_HEADER"
+      << "core/train/trainer.cpp: includes STREETGAN_HEADER, a computed include";
+  QTest::newRow("the gallery has no Qt") << "app/serve/gallery_page.cpp" << "<QString>"
+                                        << "app/serve/gallery_page.cpp: includes <QString>, but core and the CLI have no Qt";
+  QTest::newRow("the gallery never includes the CLI")
+      << "app/serve/gallery_page.cpp" << "\"app/cli/command_line.h\""
+      << "app/serve/gallery_page.cpp: includes app/cli/command_line.h" + only.arg("app/serve", "core, app/serve");
   QTest::newRow("includes name the layer")
       << "core/train/trainer.cpp" << "\"result.h\"" << "core/train/trainer.cpp: includes \"result.h\" without its layer";
   QTest::newRow("includes name a file that exists")
@@ -151,6 +202,56 @@ void TestLayering::fileOutsideADomainFolder() {
   QVERIFY(code != 0);
   QVERIFY2(output.contains("core/loose.h: not in a domain folder of core/"), qPrintable(output));
   QCOMPARE(check().first, 0);
+}
+
+void TestLayering::eventNameLiteral_data() {
+  QTest::addColumn<QString>("file");
+  QTest::addColumn<QString>("line");
+  QTest::addColumn<QString>("message");  // empty: the check passes
+  const QString named = ": names the event field or type \"%1\" by a string literal";
+  QTest::newRow("a tab reads a field by name")
+      << "app/studio/run_dashboard.cpp" << "double lossOf(const nlohmann::json& j) { return j.value(\"loss_d\", 0.0); }"
+      << "app/studio/run_dashboard.cpp" + named.arg("loss_d");
+  QTest::newRow("a controller indexes a field")
+      << "app/studio/control/training_session.cpp" << "std::string messageOf(const nlohmann::json& j) { return j[\"message\"]; }"
+      << "app/studio/control/training_session.cpp" + named.arg("message");
+  QTest::newRow("the trainer writes a field")
+      << "core/train/checkpoint_import.cpp" << "const nlohmann::json written = {{\"images_seen\", 1}};"
+      << "core/train/checkpoint_import.cpp" + named.arg("images_seen");
+  QTest::newRow("the trainer emits a type")
+      << "core/train/checkpoint_import.cpp" << "void again(EventLog& log) { (void)log.emit(\"run_finished\"); }"
+      << "core/train/checkpoint_import.cpp" + named.arg("run_finished");
+  QTest::newRow("the CLI compares a type")
+      << "app/cli/train_command.cpp" << "bool isEnd(const std::string& type) { return type == \"epoch_end\"; }"
+      << "app/cli/train_command.cpp" + named.arg("epoch_end");
+  QTest::newRow("a file that sees no events may use the same word")
+      << "core/data/image_grid.cpp" << "const char* const kWord[] = {\"step\", \"loss_d\"};" << QString();
+  QTest::newRow("tests check the bytes on disk")
+      << "tests/core/tst_run_history.cpp" << "const char* const kWord[] = {\"loss_d\"};" << QString();
+}
+
+void TestLayering::eventNameLiteral() {
+  QFETCH(QString, file);
+  QFETCH(QString, line);
+  QFETCH(QString, message);
+  QFile target(copy_.filePath(file));
+  QVERIFY2(target.open(QIODevice::ReadOnly), qPrintable(target.fileName()));
+  const QByteArray original = target.readAll();
+  target.close();
+  QVERIFY(target.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  target.write(original + line.toUtf8() + "\n");
+  target.close();
+  const auto [code, output] = check();
+  QVERIFY(target.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  target.write(original);
+  target.close();
+  if (message.isEmpty()) {
+    QVERIFY2(code == 0, qPrintable(output));
+    return;
+  }
+  QVERIFY2(code != 0, qPrintable("the check passed:\n" + output));
+  QVERIFY2(output.contains(message), qPrintable(output));
+  QCOMPARE(output.count(": names the event field"), 1);  // that line alone
 }
 
 QTEST_GUILESS_MAIN(TestLayering)

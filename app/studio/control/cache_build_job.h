@@ -1,19 +1,15 @@
 #pragma once
-// CacheBuildJob: builds a pre-decoded cache of a data set with a `streetgan cache build` child
-// process (the images decoded once, at the size the config trains at), reports how many images
-// are done, and one finished() with the cache file or the reason it failed. cancel() stops the
-// build, and the program removes its unfinished file. Qt Core only.
-#include <QByteArray>
-#include <QObject>
-#include <QString>
+// CacheBuildJob: builds a pre-decoded cache of a data set with a `streetgan cache build
+// --progress` child process (the images decoded once, at the size the config trains at), reports
+// how many images are done, and one finished() with the cache file or the reason it failed.
+// cancel() stops the build, and the program removes its unfinished file. Qt Core only.
+#include "app/studio/control/child_process_job.h"
 
-#include <memory>
+#include <QString>
 
 namespace streetgan::studio {
 
-class ChildProcess;
-
-class CacheBuildJob : public QObject {
+class CacheBuildJob : public ChildProcessJob {
   Q_OBJECT
 public:
   /// `program`: the `streetgan` executable.
@@ -24,19 +20,18 @@ public:
   /// file `config`, into `out` (its parent folders are made); false with the reason in `error` when
   /// the program cannot start or a build is already running.
   bool start(const QString& dataroot, const QString& config, const QString& out, QString* error);
-  bool isRunning() const { return process_ != nullptr; }
-  void cancel();
 
 signals:
   /// `done` of `total` images decoded.
   void progressChanged(qint64 done, qint64 total);
-  /// Ended: ok with the cache file, or not with why (the program's last error line).
-  void finished(bool ok, const QString& file_or_reason);
+  // finished(ok, file_or_reason): ok with the cache file, or not with why (the program's last
+  // error line, or "cancelled").
 
 private:
-  QString program_, out_;
-  std::unique_ptr<ChildProcess> process_;
-  QByteArray stdout_, stderr_;
+  Outcome outcome(int exit_code, int signal_number) override;
+  void onProgress(const ProgressLine& line) override;
+
+  QString out_;
 };
 
 }  // namespace streetgan::studio

@@ -1,19 +1,15 @@
 #pragma once
 // CheckpointImportJob: imports a checkpoint of the original PyTorch tool into a new run directory
-// with a `streetgan import` child process (docs/interop.md), and ends with one finished() holding
-// the run directory or the program's one-line reason. The run is named after the file, with a
-// number added when that name is taken. Qt Core only.
-#include <QByteArray>
-#include <QObject>
-#include <QString>
+// with a `streetgan import --progress` child process (docs/interop.md), and ends with one
+// finished() holding the run directory or the program's one-line reason. The run is named after
+// the file, with a number added when that name is taken. Qt Core only.
+#include "app/studio/control/child_process_job.h"
 
-#include <memory>
+#include <QString>
 
 namespace streetgan::studio {
 
-class ChildProcess;
-
-class CheckpointImportJob : public QObject {
+class CheckpointImportJob : public ChildProcessJob {
   Q_OBJECT
 public:
   /// `program`: the `streetgan` executable.
@@ -26,16 +22,13 @@ public:
   /// Starts importing `checkpoint` into `run_dir`; false with the reason in `error` when the
   /// program cannot start or an import is already running.
   bool start(const QString& checkpoint, const QString& run_dir, QString* error);
-  bool isRunning() const { return process_ != nullptr; }
 
-signals:
-  /// Ended: ok with the run directory, or not with why (naming the file).
-  void finished(bool ok, const QString& run_dir_or_reason);
+  // finished(ok, run_dir_or_reason): ok with the run directory, or not with why (naming the file).
 
 private:
-  QString program_, run_dir_;
-  std::unique_ptr<ChildProcess> process_;
-  QByteArray stderr_;
+  Outcome outcome(int exit_code, int signal_number) override;
+
+  QString run_dir_;
 };
 
 }  // namespace streetgan::studio

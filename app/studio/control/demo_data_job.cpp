@@ -1,13 +1,11 @@
 #include "app/studio/control/demo_data_job.h"
 
-#include "app/studio/control/child_process.h"
-
 #include <QDir>
 #include <QFileInfo>
 
 namespace streetgan::studio {
 
-DemoDataJob::DemoDataJob(QString program, QObject* parent) : QObject(parent), program_(std::move(program)) {}
+DemoDataJob::DemoDataJob(QString program, QObject* parent) : ChildProcessJob(std::move(program), parent) {}
 
 DemoDataJob::~DemoDataJob() = default;
 
@@ -24,31 +22,20 @@ bool DemoDataJob::start(const QString& folder, QString* error) {
     return false;
   }
   folder_ = QDir::cleanPath(folder);
-  process_ = std::make_unique<ChildProcess>();
-  stderr_.clear();
-  connect(process_.get(), &ChildProcess::standardError, this, [this](const QByteArray& bytes) {
-    stderr_ += bytes;
-    // "rendered 16/240 images": report the latest count.
-    const int at = stderr_.lastIndexOf("rendered ");
-    if (at < 0) return;
-    const QList<QByteArray> parts = stderr_.mid(at + 9).split(' ').value(0).split('/');
-    if (parts.size() == 2 && parts[1].toInt() > 0) emit progressChanged(parts[0].toInt(), parts[1].toInt());
-  });
-  connect(process_.get(), &ChildProcess::finished, this, [this](int exit_code, int) {
-    process_.release()->deleteLater();
-    if (exit_code == 0 && isRendered(folder_)) {
-      emit finished(true, folder_);
-      return;
-    }
-    emit finished(false, ChildProcess::failureReason(stderr_, exit_code));
-  });
   QDir().mkpath(QFileInfo(folder_).absolutePath());
-  if (!process_->start(program_, {"demo-data", "--out", folder_, "--cities", QString::number(kCities), "--sequences",
-                                  QString::number(kSequences), "--frames", QString::number(kFrames)}, error)) {
-    process_.reset();
-    return false;
-  }
-  return true;
+  return startProcess({"demo-data", "--progress", "--out", folder_, "--cities", QString::number(kCities), "--sequences",
+                       QString::number(kSequences), "--frames", QString::number(kFrames)},
+                      error);
+}
+
+void DemoDataJob::onProgress(const ProgressLine& line) {
+  // Counts of at most 8 × 1000 × 1000 images (demo-data's own limits) fit an int.
+  if (line.task == kProgressTaskDemoData) emit progressChanged(static_cast<int>(line.done), static_cast<int>(line.total));
+}
+
+ChildProcessJob::Outcome DemoDataJob::outcome(int exit_code, int) {
+  if (exit_code == 0 && isRendered(folder_)) return {true, folder_};
+  return {false, failureReason(exit_code)};
 }
 
 }  // namespace streetgan::studio

@@ -1,20 +1,16 @@
 #pragma once
 // DemoDataJob: renders the procedural demo street scenes into a folder with a
-// `streetgan demo-data` child process (4 cities × 10 sequences × 25 frames: 1,000 scenes, what the
-// `demo` preset learns street-like samples from in minutes on 2 CPU cores), reports how many
-// images are done, and one finished() with the folder or the reason it failed. A folder that
-// already holds them is used as it is. Qt Core only.
-#include <QByteArray>
-#include <QObject>
-#include <QString>
+// `streetgan demo-data --progress` child process (4 cities × 10 sequences × 25 frames: 1,000
+// scenes, what the `demo` preset learns street-like samples from in minutes on 2 CPU cores),
+// reports how many images are done, and one finished() with the folder or the reason it failed. A
+// folder that already holds them is used as it is. Qt Core only.
+#include "app/studio/control/child_process_job.h"
 
-#include <memory>
+#include <QString>
 
 namespace streetgan::studio {
 
-class ChildProcess;
-
-class DemoDataJob : public QObject {
+class DemoDataJob : public ChildProcessJob {
   Q_OBJECT
 public:
   /// `program`: the `streetgan` executable.
@@ -29,18 +25,18 @@ public:
   /// Starts rendering into `folder` (its parent folders are made); false with the reason in
   /// `error` when the program cannot start or a job is already running.
   bool start(const QString& folder, QString* error);
-  bool isRunning() const { return process_ != nullptr; }
 
 signals:
   /// `done` of `total` images rendered.
   void progressChanged(int done, int total);
-  /// Ended: ok with the folder, or not with why (the program's last error line, or its exit code).
-  void finished(bool ok, const QString& folder_or_reason);
+  // finished(ok, folder_or_reason): ok with the folder, or not with why (the program's last error
+  // line, or its exit code).
 
 private:
-  QString program_, folder_;
-  std::unique_ptr<ChildProcess> process_;
-  QByteArray stderr_;
+  Outcome outcome(int exit_code, int signal_number) override;
+  void onProgress(const ProgressLine& line) override;
+
+  QString folder_;
 };
 
 }  // namespace streetgan::studio

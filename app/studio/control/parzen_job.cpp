@@ -1,12 +1,8 @@
 #include "app/studio/control/parzen_job.h"
 
-#include "app/studio/control/child_process.h"
-
-#include <QTimer>
-
 #include <nlohmann/json.hpp>
 
-#include <signal.h>
+#include <algorithm>
 
 namespace streetgan::studio {
 
@@ -19,7 +15,9 @@ QStringList ParzenRequest::arguments() const {
 }
 
 ParzenJob::ParzenJob(QString program, QObject* parent)
-    : QObject(parent), program_(std::move(program)), result_(std::make_unique<nlohmann::json>()) {}
+    : ChildProcessJob(std::move(program), parent), result_(std::make_unique<nlohmann::json>()) {
+  setCancelKillDelay(2000);  // sampling does not look at SIGINT
+}
 
 ParzenJob::~ParzenJob() = default;
 
@@ -32,62 +30,34 @@ bool ParzenJob::start(const ParzenRequest& request, QString* error) {
     *error = "Give both a validation and a test folder, or neither (the run's held-out split).";
     return false;
   }
-  process_ = std::make_unique<ChildProcess>();
-  stdout_.clear();
-  stderr_.clear();
-  connect(process_.get(), &ChildProcess::standardOutput, this, [this](const QByteArray& bytes) { stdout_ += bytes; });
-  connect(process_.get(), &ChildProcess::standardError, this, &ParzenJob::onStandardError);
-  connect(process_.get(), &ChildProcess::finished, this, &ParzenJob::onFinished);
   QString why;
-  if (!process_->start(program_, request.arguments(), &why)) {
-    process_.reset();
-    *error = "Cannot start " + program_ + ": " + why;
+  if (!startProcess(request.arguments(), &why)) {
+    *error = "Cannot start " + program() + ": " + why;
     return false;
   }
   return true;
 }
 
-void ParzenJob::onStandardError(const QByteArray& bytes) {
-  stderr_ += bytes;
-  // "Parzen estimate: 42%" and, over a run, "checkpoint 3/10: …": the latest of each.
-  const QList<QByteArray> lines = stderr_.split('\n');
-  for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
-    if (line->startsWith("Parzen estimate: ")) {
-      emit progressChanged(line->mid(17).replace('%', "").trimmed().toInt());
-      return;
-    }
-    if (line->startsWith("checkpoint ")) {
-      const QList<QByteArray> counts = line->mid(11).split(':').value(0).split('/');
-      if (counts.size() == 2 && counts[1].toInt() > 0) emit progressChanged(100 * (counts[0].toInt() - 1) / counts[1].toInt());
-      emit scoringCheckpoint(QString::fromUtf8(line->mid(11)));
-      return;
-    }
+void ParzenJob::onProgress(const ProgressLine& line) {
+  if (line.task != kProgressTaskParzen && line.task != kProgressTaskParzenRun) return;
+  // In floating point: 100 × done cannot overflow, whatever counts the line holds (done ≤ total).
+  emit progressChanged(static_cast<int>(100.0 * static_cast<double>(line.done) / static_cast<double>(line.total)));
+  if (line.task == kProgressTaskParzenRun) {
+    // done: the checkpoints scored before the one named in the detail, which is number done + 1.
+    const qint64 number = std::min<qint64>(line.done, line.total - 1) + 1;
+    emit scoringCheckpoint(QString("%1/%2: %3").arg(number).arg(qint64(line.total)).arg(QString::fromStdString(line.detail)));
   }
 }
 
-void ParzenJob::onFinished(int exit_code, int signal_number) {
-  process_.release()->deleteLater();
+ChildProcessJob::Outcome ParzenJob::outcome(int exit_code, int signal_number) {
   if (exit_code != 0 || signal_number != 0) {
-    const QString why = signal_number != 0 ? QString("cancelled") : ChildProcess::failureReason(stderr_, exit_code);
-    emit finished(false, "Parzen estimate failed: " + why);
-    return;
+    const QString why = signal_number != 0 ? QString("cancelled") : failureReason(exit_code);
+    return {false, "Parzen estimate failed: " + why};
   }
-  nlohmann::json result = nlohmann::json::parse(stdout_.toStdString(), nullptr, false);
-  if (!result.is_object()) {
-    emit finished(false, "Parzen estimate: the output was not JSON");
-    return;
-  }
+  nlohmann::json result = nlohmann::json::parse(standardOutput().toStdString(), nullptr, false);
+  if (!result.is_object()) return {false, "Parzen estimate: the output was not JSON"};
   *result_ = std::move(result);
-  emit finished(true, {});
-}
-
-void ParzenJob::cancel() {
-  if (!process_) return;
-  process_->sendSignal(SIGINT);
-  // Sampling does not look at SIGINT; if the process is still there in 2 s, it is ended.
-  QTimer::singleShot(2000, this, [this] {
-    if (process_) process_->sendSignal(SIGKILL);
-  });
+  return {true, {}};
 }
 
 }  // namespace streetgan::studio

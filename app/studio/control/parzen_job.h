@@ -1,11 +1,12 @@
 #pragma once
 // ParzenJob: one Parzen-window estimate as a `streetgan parzen --json --progress --save` child
 // process, on one checkpoint or on every checkpoint of a run. It reports progress from the
-// program's progress lines, and one finished() with the parsed JSON result or the reason it
-// failed (a failed start, a non-zero exit, a signal, output that is not JSON). The results are
-// saved by the program itself in the run's evaluations/ folder. Qt Core only.
-#include <QByteArray>
-#include <QObject>
+// program's progress lines (tasks "parzen-estimate": percent of the estimate; "parzen-run":
+// checkpoints scored, the one being scored in the detail), and one finished() with the parsed JSON result or
+// the reason it failed (a failed start, a non-zero exit, a signal, output that is not JSON). The
+// results are saved by the program itself in the run's evaluations/ folder. Qt Core only.
+#include "app/studio/control/child_process_job.h"
+
 #include <QString>
 #include <QStringList>
 
@@ -14,8 +15,6 @@
 #include <nlohmann/json_fwd.hpp>
 
 namespace streetgan::studio {
-
-class ChildProcess;
 
 /// What to estimate. Sizes as in `streetgan parzen`; folders override the run's held-out split.
 struct ParzenRequest {
@@ -32,7 +31,7 @@ struct ParzenRequest {
   QStringList arguments() const;
 };
 
-class ParzenJob : public QObject {
+class ParzenJob : public ChildProcessJob {
   Q_OBJECT
 public:
   /// `program`: the `streetgan` executable.
@@ -42,10 +41,8 @@ public:
   /// Starts the estimate; false with the reason in `error` when it cannot (a job already
   /// running, only one of the two held-out folders, the program not starting).
   bool start(const ParzenRequest& request, QString* error);
-  /// Asks the process to stop (SIGINT); sampling does not look at it, so it is killed 2 s later.
-  /// finished() follows with "cancelled".
-  void cancel();
-  bool isRunning() const { return process_ != nullptr; }
+  // cancel() asks the process to stop (SIGINT); sampling does not look at it, so it is killed 2 s
+  // later. finished() follows with "cancelled".
   /// The last successful estimate's JSON (what `streetgan parzen --json` printed).
   const nlohmann::json& result() const { return *result_; }
 
@@ -54,16 +51,12 @@ signals:
   void progressChanged(int percent);
   /// Over a run: "3/10: step-….pt", the checkpoint being scored.
   void scoringCheckpoint(const QString& what);
-  /// The job ended: ok (result() holds the estimate), or the message saying why not.
-  void finished(bool ok, const QString& message);
+  // finished(ok, message): ok (result() holds the estimate), or the message saying why not.
 
 private:
-  void onStandardError(const QByteArray& bytes);
-  void onFinished(int exit_code, int signal_number);
+  Outcome outcome(int exit_code, int signal_number) override;
+  void onProgress(const ProgressLine& line) override;
 
-  QString program_;
-  std::unique_ptr<ChildProcess> process_;
-  QByteArray stdout_, stderr_;
   std::unique_ptr<nlohmann::json> result_;
 };
 

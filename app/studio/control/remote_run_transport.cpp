@@ -1,5 +1,7 @@
 #include "app/studio/control/remote_run_transport.h"
 
+#include "core/runs/event_fields.h"
+#include "core/runs/event_stream_reader.h"
 #include "core/runs/run_relative_path.h"
 
 #include <QDir>
@@ -152,12 +154,18 @@ void RemoteRunTransport::scanFileEvents(const QByteArray& bytes) {
   qsizetype start = 0;
   for (qsizetype end; (end = line_.indexOf('\n', start)) >= 0; start = end + 1) {
     const QByteArray line = line_.mid(start, end - start);
-    if (!line.contains("\"samples\"") && !line.contains("\"checkpoint\"")) continue;
-    const QJsonObject event = QJsonDocument::fromJson(line).object();
-    const QString type = event.value("type").toString();
-    const QString path = event.value("path").toString();
-    if (type == "checkpoint" && !path.isEmpty()) latest_checkpoint_ = path;
-    if (type != "samples" || path.isEmpty() || fetch_queue_.contains(path)) continue;
+    // Most lines are steps: only those that can name a file are parsed.
+    static const QByteArray samples_type = QByteArray("\"") + events::type::kSamples + '"';
+    static const QByteArray checkpoint_type = QByteArray("\"") + events::type::kCheckpoint + '"';
+    if (!line.contains(samples_type) && !line.contains(checkpoint_type)) continue;
+    EventStreamReader parser;
+    const auto event = parser.parse(std::string_view(line.constData(), static_cast<std::size_t>(line.size())));
+    if (!event) continue;
+    if (const auto* checkpoint = std::get_if<events::Checkpoint>(&event->event); checkpoint && !checkpoint->path.empty())
+      latest_checkpoint_ = QString::fromStdString(checkpoint->path);
+    const auto* samples = std::get_if<events::Samples>(&event->event);
+    const QString path = samples ? QString::fromStdString(samples->path) : QString();
+    if (!samples || path.isEmpty() || fetch_queue_.contains(path)) continue;
     const auto local = resolveInsideRunDirectory(run_.local_run_dir.toStdString(), path.toStdString());
     if (local && QFile::exists(QString::fromStdString(*local))) continue;  // fetched before
     fetch_queue_ << path;

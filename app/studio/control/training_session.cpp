@@ -1,5 +1,7 @@
 #include "app/studio/control/training_session.h"
 
+#include "core/runs/event_fields.h"
+
 #include <cstring>
 
 namespace streetgan::studio {
@@ -116,38 +118,37 @@ void TrainingSession::onDiagnostics(const QByteArray& bytes) {
   if (stderr_.size() > kStderrKeep) stderr_.remove(0, stderr_.size() - kStderrKeep);
 }
 
-void TrainingSession::handle(std::vector<StreamEvent> events) {
-  if (events.empty()) return;
-  for (const StreamEvent& event : events) {
-    if (event.type == "run_started") {
+void TrainingSession::handle(std::vector<StreamEvent> batch) {
+  if (batch.empty()) return;
+  for (const StreamEvent& event : batch) {
+    if (std::holds_alternative<events::RunStarted>(event.event)) {
       // A log read from its start holds every process of the run: only the last one's end counts.
       finished_status_.clear();
       error_.clear();
       if (state_ == SessionState::Starting) setState(SessionState::Running);
       if (state_ == SessionState::Reconnecting && state_before_reconnecting_ == SessionState::Starting)
         state_before_reconnecting_ = SessionState::Running;
-    } else if (event.type == "error") {
-      error_ = QString::fromStdString(event.body.value("message", std::string()));
-    } else if (event.type == "run_finished") {
-      finished_status_ = QString::fromStdString(event.body.value("status", std::string()));
-      const std::string message = event.body.value("message", std::string());
-      if (!message.empty()) error_ = QString::fromStdString(message);
+    } else if (const auto* error = std::get_if<events::Error>(&event.event)) {
+      error_ = QString::fromStdString(error->message);
+    } else if (const auto* finished = std::get_if<events::RunFinished>(&event.event)) {
+      finished_status_ = QString::fromStdString(finished->status);
+      if (!finished->message.empty()) error_ = QString::fromStdString(finished->message);
     }
   }
-  emit eventsReceived(events);
+  emit eventsReceived(batch);
 }
 
 void TrainingSession::onEnded(int exit_code, int signal_number) {
   handle(reader_.finish());
   SessionState final_state = SessionState::Failed;
   QString message;
-  if (finished_status_ == "completed") {
+  if (finished_status_ == events::status::kCompleted) {
     final_state = SessionState::Completed;
     message = "training completed";
-  } else if (finished_status_ == "stopped") {
+  } else if (finished_status_ == events::status::kStopped) {
     final_state = SessionState::Stopped;
     message = "training stopped; resume continues from its checkpoint";
-  } else if (finished_status_ == "failed") {
+  } else if (finished_status_ == events::status::kFailed) {
     message = error_.isEmpty() ? QString("training failed") : "training failed: " + error_;
   } else if (signal_number != 0) {
     message = QString("the training process was killed by signal %1 (%2)")

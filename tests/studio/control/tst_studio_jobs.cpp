@@ -1,7 +1,10 @@
 // The studio's jobs and the transport choice, without a window: ParzenJob on a real tiny run
 // (a result saved in the run, progress, a missing checkpoint, a cancel, lone held-out folder, a
 // program that does not exist), DemoDataJob rendering the demo scenes (progress, a folder that
-// cannot be made), and TrainingTransportFactory choosing local, followed or SSH by the folder.
+// cannot be made), the job base class on a stand-in program (progress lines split across writes
+// and mixed with diagnostics, and kept out of a failure's reason), and TrainingTransportFactory
+// choosing local, followed or SSH by the folder.
+#include "app/studio/control/child_process_job.h"
 #include "app/studio/control/demo_data_job.h"
 #include "app/studio/control/followed_run_transport.h"
 #include "app/studio/control/local_process_transport.h"
@@ -22,6 +25,26 @@
 using namespace streetgan::studio;
 using namespace streetgan::test;
 
+namespace {
+
+// The smallest job: runs a stand-in program, records the progress lines it is given, and ends
+// ok on exit code 0, otherwise with the failure's reason.
+class ScriptJob : public ChildProcessJob {
+public:
+  explicit ScriptJob(const QString& program) : ChildProcessJob(program) {}
+  bool start(QString* error) { return startProcess({"--progress"}, error); }
+  QStringList lines;  // "task done/total detail" of each line onProgress() was given
+
+protected:
+  Outcome outcome(int exit_code, int) override { return {exit_code == 0, exit_code == 0 ? QString() : failureReason(exit_code)}; }
+  void onProgress(const streetgan::ProgressLine& line) override {
+    lines << QString("%1 %2/%3 %4").arg(QString::fromStdString(line.task)).arg(qint64(line.done)).arg(qint64(line.total))
+                 .arg(QString::fromStdString(line.detail));
+  }
+};
+
+}  // namespace
+
 class TestStudioJobs : public QObject {
   Q_OBJECT
 private slots:
@@ -35,6 +58,8 @@ private slots:
   void parzenWithoutTheProgram();
   void demoData();
   void demoDataIntoAFile();
+  void jobProgressLines();
+  void jobFailureReasonWithoutProgress();
   void transportChoice();
 
 private:
@@ -86,6 +111,7 @@ void TestStudioJobs::parzenArguments() {
 void TestStudioJobs::parzenOnACheckpoint() {
   ParzenJob job(STREETGAN_CLI);
   QSignalSpy progress(&job, &ParzenJob::progressChanged);
+  QSignalSpy reported(&job, &ChildProcessJob::progressReported);
   QSignalSpy done(&job, &ParzenJob::finished);
   ParzenRequest request;
   request.run_dir = run_;
@@ -104,6 +130,12 @@ void TestStudioJobs::parzenOnACheckpoint() {
   QVERIFY(!job.isRunning());
   QVERIFY(!progress.isEmpty());
   for (const auto& point : progress) QVERIFY(point.first().toInt() >= 0 && point.first().toInt() <= 100);
+  // Each percentage came as a progress line (docs/events.md): task "parzen-estimate", of 100.
+  QCOMPARE(reported.size(), progress.size());
+  for (const auto& line : reported) {
+    QCOMPARE(line.at(0).toString(), QString("parzen-estimate"));
+    QCOMPARE(line.at(2).toLongLong(), qlonglong(100));
+  }
   QCOMPARE(job.result().value("kind", std::string()), std::string("checkpoint"));
   QCOMPARE(job.result().value("n_samples", 0), 64);
   QVERIFY(job.result().contains("mean_ll"));
@@ -175,6 +207,7 @@ void TestStudioJobs::demoData() {
   QVERIFY(!DemoDataJob::isRendered(folder));
   DemoDataJob job(STREETGAN_CLI);
   QSignalSpy progress(&job, &DemoDataJob::progressChanged);
+  QSignalSpy reported(&job, &ChildProcessJob::progressReported);
   QSignalSpy done(&job, &DemoDataJob::finished);
   QString error;
   QVERIFY2(job.start(folder + "/", &error), qPrintable(error));
@@ -187,6 +220,52 @@ void TestStudioJobs::demoData() {
   const QList<QVariant> last = progress.last();
   QCOMPARE(last.at(0).toInt(), last.at(1).toInt());  // every image rendered
   QCOMPARE(last.at(1).toInt(), 1000);  // 4 cities × 10 sequences × 25 frames
+  // The counts came as progress lines of task "demo-data".
+  QCOMPARE(reported.size(), progress.size());
+  QCOMPARE(reported.last().at(0).toString(), QString("demo-data"));
+  QCOMPARE(reported.last().at(1).toLongLong(), qlonglong(1000));
+  QCOMPARE(reported.last().at(2).toLongLong(), qlonglong(1000));
+}
+
+void TestStudioJobs::jobProgressLines() {
+  // A line cut across two writes, a diagnostic between progress lines, a line of another version
+  // and a malformed one: two progress lines arrive, and the reason is the last other line.
+  const QString program = dir_.filePath("progress-script");
+  QVERIFY(writeScript(program,
+                      "printf 'progress/1 {\"task\":\"t\",\"done\":1,\"total\":3}\\n' >&2\n"
+                      "printf 'progress/1 {\"task\":\"t\",\"do' >&2\n"
+                      "sleep 0.2\n"
+                      "printf 'ne\":2,\"total\":3,\"detail\":\"two\"}\\nwarning: skipped x\\n' >&2\n"
+                      "printf 'progress/2 {\"task\":\"t\",\"done\":3,\"total\":3}\\n' >&2\n"
+                      "printf 'progress/1 {\"task\":\"t\",\"done\":4,\"total\":3}\\n' >&2\n"
+                      "echo 'streetgan t: it failed' >&2\n"
+                      "exit 1\n"));
+  ScriptJob job(program);
+  QSignalSpy reported(&job, &ChildProcessJob::progressReported);
+  QSignalSpy done(&job, &ChildProcessJob::finished);
+  QString error;
+  QVERIFY2(job.start(&error), qPrintable(error));
+  QVERIFY(done.wait(30000));
+  QCOMPARE(job.lines, (QStringList{"t 1/3 ", "t 2/3 two"}));
+  QCOMPARE(reported.size(), 2);
+  QCOMPARE(reported.last().at(3).toString(), QString("two"));
+  QCOMPARE(done.first().first().toBool(), false);
+  QCOMPARE(done.first().last().toString(), QString("streetgan t: it failed"));
+  QVERIFY(!job.isRunning());
+}
+
+void TestStudioJobs::jobFailureReasonWithoutProgress() {
+  // A command that ends with a progress line and no error line: the reason is its exit code, never
+  // the progress line; a last line without its newline is still read.
+  const QString program = dir_.filePath("progress-exit-script");
+  QVERIFY(writeScript(program, "printf 'progress/1 {\"task\":\"t\",\"done\":3,\"total\":3}' >&2\nexit 3\n"));
+  ScriptJob job(program);
+  QSignalSpy done(&job, &ChildProcessJob::finished);
+  QString error;
+  QVERIFY2(job.start(&error), qPrintable(error));
+  QVERIFY(done.wait(30000));
+  QCOMPARE(job.lines, QStringList{"t 3/3 "});
+  QCOMPARE(done.first().last().toString(), QString("exit code 3"));
 }
 
 void TestStudioJobs::demoDataIntoAFile() {

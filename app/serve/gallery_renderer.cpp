@@ -1,4 +1,4 @@
-#include "app/cli/gallery_renderer.h"
+#include "app/serve/gallery_renderer.h"
 
 #include "core/data/image_grid.h"
 #include "core/latent/latent_walk.h"

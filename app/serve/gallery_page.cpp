@@ -1,4 +1,4 @@
-#include "app/cli/gallery_page.h"
+#include "app/serve/gallery_page.h"
 
 namespace streetgan::cli {
 namespace {

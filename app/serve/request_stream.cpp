@@ -1,4 +1,4 @@
-#include "app/cli/request_stream.h"
+#include "app/serve/request_stream.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -9,7 +9,7 @@
 // percent-decoded ('+' is a space); the first of repeated names counts; unknown names are ignored,
 // as the original tool's Flask app ignores them. Numbers are decimal digits only (no sign, no
 // spaces), read with std::from_chars, so no length or value of the text can overflow.
-#include "app/cli/gallery_renderer.h"
+#include "app/serve/gallery_renderer.h"
 #include "core/util/result.h"
 
 #include <cstdint>

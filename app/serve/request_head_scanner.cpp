@@ -1,4 +1,4 @@
-#include "app/cli/request_head_scanner.h"
+#include "app/serve/request_head_scanner.h"
 
 #include <charconv>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "app/cli/connection_gate.h"
+#include "app/serve/connection_gate.h"
 
 #include "core/util/exception_message.h"
 

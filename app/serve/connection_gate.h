@@ -12,7 +12,7 @@
 // connection closed. The open connections are bounded too; when a new one would go beyond the
 // bound, the one that has waited longest is closed. Threads are started by start(), which says so
 // plainly when the system refuses one (a limit on processes or memory) instead of hanging.
-#include "app/cli/request_head_scanner.h"
+#include "app/serve/request_head_scanner.h"
 #include "core/util/result.h"
 
 #include <atomic>

@@ -1,9 +1,9 @@
-#include "app/cli/gallery_server.h"
+#include "app/serve/gallery_server.h"
 
-#include "app/cli/connection_gate.h"
-#include "app/cli/gallery_page.h"
-#include "app/cli/gallery_query.h"
-#include "app/cli/request_stream.h"
+#include "app/serve/connection_gate.h"
+#include "app/serve/gallery_page.h"
+#include "app/serve/gallery_query.h"
+#include "app/serve/request_stream.h"
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "app/cli/gallery_query.h"
+#include "app/serve/gallery_query.h"
 
 #include <algorithm>
 #include <charconv>

@@ -9,7 +9,7 @@
 // and time before a connection thread runs cpp-httplib's request processing on it. So a slow or
 // hostile client never holds a thread, and the threads are started (and their failure reported)
 // by start(), before serving. No route reads a file, so no request can name one.
-#include "app/cli/gallery_renderer.h"
+#include "app/serve/gallery_renderer.h"
 #include "core/util/result.h"
 
 #include <atomic>

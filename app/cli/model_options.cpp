@@ -1,0 +1,53 @@
+#include "app/cli/model_options.h"
+
+#include "core/train/compute_device.h"
+
+namespace streetgan::cli {
+
+OptionSpec checkpointOptionSpec(const ModelOptionsUse& use) {
+  return {"--checkpoint", "FILE", use.checkpoint_help};
+}
+
+std::vector<OptionSpec> deviceOptionSpecs(const ModelOptionsUse& use) {
+  const OptionSpec device{"--device", "DEV",
+                          use.device_help.empty()
+                              ? "auto, cpu, cuda, cuda:N or hpu (default " + use.device_default + ")"
+                              : use.device_help};
+  if (!use.threads) return {device};
+  const OptionSpec threads{"--threads", "N", use.threads_help};
+  if (use.threads_first) return {threads, device};
+  return {device, threads};
+}
+
+Status checkpointGiven(const CommandLine& line) {
+  if (!line.has("--checkpoint")) return makeError("missing --checkpoint FILE");
+  return {};
+}
+
+Result<long long> threadsOption(const CommandLine& line) { return line.integer("--threads", 0, 0, 1024); }
+
+Result<c10::Device> resolveDeviceOption(const std::string& spec) {
+  auto device = resolveDevice(spec);
+  if (!device) return makeError("option '--device': " + device.error());
+  return device;
+}
+
+Result<c10::Device> deviceOption(const CommandLine& line, const ModelOptionsUse& use) {
+  return resolveDeviceOption(line.value("--device", use.device_default));
+}
+
+Result<ModelOptions> modelOptionsFrom(const CommandLine& line, const ModelOptionsUse& use) {
+  ModelOptions options;
+  options.checkpoint = line.value("--checkpoint");
+  if (use.threads) {
+    auto threads = threadsOption(line);
+    if (!threads) return makeError(threads.error());
+    options.threads = static_cast<int>(*threads);
+  }
+  auto device = deviceOption(line, use);
+  if (!device) return makeError(device.error());
+  options.device = *device;
+  return options;
+}
+
+}  // namespace streetgan::cli

@@ -1,0 +1,88 @@
+#include "app/studio/control/child_process_job.h"
+
+#include "app/studio/control/child_process.h"
+
+#include <QTimer>
+
+#include <signal.h>
+
+#include <string_view>
+#include <utility>
+
+namespace streetgan::studio {
+
+namespace {
+constexpr qsizetype kDiagnosticsKeep = 64 * 1024;
+}
+
+ChildProcessJob::ChildProcessJob(QString program, QObject* parent) : QObject(parent), program_(std::move(program)) {}
+
+ChildProcessJob::~ChildProcessJob() = default;
+
+void ChildProcessJob::onProgress(const ProgressLine&) {}
+
+bool ChildProcessJob::startProcess(const QStringList& arguments, QString* error) {
+  process_ = std::make_unique<ChildProcess>();
+  stdout_.clear();
+  stderr_.clear();
+  partial_.clear();
+  connect(process_.get(), &ChildProcess::standardOutput, this, [this](const QByteArray& bytes) { stdout_ += bytes; });
+  connect(process_.get(), &ChildProcess::standardError, this, &ChildProcessJob::onStandardError);
+  connect(process_.get(), &ChildProcess::finished, this, &ChildProcessJob::onProcessFinished);
+  if (!process_->start(program_, arguments, error)) {
+    process_.reset();
+    return false;
+  }
+  return true;
+}
+
+bool ChildProcessJob::signalProcess(int signal_number) { return process_ && process_->sendSignal(signal_number); }
+
+void ChildProcessJob::cancel() {
+  if (!process_) return;
+  process_->sendSignal(SIGINT);
+  if (cancel_kill_ms_ < 0) return;
+  QTimer::singleShot(cancel_kill_ms_, this, [this] {
+    if (process_) process_->sendSignal(SIGKILL);
+  });
+}
+
+QString ChildProcessJob::failureReason(int exit_code) const { return ChildProcess::failureReason(stderr_, exit_code); }
+
+void ChildProcessJob::onStandardError(const QByteArray& bytes) {
+  partial_ += bytes;
+  qsizetype start = 0;
+  for (qsizetype end = partial_.indexOf('\n'); end >= 0; end = partial_.indexOf('\n', start)) {
+    takeLine(partial_.mid(start, end - start));
+    start = end + 1;
+  }
+  partial_.remove(0, start);
+  // A line already longer than any progress line is a diagnostic: kept now, so the buffer stays
+  // bounded however long the command writes without a newline.
+  if (partial_.size() > static_cast<qsizetype>(kMaxProgressLineBytes) + 2) keepDiagnostic(std::exchange(partial_, {}));
+}
+
+void ChildProcessJob::takeLine(const QByteArray& line) {
+  if (const auto progress = parseProgressLine(std::string_view(line.constData(), static_cast<std::size_t>(line.size())))) {
+    emit progressReported(QString::fromStdString(progress->task), progress->done, progress->total,
+                          QString::fromStdString(progress->detail));
+    onProgress(*progress);
+    return;
+  }
+  keepDiagnostic(line + '\n');
+}
+
+void ChildProcessJob::keepDiagnostic(const QByteArray& bytes) {
+  stderr_ += bytes;
+  if (stderr_.size() > kDiagnosticsKeep) stderr_.remove(0, stderr_.size() - kDiagnosticsKeep);
+}
+
+void ChildProcessJob::onProcessFinished(int exit_code, int signal_number) {
+  if (!partial_.isEmpty()) takeLine(std::exchange(partial_, {}));  // a last line without its newline
+  // Not deleted here: this runs inside the process's own signal.
+  process_.release()->deleteLater();
+  const Outcome result = outcome(exit_code, signal_number);
+  emit finished(result.ok, result.message);
+}
+
+}  // namespace streetgan::studio

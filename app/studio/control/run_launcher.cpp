@@ -1,0 +1,115 @@
+#include "app/studio/control/run_launcher.h"
+
+#include "app/studio/control/remote_run_record.h"
+#include "app/studio/control/remote_run_transport.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+
+#include <nlohmann/json.hpp>
+
+namespace streetgan::studio {
+
+RunLauncher::RunLauncher(QString program, QObject* parent) : QObject(parent), transports_(std::move(program)) {}
+
+RunLauncher::~RunLauncher() = default;
+
+void RunLauncher::setRunDefaults(const QString& device, int threads, int processes) {
+  device_ = device;
+  threads_ = threads;
+  processes_ = processes;
+}
+
+std::unique_ptr<QTemporaryFile> RunLauncher::writeTemporaryConfig(const TrainConfig& config, const QString& name_template,
+                                                                  QString* error) {
+  auto file = std::make_unique<QTemporaryFile>(QDir::temp().filePath(name_template));
+  if (!file->open() || file->write(QByteArray::fromStdString(configToJson(config).dump(2))) < 0 || !file->flush()) {
+    *error = "Cannot write the config file: " + file->errorString();
+    return nullptr;
+  }
+  return file;
+}
+
+std::optional<TrainingRequest> RunLauncher::prepareNewRun(const TrainConfig& config, const QString& runs_root,
+                                                          const std::optional<HostProfile>& host, QString* error) {
+  if (host && config.dataroot.empty()) {
+    *error = "Enter the data set folder on " + host->label() + " first.";
+    return std::nullopt;
+  }
+  if (!host && (config.dataroot.empty() || !QFileInfo(QString::fromStdString(config.dataroot)).isDir())) {
+    *error = "Choose a data set folder first (it must exist).";
+    return std::nullopt;
+  }
+  QDir().mkpath(runs_root);
+  // A fresh run directory: <root>/<name>-<date-time>.
+  const QString name = QString::fromStdString(config.name) + "-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+  TrainingRequest request;
+  request.run_dir = QDir(runs_root).filePath(name);
+  config_file_ = writeTemporaryConfig(config, "streetgan-config-XXXXXX.json", error);
+  if (!config_file_) return std::nullopt;
+  request.config_file = config_file_->fileName();
+  if (host) {
+    // The local run directory mirrors the remote one; its record says where the run trains.
+    RemoteRunRecord record{*host, RemoteRunRecord::remoteRunDirFor(*host, name), request.run_dir};
+    if (const QString failed = record.write(); !failed.isEmpty()) {
+      *error = failed;
+      return std::nullopt;
+    }
+  }
+  return request;
+}
+
+TrainingSession& RunLauncher::newSession(const QString& run_dir, bool attach) {
+  attached_ = attach;
+  session_ = std::make_unique<TrainingSession>(transports_.forRun(run_dir, attach));
+  // The temporary config goes once the run has ended; not when a session being replaced ends (the
+  // new run's config may be written already).
+  connect(session_.get(), &TrainingSession::finished, this, [this, session = session_.get()] {
+    if (session_.get() == session) config_file_.reset();
+  });
+  if (auto* transport = remote()) {
+    connect(transport, &RemoteRunTransport::fileFetched, this, &RunLauncher::fileFetched);
+    connect(transport, &RemoteRunTransport::fetchProgress, this, &RunLauncher::fetchProgress);
+    connect(transport, &RemoteRunTransport::fetchFailed, this, &RunLauncher::fetchFailed);
+  }
+  return *session_;
+}
+
+bool RunLauncher::start(const TrainingRequest& request, const TrainConfig& config) {
+  if (!session_) return false;
+  TrainingRequest full = request;
+  if (!attached_) {
+    if (const RemoteRunTransport* transport = remote()) {
+      // On a host: its profile's device and threads (never this computer's Settings), unless the
+      // form's config sets its own.
+      full.extra_arguments << transport->record().host.deviceArguments(QString::fromStdString(config.device), config.threads);
+    } else {
+      if (!device_.isEmpty()) full.extra_arguments << "--device" << device_;
+      if (threads_ > 0) full.extra_arguments << "--threads" << QString::number(threads_);
+      if (processes_ > 1) full.extra_arguments << "--nproc" << QString::number(processes_);
+    }
+  }
+  return session_->start(full);
+}
+
+QString RunLauncher::where() const { return session_ ? session_->transport().where() : QString("this computer"); }
+
+QString RunLauncher::latestCheckpoint() const {
+  // The transport has read the whole log (replayed or followed): no second read here.
+  const RemoteRunTransport* transport = remote();
+  return transport ? transport->latestCheckpoint() : QString();
+}
+
+bool RunLauncher::fetchFile(const QString& relative) {
+  RemoteRunTransport* transport = remote();
+  if (!transport) return false;
+  transport->fetchFile(relative);
+  return true;
+}
+
+RemoteRunTransport* RunLauncher::remote() const {
+  return session_ ? qobject_cast<RemoteRunTransport*>(&session_->transport()) : nullptr;
+}
+
+}  // namespace streetgan::studio

@@ -1,0 +1,175 @@
+#include "core/runs/run_event.h"
+
+#include "core/runs/event_fields.h"
+#include "core/util/json_value.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+
+namespace streetgan::events {
+
+namespace {
+
+using json = nlohmann::json;
+
+double figure(const json& body, const char* key) { return jsonNumber(body, key).value_or(std::nan("")); }
+
+Count count(const json& body, const char* key) { return jsonInteger(body, key); }
+
+std::string text(const json& body, const char* key) { return jsonString(body, key); }
+
+std::vector<double> figures(const json& array) {
+  std::vector<double> out;
+  out.reserve(array.size());
+  for (const json& value : array) out.push_back(value.is_number() ? value.get<double>() : std::nan(""));
+  return out;
+}
+
+RunStarted runStarted(const json& body) {
+  RunStarted e;
+  e.device = text(body, field::kDevice);
+  e.backend = text(body, field::kBackend);
+  e.world_size = count(body, field::kWorldSize);
+  e.epoch = count(body, field::kEpoch);
+  e.step = count(body, field::kStep);
+  e.images_seen = count(body, field::kImagesSeen);
+  e.pid = count(body, field::kPid);
+  e.pid_start_time = static_cast<std::uint64_t>(std::max<std::int64_t>(0, count(body, field::kPidStartTime).value_or(0)));
+  const auto config = body.find(field::kConfig);
+  if (config != body.end() && config->is_object()) {
+    e.has_config = true;
+    e.preset = text(*config, field::kPreset);
+    e.config_epochs = count(*config, field::kEpochs);
+    e.config_batch_size = count(*config, field::kBatchSize);
+  }
+  return e;
+}
+
+Step step(const json& body) {
+  Step e;
+  e.epoch = count(body, field::kEpoch);
+  e.iteration = count(body, field::kIteration);
+  e.iterations = count(body, field::kIterations);
+  e.step = count(body, field::kStep);
+  e.images_seen = count(body, field::kImagesSeen);
+  e.loss_d = figure(body, field::kLossD);
+  e.loss_g = figure(body, field::kLossG);
+  e.d_x = figure(body, field::kDX);
+  e.d_g_z1 = figure(body, field::kDGz1);
+  e.d_g_z2 = figure(body, field::kDGz2);
+  e.images_per_s = figure(body, field::kImagesPerS);
+  e.data_wait_fraction = figure(body, field::kDataWaitFraction);
+  return e;
+}
+
+ImportedLosses importedLosses(const json& body) {
+  ImportedLosses e;
+  e.first_step = figure(body, field::kFirstStep);
+  e.images_per_step = figure(body, field::kImagesPerStep);
+  e.epochs = figure(body, field::kEpochs);
+  e.total_steps = figure(body, field::kTotalSteps);
+  if (const auto d = body.find(field::kLossD); d != body.end() && d->is_array()) {
+    e.has_loss_d = true;
+    e.loss_d = figures(*d);
+  }
+  if (const auto g = body.find(field::kLossG); g != body.end() && g->is_array()) {
+    e.has_loss_g = true;
+    e.loss_g = figures(*g);
+  }
+  return e;
+}
+
+System system(const json& body) {
+  System e;
+  e.epoch = count(body, field::kEpoch);
+  e.step = count(body, field::kStep);
+  e.images_seen = count(body, field::kImagesSeen);
+  e.seconds = figure(body, field::kSeconds);
+  e.cpu_percent = figure(body, field::kCpuPercent);
+  e.cores = figure(body, field::kCores);
+  e.rss_bytes = figure(body, field::kRssBytes);
+  e.host_memory_available_bytes = figure(body, field::kHostMemoryAvailableBytes);
+  e.host_memory_total_bytes = figure(body, field::kHostMemoryTotalBytes);
+  e.loader_bytes_per_s = figure(body, field::kLoaderBytesPerS);
+  const json none = json::object();
+  const auto gpu = body.find(field::kGpu);
+  e.has_gpu = gpu != body.end() && gpu->is_object();
+  const json& g = e.has_gpu ? *gpu : none;
+  e.gpu_utilization_percent = figure(g, field::kUtilizationPercent);
+  e.gpu_memory_used_bytes = figure(g, field::kMemoryUsedBytes);
+  e.gpu_memory_total_bytes = figure(g, field::kMemoryTotalBytes);
+  e.gpu_power_w = figure(g, field::kPowerW);
+  return e;
+}
+
+}  // namespace
+
+RunEvent parseRunEvent(const std::string& type_name, const json& body) {
+  if (!body.is_object()) return std::monostate{};
+  const char* t = type_name.c_str();
+  if (std::strcmp(t, type::kStep) == 0) return step(body);
+  if (std::strcmp(t, type::kRunStarted) == 0) return runStarted(body);
+  if (std::strcmp(t, type::kImportedLosses) == 0) return importedLosses(body);
+  if (std::strcmp(t, type::kEpochEnd) == 0)
+    return EpochEnd{count(body, field::kEpoch),        count(body, field::kEpochs),
+                    count(body, field::kStep),         count(body, field::kImagesSeen),
+                    figure(body, field::kMeanLossD),   figure(body, field::kMeanLossG),
+                    figure(body, field::kSeconds)};
+  if (std::strcmp(t, type::kSamples) == 0)
+    return Samples{text(body, field::kPath), count(body, field::kStep), count(body, field::kEpoch),
+                   count(body, field::kImagesSeen)};
+  if (std::strcmp(t, type::kParzen) == 0)
+    return Parzen{count(body, field::kEpoch), count(body, field::kStep), count(body, field::kImagesSeen),
+                  figure(body, field::kSigma), figure(body, field::kMeanLl), figure(body, field::kStderr)};
+  if (std::strcmp(t, type::kSystem) == 0) return system(body);
+  if (std::strcmp(t, type::kCheckpoint) == 0)
+    return Checkpoint{text(body, field::kPath), count(body, field::kStep), count(body, field::kEpoch),
+                      count(body, field::kImagesSeen)};
+  if (std::strcmp(t, type::kWarning) == 0) {
+    Warning e{text(body, field::kMessage), std::nullopt};
+    if (const auto path = body.find(field::kPath); path != body.end() && path->is_string()) e.path = path->get<std::string>();
+    return e;
+  }
+  if (std::strcmp(t, type::kError) == 0) return Error{text(body, field::kMessage)};
+  if (std::strcmp(t, type::kRunFinished) == 0)
+    return RunFinished{text(body, field::kStatus), text(body, field::kMessage), count(body, field::kEpoch),
+                       count(body, field::kStep), count(body, field::kImagesSeen)};
+  return std::monostate{};
+}
+
+double fractionalEpoch(const Step& step, double iterations_fallback, double epoch_fallback) {
+  const double iterations = step.iterations ? static_cast<double>(*step.iterations) : iterations_fallback;
+  const double epoch = step.epoch ? static_cast<double>(*step.epoch) : epoch_fallback;
+  const double iteration = step.iteration ? static_cast<double>(*step.iteration) : 0;
+  return epoch - 1 + (iterations > 0 ? iteration / iterations : 0);
+}
+
+ImportedPoint importedPoint(const ImportedLosses& losses, std::size_t k) {
+  ImportedPoint point;
+  point.step = losses.first_step + static_cast<double>(k);
+  point.images_seen = point.step * losses.images_per_step;
+  point.epoch = losses.total_steps > 0 && std::isfinite(losses.epochs) ? point.step * losses.epochs / losses.total_steps : 0;
+  return point;
+}
+
+void DataWaitWindow::add(double wait_fraction) {
+  if (!std::isfinite(wait_fraction)) return;
+  if (recent_.size() < window_) recent_.push_back(wait_fraction);
+  else recent_[next_++ % window_] = wait_fraction;
+}
+
+std::optional<double> DataWaitWindow::share() const {
+  if (recent_.size() < enough_ || recent_.empty()) return std::nullopt;
+  double sum = 0;
+  for (double w : recent_) sum += w;
+  return sum / static_cast<double>(recent_.size());
+}
+
+void DataWaitWindow::clear() {
+  recent_.clear();
+  next_ = 0;
+}
+
+}  // namespace streetgan::events

@@ -1,0 +1,61 @@
+#include "core/util/json_value.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace streetgan {
+
+std::optional<std::int64_t> jsonInteger(const nlohmann::json& body, const char* key) {
+  if (!body.is_object()) return std::nullopt;
+  const auto it = body.find(key);
+  if (it == body.end()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    if (value <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(value);
+    return std::nullopt;
+  }
+  if (it->is_number_integer()) return it->get<std::int64_t>();
+  if (it->is_number_float()) {
+    const double value = it->get<double>();
+    // -2^63 ≤ value < 2^63, both exact in a double.
+    if (std::isfinite(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0)
+      return static_cast<std::int64_t>(value);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> jsonNumber(const nlohmann::json& body, const char* key) {
+  if (!body.is_object()) return std::nullopt;
+  const auto it = body.find(key);
+  if (it == body.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string jsonString(const nlohmann::json& body, const char* key) {
+  if (!body.is_object()) return {};
+  const auto it = body.find(key);
+  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::size_t jsonNestingDepth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace streetgan
