@@ -76,13 +76,19 @@ std::optional<StreamEvent> EventStreamReader::parse(std::string_view line) {
     malformed(std::string(line.substr(0, 200)));
     return std::nullopt;
   }
-  StreamEvent event;
-  event.type = type->get<std::string>();
   const auto time = body.find(events::field::kTime);
-  if (time != body.end() && time->is_number()) event.time = time->get<double>();
+  const double seconds = time != body.end() && time->is_number() ? time->get<double>() : 0;
+  std::string type_name = type->get<std::string>();
+  ++events_;
+  return makeStreamEvent(std::move(type_name), seconds, std::move(body));
+}
+
+StreamEvent makeStreamEvent(std::string type, double time, nlohmann::json body) {
+  StreamEvent event;
+  event.type = std::move(type);
+  event.time = time;
   event.event = events::parseRunEvent(event.type, body);
   event.body = std::move(body);
-  ++events_;
   return event;
 }
 

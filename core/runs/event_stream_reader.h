@@ -29,6 +29,10 @@ struct StreamEvent {
   events::RunEvent event;  ///< the typed event; std::monostate for a type this version does not know
 };
 
+/// An event of `type` made from its object `body` (which need not hold "type" and "time"), typed as
+/// the reader types the events it reads: for events made in memory (a test's, a replayed log's).
+StreamEvent makeStreamEvent(std::string type, double time, nlohmann::json body);
+
 class EventStreamReader {
 public:
   explicit EventStreamReader(std::size_t max_line_bytes = 16u << 20) : max_line_bytes_(max_line_bytes) {}

@@ -17,6 +17,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -326,6 +328,13 @@ private slots:
                                                   "--dist-timeout", "300"});
     QVERIFY(launcher.waitForStarted());
     QTRY_COMPARE_WITH_TIMEOUT(childrenOf(launcher.processId()).size(), 2, 60000);
+    // The ranks past their start (their stop handlers installed: a rank still loading LibTorch on a
+    // busy machine would die of the forwarded SIGTERM itself), then a second into the join.
+    const auto ranksCatchStop = [&launcher] {
+      const QList<qint64> children = childrenOf(launcher.processId());
+      return std::all_of(children.begin(), children.end(), [](qint64 pid) { return catchesSignal(pid, SIGTERM); });
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(ranksCatchStop(), 60000);
     QTest::qWait(1000);
     QList<QPair<qint64, QByteArray>> ranks;
     for (const qint64 pid : childrenOf(launcher.processId())) ranks.push_back({pid, liveStartTime(pid)});

@@ -51,11 +51,7 @@ private:
 namespace {
 
 StreamEvent makeEvent(const std::string& type, double time, nlohmann::json body) {
-  StreamEvent e;
-  e.type = type;
-  e.time = time;
-  e.body = std::move(body);
-  return e;
+  return makeStreamEvent(type, time, std::move(body));
 }
 
 /// A run of `steps` steps: its run_started, steps with losses that fall, a Parzen estimate and a

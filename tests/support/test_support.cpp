@@ -144,6 +144,16 @@ QList<qint64> childrenOf(qint64 parent) {
   return out;
 }
 
+bool catchesSignal(qint64 pid, int signal_number) {
+  for (const QByteArray& line : readFileBytes("/proc/" + QString::number(pid) + "/status").split('\n')) {
+    if (!line.startsWith("SigCgt:")) continue;
+    bool ok = false;
+    const qulonglong mask = line.mid(7).trimmed().toULongLong(&ok, 16);
+    return ok && signal_number >= 1 && signal_number <= 64 && (mask >> (signal_number - 1) & 1u) != 0;
+  }
+  return false;
+}
+
 QByteArray liveStartTime(qint64 pid) {
   const QByteArray stat = readFileBytes("/proc/" + QString::number(pid) + "/stat");
   const int close = stat.lastIndexOf(')');

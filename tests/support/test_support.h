@@ -59,6 +59,9 @@ QString testOutputDir();
 
 /// The child processes of `parent` (the ranks a launcher started), from /proc, sorted.
 QList<qint64> childrenOf(qint64 parent);
+/// Whether process `pid` has installed a handler for `signal_number` (SigCgt of /proc/PID/status):
+/// a signal sent before then ends it as the default action does, not as the program would.
+bool catchesSignal(qint64 pid, int signal_number);
 /// A process's start time (field 22 of /proc/PID/stat): empty once it is gone, or when only its
 /// zombie is left (killed, its new parent has not reaped it yet). Compared with the start time
 /// seen earlier, so a pid reused meanwhile is not taken for the process.
