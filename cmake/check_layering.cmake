@@ -119,6 +119,7 @@ foreach(_file IN LISTS _files)
     continue()
   endif()
   list(APPEND _allowed "${_from}")
+  set("_includes_of_${_file}" "")  # our files it includes, for the event rule below
 
   file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "^[ \t]*#[ \t]*include")
   foreach(_line IN LISTS _lines)
@@ -138,6 +139,7 @@ foreach(_file IN LISTS _files)
     endif()
     string(REGEX MATCH "^(core|widgets|app|tests)/" _ours "${_inc}")
     if(_ours)
+      list(APPEND "_includes_of_${_file}" "${_inc}")
       if(NOT EXISTS "${SOURCE_DIR}/${_inc}")
         _fail("${_file}: includes ${_shown}, which does not exist")
       endif()
@@ -165,7 +167,12 @@ foreach(_file IN LISTS _files)
       endif()
       continue()
     endif()
-    # A system header: the libraries that belong to one part of the tree.
+    # A system header, as the compiler finds it through the folders above the usual ones:
+    # <x86_64-linux-gnu/libavformat/avformat.h>, <qt6/QtCore/QProcess> and
+    # <opencv4/opencv2/core.hpp> are libavformat/…, QtCore/… and opencv2/….
+    string(REGEX REPLACE "^[a-z0-9_]+-linux-gnu/" "" _inc "${_inc}")
+    string(REGEX REPLACE "^(qt6|opencv4)/" "" _inc "${_inc}")
+    # The libraries that belong to one part of the tree.
     foreach(_entry IN LISTS _system_headers)
       string(FIND "${_entry}" "=" _eq REVERSE)
       string(SUBSTRING "${_entry}" 0 ${_eq} _regex)
@@ -213,19 +220,36 @@ foreach(_file IN LISTS _files)
         _fail("${_file}: includes <${_written}>, which is not Qt Core; ${_from} uses Qt Core only")
       endif()
     endif()
-    # QProcess in any spelling, and Qt Core's umbrella header, which brings it.
-    if(_no_proc AND NOT _core_only AND _lower MATCHES "^(qtcore/)?(qprocess(\\.h)?|qtcore)$")
+    # QProcess in any spelling, the headers that include it (QProcessEnvironment's), and every Qt
+    # module's umbrella header (<QtWidgets>, <QtGui/QtGui>: each brings Qt Core's, and with it QProcess).
+    set(_umbrella FALSE)
+    if(_inc MATCHES "^Qt[A-Za-z0-9]+$")
+      set(_umbrella TRUE)
+    elseif(_inc MATCHES "^(Qt[A-Za-z0-9]+)/(Qt[A-Za-z0-9]+)$" AND CMAKE_MATCH_1 STREQUAL CMAKE_MATCH_2)
+      set(_umbrella TRUE)
+    endif()
+    if(_no_proc AND NOT _core_only AND (_umbrella OR _lower MATCHES "^(qtcore/)?qprocess(environment)?(\\.h)?$"))
       _fail("${_file}: includes <${_written}>, but views and tabs never start processes (a controller in app/studio/control does)")
     endif()
   endforeach()
 endforeach()
 
 # The event protocol has one owner, core/runs: its names are the constants of event_fields.h. A
-# file elsewhere that may see events (it or its own header includes a header of core/runs, or
-# the Trainer, whose on_event hands them out) names none of them by a string literal. Tests are
-# exempt: they check the bytes on disk.
-# Field names (namespace field) and the names of types and run_finished statuses (namespaces type
-# and status), as the constants of event_fields.h spell them.
+# file elsewhere that may see events names none of them by a string literal. It may see events
+# when it includes, directly or through our headers, a header of core/runs or the Trainer (whose
+# on_event hands them out). Tests are exempt: they check the bytes on disk.
+#
+# Most names are the protocol's own ("loss_d", "run_finished") and are refused wherever they stand
+# as a literal, comments aside. A few are also plain words with other uses in such files (a
+# subcommand "status", a state "failed", a label "device", a command-line option "dataset"): a
+# field among them is refused where it is a JSON key ({{"x", …}, …}, {"x", …}} after another
+# pair, ["x"], .value("x", …),
+# .find/.contains/.at/.count/.erase("x"), also through QStringLiteral or QLatin1String), a type or
+# status where an event is written (emit("x", …)) or a value compared ("x" == …, … != "x",
+# strcmp(…, "x"), .compare("x")).
+set(_event_plain_words status completed stopped failed device imported path message time type v config
+                       version seconds epoch epochs step steps images threads workers root layout cache index
+                       samples checkpoint warning error system parzen dataset sigma stderr)
 set(_event_fields "")
 set(_event_types "")
 if(EXISTS "${SOURCE_DIR}/core/runs/event_fields.h")
@@ -244,44 +268,97 @@ if(EXISTS "${SOURCE_DIR}/core/runs/event_fields.h")
     endif()
   endforeach()
 endif()
-set(_event_includes_regex "#[ \t]*include[ \t]*[<\"](core/runs/[a-z_]+|core/train/trainer)\\.h[>\"]")
+set(_event_names ${_event_fields} ${_event_types})
+# The headers that may see events: core/runs' and the Trainer's, then every header of ours that
+# includes one of them, until none is added.
+set(_sees_events "core/train/trainer.h")
+foreach(_file IN LISTS _files)
+  if(_file MATCHES "^core/runs/[^/]+\\.h$")
+    list(APPEND _sees_events "${_file}")
+  endif()
+endforeach()
+set(_added TRUE)
+while(_added)
+  set(_added FALSE)
+  foreach(_file IN LISTS _files)
+    list(FIND _sees_events "${_file}" _known)
+    if(NOT _file MATCHES "\\.h$" OR NOT _known EQUAL -1)
+      continue()
+    endif()
+    foreach(_inc IN LISTS "_includes_of_${_file}")
+      list(FIND _sees_events "${_inc}" _hit)
+      if(NOT _hit EQUAL -1)
+        list(APPEND _sees_events "${_file}")
+        set(_added TRUE)
+        break()
+      endif()
+    endforeach()
+  endforeach()
+endwhile()
+set(_quoted "\"([a-z0-9_]+)\"")
+# "FIELD|TYPE=REGEX": where a literal names a field, where it names a type or status.
+set(_naming_contexts
+  "FIELD=\\[[ \t]*${_quoted}[ \t]*\\]"
+  "FIELD=\\{\\{[ \t]*${_quoted}[ \t]*,"
+  "FIELD=\\}[ \t]*,[ \t\n]*\\{[ \t]*${_quoted}[ \t]*,"
+  "FIELD=\\.[ \t]*(value|find|contains|at|count|erase|emplace|insert)[ \t]*\\([ \t]*((QStringLiteral|QLatin1String|QString)[ \t]*\\([ \t]*)?${_quoted}"
+  "TYPE=\\.[ \t]*(compare|starts_with|ends_with)[ \t]*\\([ \t]*${_quoted}"
+  "TYPE=(emit|strcmp)[ \t]*\\([^;\"]*${_quoted}"
+  "TYPE=[!=]=[ \t]*${_quoted}"
+  "TYPE=${_quoted}[ \t]*[!=]=")
 foreach(_file IN LISTS _files)
   _under_any("${_file}" "core/runs;tests" _exempt)
   if(_exempt)
     continue()
   endif()
-  string(REGEX REPLACE "\\.cpp$" ".h" _own_header "${_file}")
   set(_speaks FALSE)
-  foreach(_candidate IN ITEMS "${_file}" "${_own_header}")
-    set(_protocol "")
-    if(EXISTS "${SOURCE_DIR}/${_candidate}")
-      file(STRINGS "${SOURCE_DIR}/${_candidate}" _protocol REGEX "${_event_includes_regex}")
-      if(_protocol)
-        set(_speaks TRUE)
-      endif()
+  foreach(_inc IN LISTS "_includes_of_${_file}")
+    list(FIND _sees_events "${_inc}" _hit)
+    if(NOT _hit EQUAL -1)
+      set(_speaks TRUE)
     endif()
   endforeach()
   if(NOT _speaks)
     continue()
   endif()
-  # Where a literal names a field: a JSON key ({"x", …}, ["x"], .value("x", …), .find, .contains,
-  # .at, .count("x")). Where it names a type or a status: an event written (emit("x", …)) or a
-  # value compared (== "x", != "x").
   file(READ "${SOURCE_DIR}/${_file}" _text)
-  string(REGEX MATCHALL "(\\{|\\[|\\.(value|find|contains|at|count)\\(|emit\\(|[!=]= )[ \t]*\"[a-z0-9_]+\"" _uses "${_text}")
+  # Comments aside: "// … "step" …" explains, it names nothing.
+  string(REGEX REPLACE "(^|[ \t\n;{}])//[^\n]*" "\\1" _text "${_text}")
   set(_reported "")
-  foreach(_use IN LISTS _uses)
-    string(REGEX REPLACE ".*\"([a-z0-9_]+)\"$" "\\1" _name "${_use}")
-    if(_use MATCHES "^(emit\\(|[!=]= )")
-      list(FIND _event_types "${_name}" _known)
-    else()
-      list(FIND _event_fields "${_name}" _known)
-    endif()
+  string(REGEX MATCHALL "${_quoted}" _literals "${_text}")
+  foreach(_literal IN LISTS _literals)
+    string(REGEX REPLACE "^\"(.*)\"$" "\\1" _name "${_literal}")
+    list(FIND _event_names "${_name}" _known)
+    list(FIND _event_plain_words "${_name}" _plain)
     list(FIND _reported "${_name}" _again)
-    if(NOT _known EQUAL -1 AND _again EQUAL -1)
+    if(NOT _known EQUAL -1 AND _plain EQUAL -1 AND _again EQUAL -1)
       list(APPEND _reported "${_name}")
       _fail("${_file}: names the event field or type \"${_name}\" by a string literal; use its constant in core/runs/event_fields.h")
     endif()
+  endforeach()
+  foreach(_entry IN LISTS _naming_contexts)
+    string(FIND "${_entry}" "=" _eq)
+    string(SUBSTRING "${_entry}" 0 ${_eq} _names_of)
+    math(EXPR _rest "${_eq} + 1")
+    string(SUBSTRING "${_entry}" ${_rest} -1 _context)
+    if(_names_of STREQUAL "FIELD")
+      set(_names ${_event_fields})
+    else()
+      set(_names ${_event_types})
+    endif()
+    string(REGEX MATCHALL "${_context}" _uses "${_text}")
+    foreach(_use IN LISTS _uses)
+      string(REGEX MATCHALL "${_quoted}" _in_use "${_use}")
+      foreach(_literal IN LISTS _in_use)
+        string(REGEX REPLACE "^\"(.*)\"$" "\\1" _name "${_literal}")
+        list(FIND _names "${_name}" _known)
+        list(FIND _reported "${_name}" _again)
+        if(NOT _known EQUAL -1 AND _again EQUAL -1)
+          list(APPEND _reported "${_name}")
+          _fail("${_file}: names the event field or type \"${_name}\" by a string literal; use its constant in core/runs/event_fields.h")
+        endif()
+      endforeach()
+    endforeach()
   endforeach()
 endforeach()
 

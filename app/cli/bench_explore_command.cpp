@@ -30,11 +30,11 @@ double median(std::vector<double> values) {
   return n == 0 ? 0.0 : n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// The studio's own devices and threads: LatentExplorer opens cpu, cuda or cuda:N (the CPU by
-// default), and the thread count stays LibTorch's unless --threads is given.
+// The studio's own devices and threads: LatentExplorer opens any device the CLI knows (the CPU by
+// default, as the studio), and the thread count stays LibTorch's unless --threads is given.
 ModelOptionsUse studioModelUse() {
   ModelOptionsUse use;
-  use.device_help = "cpu, cuda or cuda:N (default cpu, the studio's)";
+  use.device_help = "auto, cpu, cuda, cuda:N or hpu (default cpu, the studio's)";
   use.threads_help = "CPU threads (0 = all cores; default: LibTorch's own, as in the studio)";
   return use;
 }
@@ -75,6 +75,8 @@ int runBenchExplore(const Args& args) {
   if (!target) return fail(program, target.error(), kExitUsage);
   if (line.has("--threads")) setComputeThreads(static_cast<int>(*threads));
 
+  // Checked here, like every command's --device (a usage error, exit 2), before LatentExplorer opens it.
+  if (auto device = deviceOption(line, use); !device) return fail(program, device.error(), kExitUsage);
   auto explorer = LatentExplorer::open(line.value("--checkpoint"), line.value("--device", use.device_default));
   if (!explorer) return fail(program, explorer.error(), kExitFailure);
   WalkPlan plan;  // the preview's defaults: slerp, ease-in-out, looped

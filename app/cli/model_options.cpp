@@ -21,6 +21,7 @@ std::vector<OptionSpec> deviceOptionSpecs(const ModelOptionsUse& use) {
 
 Status checkpointGiven(const CommandLine& line) {
   if (!line.has("--checkpoint")) return makeError("missing --checkpoint FILE");
+  if (line.value("--checkpoint").empty()) return makeError("option '--checkpoint' needs a value (--checkpoint FILE), not an empty one");
   return {};
 }
 

@@ -146,12 +146,15 @@ int parzenOverRun(const CommandLine& line, std::int64_t n_samples, std::size_t n
     row.n_test = scored->n_test;
     result.checkpoints.push_back(std::move(row));
   }
+  if (line.has("--progress"))  // every checkpoint scored
+    printProgressLine(stderr, {kProgressTaskParzenRun, static_cast<std::int64_t>(checkpoints.size()),
+                               static_cast<std::int64_t>(checkpoints.size()), {}});
   if (line.has("--save")) {
     if (Status saved = ParzenEvaluationFile::write(run.path(), "run", result); !saved)
       return fail(line.program(), saved.error(), kExitFailure);
   }
   if (line.has("--json")) {
-    std::printf("%s\n", ParzenEvaluationFile::toJson(result).dump(2).c_str());
+    std::printf("%s\n", ParzenEvaluationFile::toJson(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
   std::printf("σ %.4f (%s)\n%8s %10s %14s %10s\n", result.sigma, line.has("--sigma") ? "given" : "chosen on the latest checkpoint",
@@ -215,6 +218,8 @@ struct ParzenRequest {
 Result<ParzenRequest> parzenRequestFrom(const CommandLine& line, const ModelOptionsUse& use) {
   if (int(line.has("--checkpoint")) + int(line.has("--samples")) + int(line.has("--run")) != 1)
     return makeError("give one of --checkpoint FILE, --samples DIR or --run DIR");
+  if (line.has("--checkpoint"))
+    if (Status given = checkpointGiven(line); !given) return makeError(given.error());
   if (line.has("--valid") != line.has("--test")) return makeError("--valid and --test go together");
   if (line.has("--sigma") && !line.has("--run"))
     return makeError("--sigma goes with --run (otherwise σ is chosen on the validation split; "
@@ -320,7 +325,7 @@ int reportParzen(const CommandLine& line, const ParzenRequest& request, const Pa
         return fail(line.program(), saved.error(), kExitFailure);
     }
     if (line.has("--json")) {
-      std::printf("%s\n", ParzenEvaluationFile::toJson(out).dump(2).c_str());
+      std::printf("%s\n", ParzenEvaluationFile::toJson(out).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
       return kExitOk;
     }
   }

@@ -61,11 +61,18 @@ std::string describeExit(int status) {
 
 // Whether the last line of events.jsonl is a run_finished event.
 bool logFinished(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  EventStreamReader reader;
+  std::ifstream in(path, std::ios::binary);
+  EventStreamReader reader;  // its line limit bounds what is kept of a line
+  std::string last;
+  const auto keep = [&last](std::string_view line) {
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) last.assign(line);
+  };
+  std::string chunk(1 << 16, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    reader.feedLines(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())), keep);
+  }
+  reader.finishLines(keep);
   const auto event = reader.parse(last);
   return event && std::holds_alternative<events::RunFinished>(event->event);
 }

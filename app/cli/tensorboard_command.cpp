@@ -3,6 +3,7 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
 
+#include "core/runs/event_stream_reader.h"
 #include "core/runs/tensorboard_recorder.h"
 
 #include <nlohmann/json.hpp>
@@ -69,23 +70,32 @@ int runTensorBoard(const Args& args) {
     for (fs::path folder = out; !folder.empty() && !fs::exists(fs::symlink_status(folder, ignored)); folder = folder.parent_path())
       made.push_back(folder);
     recorder.setSampleBudget(*max_image_mib << 20);
-    std::ifstream log(run / "events.jsonl");
-    std::string text;
-    long long records = 0, malformed = 0;
-    while (std::getline(log, text)) {
-      const auto event = nlohmann::json::parse(text, nullptr, false);
-      if (!event.is_object()) {
-        ++malformed;
-        continue;
+    std::ifstream log(run / "events.jsonl", std::ios::binary);
+    // The protocol's own reader: lines of any length arrive in chunks, an overlong or malformed one
+    // is counted and skipped.
+    EventStreamReader reader;
+    std::string chunk(1 << 20, '\0');
+    long long records = 0;
+    Status recorded;
+    const auto recordAll = [&](const std::vector<StreamEvent>& events) {
+      for (const StreamEvent& event : events) {
+        if (!recorded) return;
+        recorded = recorder.record(event);
+        if (recorded) ++records;
       }
-      if (Status s = recorder.record(event); !s) {
-        // A full disk: the part written is no use, so it goes, and the folders made for it.
-        if (!recorder.path().empty()) fs::remove(recorder.path(), ignored);
-        for (const fs::path& folder : made) fs::remove(folder, ignored);  // only when empty
-        return fail(line.program(), s.error(), kExitFailure);
-      }
-      ++records;
+    };
+    while (recorded && log) {
+      log.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      recordAll(reader.feed(std::string_view(chunk.data(), static_cast<std::size_t>(log.gcount()))));
     }
+    if (recorded) recordAll(reader.finish());
+    if (!recorded) {
+      // A full disk: the part written is no use, so it goes, and the folders made for it.
+      if (!recorder.path().empty()) fs::remove(recorder.path(), ignored);
+      for (const fs::path& folder : made) fs::remove(folder, ignored);  // only when empty
+      return fail(line.program(), recorded.error(), kExitFailure);
+    }
+    const long long malformed = reader.malformedLines();
     if (recorder.path().empty()) return fail(line.program(), (run / "events.jsonl").string() + " has no run_started event", kExitFailure);
     std::string notes;
     if (malformed > 0) notes += std::to_string(malformed) + " malformed lines skipped";

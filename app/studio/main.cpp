@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
   parser.addOption({"tab", "Open on <tab>: train, explore, dataset, evaluate or runs.", "tab"});
   parser.addOption({"checkpoint", "Explore <file> (opens the Explore tab).", "file"});
   parser.addOption({"walk", "With --checkpoint: load the walk <file> into the keyframes.", "file"});
-  parser.addOption({"dataset", "Browse <folder> in the Dataset tab.", "folder"});
+  const QCommandLineOption dataset_option("dataset", "Browse <folder> in the Dataset tab.", "folder");
+  parser.addOption(dataset_option);
   parser.addOption({"screenshot", "Save the window as a PNG <file> after --after seconds, then quit.", "file"});
   parser.addOption({"after", "Seconds before --screenshot (default 3).", "seconds", "3"});
   parser.addOption({"size", "Window size, as <width>x<height>.", "size"});
@@ -78,8 +79,8 @@ int main(int argc, char** argv) {
     explore.openCheckpoint(QDir(parser.value("checkpoint")).absolutePath());
     if (tab.isEmpty()) tab = "explore";
   }
-  if (parser.isSet("dataset")) {
-    window.datasetTab().setRoot(QDir(parser.value("dataset")).absolutePath());
+  if (parser.isSet(dataset_option)) {
+    window.datasetTab().setRoot(QDir(parser.value(dataset_option)).absolutePath());
     if (tab.isEmpty()) tab = "dataset";
   }
   if (!tab.isEmpty()) window.tabs().setCurrentIndex(static_cast<int>(tabs.indexOf(tab)));

@@ -282,7 +282,8 @@ std::string ParzenEvaluationFile::fileText(const ParzenEvaluation& evaluation) {
   json out = toJson(evaluation);
   out["v"] = evaluation.version;
   out["time"] = evaluation.time;
-  return out.dump(2) + "\n";
+  // A checkpoint name that is not UTF-8 is replaced (U+FFFD), never a type_error after the work.
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace streetgan

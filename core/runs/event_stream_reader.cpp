@@ -1,6 +1,7 @@
 #include "core/runs/event_stream_reader.h"
 
 #include "core/runs/event_fields.h"
+#include "core/util/json_value.h"
 
 namespace streetgan {
 
@@ -70,6 +71,12 @@ std::vector<StreamEvent> EventStreamReader::finish() {
 std::optional<StreamEvent> EventStreamReader::parse(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;  // blank lines are not events
+  // An event is a few levels deep; a line nested deeper is no event of ours, and refused before a
+  // reader could recurse through it (printing a value nested 100,000 deep overflows the stack).
+  if (jsonNestingDepth(line) > kMaxEventDepth) {
+    malformed("(a line nested deeper than " + std::to_string(kMaxEventDepth) + " levels)");
+    return std::nullopt;
+  }
   nlohmann::json body = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
   const auto type = body.is_object() ? body.find(events::field::kType) : body.end();
   if (body.is_discarded() || !body.is_object() || type == body.end() || !type->is_string()) {

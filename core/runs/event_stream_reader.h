@@ -2,13 +2,13 @@
 // EventStreamReader: the reader side of the event protocol (docs/events.md). Turns the bytes of an
 // event stream — a training process's stdout, or events.jsonl followed from a byte offset — into
 // parsed events, one per complete line, whatever chunks the bytes arrive in. A line that is not a
-// JSON object with a string "type" is skipped and counted, never fatal; so is a line longer than
-// `max_line_bytes` (its bytes are dropped as they arrive, so memory stays bounded). Each event is
-// parsed once, into its typed RunEvent (core/runs/run_event.h), its whole object kept beside it so
-// fields this version does not know survive. It is the one line splitter of event streams: a
-// reader that wants to skip most lines unparsed (RunSummary skips all steps but the last) takes
-// the lines from feedLines() and parses the ones it wants with parse(). Not thread-safe; one
-// reader per stream.
+// JSON object with a string "type" is skipped and counted, never fatal; so is a line nested deeper
+// than kMaxEventDepth, and a line longer than `max_line_bytes` (its bytes are dropped as they
+// arrive, so memory stays bounded). Each event is parsed once, into its typed RunEvent
+// (core/runs/run_event.h), its whole object kept beside it so fields this version does not know
+// survive. It is the one line splitter of event streams: a reader that wants to skip most lines
+// unparsed (RunSummary skips all steps but the last) takes the lines from feedLines() and parses
+// the ones it wants with parse(). Not thread-safe; one reader per stream.
 #include "core/runs/run_event.h"
 
 #include <nlohmann/json.hpp>
@@ -36,6 +36,9 @@ StreamEvent makeStreamEvent(std::string type, double time, nlohmann::json body);
 class EventStreamReader {
 public:
   explicit EventStreamReader(std::size_t max_line_bytes = 16u << 20) : max_line_bytes_(max_line_bytes) {}
+
+  /// The deepest nesting of arrays and objects an event may have; a deeper line is malformed.
+  static constexpr std::size_t kMaxEventDepth = 64;
 
   /// Parses every line completed by `bytes`; a partial last line waits for the next call.
   std::vector<StreamEvent> feed(std::string_view bytes);

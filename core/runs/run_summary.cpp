@@ -18,11 +18,14 @@ namespace {
 
 using json = nlohmann::json;
 
-// Our writer puts "type" second ({"v":1,"type":"step",...}); a step line from another writer that
-// orders its keys differently is simply parsed like any other event. A line cut short (a killed
-// writer's last words, with a resumed run appending after it) is parsed too, and counted.
+// Our writer's keys come sorted ({"d_g_z1":…,…,"time":…,"type":"step","v":1}), so its step lines
+// end in `"type":"step","v":1}`; a writer that puts "type" first is recognised too. Any other step
+// line is parsed like every event. A line cut short (a killed writer's last words, with a resumed
+// run appending after it) fails both tests, is parsed, and counted.
 bool looksLikeStep(std::string_view line) {
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+  constexpr std::string_view kSortedEnd = "\"type\":\"step\",\"v\":1}";
+  if (line.size() >= kSortedEnd.size() && line.substr(line.size() - kSortedEnd.size()) == kSortedEnd) return true;
   return !line.empty() && line.back() == '}' &&
          line.substr(0, 40).find("\"type\":\"step\"") != std::string_view::npos;
 }
@@ -93,11 +96,16 @@ void RunSummaryBuilder::consumeLine(std::string_view line) {
     last_step_line_.assign(line);
     return;
   }
-  if (const auto event = reader_.parse(line)) consumeEvent(*event);
+  const auto event = reader_.parse(line);
+  if (!event) return;
+  // A step line another writer ordered differently: the last one is kept as it came, parsed again
+  // only when asked for the summary.
+  if (std::holds_alternative<events::Step>(event->event)) last_step_line_.assign(line);
+  else consumeEvent(*event);
 }
 
 void RunSummaryBuilder::consumeEvent(const StreamEvent& event) {
-  using events::EpochEnd, events::Parzen, events::RunFinished, events::RunStarted, events::Step;
+  using events::EpochEnd, events::Parzen, events::RunFinished, events::RunStarted;
   RunSummary& s = summary_;
   if (const auto time = jsonNumber(event.body, events::field::kTime)) s.last_event_time = *time;
   if (const auto* started = std::get_if<RunStarted>(&event.event)) {
@@ -121,9 +129,6 @@ void RunSummaryBuilder::consumeEvent(const StreamEvent& event) {
     }
     // Steps the previous process logged past its last checkpoint are replaced by this one's.
     last_step_line_.clear();
-  } else if (std::holds_alternative<Step>(event.event)) {
-    // A step line our writer did not order as looksLikeStep expects: the last one is kept as text.
-    last_step_line_ = event.body.dump();
   } else if (const auto* end = std::get_if<EpochEnd>(&event.event)) {
     s.epoch = end->epoch.value_or(s.epoch);
     s.epochs = end->epochs.value_or(s.epochs);

@@ -119,11 +119,16 @@ TensorBoardRecorder::TensorBoardRecorder(std::string run_dir, std::string out_di
     : run_dir_(std::move(run_dir)), out_dir_(std::move(out_dir)), warn_(std::move(warn)) {}
 
 Status TensorBoardRecorder::record(const json& event) {
+  const auto type = event.find(events::field::kType);
+  if (type == event.end() || !type->is_string()) return {};
+  return record(makeStreamEvent(type->get<std::string>(), numberAt(event, events::field::kTime), event));
+}
+
+Status TensorBoardRecorder::record(const StreamEvent& stream_event) {
   namespace field = events::field;
-  const auto type_it = event.find(field::kType);
-  if (type_it == event.end() || !type_it->is_string()) return {};
-  const events::RunEvent typed = events::parseRunEvent(type_it->get<std::string>(), event);
-  const double time = numberAt(event, field::kTime);
+  const events::RunEvent& typed = stream_event.event;
+  const json& event = stream_event.body;
+  const double time = stream_event.time;
   const double images = numberAt(event, field::kImagesSeen);
   const auto step = static_cast<std::int64_t>(std::isfinite(images) ? images : 0);
   if (std::holds_alternative<events::RunStarted>(typed)) {

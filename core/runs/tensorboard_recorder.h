@@ -15,6 +15,7 @@
 // regular file (never a link, a FIFO or a device, which could hang or never end) of at most
 // kMaxSampleBytes, and only when it is a PNG; any other is skipped with a warning naming the run
 // and the path, and recording goes on.
+#include "core/runs/event_stream_reader.h"
 #include "core/runs/tensorboard_writer.h"
 #include "core/util/result.h"
 
@@ -43,7 +44,9 @@ public:
   /// grids past the bound are skipped, with one warning.
   void setSampleBudget(std::int64_t bytes) { sample_budget_ = bytes; }
 
-  /// One event: `event` holds "type", "time" and the event's fields.
+  /// One event, as an EventStreamReader read it.
+  Status record(const StreamEvent& event);
+  /// One event the trainer made: `event` holds "type", "time" and the event's fields.
   Status record(const nlohmann::json& event);
   /// The event file being written (empty before the first run_started).
   std::string path() const { return writer_ ? writer_->path() : std::string(); }

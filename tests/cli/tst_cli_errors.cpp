@@ -218,6 +218,16 @@ void TestCliErrors::failures_data() {
   // Usage and config errors: exit 2, nothing started.
   QTest::newRow("unknown option") << "" << QStringList{"train", "--dataroot", data, "--speed", "9"} << 0 << 2
       << "streetgan train: unknown option '--speed' (see streetgan train --help)" << none << QStringList{};
+  QTest::newRow("sample: an empty --checkpoint") << ""
+      << QStringList{"sample", "--checkpoint", "", "--out", "@ROW@/grid.png"} << 0 << 2
+      << "streetgan sample: option '--checkpoint' needs a value (--checkpoint FILE), not an empty one" << none
+      << QStringList{"@ROW@/grid.png"};
+  QTest::newRow("parzen: an empty --checkpoint") << ""
+      << QStringList{"parzen", "--checkpoint", "", "--dataroot", data} << 0 << 2
+      << "streetgan parzen: option '--checkpoint' needs a value (--checkpoint FILE), not an empty one" << none << none;
+  QTest::newRow("bench explore: an unknown --device") << ""
+      << QStringList{"bench", "explore", "--checkpoint", "@CHECKPOINT@", "--device", "bogus"} << 0 << 2
+      << "streetgan bench explore: option '--device': …" << none << none;
   QTest::newRow("bad config value") << ""
       << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "-t", R"({"batch_size":0})"} << 0 << 2
       << "streetgan train: -t: config key \"batch_size\": 0 is not allowed; allowed: …"

@@ -225,6 +225,23 @@ private slots:
     QCOMPARE(s.state, RunState::Failed);
   }
 
+  // A step nested 100,000 deep (a 200 KB line) is malformed, not a stack overflow when the summary
+  // is made; our writer's step lines (keys sorted, "type" last but "v") give the last losses.
+  void deepAndSortedStepLines() {
+    QByteArray log = R"({"v":1,"type":"run_started","time":100,"pid":0,"step":0,"images_seen":0})" "\n";
+    log += R"({"d_x":0.5,"epoch":1,"images_seen":32,"iteration":1,"iterations":2,"loss_d":1.25,"loss_g":2.5,"step":1,"time":101,"type":"step","v":1})" "\n";
+    log += "{\"a\":" + QByteArray(100000, '[') + QByteArray(100000, ']') + R"(,"type":"step","step":5})" "\n";
+    RunSummaryBuilder builder("/runs/r");
+    builder.feed(std::string_view(log.constData(), static_cast<std::size_t>(log.size())));
+    const RunSummary s = builder.summary(false);
+    QCOMPARE(s.malformed_lines, std::int64_t(1));
+    QCOMPARE(s.step, std::int64_t(1));
+    QCOMPARE(s.images_seen, std::int64_t(32));
+    QCOMPARE(*s.loss_d, 1.25);
+    QCOMPARE(*s.loss_g, 2.5);
+    QCOMPARE(s.last_event_time, 101.0);
+  }
+
   void readsFoldersAndRefusesOthers() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());

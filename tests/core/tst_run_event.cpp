@@ -23,6 +23,8 @@ private slots:
   void counters();
   void wrongTypesAreEmpty();
   void unknownTypeAndFieldsSurvive();
+  void nestingIsBounded_data();
+  void nestingIsBounded();
   void fractionalEpoch_data();
   void fractionalEpoch();
   void importedPoint_data();
@@ -190,6 +192,27 @@ void TestRunEvent::unknownTypeAndFieldsSurvive() {
   QVERIFY(std::holds_alternative<events::Step>(read[1].event));
   QCOMPARE(read[1].body["future_field"]["x"].get<int>(), 1);
   QCOMPARE(reader.malformedLines(), std::int64_t{0});
+}
+
+void TestRunEvent::nestingIsBounded_data() {
+  QTest::addColumn<int>("depth");  // of the whole line, its own object counted
+  QTest::addColumn<bool>("event");
+  QTest::newRow("flat") << 1 << true;
+  QTest::newRow("at the bound") << int(EventStreamReader::kMaxEventDepth) << true;
+  QTest::newRow("one past it") << int(EventStreamReader::kMaxEventDepth) + 1 << false;
+  QTest::newRow("100,000 deep") << 100000 << false;
+}
+
+void TestRunEvent::nestingIsBounded() {
+  QFETCH(int, depth);
+  QFETCH(bool, event);
+  const auto inner = static_cast<std::size_t>(depth - 1);
+  const std::string line = R"({"type":"warning","message":"m","x":)" + std::string(inner, '[') + "0" + std::string(inner, ']') + "}\n";
+  EventStreamReader reader;
+  const auto read = reader.feed(depth == 1 ? std::string(R"({"type":"warning","message":"m"})" "\n") : line);
+  QCOMPARE(read.size(), std::size_t(event ? 1 : 0));
+  QCOMPARE(reader.malformedLines(), std::int64_t(event ? 0 : 1));
+  if (!event) QVERIFY(reader.malformedSamples().front().find("nested deeper") != std::string::npos);
 }
 
 void TestRunEvent::fractionalEpoch_data() {

@@ -156,6 +156,20 @@ void TestLayering::brokenRule_data() {
   QTest::newRow("controllers use Qt Core only: lower case")
       << "app/studio/control/parzen_job.cpp" << "<qwidget.h>"
       << "app/studio/control/parzen_job.cpp: includes <qwidget.h>, which is not Qt Core";
+  QTest::newRow("widgets never include a Qt umbrella header")
+      << "widgets/seed_grid.cpp" << "<QtWidgets>" << "widgets/seed_grid.cpp: includes <QtWidgets>" + processes;
+  QTest::newRow("tabs never include a module's umbrella by its path")
+      << "app/studio/runs_tab.cpp" << "<QtGui/QtGui>" << "app/studio/runs_tab.cpp: includes <QtGui/QtGui>" + processes;
+  QTest::newRow("tabs never include what includes QProcess")
+      << "app/studio/runs_tab.cpp" << "<QProcessEnvironment>" << "app/studio/runs_tab.cpp: includes <QProcessEnvironment>" + processes;
+  QTest::newRow("Qt's own folder above QtCore")
+      << "widgets/seed_grid.cpp" << "<qt6/QtCore/QProcess>" << "widgets/seed_grid.cpp: includes <qt6/QtCore/QProcess>" + processes;
+  QTest::newRow("OpenCV through its versioned folder")
+      << "core/latent/walk_exporter.cpp" << "<opencv4/opencv2/core.hpp>"
+      << "core/latent/walk_exporter.cpp: includes <opencv4/opencv2/core.hpp>, which only core/data, core/util/exception_message, tests/core may include";
+  QTest::newRow("libav through the multiarch folder")
+      << "core/latent/walk_exporter.cpp" << "<x86_64-linux-gnu/libavformat/avformat.h>"
+      << "core/latent/walk_exporter.cpp: includes <x86_64-linux-gnu/libavformat/avformat.h>" + video;
   QTest::newRow("no computed includes")
       << "core/train/trainer.cpp" << "STREETGAN_HEADER"
       << "core/train/trainer.cpp: includes STREETGAN_HEADER, a computed include";
@@ -224,6 +238,28 @@ void TestLayering::eventNameLiteral_data() {
   QTest::newRow("the CLI compares a type")
       << "app/cli/train_command.cpp" << "bool isEnd(const std::string& type) { return type == \"epoch_end\"; }"
       << "app/cli/train_command.cpp" + named.arg("epoch_end");
+  QTest::newRow("a tab that sees events through a controller's header")
+      << "app/studio/train_tab.cpp" << "double lossOf(const nlohmann::json& j) { return j.value(\"loss_d\", 0.0); }"
+      << "app/studio/train_tab.cpp" + named.arg("loss_d");
+  QTest::newRow("the second item of a pair")
+      << "app/studio/run_dashboard.cpp" << "const auto kTag = std::pair{\"D_loss\", \"loss_d\"};"
+      << "app/studio/run_dashboard.cpp" + named.arg("loss_d");
+  QTest::newRow("a plain-word field looked up through QStringLiteral")
+      << "app/studio/control/training_session.cpp" << "QString pathOf(const QJsonObject& o) { return o.value(QStringLiteral(\"path\")).toString(); }"
+      << "app/studio/control/training_session.cpp" + named.arg("path");
+  QTest::newRow("a plain-word field as a JSON key")
+      << "core/train/checkpoint_import.cpp" << "const nlohmann::json kMoved = {{\"path\", \"a\"}};"
+      << "core/train/checkpoint_import.cpp" + named.arg("path");
+  QTest::newRow("a type compared, literal first, no spaces")
+      << "app/cli/train_command.cpp" << "bool isStep(const std::string& type) { return \"step\"==type; }"
+      << "app/cli/train_command.cpp" + named.arg("step");
+  QTest::newRow("a type compared with strcmp")
+      << "app/cli/rank_launcher.cpp" << "bool isWarning(const char* type) { return std::strcmp(type, \"warning\") == 0; }"
+      << "app/cli/rank_launcher.cpp" + named.arg("warning");
+  QTest::newRow("a comment names nothing")
+      << "app/studio/run_dashboard.cpp" << "// the \"loss_d\" series is drawn first" << QString();
+  QTest::newRow("a plain word that names no field or type")
+      << "app/studio/control/training_session.cpp" << "const char* stateWord() { return \"failed\"; }" << QString();
   QTest::newRow("a file that sees no events may use the same word")
       << "core/data/image_grid.cpp" << "const char* const kWord[] = {\"step\", \"loss_d\"};" << QString();
   QTest::newRow("tests check the bytes on disk")

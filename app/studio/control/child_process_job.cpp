@@ -26,6 +26,7 @@ bool ChildProcessJob::startProcess(const QStringList& arguments, QString* error)
   stdout_.clear();
   stderr_.clear();
   partial_.clear();
+  in_long_line_ = false;
   connect(process_.get(), &ChildProcess::standardOutput, this, [this](const QByteArray& bytes) { stdout_ += bytes; });
   connect(process_.get(), &ChildProcess::standardError, this, &ChildProcessJob::onStandardError);
   connect(process_.get(), &ChildProcess::finished, this, &ChildProcessJob::onProcessFinished);
@@ -53,13 +54,19 @@ void ChildProcessJob::onStandardError(const QByteArray& bytes) {
   partial_ += bytes;
   qsizetype start = 0;
   for (qsizetype end = partial_.indexOf('\n'); end >= 0; end = partial_.indexOf('\n', start)) {
-    takeLine(partial_.mid(start, end - start));
+    const QByteArray line = partial_.mid(start, end - start);
+    // The end of a line already kept as a diagnostic is never a progress line of its own.
+    if (std::exchange(in_long_line_, false)) keepDiagnostic(line + '\n');
+    else takeLine(line);
     start = end + 1;
   }
   partial_.remove(0, start);
   // A line already longer than any progress line is a diagnostic: kept now, so the buffer stays
   // bounded however long the command writes without a newline.
-  if (partial_.size() > static_cast<qsizetype>(kMaxProgressLineBytes) + 2) keepDiagnostic(std::exchange(partial_, {}));
+  if (partial_.size() > static_cast<qsizetype>(kMaxProgressLineBytes) + 2) {
+    keepDiagnostic(std::exchange(partial_, {}));
+    in_long_line_ = true;
+  }
 }
 
 void ChildProcessJob::takeLine(const QByteArray& line) {
@@ -78,7 +85,10 @@ void ChildProcessJob::keepDiagnostic(const QByteArray& bytes) {
 }
 
 void ChildProcessJob::onProcessFinished(int exit_code, int signal_number) {
-  if (!partial_.isEmpty()) takeLine(std::exchange(partial_, {}));  // a last line without its newline
+  if (!partial_.isEmpty()) {  // a last line without its newline
+    if (std::exchange(in_long_line_, false)) keepDiagnostic(std::exchange(partial_, {}));
+    else takeLine(std::exchange(partial_, {}));
+  }
   // Not deleted here: this runs inside the process's own signal.
   process_.release()->deleteLater();
   const Outcome result = outcome(exit_code, signal_number);

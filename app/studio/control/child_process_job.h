@@ -80,6 +80,7 @@ private:
   QByteArray stdout_;
   QByteArray stderr_;   // the diagnostics: stderr without its progress lines, the last 64 KiB
   QByteArray partial_;  // the stderr line being received
+  bool in_long_line_ = false;  // partial_ continues a line too long to be progress, already kept
   int cancel_kill_ms_ = -1;
 };
 
