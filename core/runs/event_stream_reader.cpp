@@ -3,6 +3,7 @@
 #include "core/runs/event_fields.h"
 #include "core/util/json_value.h"
 
+
 namespace streetgan {
 
 void EventStreamReader::feedLines(std::string_view bytes, const LineSink& on_line) {
@@ -73,7 +74,11 @@ std::optional<StreamEvent> EventStreamReader::parse(std::string_view line) {
   if (line.find_first_not_of(" \t") == std::string_view::npos) return std::nullopt;  // blank lines are not events
   // An event is a few levels deep; a line nested deeper is no event of ours, and refused before a
   // reader could recurse through it (printing a value nested 100,000 deep overflows the stack).
-  if (jsonNestingDepth(line) > kMaxEventDepth) {
+  // (Counting the brackets first is cheap; only a line with many walks them in order.)
+  std::size_t brackets = 0;
+  for (const char c : line) brackets += static_cast<std::size_t>((c | 0x20) == '{');  // '[' | 0x20 is '{'
+
+  if (brackets > kMaxEventDepth && jsonNestingDepth(line) > kMaxEventDepth) {
     malformed("(a line nested deeper than " + std::to_string(kMaxEventDepth) + " levels)");
     return std::nullopt;
   }

@@ -19,7 +19,10 @@ double finiteOr(double value, double fallback) { return std::isnan(value) ? fall
 }  // namespace
 
 void RunHistoryReader::feed(std::string_view bytes) {
-  for (const StreamEvent& event : reader_.feed(bytes)) add(event);
+  // Line by line, each event placed and dropped: a whole log fed at once never holds its events.
+  reader_.feedLines(bytes, [this](std::string_view line) {
+    if (const auto event = reader_.parse(line)) add(*event);
+  });
   history_.malformed_lines = reader_.malformedLines() + unusable_;
 }
 

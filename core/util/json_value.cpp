@@ -7,30 +7,37 @@
 
 namespace streetgan {
 
+std::optional<std::int64_t> jsonIntegerValue(const nlohmann::json& value) {
+  if (value.is_number_unsigned()) {
+    const auto unsigned_value = value.get<std::uint64_t>();
+    if (unsigned_value <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(unsigned_value);
+    return std::nullopt;
+  }
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  if (value.is_number_float()) {
+    const double number = value.get<double>();
+    // -2^63 ≤ number < 2^63, both exact in a double.
+    if (std::isfinite(number) && number >= -9223372036854775808.0 && number < 9223372036854775808.0)
+      return static_cast<std::int64_t>(number);
+  }
+  return std::nullopt;
+}
+
+std::optional<double> jsonNumberValue(const nlohmann::json& value) {
+  if (!value.is_number()) return std::nullopt;
+  return value.get<double>();
+}
+
 std::optional<std::int64_t> jsonInteger(const nlohmann::json& body, const char* key) {
   if (!body.is_object()) return std::nullopt;
   const auto it = body.find(key);
-  if (it == body.end()) return std::nullopt;
-  if (it->is_number_unsigned()) {
-    const auto value = it->get<std::uint64_t>();
-    if (value <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(value);
-    return std::nullopt;
-  }
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_number_float()) {
-    const double value = it->get<double>();
-    // -2^63 ≤ value < 2^63, both exact in a double.
-    if (std::isfinite(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0)
-      return static_cast<std::int64_t>(value);
-  }
-  return std::nullopt;
+  return it == body.end() ? std::nullopt : jsonIntegerValue(*it);
 }
 
 std::optional<double> jsonNumber(const nlohmann::json& body, const char* key) {
   if (!body.is_object()) return std::nullopt;
   const auto it = body.find(key);
-  if (it == body.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
+  return it == body.end() ? std::nullopt : jsonNumberValue(*it);
 }
 
 std::string jsonString(const nlohmann::json& body, const char* key) {

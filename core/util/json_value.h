@@ -12,6 +12,11 @@
 
 namespace streetgan {
 
+/// `value` as an int64 (a float is truncated toward zero when it fits).
+std::optional<std::int64_t> jsonIntegerValue(const nlohmann::json& value);
+/// `value` as a number.
+std::optional<double> jsonNumberValue(const nlohmann::json& value);
+
 /// `body[key]` as an int64 (a float is truncated toward zero when it fits).
 std::optional<std::int64_t> jsonInteger(const nlohmann::json& body, const char* key);
 /// `body[key]` as a number.
