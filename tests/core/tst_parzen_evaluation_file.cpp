@@ -4,7 +4,6 @@
 #include "core/eval/parzen_evaluation_file.h"
 
 #include <QDir>
-#include <QElapsedTimer>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -501,10 +500,9 @@ void TestParzenEvaluationFile::notJson() {
 void TestParzenEvaluationFile::notARegularFile() {
   const QString fifo = dir_.filePath("parzen-fifo.json");
   QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
-  QElapsedTimer timer;
-  timer.start();
+  // Refused at once: a reader that opened it and waited for a writer would hang here (ctest's
+  // timeout is the guard), no timing is asserted.
   expectError(fifo, "not a regular file");
-  QVERIFY(timer.elapsed() < 5000);  // refused, not waited on
   const QString folder = dir_.filePath("parzen-folder.json");
   QVERIFY(QDir().mkpath(folder));
   expectError(folder, "a folder, not a regular file");
