@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# One command that proves a GPU host: builds the streetgan CLI against the host's CUDA LibTorch,
+# trains on the GPU, checks what a researcher meets there (device choice, mixed precision, the
+# GPU figures of the `system` event), and times the training step beside PyTorch on the same GPU.
+# Everything goes under one output folder; the exit status is non-zero when any step failed.
+#
+#   bash packaging/gpu-check.sh [--out DIR] [--torch DIR] [--deps FILE] [--jobs N] [--quick]
+#
+#   --out DIR    where the logs, the run and summary.md go (default gpu-check-out)
+#   --torch DIR  LibTorch's CMake prefix (a folder holding share/cmake/Torch or lib/cmake/Torch);
+#                default: the installed PyTorch's (python3 -c 'import torch;
+#                print(torch.utils.cmake_prefix_path)'), else Debian trixie's libtorch-cuda-dev
+#   --deps FILE  OpenCV and FFmpeg for a host without Debian's: the bundle packaging/gpu-deps.sh
+#                makes on a Debian bookworm machine (headers, libraries, stubs of what they pull
+#                in); without it the host's own packages are used
+#   --jobs N     parallel compile jobs (default: all cores)
+#   --quick      the benchmark on fewer configurations (what fits a 15-minute GPU lease)
+#
+# Needs: an NVIDIA driver (nvidia-smi), CUDA's nvcc (LibTorch's CMake files look for it), CMake
+# 3.24+, Ninja, g++ 10+, pkg-config and nlohmann-json, and python3 with torch for the PyTorch side
+# of the benchmark. Docs: docs/gpu.md.
+set -uo pipefail
+
+source_dir="$(cd "$(dirname "$0")/.." && pwd)"
+out="gpu-check-out"; torch_prefix=""; deps=""; jobs="$(nproc)"; quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="${2:?--out needs a folder}"; shift 2 ;;
+    --torch) torch_prefix="${2:?--torch needs a folder}"; shift 2 ;;
+    --deps) deps="${2:?--deps needs a file}"; shift 2 ;;
+    --jobs) jobs="${2:?--jobs needs a number}"; shift 2 ;;
+    --quick) quick=1; shift ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "gpu-check: --jobs must be a positive number, not '$jobs'" >&2; exit 2; }
+mkdir -p "$out" || exit 2
+out="$(cd "$out" && pwd)"
+work="$out/work"; mkdir -p "$work"
+log="$out/gpu-check.log"; summary="$out/summary.md"
+: > "$log"; : > "$summary"
+failures=0
+start_all=$(date +%s)
+
+say() { echo "gpu-check: $*" | tee -a "$log" >&2; }
+note() { echo "$*" >> "$summary"; }
+# step NAME COMMAND...: runs it with its output in the log, records pass/fail and seconds.
+step() {
+  local name="$1"; shift
+  local t0=$(date +%s) rc
+  say "== $name"
+  "$@" >> "$log" 2>&1; rc=$?
+  local secs=$(( $(date +%s) - t0 ))
+  if [ $rc -eq 0 ]; then note "| $name | passed | ${secs} s |"
+  else note "| $name | FAILED (exit $rc) | ${secs} s |"; failures=$((failures + 1)); say "$name failed (exit $rc); see $log"; fi
+  return $rc
+}
+
+# --- the host ---------------------------------------------------------------------------------
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  say "no NVIDIA GPU is visible (nvidia-smi is missing or lists none); this script proves a GPU host"
+  exit 3
+fi
+if [ -z "$torch_prefix" ] && command -v python3 >/dev/null; then
+  torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)"
+fi
+if [ -z "$torch_prefix" ] && [ -d /usr/lib/x86_64-linux-gnu/cmake/Torch ]; then torch_prefix=/usr; fi
+if [ -z "$torch_prefix" ] || ! find "$torch_prefix" -maxdepth 4 -name TorchConfig.cmake | grep -q .; then
+  say "no LibTorch found: give --torch DIR (a folder holding share/cmake/Torch), or install PyTorch or Debian's libtorch-cuda-dev"
+  exit 2
+fi
+gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+gpus="$(nvidia-smi -L | grep -c '^GPU')"
+driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)"
+cuda="$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+torch_version="$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || echo "?")"
+note "# StreetGAN GPU check, $(date -u '+%F %H:%M UTC')"
+note ""
+note "- GPU: $gpu × $gpus, driver $driver, CUDA (nvcc) ${cuda:-none}"
+note "- LibTorch: $torch_prefix (PyTorch $torch_version)"
+note "- host: $(. /etc/os-release 2>/dev/null; echo "${PRETTY_NAME:-?}"), $(nproc) cores, $(g++ --version | head -n 1)"
+note "- source: $(git -C "$source_dir" rev-parse --short HEAD 2>/dev/null || echo '?')"
+note ""
+note "| step | result | time |"
+note "|---|---|---|"
+
+# --- dependencies -------------------------------------------------------------------------------
+prefix_path="$torch_prefix"
+linker_flags=""
+if [ -n "$deps" ]; then
+  [ -f "$deps" ] || { say "--deps: no file '$deps'"; exit 2; }
+  rm -rf "$work/deps"; mkdir -p "$work/deps"
+  tar -C "$work/deps" -xJf "$deps" || { say "--deps: '$deps' is not a bundle of packaging/gpu-deps.sh"; exit 2; }
+  dl="$work/deps/usr/lib"
+  # A stub is only for a library the host lacks: where the host has the real one, use that.
+  for s in $(sed -n 's/^stubs (every function traps): //p' "$work/deps/usr/README.streetgan"); do
+    if ldconfig -p | awk '{print $1}' | grep -qxF "$s"; then rm -f "$dl/$s"; fi
+  done
+  prefix_path="$torch_prefix;$work/deps/usr"
+  export PKG_CONFIG_PATH="$dl/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  export PKG_CONFIG_SYSROOT_DIR="$work/deps"
+  export LD_LIBRARY_PATH="$dl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  linker_flags="-Wl,-rpath-link,$dl"
+fi
+
+# --- build --------------------------------------------------------------------------------------
+build="$work/build"
+export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)}"
+step "configure (CLI only, Release)" cmake -S "$source_dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DSTREETGAN_CLI_ONLY=ON -DCMAKE_PREFIX_PATH="$prefix_path" -DCMAKE_EXE_LINKER_FLAGS="$linker_flags" \
+  -DCMAKE_SHARED_LINKER_FLAGS="$linker_flags"
+if ! step "build streetgan ($jobs jobs)" cmake --build "$build" --target streetgan -j "$jobs" -- -k 0; then
+  grep -E "error:|undefined reference" "$log" | head -n 40 > "$out/build-errors.txt"
+  say "the build failed; the first errors are in $out/build-errors.txt"
+  note ""; note "Build failed: the first errors are in build-errors.txt."
+  exit 1
+fi
+sg="$build/app/cli/streetgan"
+grep -q "USE_C10D_NCCL" "$build/build.ninja" && note "| NCCL (USE_C10D_NCCL) | compiled in | |" || note "| NCCL (USE_C10D_NCCL) | NOT compiled in | |"
+
+# --- what a researcher meets on the GPU -----------------------------------------------------------
+step "device auto picks the GPU" bash -c "'$sg' bench train --device auto --steps 2 --warmup 1 --batch 16 2>&1 | tee /dev/stderr | grep -q cuda"
+step "demo data" "$sg" demo-data --out "$work/demo"
+run="$out/run-cuda"; rm -rf "$run"
+for p in fp32 bf16 fp16; do
+  rm -rf "$run-$p"
+  step "train 2 epochs on cuda, $p" "$sg" train --dataroot "$work/demo" --device cuda --precision "$p" --preset demo \
+    --epochs 2 --run-dir "$run-$p" -c '{"log_frequency": 1, "save_frequency": 1}'
+  step "  run finished, losses finite ($p)" python3 - "$run-$p/events.jsonl" <<'EOF'
+import json, math, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+finished = [e for e in events if e.get("type") == "run_finished"]
+steps = [e for e in events if e.get("type") == "step"]
+assert finished and finished[-1].get("status") == "completed", finished
+assert steps and all(math.isfinite(e["loss_d"]) and math.isfinite(e["loss_g"]) for e in steps), "non-finite loss"
+print(f"{len(steps)} steps, last loss_d {steps[-1]['loss_d']:.3f} loss_g {steps[-1]['loss_g']:.3f}")
+EOF
+done
+step "system event has the GPU's figures (NVML)" bash -c "grep '\"type\":\"system\"' '$run-fp32/events.jsonl' | tail -n 1 | tee /dev/stderr | grep -q gpu"
+step "resume on cuda" "$sg" train --dataroot "$work/demo" --device cuda --resume --epochs 3 --run-dir "$run-fp32"
+if [ "$gpus" -ge 2 ]; then
+  rm -rf "$run-nccl"
+  step "2 ranks over NCCL" "$sg" train --dataroot "$work/demo" --device cuda --nproc 2 --preset demo --epochs 1 \
+    --run-dir "$run-nccl"
+fi
+
+# --- the benchmark: ours beside PyTorch on the same GPU ------------------------------------------
+if [ "$quick" -eq 1 ]; then
+  configs=("naive-64 256 fp32" "naive-64 256 bf16" "safe-128 256 bf16")
+  repeats=3
+else
+  configs=()
+  for preset in naive-64 safe-128; do for batch in 256 1024; do for p in fp32 bf16 fp16; do
+    configs+=("$preset $batch $p"); done; done; done
+  repeats=5
+fi
+note ""
+note "Training step, images/s, median of $repeats (bench/bench_train.py; synthetic batches on the GPU):"
+note ""
+for c in "${configs[@]}"; do
+  read -r preset batch p <<< "$c"
+  step "bench $preset batch $batch $p" python3 "$source_dir/bench/bench_train.py" --streetgan "$sg" --device cuda \
+    --preset "$preset" --batch "$batch" --precision "$p" --repeats "$repeats" --steps 30 --warmup 5 \
+    --table-out "$work/bench-$preset-$batch-$p.md"
+done
+first=1
+for f in "$work"/bench-*.md; do
+  [ -f "$f" ] || continue
+  if [ $first -eq 1 ]; then cat "$f" >> "$summary"; first=0; else tail -n +3 "$f" >> "$summary"; fi
+done
+
+note ""
+note "Total: $(( $(date +%s) - start_all )) s; $failures step(s) failed."
+cat "$summary"
+[ "$failures" -eq 0 ]
