@@ -15,6 +15,7 @@
 #                in); without it the host's own packages are used
 #   --jobs N     parallel compile jobs (default: all cores)
 #   --quick      the benchmark on fewer configurations (what fits a 15-minute GPU lease)
+#   --no-bench   build and check only
 #
 # Needs: an NVIDIA driver (nvidia-smi), CUDA's nvcc (LibTorch's CMake files look for it), CMake
 # 3.24+, Ninja, g++ 10+, pkg-config and nlohmann-json, and python3 with torch for the PyTorch side
@@ -22,7 +23,7 @@
 set -uo pipefail
 
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
-out="gpu-check-out"; torch_prefix=""; deps=""; jobs="$(nproc)"; quick=0
+out="gpu-check-out"; torch_prefix=""; deps=""; jobs="$(nproc)"; quick=0; bench=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -30,6 +31,7 @@ while [ $# -gt 0 ]; do
     --deps) deps="${2:?--deps needs a file}"; shift 2 ;;
     --jobs) jobs="${2:?--jobs needs a number}"; shift 2 ;;
     --quick) quick=1; shift ;;
+    --no-bench) bench=0; shift ;;
     -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -101,6 +103,10 @@ if [ -n "$deps" ]; then
   export PKG_CONFIG_PATH="$dl/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
   export PKG_CONFIG_SYSROOT_DIR="$work/deps"
   export LD_LIBRARY_PATH="$dl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # pkgconf drops -L/usr/lib and -I/usr/include as system folders before it prefixes the sysroot;
+  # keep them, and let the compiler driver search the bundle for -l too.
+  export PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1
+  export LIBRARY_PATH="$dl${LIBRARY_PATH:+:$LIBRARY_PATH}"
   linker_flags="-Wl,-rpath-link,$dl"
 fi
 
@@ -146,7 +152,9 @@ if [ "$gpus" -ge 2 ]; then
 fi
 
 # --- the benchmark: ours beside PyTorch on the same GPU ------------------------------------------
-if [ "$quick" -eq 1 ]; then
+if [ "$bench" -eq 0 ]; then
+  configs=()
+elif [ "$quick" -eq 1 ]; then
   configs=("naive-64 256 fp32" "naive-64 256 bf16" "safe-128 256 bf16")
   repeats=3
 else
@@ -158,7 +166,7 @@ fi
 note ""
 note "Training step, images/s, median of $repeats (bench/bench_train.py; synthetic batches on the GPU):"
 note ""
-for c in "${configs[@]}"; do
+for c in ${configs[@]+"${configs[@]}"}; do
   read -r preset batch p <<< "$c"
   step "bench $preset batch $batch $p" python3 "$source_dir/bench/bench_train.py" --streetgan "$sg" --device cuda \
     --preset "$preset" --batch "$batch" --precision "$p" --repeats "$repeats" --steps 30 --warmup 5 \

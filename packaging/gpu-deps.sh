@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what a GPU host without Debian's libraries needs to build and run the streetgan CLI against
 # its own CUDA LibTorch (packaging/gpu-check.sh --deps FILE): the headers and libraries of OpenCV's
-# three image modules (core, imgproc, imgcodecs) and of FFmpeg's (avcodec, avformat, avfilter,
+# three image modules (core, imgproc, imgcodecs), Gloo's headers, and those of FFmpeg's (avcodec, avformat, avfilter,
 # swscale, swresample, avutil), with their pkg-config files, taken from this Debian machine.
 #
 # Those libraries need about 250 more Debian packages at load time (GDAL, GStreamer, x265, ...),
@@ -27,11 +27,11 @@ real_sonames=(
   libopencv_core.so.406 libopencv_imgproc.so.406 libopencv_imgcodecs.so.406 libtbb.so.12
   libjpeg.so.62 libpng16.so.16 libwebp.so.7 libwebpmux.so.3
   libavcodec.so.59 libavformat.so.59 libavfilter.so.8 libavutil.so.57 libswscale.so.6
-  libswresample.so.4 libpostproc.so.56 libx264.so.164 libvpx.so.7
+  libswresample.so.4 libpostproc.so.56 libx264.so.164 libvpx.so.7 libcpp-httplib.so.0.11
 )
 dev_packages=(libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
               libavcodec-dev libavformat-dev libavfilter-dev libavutil-dev libswscale-dev
-              libswresample-dev libpostproc-dev)
+              libswresample-dev libpostproc-dev libcpp-httplib-dev)
 # Stubbed functions that the carried libraries call while starting up or registering their
 # codecs, whatever the program does: they return 0 instead of trapping.
 harmless=(GDALAllRegister _ZN7Imf_3_114ChromaticitiesC1ERKN9Imath_3_14Vec2IfEES5_S5_S5_ aom_codec_version aom_codec_av1_cx aom_codec_get_caps x265_api_get_199)
@@ -60,9 +60,17 @@ for p in "${dev_packages[@]}"; do
     esac
   done
 done
+# Gloo's headers: c10d's ProcessGroupGloo header includes them (LibTorch carries Gloo's code).
+# Brotli's headers: httplib.h includes them.
+dpkg -L libgloo-dev libbrotli-dev | while read -r f; do
+  case "$f" in /usr/include/gloo/* | /usr/include/brotli/*) [ -f "$f" ] && install -D -m 644 "$f" "$root/include/${f#/usr/include/}" ;; esac
+done
 # The pkg-config files name /usr/lib/x86_64-linux-gnu; the host's pkg-config reads them with
 # PKG_CONFIG_SYSROOT_DIR set to the unpacked folder, so only the library folder changes.
 sed -i "s|^libdir=.*|libdir=\${prefix}/lib|" "$root"/lib/pkgconfig/*.pc
+# cpp-httplib's file requires the .pc files of zlib and brotli even for a shared link, which a host
+# may lack; its library names them itself.
+sed -i 's|^Requires.private:.*|Requires.private: openssl >= 1.1.1|' "$root/lib/pkgconfig/cpp-httplib.pc"
 
 # The symbol versions the carried libraries require of the library with soname $1.
 required_versions() {
@@ -79,7 +87,14 @@ for s in "${real_sonames[@]}"; do
   cp -L "$arch_dir/$s" "$root/lib/$s"
   real[$s]=1
 done
-# The unversioned links the -dev packages give point at the versioned names copied above.
+# The -dev packages' unversioned links name the full file (libavcodec.so.59.37.100); point them at
+# the soname copied above.
+for link in "$root"/lib/*.so; do
+  [ -e "$link" ] && continue
+  target="$(cd "$root/lib" && ls "$(basename "$link")".* 2>/dev/null | head -n 1)"
+  [ -n "$target" ] || { say "no library for $(basename "$link")"; exit 1; }
+  ln -sfn "$target" "$link"
+done
 
 # Libraries the carried ones need that are neither carried nor the system's: stubbed.
 declare -A stub=()

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <regex>
 #include <thread>
@@ -71,7 +72,8 @@ std::string deviceName(const c10::Device& device) {
 std::vector<std::string> availableDevices() {
   std::vector<std::string> devices{"cpu"};
   if (torch::cuda::is_available())
-    for (size_t i = 0; i < torch::cuda::device_count(); ++i)
+    // device_count() is size_t in LibTorch 1.13 and c10::DeviceIndex (int8) in 2.x.
+    for (std::int64_t i = 0, n = static_cast<std::int64_t>(torch::cuda::device_count()); i < n; ++i)
       devices.push_back("cuda:" + std::to_string(i));
   // HPUs only where the Gaudi bridge is installed (loading it is what makes them visible).
   if (!hpuPluginCandidates().empty())
