@@ -43,7 +43,7 @@ set(_system_headers
   # FFmpeg's libraries: the video encoder alone (and the tests' decoder of what it wrote).
   "^lib(av[a-z]*|sw[a-z]*|postproc)/=core/video tests/support/decoded_video"
   # LibTorch: the engine, the CLI and the gallery; never a view, a tab or a controller.
-  "^(torch|ATen|c10|caffe2)/=core app/cli app/serve tests/core tests/cli tests/support/test_device"
+  "^(torch|ATen|c10|caffe2)/=core app/cli app/serve tests/core tests/cli tests/support/test_device tests/support/python_reference"
   # OpenCV: image decoding and pixels, and the one message of its exceptions.
   "^opencv2?/=core/data core/util/exception_message tests/core"
   # cpp-httplib: the gallery's HTTP server.
@@ -249,7 +249,7 @@ endforeach()
 # strcmp(…, "x"), .compare("x")).
 set(_event_plain_words status completed stopped failed device imported path message time type v config
                        version seconds epoch epochs step steps images threads workers root layout cache index
-                       samples checkpoint warning error system parzen dataset sigma stderr)
+                       samples checkpoint warning error system parzen metrics dataset sigma stderr n_samples n_train)
 set(_event_fields "")
 set(_event_types "")
 if(EXISTS "${SOURCE_DIR}/core/runs/event_fields.h")

@@ -73,6 +73,14 @@ parzen_run = {
 put("fuzz_parzen_evaluation_file", "checkpoint.json", json.dumps(parzen_checkpoint, indent=2, sort_keys=True) + "\n")
 put("fuzz_parzen_evaluation_file", "run.json", json.dumps(parzen_run, indent=2, sort_keys=True) + "\n")
 
+# A run's saved quality metrics (evaluations/metrics-*.json), as `streetgan metrics --save` writes them.
+metrics = {
+    "v": 1, "time": 1700000200.75, "kind": "metrics", "checkpoint": "step-00000120.pt", "epoch": 2, "step": 120,
+    "images_seen": 960, "n_samples": 48, "n_train": 32, "image_size": 64, "feature_space": "pixels32-pca31",
+    "metrics": {"swd_e3": 41.5, "swd_e3_64": 30.25, "fid": 12.5, "kid": 0.0125, "copy_rate": 0.0, "made_up": None},
+    "seconds": {"swd": 0.5, "fid": 0.125}, "notes": ["MS-SSIM on 3 scales at 64 px (the standard 5 need at least 161 px)"]}
+put("fuzz_quality_evaluation_file", "checkpoint.json", json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+
 image = Image.new("RGB", (16, 12), (200, 40, 90))
 for fmt, ext in (("JPEG", "jpg"), ("PNG", "png"), ("BMP", "bmp")):
     buffer = io.BytesIO()

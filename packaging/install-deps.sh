@@ -36,8 +36,8 @@ if [ "$cli_only" -eq 0 ]; then
   packages+=(
     qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev libxkbcommon-dev
     # tests: libjpeg writes the CMYK JPEG of the bad-input cases; torchrun (python3-torch)
-    # launches the distributed tests' ranks
-    libjpeg-dev python3-torch
+    # launches the distributed tests' ranks; numpy and scipy are the quality metrics' references
+    libjpeg-dev python3-torch python3-numpy python3-scipy
     # tests: headless Chromium opens the gallery page of `streetgan serve`
     chromium
   )
@@ -45,7 +45,7 @@ fi
 if [ "$bench" -eq 1 ]; then
   # the reference loader, the photographs bench/make_corpus.py cuts its corpus from, and the
   # `ffmpeg` program the reference walk export pipes its frames into
-  packages+=(python3 python3-torch python3-torchvision python3-numpy python3-pil opencv-doc ffmpeg
+  packages+=(python3 python3-torch python3-torchvision python3-numpy python3-scipy python3-pil opencv-doc ffmpeg
     # bench_serve: the load generator, and the original tool's Flask app as the reference
     wrk python3-flask)
 fi

@@ -180,11 +180,12 @@ int benchTrain(const Args& args) {
 
 int runBench(const Args& args) {
   if (args.empty() || args.front() == "--help" || args.front() == "-h") {
-    std::fputs("Usage: streetgan bench <train|data|allreduce|explore> [options]\n\nBenchmarks:\n"
+    std::fputs("Usage: streetgan bench <train|data|allreduce|explore|metrics> [options]\n\nBenchmarks:\n"
                "  train       time the training step on synthetic tensors (see bench train --help)\n"
                "  data        time the data loader alone (see bench data --help)\n"
                "  allreduce   as one rank: time the gradient all-reduce of distributed training\n"
-               "  explore     time the studio's walk preview rendering against its 30 frames/s\n",
+               "  explore     time the studio's walk preview rendering against its 30 frames/s\n"
+               "  metrics     time the quality metrics on bench/bench_metrics.py's inputs\n",
                args.empty() ? stderr : stdout);
     return args.empty() ? kExitUsage : kExitOk;
   }
@@ -192,7 +193,8 @@ int runBench(const Args& args) {
   if (args.front() == "data") return runBenchData(Args(args.begin() + 1, args.end()));
   if (args.front() == "allreduce") return runBenchAllReduce(Args(args.begin() + 1, args.end()));
   if (args.front() == "explore") return runBenchExplore(Args(args.begin() + 1, args.end()));
-  return fail("streetgan bench", "unknown benchmark '" + args.front() + "'; allowed: train, data, allreduce, explore",
+  if (args.front() == "metrics") return runBenchMetrics(Args(args.begin() + 1, args.end()));
+  return fail("streetgan bench", "unknown benchmark '" + args.front() + "'; allowed: train, data, allreduce, explore, metrics",
               kExitUsage);
 }
 

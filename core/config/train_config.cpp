@@ -21,7 +21,7 @@ namespace {
 
 using json = nlohmann::json;
 
-enum class KeyGroup { Training, Checkpoint, Run, Augment, Data, Parzen };
+enum class KeyGroup { Training, Checkpoint, Run, Augment, Data, Parzen, Metrics };
 
 // A config key: how to read it into a TrainConfig (returning an error text, empty when valid)
 // and how to write it back.
@@ -365,11 +365,40 @@ std::vector<ConfigKey> parzenKeys() {
   };
 }
 
+// The quality metric keys (metrics.*) of evaluation during training, and their alarms.
+std::vector<ConfigKey> metricsKeys() {
+  using G = KeyGroup;
+  ConfigKey only = namesKey("metrics.only", [](TrainConfig& c) -> std::vector<std::string>& { return c.metrics.only; });
+  only.group = G::Metrics;
+  return {
+      nestedIntKey("metrics.every_epochs", G::Metrics, [](TrainConfig& c) -> int& { return c.metrics.every_epochs; }, 0, 1000000),
+      nestedIntKey("metrics.every_images", G::Metrics,
+                   [](TrainConfig& c) -> std::int64_t& { return c.metrics.every_images; }, 0,
+                   std::numeric_limits<std::int64_t>::max()),
+      nestedIntKey("metrics.n_samples", G::Metrics, [](TrainConfig& c) -> int& { return c.metrics.n_samples; }, 2, 1000000),
+      nestedIntKey("metrics.n_train", G::Metrics, [](TrainConfig& c) -> int& { return c.metrics.n_train; }, 2, 1000000),
+      only,
+      numberKey("metrics.alarm_msssim_margin", G::Metrics,
+                [](TrainConfig& c) -> double& { return c.metrics.alarm_msssim_margin; }, 0.0, 1.0, false,
+                "a number in [0, 1)"),
+      numberKey("metrics.alarm_ndb_fraction", G::Metrics,
+                [](TrainConfig& c) -> double& { return c.metrics.alarm_ndb_fraction; }, 0.0, std::nextafter(1.0, 2.0), true,
+                "a number in (0, 1]"),
+      numberKey("metrics.alarm_copy_rate", G::Metrics,
+                [](TrainConfig& c) -> double& { return c.metrics.alarm_copy_rate; }, 0.0, std::nextafter(1.0, 2.0), true,
+                "a number in (0, 1]"),
+      numberKey("metrics.alarm_rt", G::Metrics, [](TrainConfig& c) -> double& { return c.metrics.alarm_rt; }, -1.0,
+                std::nextafter(1.0, 2.0), true, "a number in (-1, 1]"),
+      nestedIntKey("metrics.alarm_rt_steps", G::Metrics, [](TrainConfig& c) -> int& { return c.metrics.alarm_rt_steps; }, 1,
+                   100000000),
+  };
+}
+
 // Every key, group after group: the order the studio's form and configToJson list them in.
 const std::vector<ConfigKey>& keys() {
   static const std::vector<ConfigKey> table = [] {
     std::vector<ConfigKey> all;
-    for (auto group : {trainingKeys, checkpointKeys, runKeys, augmentKeys, dataKeys, parzenKeys}) {
+    for (auto group : {trainingKeys, checkpointKeys, runKeys, augmentKeys, dataKeys, parzenKeys, metricsKeys}) {
       const std::vector<ConfigKey> group_keys = group();
       all.insert(all.end(), group_keys.begin(), group_keys.end());
     }
@@ -397,10 +426,10 @@ std::string scopeKeyList(ConfigScope scope) {
   std::string list;
   for (const auto& key : keys())
     if (inScope(key.group, scope) && key.group != KeyGroup::Augment && key.group != KeyGroup::Data &&
-        key.group != KeyGroup::Parzen)
+        key.group != KeyGroup::Parzen && key.group != KeyGroup::Metrics)
       list += (list.empty() ? "" : ", ") + key.name;
   if (scope != ConfigScope::Checkpoint) list += ", augment";
-  if (scope == ConfigScope::All) list += ", data, parzen";
+  if (scope == ConfigScope::All) list += ", data, parzen, metrics";
   return list;
 }
 
@@ -411,7 +440,7 @@ Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
   for (auto it = object.begin(); it != object.end(); ++it) {
     const std::string name = prefix + it.key();
     if (prefix.empty() &&
-        (name == "augment" || name == "data" || name == "parzen" || name == "training" ||
+        (name == "augment" || name == "data" || name == "parzen" || name == "metrics" || name == "training" ||
          name == "checkpoint")) {
       if (!it.value().is_object())
         return makeError(source + ": config key \"" + name + "\" must be a JSON object");
@@ -514,7 +543,8 @@ Status validateConfig(const TrainConfig& config) {
 json configToJson(const TrainConfig& config) {
   json out = json::object();
   for (const auto& key : keys()) {
-    if (key.group == KeyGroup::Augment || key.group == KeyGroup::Data || key.group == KeyGroup::Parzen) {
+    if (key.group == KeyGroup::Augment || key.group == KeyGroup::Data || key.group == KeyGroup::Parzen ||
+        key.group == KeyGroup::Metrics) {
       const std::size_t dot = key.name.find('.');
       out[key.name.substr(0, dot)][key.name.substr(dot + 1)] = key.get(config);
     } else {
@@ -565,6 +595,7 @@ std::string configKeyGroup(const std::string& name) {
     case KeyGroup::Augment: return "Augment";
     case KeyGroup::Data: return "Data";
     case KeyGroup::Parzen: return "Parzen";
+    case KeyGroup::Metrics: return "Quality metrics";
   }
   return {};
 }

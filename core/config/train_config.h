@@ -34,6 +34,25 @@ struct ParzenConfig {
   std::vector<double> sigmas;  ///< the σ grid; empty = logspace(−1, 0, 10)
 };
 
+/// Quality metrics during training (docs/evaluation.md): the suite of `streetgan metrics` on rank 0,
+/// on a worker thread with a copy of the generator, and the alarms raised from its figures.
+struct MetricsConfig {
+  int every_epochs = 0;             ///< evaluate after every N epochs; 0 = off
+  std::int64_t every_images = 0;    ///< or after every N training images; 0 = off
+  int n_samples = 1000;             ///< generated samples per evaluation
+  int n_train = 1000;               ///< training images compared with (a seeded draw, loaded once)
+  std::vector<std::string> only;    ///< the metrics to compute (swd, msssim, ...); empty = all
+  /// Mode collapse: the samples' MS-SSIM above the training images' by more than this.
+  double alarm_msssim_margin = 0.1;
+  /// Mode collapse: a share of the NDB bins above this.
+  double alarm_ndb_fraction = 0.5;
+  /// Memorisation: a copy rate above this.
+  double alarm_copy_rate = 0.05;
+  /// D overfitting: r_t's mean over the last alarm_rt_steps steps above this.
+  double alarm_rt = 0.6;
+  int alarm_rt_steps = 200;
+};
+
 struct TrainConfig {
   // Training keys of the original tool (`-t`).
   int nc = 3;                 ///< image channels: 3 (RGB) or 1 (grayscale)
@@ -71,6 +90,7 @@ struct TrainConfig {
   AugmentConfig augment;
   DataConfig data;            ///< which images, and how they are loaded ("data" keys)
   ParzenConfig parzen;        ///< Parzen evaluation while training ("parzen" keys)
+  MetricsConfig metrics;      ///< quality metrics while training ("metrics" keys)
 };
 
 /// Which keys a JSON object may set: the original CLI's `-t` takes training keys only,
@@ -103,7 +123,8 @@ std::vector<std::string> presetNames();
 /// Every key a config may hold, in the dotted form used by messages (`augment.shift`, `data.cities`).
 std::vector<std::string> configKeyNames();
 
-/// The group a key belongs to, for forms: Training, Checkpoint, Run, Augment, Data or Parzen
+/// The group a key belongs to, for forms: Training, Checkpoint, Run, Augment, Data, Parzen or
+/// Quality metrics
 /// (empty for an unknown key).
 std::string configKeyGroup(const std::string& name);
 

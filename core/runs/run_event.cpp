@@ -52,7 +52,7 @@ RunStarted runStarted(const json& body) {
 Step step(const json& body) {
   Step e;
   const double none = std::nan("");
-  e.loss_d = e.loss_g = e.d_x = e.d_g_z1 = e.d_g_z2 = e.images_per_s = e.data_wait_fraction = none;
+  e.loss_d = e.loss_g = e.d_x = e.d_g_z1 = e.d_g_z2 = e.rt = e.images_per_s = e.data_wait_fraction = none;
   const auto number = [none](const json& value) { return jsonNumberValue(value).value_or(none); };
   for (const auto& [key, value] : body.get_ref<const json::object_t&>()) {
     if (key.empty()) continue;
@@ -75,6 +75,9 @@ Step step(const json& body) {
       case 'l':
         if (key == field::kLossD) e.loss_d = number(value);
         else if (key == field::kLossG) e.loss_g = number(value);
+        break;
+      case 'r':
+        if (key == field::kRt) e.rt = number(value);
         break;
       case 's':
         if (key == field::kStep) e.step = jsonIntegerValue(value);
@@ -145,13 +148,25 @@ RunEvent parseRunEvent(const std::string& type_name, const json& body) {
   if (std::strcmp(t, type::kParzen) == 0)
     return Parzen{count(body, field::kEpoch), count(body, field::kStep), count(body, field::kImagesSeen),
                   figure(body, field::kSigma), figure(body, field::kMeanLl), figure(body, field::kStderr)};
+  if (std::strcmp(t, type::kMetrics) == 0) {
+    Metrics e{count(body, field::kEpoch), count(body, field::kStep), count(body, field::kImagesSeen), {},
+              text(body, field::kFeatureSpace)};
+    if (const auto figures = body.find(field::kQualityFigures); figures != body.end() && figures->is_object())
+      for (const auto& [name, value] : figures->items()) {
+        if (e.figures.size() == Metrics::kMaxFigures) break;
+        if (const auto number = jsonNumberValue(value); number && std::isfinite(*number)) e.figures.emplace_back(name, *number);
+      }
+    return e;
+  }
   if (std::strcmp(t, type::kSystem) == 0) return system(body);
   if (std::strcmp(t, type::kCheckpoint) == 0)
     return Checkpoint{text(body, field::kPath), count(body, field::kStep), count(body, field::kEpoch),
                       count(body, field::kImagesSeen)};
   if (std::strcmp(t, type::kWarning) == 0) {
-    Warning e{text(body, field::kMessage), std::nullopt};
+    Warning e{text(body, field::kMessage), std::nullopt, std::nullopt};
     if (const auto path = body.find(field::kPath); path != body.end() && path->is_string()) e.path = path->get<std::string>();
+    if (const auto alarm = body.find(field::kAlarm); alarm != body.end() && alarm->is_string())
+      e.alarm = alarm->get<std::string>();
     return e;
   }
   if (std::strcmp(t, type::kError) == 0) return Error{text(body, field::kMessage)};

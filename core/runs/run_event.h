@@ -34,6 +34,7 @@ struct RunStarted {
 struct Step {
   Count epoch, iteration, iterations, step, images_seen;  ///< epoch: 1-based, in progress
   double loss_d = 0, loss_g = 0, d_x = 0, d_g_z1 = 0, d_g_z2 = 0;  ///< NaN when absent
+  double rt = 0;  ///< ADA's r_t (NaN when absent: runs before it was recorded)
   double images_per_s = 0, data_wait_fraction = 0;                 ///< NaN when absent
 };
 
@@ -58,6 +59,15 @@ struct Parzen {
   double sigma = 0, mean_ll = 0, standard_error = 0;  ///< NaN when absent
 };
 
+/// A quality evaluation during training: its figures by name (docs/evaluation.md), at most
+/// kMaxFigures of them, finite numbers only.
+struct Metrics {
+  static constexpr std::size_t kMaxFigures = 64;
+  Count epoch, step, images_seen;
+  std::vector<std::pair<std::string, double>> figures;
+  std::string feature_space;
+};
+
 struct System {
   Count epoch, step, images_seen;
   double seconds = 0, cpu_percent = 0, cores = 0, rss_bytes = 0;  ///< NaN when absent
@@ -73,7 +83,8 @@ struct Checkpoint {
 
 struct Warning {
   std::string message;
-  std::optional<std::string> path;  ///< the file concerned, when there is one
+  std::optional<std::string> path;   ///< the file concerned, when there is one
+  std::optional<std::string> alarm;  ///< a quality alarm: "collapse", "memorisation" or "overfitting"
 };
 
 struct Error {
@@ -86,8 +97,8 @@ struct RunFinished {
   Count epoch, step, images_seen;
 };
 
-using RunEvent = std::variant<std::monostate, RunStarted, Step, ImportedLosses, EpochEnd, Samples, Parzen, System,
-                              Checkpoint, Warning, Error, RunFinished>;
+using RunEvent = std::variant<std::monostate, RunStarted, Step, ImportedLosses, EpochEnd, Samples, Parzen, Metrics,
+                              System, Checkpoint, Warning, Error, RunFinished>;
 
 /// The typed event of `type` read from `body` (the whole object); std::monostate for a type this
 /// version does not know.

@@ -140,12 +140,13 @@ Status TensorBoardRecorder::record(const StreamEvent& stream_event) {
     return writer_->sessionStart(time, step);
   }
   if (!writer_) return {};  // nothing before the first start (a log cut at its head)
-  auto scalar = [&](const char* tag, double value) -> Status {
+  auto scalar = [&](const std::string& tag, double value) -> Status {
     return std::isfinite(value) ? writer_->scalar(tag, time, step, value) : Status{};
   };
   if (const auto* s = std::get_if<events::Step>(&typed)) {
     for (const auto& [tag, value] : {std::pair{"G_loss", s->loss_g}, std::pair{"D_loss", s->loss_d}, std::pair{"D_X", s->d_x},
                                      std::pair{"D_G_z1", s->d_g_z1}, std::pair{"D_G_z2", s->d_g_z2},
+                                     std::pair{"D_rt", s->rt},
                                      std::pair{"throughput/images_per_s", s->images_per_s},
                                      std::pair{"throughput/data_wait_fraction", s->data_wait_fraction}})
       if (Status written = scalar(tag, value); !written) return written;
@@ -162,6 +163,9 @@ Status TensorBoardRecorder::record(const StreamEvent& stream_event) {
         if (Status written = writer_->scalar(tag, time, static_cast<std::int64_t>(images_seen), value); !written) return written;
       }
     }
+  } else if (const auto* metrics = std::get_if<events::Metrics>(&typed)) {
+    for (const auto& [name, value] : metrics->figures)
+      if (Status written = scalar("quality/" + name, value); !written) return written;
   } else if (const auto* parzen = std::get_if<events::Parzen>(&typed)) {
     if (Status written = scalar("parzen/mean_ll", parzen->mean_ll); !written) return written;
     return scalar("parzen/stderr", parzen->standard_error);

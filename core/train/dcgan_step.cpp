@@ -103,6 +103,7 @@ StepStats StepStats::fromRow(const double* row) {
   s.d_g_z2 = row[4];
   s.skipped = row[5] != 0;
   s.loss_scale = row[6];
+  s.rt = row[7];
   return s;
 }
 
@@ -183,7 +184,8 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
                            f32(torch::sigmoid(out_real).mean()), f32(torch::sigmoid(out_fake_d).mean()),
                            f32(torch::sigmoid(out_fake_g).mean()),
                            scaler_.enabled() ? scaler_.overflowTensor() : torch::zeros({1}, ones_.options()),
-                           scaler_.enabled() ? scaler_.scaleTensor() : torch::ones({1}, ones_.options())})
+                           scaler_.enabled() ? scaler_.scaleTensor() : torch::ones({1}, ones_.options()),
+                           f32(torch::sign(out_real).mean())})
                    .to(torch::kFloat64);
   if (group_) {
     // The job's means: every rank reports the same numbers (skipped and the scale agree already).

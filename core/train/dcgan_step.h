@@ -25,7 +25,7 @@ class RankGroup;
 
 /// One step's statistics on the host, in the order of the tensor trainStep() returns.
 struct StepStats {
-  static constexpr int kValues = 7;
+  static constexpr int kValues = 8;
   double loss_d = 0;  ///< BCE of D on real + BCE of D on fake
   double loss_g = 0;  ///< BCE of D(G(z)) against label 1
   double d_x = 0;     ///< mean sigmoid(D(x)) on the real batch
@@ -33,6 +33,9 @@ struct StepStats {
   double d_g_z2 = 0;  ///< mean sigmoid(D(G(z))) after D's step
   bool skipped = false;    ///< fp16 overflow: the optimizers did not step
   double loss_scale = 1;   ///< the loss scale this step ran with
+  /// ADA's overfitting heuristic r_t (Karras et al. 2020): the mean sign of D's logits on the real
+  /// batch, −1 to 1; near 1 means D tells every training image apart (it is overfitting).
+  double rt = 0;
 
   /// From kValues doubles in trainStep()'s order.
   static StepStats fromRow(const double* row);

@@ -91,6 +91,12 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
     if (s->group) s->loader->setShard(s->group->rank(), s->group->worldSize());
     if (s->config.parzen.every_epochs > 0 && s->writer)
       if (Status loaded = s->loadParzenSplits(); !loaded) return makeError(loaded.error());
+    if ((s->config.metrics.every_epochs > 0 || s->config.metrics.every_images > 0) && s->writer) {
+      if (s->config.nc != 3)
+        return makeError("config key \"metrics.every_epochs\": the quality metrics compare RGB images; this run "
+                         "trains on " + std::to_string(s->config.nc) + " channel(s)");
+      s->live_metrics = std::make_unique<LiveQualityMetrics>(s->config);
+    }
     return {};
   }();
   if (s->group) {
@@ -348,6 +354,7 @@ void Trainer::State::flushSteps() {
                  {field::kDX, stats.d_x},
                  {field::kDGz1, stats.d_g_z1},
                  {field::kDGz2, stats.d_g_z2},
+                 {field::kRt, stats.rt},
                  {field::kImagesPerS, seconds > 0 ? info.images / seconds : 0.0},
                  {field::kDataWaitFraction, seconds > 0 ? std::min(1.0, info.wait_seconds / seconds) : 0.0}};
     if (model->scaler().enabled()) {
@@ -360,6 +367,65 @@ void Trainer::State::flushSteps() {
     // the weights are no longer finite, and training on (or saving) them would only spread it.
     if (stop_error.empty() && !stats.skipped && !(std::isfinite(stats.loss_d) && std::isfinite(stats.loss_g)))
       stop_error = divergenceMessage(info.step, stats);
+    watchOverfitting(stats.rt);
+  }
+  emitLiveMetrics();
+}
+
+// ADA's heuristic over a stretch of steps: one warning when r_t's mean rises above the level, and
+// another only after it has fallen back below it.
+void Trainer::State::watchOverfitting(double rt) {
+  if (!writer || !std::isfinite(rt)) return;
+  const auto window = static_cast<std::size_t>(config.metrics.alarm_rt_steps);
+  recent_rt.push_back(rt);
+  recent_rt_sum += rt;
+  while (recent_rt.size() > window) {
+    recent_rt_sum -= recent_rt.front();
+    recent_rt.pop_front();
+  }
+  if (recent_rt.size() < window) return;
+  const double mean = recent_rt_sum / static_cast<double>(window);
+  QualityAlarmThresholds thresholds;
+  thresholds.rt = config.metrics.alarm_rt;
+  const auto alarm = QualityAlarms::fromRt(mean, config.metrics.alarm_rt_steps, thresholds);
+  if (alarm && !rt_alarm_raised)
+    emit(event_type::kWarning, {{field::kMessage, alarm->message}, {field::kAlarm, alarm->kind},
+                                {field::kStep, progress.step}});
+  rt_alarm_raised = alarm.has_value();
+}
+
+// The quality metrics of this moment, on the worker: a CPU copy of G goes with them.
+void Trainer::State::startLiveMetrics() {
+  if (!live_metrics) return;
+  live_metrics->start(LiveQualityMetrics::copyOf(model->generator(), config), progress);
+}
+
+// Finished quality evaluations as metrics events, and the alarms their figures raise.
+void Trainer::State::emitLiveMetrics() {
+  if (!live_metrics) return;
+  for (LiveQualityResult& result : live_metrics->take()) {
+    if (!result.evaluation) {
+      emit(event_type::kWarning, {{field::kMessage, "quality metrics failed: " + result.evaluation.error()}});
+      continue;
+    }
+    const QualityEvaluation& evaluation = *result.evaluation;
+    json figures = json::object();
+    for (const auto& [name, value] : evaluation.metrics) figures[name] = value;
+    emit(event_type::kMetrics, {{field::kEpoch, result.at.epoch},
+                                {field::kStep, result.at.step},
+                                {field::kImagesSeen, result.at.images_seen},
+                                {field::kQualityFigures, figures},
+                                {field::kFeatureSpace, evaluation.feature_space},
+                                {field::kNSamples, evaluation.n_samples},
+                                {field::kNTrain, evaluation.n_train},
+                                {field::kSeconds, result.seconds}});
+    QualityAlarmThresholds thresholds;
+    thresholds.msssim_margin = config.metrics.alarm_msssim_margin;
+    thresholds.ndb_fraction = config.metrics.alarm_ndb_fraction;
+    thresholds.copy_rate = config.metrics.alarm_copy_rate;
+    for (const QualityAlarm& alarm : QualityAlarms::fromEvaluation(evaluation, thresholds))
+      emit(event_type::kWarning, {{field::kMessage, alarm.message}, {field::kAlarm, alarm.kind},
+                                  {field::kStep, result.at.step}});
   }
 }
 

@@ -137,6 +137,14 @@ Status Trainer::State::trainBatch(Staging& staging, EpochCounts& epoch, std::int
   if (Status staged = staging.stageNext(); !staged) return staged;
   ++progress.step;
   progress.images_seen += agreed.n_job;
+  if (live_metrics && config.metrics.every_images > 0) {
+    const std::int64_t every = config.metrics.every_images;
+    if (next_metrics_images < 0) next_metrics_images = (progress.images_seen / every + 1) * every;
+    if (progress.images_seen >= next_metrics_images) {
+      startLiveMetrics();
+      next_metrics_images = (progress.images_seen / every + 1) * every;
+    }
+  }
   ++epoch.steps;
   epoch.images += agreed.n_job;
   PendingStep info;
@@ -218,6 +226,8 @@ Status Trainer::State::endEpoch(const EpochCounts& epoch) {
                                {field::kSeconds, std::chrono::duration<double>(Clock::now() - epoch.start).count()}});
   if (Status s = writeSamples(); !s) return s;
   if (config.parzen.every_epochs > 0 && progress.epoch % config.parzen.every_epochs == 0) evaluateParzen();
+  if (config.metrics.every_epochs > 0 && progress.epoch % config.metrics.every_epochs == 0) startLiveMetrics();
+  emitLiveMetrics();
   if (progress.epoch % config.save_frequency == 0 || progress.epoch == config.epochs)
     if (Status s = writeCheckpoint(); !s) return s;
   return {};
@@ -242,6 +252,12 @@ Result<RunOutcome> Trainer::State::finishRun(bool stopped) {
       }
   }
   if (monitor) emitSystem();
+  // A completed run waits for its last quality evaluation; a stopped one drops it (the worker is
+  // cancelled when the state goes).
+  if (live_metrics && !stopped) {
+    live_metrics->waitIdle();
+    emitLiveMetrics();
+  }
   emit(event_type::kRunFinished, std::move(finished));
   return stopped ? RunOutcome::Stopped : RunOutcome::Completed;
 }

@@ -11,6 +11,7 @@
 #include "core/eval/held_out_splits.h"
 #include "core/eval/parzen_estimator.h"
 #include "core/eval/parzen_inputs.h"
+#include "core/eval/quality_alarms.h"
 #include "core/model/weight_init.h"
 #include "core/runs/event_fields.h"
 #include "core/runs/event_log.h"
@@ -21,6 +22,7 @@
 #include "core/train/compute_device.h"
 #include "core/train/dcgan_step.h"
 #include "core/train/device_batch_feeder.h"
+#include "core/train/live_quality_metrics.h"
 #include "core/train/rank_group.h"
 #include "core/train/step_stats_queue.h"
 #include "core/train/system_monitor.h"
@@ -39,6 +41,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <thread>
 #include <filesystem>
 #include <sstream>
@@ -77,6 +80,11 @@ struct Trainer::State {
   bool writer = true;                ///< rank 0 (or alone): writes events, files and checkpoints
   std::unique_ptr<SystemMonitor> monitor;  ///< rank 0's `system` events
   std::unique_ptr<TensorBoardRecorder> tensorboard;  ///< rank 0's copy of the events for TensorBoard
+  std::unique_ptr<LiveQualityMetrics> live_metrics;  ///< rank 0's quality metrics, when on
+  std::int64_t next_metrics_images = -1;             ///< metrics.every_images: the next due point
+  std::deque<double> recent_rt;                      ///< r_t of the last metrics.alarm_rt_steps steps
+  double recent_rt_sum = 0;
+  bool rt_alarm_raised = false;                      ///< until r_t falls back below the level
 
   /// The first reason the run cannot go on found while writing events or reading the flushed
   /// steps: events.jsonl could not be appended to, or a step's losses are not finite.
@@ -109,6 +117,9 @@ struct Trainer::State {
   void emitSystem();
   Status writeCheckpoint();
   void evaluateParzen();
+  void startLiveMetrics();
+  void emitLiveMetrics();
+  void watchOverfitting(double rt);
   void evaluateParzenHere();
   Status loadParzenSplits();
   Status restoreLatest();

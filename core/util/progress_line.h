@@ -37,6 +37,7 @@ inline constexpr char kProgressTaskParzenRun[] = "parzen-run";    ///< checkpoin
 inline constexpr char kProgressTaskCacheBuild[] = "cache-build";  ///< images decoded into a cache
 inline constexpr char kProgressTaskDemoData[] = "demo-data";      ///< demo images rendered
 inline constexpr char kProgressTaskImport[] = "import";           ///< a checkpoint imported: 0 or 1 of 1
+inline constexpr char kProgressTaskMetrics[] = "metrics";         ///< quality metrics: stages of the suite done
 
 /// What every line of this version starts with; a reader ignores lines of a version it does not know.
 inline constexpr std::string_view kProgressLinePrefix = "progress/1 ";

@@ -1,0 +1,277 @@
+// `streetgan metrics`: the quality metric suite (core/eval/quality_suite.h) for one checkpoint,
+// every checkpoint of a run, or a folder of sample images, against training images.
+#include "app/cli/commands.h"
+#include "app/cli/command_line.h"
+#include "app/cli/model_options.h"
+#include "app/cli/stop_signal.h"
+
+#include "core/data/image_dataset.h"
+#include "core/eval/network_features.h"
+#include "core/eval/parzen_inputs.h"
+#include "core/eval/quality_evaluation_file.h"
+#include "core/eval/quality_suite.h"
+#include "core/runs/run_directory.h"
+#include "core/train/checkpoint.h"
+#include "core/train/compute_device.h"
+#include "core/util/progress_line.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <optional>
+
+namespace streetgan::cli {
+namespace {
+
+using json = nlohmann::json;
+
+ModelOptionsUse metricsModelUse() {
+  ModelOptionsUse use;
+  use.checkpoint_help = "score samples of this checkpoint's generator";
+  use.device_default = "auto";
+  use.threads_help = "CPU threads (0 = all cores)";
+  return use;
+}
+
+std::vector<OptionSpec> metricsOptionSpecs(const ModelOptionsUse& use) {
+  std::vector<OptionSpec> specs = {
+      checkpointOptionSpec(use),
+      {"--run", "DIR", "score the newest checkpoint of a run (every one with --every-checkpoint)"},
+      {"--every-checkpoint", "", "with --run: every checkpoint, oldest first"},
+      {"--samples", "DIR", "score the images in DIR as the samples instead"},
+      {"--dataroot", "DIR", "training images to compare with (default: the checkpoint's data set)"},
+      {"--n", "N", "generated samples (default 10000)"},
+      {"--n-train", "N", "training images, a seeded draw from the data set (default 10000)"},
+      {"--only", "A,B,..", "just these metrics: swd, msssim, ndb, fid, kid, prdc, memorisation (default all)"},
+      {"--bins", "K", "NDB/JSD: k-means bins of the training images (default 100)"},
+      {"--features", "FILE.pt", "compute FID, KID and precision/recall in this TorchScript network's features"},
+      {"--features-size", "S", "the image size the features network takes (default 299)"},
+      {"--img-size", "S", "image size without a checkpoint (default 64)"},
+      {"--seed", "N", "seed of the sample noise, the draws and the projections (default 0)"},
+      {"--batch", "B", "generator batch size (default 256)"},
+      {"--train-mode", "", "sample with BatchNorm batch statistics, as the original tool did"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  specs.push_back({"--json", "", "print one JSON object (a list with --every-checkpoint)"});
+  specs.push_back({"--save", "", "also write each result into the run folder (evaluations/metrics-*.json)"});
+  specs.push_back({"--progress", "", "machine-readable progress lines on stderr (docs/events.md)"});
+  return specs;
+}
+
+struct MetricsRequest {
+  std::int64_t n_samples = 10000, n_train = 10000;
+  int img_size = 64;
+  std::uint64_t seed = 0;
+  std::int64_t batch = 256;
+  int threads = 0;
+  int features_size = 299;
+  c10::Device device = c10::kCPU;
+  QualitySuiteOptions suite;
+};
+
+Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOptionsUse& use) {
+  if (int(line.has("--checkpoint")) + int(line.has("--samples")) + int(line.has("--run")) != 1)
+    return makeError("give one of --checkpoint FILE, --run DIR or --samples DIR");
+  if (line.has("--checkpoint"))
+    if (Status given = checkpointGiven(line); !given) return makeError(given.error());
+  if (line.has("--every-checkpoint") && !line.has("--run")) return makeError("--every-checkpoint goes with --run DIR");
+  if (line.has("--save") && line.has("--samples"))
+    return makeError("--save goes with --checkpoint or --run (a run folder to save into)");
+  if (line.has("--samples") && !line.has("--dataroot"))
+    return makeError("--samples needs --dataroot DIR (the training images to compare with)");
+  if (line.has("--features-size") && !line.has("--features")) return makeError("--features-size goes with --features FILE.pt");
+  MetricsRequest request;
+  auto n = line.integer("--n", 10000, 2, 10000000);
+  auto n_train = line.integer("--n-train", 10000, 2, 10000000);
+  auto img_size = line.integer("--img-size", 64, 16, 4096);
+  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
+  auto batch = line.integer("--batch", 256, 1, 65536);
+  auto features_size = line.integer("--features-size", 299, 8, 4096);
+  auto bins = line.integer("--bins", 100, 2, 10000);
+  auto threads = threadsOption(line);
+  for (const auto* value : {&n, &n_train, &img_size, &seed, &batch, &features_size, &bins, &threads})
+    if (!*value) return makeError(value->error());
+  request.n_samples = *n;
+  request.n_train = *n_train;
+  request.img_size = static_cast<int>(*img_size);
+  request.seed = static_cast<std::uint64_t>(*seed);
+  request.batch = *batch;
+  request.threads = static_cast<int>(*threads);
+  request.features_size = static_cast<int>(*features_size);
+  if (line.has("--only")) {
+    auto metrics = QualitySuiteOptions::parseMetricList(line.value("--only"));
+    if (!metrics) return makeError("option '--only': " + metrics.error());
+    request.suite.metrics = *metrics;
+  }
+  request.suite.seed = request.seed;
+  request.suite.ndb.bins = static_cast<int>(*bins);
+  auto device = deviceOption(line, use);
+  if (!device) return makeError(device.error());
+  request.device = *device;
+  return request;
+}
+
+// Images of a folder, or a seeded draw of `count` of them, at `size`, as (n, 3, size, size).
+Result<torch::Tensor> imagesOf(const std::string& folder, const char* what, std::optional<std::size_t> count,
+                               std::uint64_t seed, int size, double crop_scale) {
+  auto dataset = ImageDataset::open(folder);
+  if (!dataset) return makeError(std::string(what) + ": " + dataset.error());
+  std::vector<std::string> paths;
+  if (count) paths = shuffledPaths(*dataset, seed, 0, *count);
+  else
+    for (const auto& entry : dataset->entries()) paths.push_back(entry.path);
+  auto rows = loadImageRows(paths, size, 3, crop_scale);
+  if (!rows) return makeError(std::string(what) + ": " + rows.error());
+  for (const auto& skipped : rows->skipped) std::fprintf(stderr, "warning: skipped %s\n", skipped.reason.c_str());
+  return rows->rows.view({rows->rows.size(0), 3, size, size});
+}
+
+// The run folder of a checkpoint: <run>/checkpoints/<file>.
+std::optional<std::string> runOfCheckpoint(const std::string& checkpoint) {
+  const std::filesystem::path path = std::filesystem::absolute(checkpoint);
+  if (path.parent_path().filename() != "checkpoints") return std::nullopt;
+  return path.parent_path().parent_path().string();
+}
+
+void printEvaluation(const QualityEvaluation& evaluation) {
+  if (evaluation.checkpoint)
+    std::printf("%s (epoch %lld, step %lld)\n", evaluation.checkpoint->file.c_str(),
+                static_cast<long long>(evaluation.checkpoint->epoch), static_cast<long long>(evaluation.checkpoint->step));
+  std::printf("%lld samples against %lld training images of %d px; features: %s\n",
+              static_cast<long long>(evaluation.n_samples), static_cast<long long>(evaluation.n_train),
+              evaluation.image_size, evaluation.feature_space.c_str());
+  for (const auto& [name, value] : evaluation.metrics) std::printf("  %-18s %12.6g\n", name.c_str(), value);
+  for (const auto& note : evaluation.notes) std::printf("note: %s\n", note.c_str());
+}
+
+class MetricsCommand {
+public:
+  MetricsCommand(const CommandLine& line, MetricsRequest request) : line_(line), request_(std::move(request)) {}
+
+  int run() {
+    setComputeThreads(request_.threads);
+    if (line_.has("--features")) {
+      auto network = NetworkFeatures::load(line_.value("--features"), request_.features_size, request_.device);
+      if (!network) return fail(line_.program(), "option '--features': " + network.error(), kExitFailure);
+      network_ = std::move(*network);
+      request_.suite.network = &*network_;
+    }
+    const auto& stop = installStopHandlers();
+    request_.suite.progress = [&](const std::string& stage, int done, int total) {
+      if (line_.has("--progress")) printProgressLine(stderr, {kProgressTaskMetrics, done, total, stage});
+      else if (!line_.has("--json")) std::fprintf(stderr, "\r%-60s", (stage + " (" + std::to_string(done + 1) + "/" + std::to_string(total) + ")").c_str());
+      return !stop.load();
+    };
+    if (line_.has("--samples")) return scoreFolder();
+    std::vector<std::string> checkpoints;
+    std::string run_dir;
+    if (line_.has("--run")) {
+      const RunDirectory run(line_.value("--run"));
+      checkpoints = run.checkpoints();
+      if (checkpoints.empty()) return fail(line_.program(), run.path() + ": no checkpoint in " + run.checkpointsDir(), kExitFailure);
+      if (!line_.has("--every-checkpoint")) checkpoints = {checkpoints.back()};
+      run_dir = run.path();
+    } else {
+      checkpoints = {line_.value("--checkpoint")};
+      if (auto run = runOfCheckpoint(checkpoints.front())) run_dir = *run;
+      else if (line_.has("--save"))
+        return fail(line_.program(), "option '--save': " + checkpoints.front() + " is not in a run's checkpoints/ folder",
+                    kExitUsage);
+    }
+    json all = json::array();
+    for (const std::string& checkpoint : checkpoints) {
+      auto evaluation = scoreCheckpoint(checkpoint);
+      if (!evaluation) return fail(line_.program(), evaluation.error(), kExitFailure);
+      if (line_.has("--save")) {
+        const std::string name = std::filesystem::path(checkpoint).stem().string();
+        if (Status saved = QualityEvaluationFile::write(run_dir, name, *evaluation); !saved)
+          return fail(line_.program(), saved.error(), kExitFailure);
+      }
+      if (line_.has("--json")) all.push_back(QualityEvaluationFile::toJson(*evaluation));
+      else printEvaluation(*evaluation);
+    }
+    if (line_.has("--json"))
+      std::printf("%s\n", (line_.has("--every-checkpoint") ? all : all.front()).dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    return kExitOk;
+  }
+
+private:
+  // Training images at `size`, loaded once for every checkpoint of the same size.
+  Result<torch::Tensor> trainImages(const std::string& dataroot, int size, double crop_scale) {
+    if (train_.defined() && train_size_ == size && train_root_ == dataroot) return train_;
+    auto images = imagesOf(dataroot, "--dataroot", static_cast<std::size_t>(request_.n_train), request_.seed, size, crop_scale);
+    if (!images) return images;
+    train_ = *images;
+    train_size_ = size;
+    train_root_ = dataroot;
+    return train_;
+  }
+
+  Result<QualityEvaluation> evaluate(const torch::Tensor& samples, const torch::Tensor& train) {
+    auto evaluation = QualitySuite::evaluate(samples, train, request_.suite);
+    if (!line_.has("--json") && !line_.has("--progress")) std::fputc('\n', stderr);
+    return evaluation;
+  }
+
+  Result<QualityEvaluation> scoreCheckpoint(const std::string& checkpoint) {
+    if (!line_.has("--json") && line_.has("--every-checkpoint")) std::fprintf(stderr, "%s\n", checkpoint.c_str());
+    auto loaded = loadCheckpointGenerator(checkpoint, request_.device);
+    if (!loaded) return makeError(loaded.error());
+    const TrainConfig& config = loaded->config;
+    if (config.nc != 3) return makeError(checkpoint + ": the metrics need RGB images; this generator makes " + std::to_string(config.nc) + " channels");
+    auto train = trainImages(line_.value("--dataroot", config.dataroot), config.img_size, config.augment.crop_scale);
+    if (!train) return makeError(train.error());
+    const torch::Tensor rows = generateSampleRows(loaded->generator, config.nz, request_.n_samples, request_.seed,
+                                                  request_.batch, request_.device, line_.has("--train-mode"));
+    auto evaluation = evaluate(rows.view({rows.size(0), 3, config.img_size, config.img_size}), *train);
+    if (!evaluation) return evaluation;
+    evaluation->checkpoint = QualityEvaluation::Checkpoint{std::filesystem::path(checkpoint).filename().string(),
+                                                           loaded->progress.epoch, loaded->progress.step,
+                                                           loaded->progress.images_seen};
+    return evaluation;
+  }
+
+  int scoreFolder() {
+    const int size = request_.img_size;
+    auto samples = imagesOf(line_.value("--samples"), "--samples", std::nullopt, request_.seed, size, 1.0);
+    if (!samples) return fail(line_.program(), samples.error(), kExitFailure);
+    auto train = trainImages(line_.value("--dataroot"), size, 1.0);
+    if (!train) return fail(line_.program(), train.error(), kExitFailure);
+    auto evaluation = evaluate(*samples, *train);
+    if (!evaluation) return fail(line_.program(), evaluation.error(), kExitFailure);
+    if (line_.has("--json"))
+      std::printf("%s\n", QualityEvaluationFile::toJson(*evaluation).dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    else
+      printEvaluation(*evaluation);
+    return kExitOk;
+  }
+
+  const CommandLine& line_;
+  MetricsRequest request_;
+  std::optional<NetworkFeatures> network_;
+  torch::Tensor train_;
+  int train_size_ = 0;
+  std::string train_root_;
+};
+
+}  // namespace
+
+int runMetrics(const Args& args) {
+  const ModelOptionsUse use = metricsModelUse();
+  CommandLine line("metrics", "(--checkpoint FILE | --run DIR | --samples DIR) [--dataroot DIR]",
+                   "Quality metrics of generated images against training images, computed\n"
+                   "offline: sliced Wasserstein distance, MS-SSIM diversity, NDB/JSD, FID, KID,\n"
+                   "precision/recall/density/coverage and a memorisation check (docs/evaluation.md).\n"
+                   "Without --features, FID, KID and precision/recall use a feature space of our\n"
+                   "own (32x32 pixels on the training images' first 256 principal components):\n"
+                   "comparable between our runs on the same data, not with papers' figures.",
+                   metricsOptionSpecs(use));
+  if (auto done = line.parseOrExit(args)) return *done;
+  auto request = metricsRequestFrom(line, use);
+  if (!request) return fail(line.program(), request.error(), kExitUsage);
+  return MetricsCommand(line, std::move(*request)).run();
+}
+
+}  // namespace streetgan::cli

@@ -1,0 +1,142 @@
+#include "core/eval/feature_distances.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <string>
+
+namespace streetgan {
+namespace {
+
+// The rows as float64 on the CPU, or why they cannot be used.
+Result<torch::Tensor> featureRows(const torch::Tensor& rows, const char* name, std::int64_t min_rows) {
+  if (!rows.defined() || rows.dim() != 2)
+    return makeError(std::string("the ") + name + " features must be a matrix (one feature vector per row)");
+  if (rows.size(0) < min_rows)
+    return makeError(std::string("needs at least ") + std::to_string(min_rows) + " " + name + " feature vectors, got " +
+                     std::to_string(rows.size(0)));
+  if (rows.size(1) == 0) return makeError(std::string("the ") + name + " features have zero dimensions");
+  torch::Tensor values = rows.detach().to(torch::kCPU, torch::kFloat64).contiguous();
+  if (!torch::isfinite(values).all().item<bool>())
+    return makeError(std::string("the ") + name + " features contain NaN or Inf values");
+  return values;
+}
+
+Status sameDimensions(const torch::Tensor& real, const torch::Tensor& fake) {
+  if (real.size(1) != fake.size(1))
+    return makeError("the real features have " + std::to_string(real.size(1)) + " dimensions, the generated " +
+                     std::to_string(fake.size(1)));
+  return {};
+}
+
+torch::Tensor covariance(const torch::Tensor& rows, const torch::Tensor& mean) {
+  const torch::Tensor centred = rows - mean;
+  return torch::mm(centred.t(), centred) / static_cast<double>(rows.size(0) - 1);
+}
+
+// A symmetric matrix's square root from its eigendecomposition, negative eigenvalues as zero.
+torch::Tensor symmetricSqrt(const torch::Tensor& matrix) {
+  auto [values, vectors] = torch::linalg::eigh(0.5 * (matrix + matrix.t()), "L");
+  return torch::mm(vectors * values.clamp_min(0).sqrt().unsqueeze(0), vectors.t());
+}
+
+}  // namespace
+
+Result<double> FeatureDistances::frechet(const torch::Tensor& real_in, const torch::Tensor& fake_in) {
+  auto real = featureRows(real_in, "real", 2);
+  if (!real) return makeError("Fréchet distance: " + real.error());
+  auto fake = featureRows(fake_in, "generated", 2);
+  if (!fake) return makeError("Fréchet distance: " + fake.error());
+  if (Status s = sameDimensions(*real, *fake); !s) return makeError("Fréchet distance: " + s.error());
+  try {
+    const torch::Tensor mu_r = real->mean(0), mu_g = fake->mean(0);
+    const torch::Tensor sigma_r = covariance(*real, mu_r), sigma_g = covariance(*fake, mu_g);
+    const torch::Tensor root_r = symmetricSqrt(sigma_r);
+    const torch::Tensor inner = torch::mm(torch::mm(root_r, sigma_g), root_r);
+    const torch::Tensor inner_values = torch::linalg::eigvalsh(0.5 * (inner + inner.t()), "L");
+    const double trace_root = inner_values.clamp_min(0).sqrt().sum().item<double>();
+    const double mean_term = (mu_r - mu_g).pow(2).sum().item<double>();
+    const double distance =
+        mean_term + sigma_r.trace().item<double>() + sigma_g.trace().item<double>() - 2.0 * trace_root;
+    // Rounding can leave a tiny negative for identical sets; the distance itself is never below 0.
+    return distance < 0 ? 0.0 : distance;
+  } catch (const c10::Error& e) {
+    return makeError(std::string("Fréchet distance: ") + e.what_without_backtrace());
+  }
+}
+
+torch::Tensor FeatureDistances::subsetIndices(std::int64_t n, std::int64_t size, int subsets, std::uint64_t seed) {
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  torch::Tensor indices = torch::empty({subsets, size}, torch::kInt64);
+  for (int s = 0; s < subsets; ++s)
+    indices[s] = torch::randperm(n, generator, torch::TensorOptions().dtype(torch::kInt64)).slice(0, 0, size);
+  return indices;
+}
+
+Result<std::vector<double>> FeatureDistances::kernelOnSubsets(const torch::Tensor& real_in,
+                                                              const torch::Tensor& fake_in,
+                                                              const torch::Tensor& real_subsets,
+                                                              const torch::Tensor& fake_subsets) {
+  auto real = featureRows(real_in, "real", 2);
+  if (!real) return makeError("kernel distance: " + real.error());
+  auto fake = featureRows(fake_in, "generated", 2);
+  if (!fake) return makeError("kernel distance: " + fake.error());
+  if (Status s = sameDimensions(*real, *fake); !s) return makeError("kernel distance: " + s.error());
+  if (real_subsets.dim() != 2 || fake_subsets.sizes() != real_subsets.sizes() || real_subsets.size(1) < 2)
+    return makeError("kernel distance: the subsets must be two (subsets, m) index matrices of one shape, m ≥ 2");
+  const torch::Tensor ri = real_subsets.to(torch::kInt64), fi = fake_subsets.to(torch::kInt64);
+  if (ri.min().item<std::int64_t>() < 0 || ri.max().item<std::int64_t>() >= real->size(0) ||
+      fi.min().item<std::int64_t>() < 0 || fi.max().item<std::int64_t>() >= fake->size(0))
+    return makeError("kernel distance: a subset index is outside the feature rows");
+  const double d = static_cast<double>(real->size(1));
+  const auto m = static_cast<double>(ri.size(1));
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(ri.size(0)));
+  try {
+    for (std::int64_t s = 0; s < ri.size(0); ++s) {
+      const torch::Tensor x = real->index_select(0, ri[s]), y = fake->index_select(0, fi[s]);
+      const torch::Tensor k_xx = (torch::mm(x, x.t()) / d + 1).pow(3);
+      const torch::Tensor k_yy = (torch::mm(y, y.t()) / d + 1).pow(3);
+      const torch::Tensor k_xy = (torch::mm(x, y.t()) / d + 1).pow(3);
+      // The unbiased estimator leaves the diagonals (a row with itself) out of the XX and YY sums.
+      const double xx = (k_xx.sum() - k_xx.diagonal().sum()).item<double>() / (m * (m - 1));
+      const double yy = (k_yy.sum() - k_yy.diagonal().sum()).item<double>() / (m * (m - 1));
+      const double xy = k_xy.sum().item<double>() / (m * m);
+      values.push_back(xx + yy - 2 * xy);
+    }
+  } catch (const c10::Error& e) {
+    return makeError(std::string("kernel distance: ") + e.what_without_backtrace());
+  }
+  return values;
+}
+
+Result<KernelDistanceResult> FeatureDistances::kernel(const torch::Tensor& real, const torch::Tensor& fake,
+                                                      const KernelDistanceOptions& options) {
+  if (options.subsets < 1) return makeError("kernel distance: subsets must be at least 1");
+  if (options.subset_size < 2) return makeError("kernel distance: the subset size must be at least 2");
+  if (!real.defined() || !fake.defined() || real.dim() != 2 || fake.dim() != 2)
+    return makeError("kernel distance: the features must be matrices (one feature vector per row)");
+  const std::int64_t size = std::min({options.subset_size, real.size(0), fake.size(0)});
+  if (size < 2)
+    return makeError("kernel distance: needs at least 2 real and 2 generated feature vectors, got " +
+                     std::to_string(real.size(0)) + " and " + std::to_string(fake.size(0)));
+  const torch::Tensor real_subsets = subsetIndices(real.size(0), size, options.subsets, options.seed);
+  const torch::Tensor fake_subsets = subsetIndices(fake.size(0), size, options.subsets, options.seed + 1);
+  auto values = kernelOnSubsets(real, fake, real_subsets, fake_subsets);
+  if (!values) return makeError(values.error());
+  KernelDistanceResult result;
+  result.subset_size = size;
+  result.subsets = options.subsets;
+  double sum = 0;
+  for (double v : *values) sum += v;
+  result.mean = sum / static_cast<double>(values->size());
+  if (values->size() > 1) {
+    double squares = 0;
+    for (double v : *values) squares += (v - result.mean) * (v - result.mean);
+    result.stddev = std::sqrt(squares / static_cast<double>(values->size() - 1));
+  }
+  return result;
+}
+
+}  // namespace streetgan

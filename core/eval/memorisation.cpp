@@ -1,0 +1,171 @@
+#include "core/eval/memorisation.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+namespace streetgan {
+namespace {
+
+std::string prefixed(const std::string& text) { return "memorisation: " + text; }
+
+std::string number(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+std::string shapeText(const torch::Tensor& images) {
+  return std::to_string(images.size(1)) + "x" + std::to_string(images.size(2)) + "x" + std::to_string(images.size(3));
+}
+
+Status checkImages(const torch::Tensor& images, const std::string& name) {
+  if (!images.defined()) return makeError(prefixed("the " + name + " are missing"));
+  if (images.dim() != 4)
+    return makeError(prefixed("the " + name + " must be a batch of images (N, C, H, W), got " +
+                              std::to_string(images.dim()) + " dimensions"));
+  if (!images.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
+  if (images.size(0) == 0) return makeError(prefixed("there are no " + name));
+  if (images.size(1) == 0 || images.size(2) == 0 || images.size(3) == 0)
+    return makeError(prefixed("the " + name + " are empty (" + shapeText(images) + ")"));
+  return {};
+}
+
+Status checkRows(const torch::Tensor& rows, const std::string& name) {
+  if (!rows.defined()) return makeError(prefixed("the " + name + " are missing"));
+  if (rows.dim() != 2)
+    return makeError(prefixed("the " + name + " must be a matrix (one downsampled image per row), got " +
+                              std::to_string(rows.dim()) + " dimensions"));
+  if (!rows.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
+  if (rows.size(0) == 0) return makeError(prefixed("there are no " + name));
+  if (rows.size(1) == 0) return makeError(prefixed("the " + name + " have zero columns"));
+  for (std::int64_t i = 0; i < rows.size(0); i += 8192)
+    if (!torch::isfinite(rows.narrow(0, i, std::min<std::int64_t>(8192, rows.size(0) - i))).all().item<bool>())
+      return makeError(prefixed("the " + name + " contain NaN or Inf values"));
+  return {};
+}
+
+Status checkOptions(const MemorisationOptions& options, std::int64_t n_train) {
+  if (options.train_self_queries < 1)
+    return makeError(prefixed("train_self_queries must be at least 1, got " +
+                              std::to_string(options.train_self_queries)));
+  if (!std::isfinite(options.percentile) || options.percentile < 0 || options.percentile > 100)
+    return makeError(prefixed("the percentile must be in [0, 100], got " + number(options.percentile)));
+  if (options.show_nearest < 1)
+    return makeError(prefixed("show_nearest must be at least 1, got " + std::to_string(options.show_nearest)));
+  if (options.show_nearest > n_train)
+    return makeError(prefixed("showing " + std::to_string(options.show_nearest) + " nearest training images needs " +
+                              "at least " + std::to_string(options.show_nearest) + " training images, got " +
+                              std::to_string(n_train)));
+  if (options.block < 1)
+    return makeError(prefixed("the block size must be at least 1, got " + std::to_string(options.block)));
+  return {};
+}
+
+std::vector<double> toVector(const torch::Tensor& t) {
+  const torch::Tensor c = t.to(torch::kFloat64).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+}  // namespace
+
+double MemorisationCheck::percentile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const double position = q / 100.0 * static_cast<double>(values.size() - 1);
+  const auto low = static_cast<std::size_t>(std::floor(position));
+  const std::size_t high = std::min(low + 1, values.size() - 1);
+  return values[low] + (values[high] - values[low]) * (position - static_cast<double>(low));
+}
+
+torch::Tensor MemorisationCheck::trainSubset(std::int64_t n_train, std::int64_t count, std::uint64_t seed) {
+  if (n_train <= 0 || count <= 0) return torch::empty({0}, torch::kLong);
+  if (count >= n_train) return torch::arange(n_train, torch::kLong);
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  return std::get<0>(torch::randperm(n_train, generator, torch::kLong).narrow(0, 0, count).sort());
+}
+
+Result<NearestNeighbours> MemorisationCheck::nearest(const torch::Tensor& samples, const torch::Tensor& train, int k,
+                                                     int size, std::int64_t block) {
+  if (size < 1) return makeError(prefixed("the image size must be at least 1, got " + std::to_string(size)));
+  if (Status s = checkImages(samples, "samples"); !s) return makeError(s.error());
+  if (Status s = checkImages(train, "training images"); !s) return makeError(s.error());
+  if (samples.sizes().slice(1) != train.sizes().slice(1))
+    return makeError(prefixed("the samples are " + shapeText(samples) + ", the training images " + shapeText(train)));
+  const torch::Tensor sample_rows = NearestNeighbourSearch::downsampledRows(samples, size);
+  const torch::Tensor train_rows = NearestNeighbourSearch::downsampledRows(train, size);
+  if (!sample_rows.defined() || !train_rows.defined())
+    return makeError(prefixed("out of memory downsampling the images"));
+  return NearestNeighbourSearch::search(sample_rows, train_rows, k, false, block);
+}
+
+Result<MemorisationResult> MemorisationCheck::evaluate(const torch::Tensor& samples, const torch::Tensor& train,
+                                                       const MemorisationOptions& options) {
+  if (options.size < 1)
+    return makeError(prefixed("the image size must be at least 1, got " + std::to_string(options.size)));
+  if (Status s = checkImages(samples, "samples"); !s) return makeError(s.error());
+  if (Status s = checkImages(train, "training images"); !s) return makeError(s.error());
+  if (train.size(0) < 2)
+    return makeError(prefixed("needs at least 2 training images, got " + std::to_string(train.size(0))));
+  if (samples.sizes().slice(1) != train.sizes().slice(1))
+    return makeError(prefixed("the samples are " + shapeText(samples) + ", the training images " + shapeText(train)));
+  if (Status s = checkOptions(options, train.size(0)); !s) return makeError(s.error());
+  const torch::Tensor sample_rows = NearestNeighbourSearch::downsampledRows(samples, options.size);
+  const torch::Tensor train_rows = NearestNeighbourSearch::downsampledRows(train, options.size);
+  if (!sample_rows.defined() || !train_rows.defined())
+    return makeError(prefixed("out of memory downsampling the images"));
+  return evaluateRows(sample_rows, train_rows, options);
+}
+
+Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& sample_rows,
+                                                           const torch::Tensor& train_rows,
+                                                           const MemorisationOptions& options) {
+  if (Status s = checkRows(sample_rows, "samples"); !s) return makeError(s.error());
+  if (Status s = checkRows(train_rows, "training images"); !s) return makeError(s.error());
+  const std::int64_t n = sample_rows.size(0), n_train = train_rows.size(0);
+  if (n_train < 2) return makeError(prefixed("needs at least 2 training images, got " + std::to_string(n_train)));
+  if (sample_rows.size(1) != train_rows.size(1))
+    return makeError(prefixed("the sample rows have " + std::to_string(sample_rows.size(1)) +
+                              " values, the training rows " + std::to_string(train_rows.size(1))));
+  if (Status s = checkOptions(options, n_train); !s) return makeError(s.error());
+
+  MemorisationResult result;
+  result.n_samples = n;
+  result.n_train = n_train;
+  result.train_queries = trainSubset(n_train, options.train_self_queries, options.seed);
+  try {
+    torch::NoGradGuard no_grad;
+    // The yardstick first (it fails on duplicates): training images to their nearest other one.
+    const torch::Tensor train_queries = train_rows.cpu().index_select(0, result.train_queries);
+    auto train_nn = NearestNeighbourSearch::searchExcluding(train_queries, train_rows, result.train_queries, 1,
+                                                            options.block);
+    if (!train_nn) return makeError(train_nn.error());
+    result.train_nn_distance = train_nn->distances.select(1, 0).contiguous();
+    const std::vector<double> train_distances = toVector(result.train_nn_distance);
+    result.threshold = percentile(train_distances, options.percentile);
+    result.train_nn_median = percentile(train_distances, 50.0);
+    if (!(result.train_nn_median > 0))
+      return makeError(prefixed("the median distance of a training image to its nearest other training image is 0 "
+                                "(mostly duplicates): the distance ratio is undefined"));
+    // The samples: their nearest training images.
+    auto samples_nn =
+        NearestNeighbourSearch::search(sample_rows, train_rows, options.show_nearest, false, options.block);
+    if (!samples_nn) return makeError(samples_nn.error());
+    result.nearest_indices = samples_nn->indices;
+    result.nearest_distances = samples_nn->distances;
+    result.nearest_index = samples_nn->indices.select(1, 0).contiguous();
+    result.nearest_distance = samples_nn->distances.select(1, 0).contiguous();
+    result.copy_rate = (result.nearest_distance < result.threshold).sum().item<double>() / static_cast<double>(n);
+    result.ratio = result.nearest_distance / result.train_nn_median;
+    result.mean_ratio = result.ratio.mean().item<double>();
+    result.median_ratio = percentile(toVector(result.ratio), 50.0);
+  } catch (const c10::Error& e) {  // out of memory
+    return makeError(prefixed(e.what_without_backtrace()));
+  }
+  return result;
+}
+
+}  // namespace streetgan

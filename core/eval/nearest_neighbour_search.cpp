@@ -1,0 +1,236 @@
+#include "core/eval/nearest_neighbour_search.h"
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace streetgan {
+namespace {
+
+constexpr std::int64_t kRowChunk = 8192;  // rows per NaN/Inf check and per norm chunk
+
+std::string prefixed(const std::string& text) { return "nearest neighbours: " + text; }
+
+bool allFinite(const torch::Tensor& rows) {
+  for (std::int64_t i = 0; i < rows.size(0); i += kRowChunk)
+    if (!torch::isfinite(rows.narrow(0, i, std::min(kRowChunk, rows.size(0) - i))).all().item<bool>()) return false;
+  return true;
+}
+
+Status checkRows(const torch::Tensor& t, const std::string& name) {
+  if (!t.defined()) return makeError(prefixed("the " + name + " are missing"));
+  if (t.dim() != 2)
+    return makeError(prefixed("the " + name + " must be a matrix (one row per item), got " + std::to_string(t.dim()) +
+                              " dimensions"));
+  if (!t.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
+  if (t.size(0) == 0) return makeError(prefixed("there are no " + name));
+  if (t.size(1) == 0) return makeError(prefixed("the " + name + " have zero columns"));
+  if (!allFinite(t)) return makeError(prefixed("the " + name + " contain NaN or Inf values"));
+  return {};
+}
+
+// ‖row‖² in float64, a chunk of rows at a time (never a float64 copy of the whole matrix).
+torch::Tensor squaredNorms(const torch::Tensor& rows) {
+  torch::Tensor out = torch::empty({rows.size(0)}, torch::kFloat64);
+  for (std::int64_t i = 0; i < rows.size(0); i += kRowChunk) {
+    const std::int64_t b = std::min(kRowChunk, rows.size(0) - i);
+    out.narrow(0, i, b).copy_(rows.narrow(0, i, b).to(torch::kFloat64).pow(2).sum(1));
+  }
+  return out;
+}
+
+struct Candidates {
+  torch::Tensor keys;     // (m, width) ‖r‖² − 2·q·r in the product's type, unsorted
+  torch::Tensor indices;  // (m, width) int64 reference rows
+};
+
+// The `width` reference rows with the smallest key ‖r‖² − 2·q·r (the squared distance less ‖q‖²,
+// which does not change the order) for each row of `q`, the product taken in `dtype`, one
+// reference block at a time merged with the best so far. Reference row excluded[i] (when ≥ 0) is
+// never chosen for query i. Every row left out has a key no smaller than every key kept.
+Candidates candidates(const torch::Tensor& q, const torch::Tensor& excluded, const torch::Tensor& reference,
+                      const torch::Tensor& reference_sq, std::int64_t width, std::int64_t block,
+                      torch::ScalarType dtype) {
+  const std::int64_t m = q.size(0), n_ref = reference.size(0);
+  const torch::Tensor qd = q.to(dtype);
+  torch::Tensor keys = torch::empty({m, 0}, dtype), indices = torch::empty({m, 0}, torch::kLong);
+  for (std::int64_t j0 = 0; j0 < n_ref; j0 += block) {
+    const std::int64_t c = std::min(block, n_ref - j0);
+    const torch::Tensor r = reference.narrow(0, j0, c).to(dtype);
+    torch::Tensor key = torch::addmm(reference_sq.narrow(0, j0, c).to(dtype).view({1, c}), qd, r.t(), 1.0, -2.0)
+                            .contiguous();
+    if (excluded.defined()) {
+      const torch::Tensor rows = ((excluded >= j0) & (excluded < j0 + c)).nonzero().view(-1);
+      if (rows.numel() > 0)
+        key.view(-1).index_fill_(0, rows * c + (excluded.index_select(0, rows) - j0),
+                                 std::numeric_limits<double>::infinity());
+    }
+    const torch::Tensor all_keys = torch::cat({keys, key}, 1);
+    const torch::Tensor all_indices =
+        torch::cat({indices, torch::arange(j0, j0 + c, torch::kLong).view({1, c}).expand({m, c})}, 1);
+    const auto top = all_keys.topk(std::min(width, all_keys.size(1)), 1, /*largest=*/false, /*sorted=*/false);
+    keys = std::get<0>(top);
+    indices = all_indices.gather(1, std::get<1>(top));
+  }
+  return {keys, indices};
+}
+
+// ‖q_i − r_j‖² in float64 for every candidate j of every query i, from the differences (no
+// cancellation), a bounded chunk of queries at a time.
+torch::Tensor exactSquared(const torch::Tensor& q, const torch::Tensor& reference, const torch::Tensor& indices) {
+  const std::int64_t m = q.size(0), w = indices.size(1), d = q.size(1);
+  torch::Tensor out = torch::empty({m, w}, torch::kFloat64);
+  const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t{1} << 21) / (w * d));
+  for (std::int64_t i0 = 0; i0 < m; i0 += chunk) {
+    const std::int64_t b = std::min(chunk, m - i0);
+    const torch::Tensor rows =
+        reference.index_select(0, indices.narrow(0, i0, b).reshape(-1)).to(torch::kFloat64).view({b, w, d});
+    const torch::Tensor qs = q.narrow(0, i0, b).to(torch::kFloat64).unsqueeze(1);
+    out.narrow(0, i0, b).copy_((rows - qs).pow(2).sum(2));
+  }
+  return out;
+}
+
+struct Pass {
+  torch::Tensor squared;  // (n, k) float64, ascending
+  torch::Tensor indices;  // (n, k) int64
+  torch::Tensor redo;     // (n) bool: the float32 choice could have missed a nearer row
+};
+
+// One pass over all queries, blocks of queries in parallel (each block single-threaded below:
+// the engine keeps BLAS single-threaded under LibTorch's threads). With float32 products the
+// pass also says which queries must be redone: query i is safe when its k-th exact distance is
+// no larger than ‖q‖² + (the largest kept key) − tol, tol bounding the float32 rounding of any
+// key: about (D + 5)·u·(‖q‖ + max‖r‖)² with u = 2⁻²⁴ (inputs, norms, a D-term dot product and
+// the sum), taken twice over.
+Pass onePass(const torch::Tensor& q, const torch::Tensor& q_sq, const torch::Tensor& excluded,
+             const torch::Tensor& reference, const torch::Tensor& reference_sq, int k, std::int64_t width,
+             std::int64_t available, std::int64_t block, torch::ScalarType dtype) {
+  const std::int64_t n = q.size(0);
+  Pass pass{torch::empty({n, k}, torch::kFloat64), torch::empty({n, k}, torch::kLong), torch::zeros({n}, torch::kBool)};
+  const bool check = dtype == torch::kFloat32 && width < available;
+  const double r_max = std::sqrt(reference_sq.max().item<double>());
+  const double coeff = 2.0 * static_cast<double>(q.size(1) + 16) * std::ldexp(1.0, -24);
+  // At least one block per thread, so that few queries still use every core.
+  const std::int64_t threads = std::max(1, at::get_num_threads());
+  const std::int64_t q_block = std::max<std::int64_t>(1, std::min(block, (n + threads - 1) / threads));
+  at::parallel_for(0, (n + q_block - 1) / q_block, 1, [&](std::int64_t lo, std::int64_t hi) {
+    torch::NoGradGuard no_grad_here;  // grad mode is per thread
+    for (std::int64_t b = lo; b < hi; ++b) {
+      const std::int64_t i0 = b * q_block, m = std::min(q_block, n - i0);
+      const torch::Tensor qb = q.narrow(0, i0, m);
+      const torch::Tensor ex = excluded.defined() ? excluded.narrow(0, i0, m) : torch::Tensor();
+      const Candidates found = candidates(qb, ex, reference, reference_sq, width, block, dtype);
+      const auto sorted = exactSquared(qb, reference, found.indices).sort(1);
+      const torch::Tensor squared = std::get<0>(sorted).narrow(1, 0, k);
+      pass.squared.narrow(0, i0, m).copy_(squared);
+      pass.indices.narrow(0, i0, m).copy_(found.indices.gather(1, std::get<1>(sorted).narrow(1, 0, k)));
+      if (check) {
+        const torch::Tensor qs = q_sq.narrow(0, i0, m);
+        const torch::Tensor safe_up_to =
+            qs + found.keys.to(torch::kFloat64).amax(1) - coeff * (qs.sqrt() + r_max).pow(2);
+        pass.redo.narrow(0, i0, m).copy_(squared.select(1, k - 1) > safe_up_to);
+      }
+    }
+  });
+  return pass;
+}
+
+NearestNeighbours searchUnchecked(const torch::Tensor& queries, const torch::Tensor& reference_in,
+                                  const torch::Tensor& excluded_in, int k, std::int64_t block) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor q = queries.cpu(), reference = reference_in.cpu();
+  const torch::Tensor excluded = excluded_in.defined() ? excluded_in.cpu().to(torch::kLong) : torch::Tensor();
+  const std::int64_t available = reference.size(0) - (excluded.defined() ? 1 : 0);
+  // Candidates kept per query: a margin beyond k, so that the float32 check rarely fails where
+  // images crowd (a query is redone only when more than `width` rows lie within the bound).
+  const std::int64_t width = std::min<std::int64_t>(available, std::max<std::int64_t>(64, 2 * std::int64_t{k} + 8));
+  const torch::Tensor q_sq = squaredNorms(q), reference_sq = squaredNorms(reference);
+  Pass pass = onePass(q, q_sq, excluded, reference, reference_sq, k, width, available, block, torch::kFloat32);
+  const torch::Tensor again = pass.redo.nonzero().view(-1);
+  if (again.numel() > 0) {  // near-ties that float32 cannot separate: float64 throughout
+    const Pass redone = onePass(q.index_select(0, again), q_sq.index_select(0, again),
+                                excluded.defined() ? excluded.index_select(0, again) : torch::Tensor(), reference,
+                                reference_sq, k, width, available, block, torch::kFloat64);
+    pass.squared.index_copy_(0, again, redone.squared);
+    pass.indices.index_copy_(0, again, redone.indices);
+  }
+  return {pass.squared.clamp_min(0.0).sqrt(), pass.indices};
+}
+
+Result<NearestNeighbours> searchChecked(const torch::Tensor& queries, const torch::Tensor& reference,
+                                        const torch::Tensor& excluded, bool exclude_self, int k, std::int64_t block) {
+  if (Status s = checkRows(queries, "queries"); !s) return makeError(s.error());
+  if (Status s = checkRows(reference, "reference rows"); !s) return makeError(s.error());
+  const std::int64_t n = queries.size(0), n_ref = reference.size(0);
+  if (queries.size(1) != reference.size(1))
+    return makeError(prefixed("the queries have " + std::to_string(queries.size(1)) + " columns, the reference rows " +
+                              std::to_string(reference.size(1))));
+  if (k < 1) return makeError(prefixed("k must be at least 1, got " + std::to_string(k)));
+  if (block < 1) return makeError(prefixed("the block size must be at least 1, got " + std::to_string(block)));
+  if (exclude_self && n != n_ref)
+    return makeError(prefixed("exclude_self needs the queries to be the reference rows: " + std::to_string(n) +
+                              " queries, " + std::to_string(n_ref) + " reference rows"));
+  if (excluded.defined() && !exclude_self) {
+    if (excluded.dim() != 1 || excluded.size(0) != n)
+      return makeError(prefixed("the excluded rows must be one index per query (" + std::to_string(n) + "), got " +
+                                std::to_string(excluded.numel())));
+    if (excluded.is_floating_point() || excluded.is_complex() || excluded.scalar_type() == torch::kBool)
+      return makeError(prefixed("the excluded rows must be integer indices"));
+    const std::int64_t low = excluded.min().item<std::int64_t>(), high = excluded.max().item<std::int64_t>();
+    if (low < -1 || high >= n_ref)
+      return makeError(prefixed("excluded row " + std::to_string(low < -1 ? low : high) + " is outside the " +
+                                std::to_string(n_ref) + " reference rows"));
+  }
+  if (!excluded.defined() && k > n_ref)
+    return makeError(prefixed("k = " + std::to_string(k) + " needs at least " + std::to_string(k) +
+                              " reference rows, got " + std::to_string(n_ref)));
+  if (excluded.defined() && k > n_ref - 1)
+    return makeError(prefixed("k = " + std::to_string(k) + " with each query's own row excluded needs at least " +
+                              std::to_string(k + 1) + " reference rows, got " + std::to_string(n_ref)));
+  try {
+    return searchUnchecked(queries, reference, excluded, k, block);
+  } catch (const c10::Error& e) {  // out of memory
+    return makeError(prefixed(e.what_without_backtrace()));
+  }
+}
+
+}  // namespace
+
+Result<NearestNeighbours> NearestNeighbourSearch::search(const torch::Tensor& queries, const torch::Tensor& reference,
+                                                         int k, bool exclude_self, std::int64_t block) {
+  torch::Tensor self;
+  if (exclude_self && queries.defined() && queries.dim() == 2)
+    self = torch::arange(queries.size(0), torch::kLong);
+  return searchChecked(queries, reference, self, exclude_self, k, block);
+}
+
+Result<NearestNeighbours> NearestNeighbourSearch::searchExcluding(const torch::Tensor& queries,
+                                                                  const torch::Tensor& reference,
+                                                                  const torch::Tensor& excluded, int k,
+                                                                  std::int64_t block) {
+  if (!excluded.defined()) return makeError(prefixed("the excluded rows are missing"));
+  return searchChecked(queries, reference, excluded, false, k, block);
+}
+
+torch::Tensor NearestNeighbourSearch::downsampledRows(const torch::Tensor& images, int size) {
+  if (!images.defined() || images.dim() != 4 || size < 1 || images.size(1) < 1 || images.size(2) < 1 ||
+      images.size(3) < 1)
+    return {};
+  torch::NoGradGuard no_grad;
+  const std::int64_t n = images.size(0), channels = images.size(1);
+  if (n == 0) return torch::zeros({0, channels * size * size}, torch::kFloat32);
+  try {
+    const torch::Tensor x = images.to(torch::kCPU, torch::kFloat32).contiguous();  // expanded views too
+    if (x.size(2) == size && x.size(3) == size) return x.reshape({n, -1}).clone();
+    return torch::adaptive_avg_pool2d(x, {size, size}).reshape({n, -1}).contiguous();
+  } catch (const c10::Error&) {  // out of memory
+    return {};
+  }
+}
+
+}  // namespace streetgan

@@ -1,0 +1,95 @@
+#include "core/eval/network_features.h"
+
+#include "core/util/sha256.h"
+
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <system_error>
+
+namespace streetgan {
+
+struct NetworkFeatures::Module {
+  torch::jit::script::Module module;
+};
+
+Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input_size, const c10::Device& device) {
+  if (input_size < 8 || input_size > 4096)
+    return makeError("the features network's input size must be 8 to 4096 pixels, got " + std::to_string(input_size));
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error || !std::filesystem::exists(status)) return makeError(path + ": no such features file");
+  if (!std::filesystem::is_regular_file(status)) return makeError(path + ": not a regular file");
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) return makeError(path + ": cannot read its size (" + error.message() + ")");
+  if (static_cast<std::int64_t>(size) > kMaxBytes)
+    return makeError(path + ": " + std::to_string(size >> 20) + " MiB is more than a features network may be (" +
+                     std::to_string(kMaxBytes >> 20) + " MiB)");
+  auto digest = Sha256::ofFile(path);
+  if (!digest) return makeError(digest.error());
+  NetworkFeatures features;
+  features.path_ = path;
+  features.sha256_ = *digest;
+  features.input_size_ = input_size;
+  features.device_ = device;
+  try {
+    features.module_ = std::make_shared<Module>(Module{torch::jit::load(path, device)});
+    features.module_->module.eval();
+  } catch (const c10::Error& e) {
+    return makeError(path + ": not a TorchScript network that LibTorch can load (" +
+                     std::string(e.what_without_backtrace()).substr(0, 300) + ")");
+  } catch (const std::exception& e) {
+    return makeError(path + ": not a TorchScript network that LibTorch can load (" + std::string(e.what()).substr(0, 300) +
+                     ")");
+  }
+  return features;
+}
+
+std::string NetworkFeatures::spaceName() const {
+  return "torchscript:" + sha256_.substr(0, 16) + "@" + std::to_string(input_size_) + "px";
+}
+
+Result<torch::Tensor> NetworkFeatures::extract(const torch::Tensor& images, std::int64_t batch) const {
+  if (!module_) return makeError("no features network loaded");
+  if (!images.defined() || images.dim() != 4 || images.size(1) != 3)
+    return makeError("the features network takes a batch of RGB images (N, 3, height, width)");
+  if (batch < 1) return makeError("the features batch size must be at least 1");
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> pieces;
+  std::int64_t dimensions = -1;
+  try {
+    for (std::int64_t start = 0; start < images.size(0); start += batch) {
+      torch::Tensor input = images.slice(0, start, std::min(images.size(0), start + batch)).to(device_, torch::kFloat32);
+      if (input.size(2) != input_size_ || input.size(3) != input_size_)
+        input = torch::nn::functional::interpolate(
+            input, torch::nn::functional::InterpolateFuncOptions()
+                       .size(std::vector<std::int64_t>{input_size_, input_size_})
+                       .mode(torch::kBilinear)
+                       .align_corners(false));
+      const torch::IValue output = module_->module.forward({input});
+      if (!output.isTensor())
+        return makeError(path_ + ": the network returns " + output.tagKind() + ", not a tensor of features");
+      const torch::Tensor features = output.toTensor();
+      if (features.dim() != 2 || features.size(0) != input.size(0) || features.size(1) < 1)
+        return makeError(path_ + ": the network returns shape " + c10::str(features.sizes()) + " for a batch of " +
+                         std::to_string(input.size(0)) + "; it must return (batch, features)");
+      if (dimensions >= 0 && features.size(1) != dimensions)
+        return makeError(path_ + ": the network returns " + std::to_string(features.size(1)) + " features for one batch and " +
+                         std::to_string(dimensions) + " for another");
+      dimensions = features.size(1);
+      const torch::Tensor values = features.detach().to(torch::kCPU, torch::kFloat64);
+      if (!torch::isfinite(values).all().item<bool>())
+        return makeError(path_ + ": the network returns NaN or Inf features");
+      pieces.push_back(values);
+    }
+  } catch (const c10::Error& e) {
+    return makeError(path_ + ": the network failed on a batch of " + std::to_string(std::min(batch, images.size(0))) + " " +
+                     std::to_string(input_size_) + "x" + std::to_string(input_size_) + " images (" +
+                     std::string(e.what_without_backtrace()).substr(0, 300) + ")");
+  }
+  if (pieces.empty()) return makeError("no images to compute features of");
+  return torch::cat(pieces, 0);
+}
+
+}  // namespace streetgan

@@ -1,0 +1,71 @@
+#include "core/eval/pixel_pca_features.h"
+
+#include "core/eval/nearest_neighbour_search.h"
+
+#include <torch/torch.h>
+
+#include <string>
+
+namespace streetgan {
+namespace {
+
+Status checkImages(const torch::Tensor& images, const char* name) {
+  if (!images.defined() || images.dim() != 4)
+    return makeError(std::string("the ") + name + " must be a batch of images (N, channels, height, width)");
+  if (images.size(0) == 0) return makeError(std::string("there are no ") + name);
+  if (!torch::isfinite(images).all().item<bool>())
+    return makeError(std::string("the ") + name + " contain NaN or Inf values");
+  return {};
+}
+
+}  // namespace
+
+torch::Tensor PixelPcaFeatures::pixelRows(const torch::Tensor& images, int size) {
+  return NearestNeighbourSearch::downsampledRows(images, size).to(torch::kFloat64);
+}
+
+Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images, const PixelPcaOptions& options) {
+  if (options.size < 1 || options.size > 256) return makeError("pixel features: the size must be 1 to 256 pixels");
+  if (Status s = checkImages(train_images, "training images"); !s) return makeError("pixel features: " + s.error());
+  if (train_images.size(2) < options.size || train_images.size(3) < options.size)
+    return makeError("pixel features: the training images (" + std::to_string(train_images.size(3)) + "x" +
+                     std::to_string(train_images.size(2)) + ") are smaller than " + std::to_string(options.size) +
+                     "x" + std::to_string(options.size));
+  if (train_images.size(0) < 2)
+    return makeError("pixel features: needs at least 2 training images, got " + std::to_string(train_images.size(0)));
+  const std::int64_t dimensions = train_images.size(1) * options.size * options.size;
+  if (options.components < 1 || options.components > dimensions)
+    return makeError("pixel features: components must be 1 to " + std::to_string(dimensions) + ", got " +
+                     std::to_string(options.components));
+  try {
+    PixelPcaFeatures features;
+    features.size_ = options.size;
+    const torch::Tensor rows = pixelRows(train_images, options.size);
+    features.mean_ = rows.mean(0);
+    const torch::Tensor centred = rows - features.mean_;
+    const torch::Tensor covariance = torch::mm(centred.t(), centred) / static_cast<double>(rows.size(0) - 1);
+    auto [values, vectors] = torch::linalg::eigh(covariance, "L");  // ascending
+    const std::int64_t d = values.size(0);
+    features.variances_ = values.slice(0, d - options.components, d).flip({0}).contiguous();
+    features.components_ = vectors.slice(1, d - options.components, d).flip({1}).contiguous();
+    return features;
+  } catch (const c10::Error& e) {
+    return makeError(std::string("pixel features: ") + e.what_without_backtrace());
+  }
+}
+
+Result<torch::Tensor> PixelPcaFeatures::transform(const torch::Tensor& images) const {
+  if (Status s = checkImages(images, "images"); !s) return makeError("pixel features: " + s.error());
+  if (images.size(1) * size_ * size_ != mean_.size(0))
+    return makeError("pixel features: the images have " + std::to_string(images.size(1)) +
+                     " channels; the features were fitted on " + std::to_string(mean_.size(0) / (size_ * size_)));
+  if (images.size(2) < size_ || images.size(3) < size_)
+    return makeError("pixel features: the images are smaller than " + std::to_string(size_) + "x" + std::to_string(size_));
+  try {
+    return torch::mm(pixelRows(images, size_) - mean_, components_);
+  } catch (const c10::Error& e) {
+    return makeError(std::string("pixel features: ") + e.what_without_backtrace());
+  }
+}
+
+}  // namespace streetgan

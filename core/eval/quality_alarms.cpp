@@ -1,0 +1,62 @@
+#include "core/eval/quality_alarms.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace streetgan {
+namespace {
+
+namespace figure = quality_figure;
+
+std::optional<double> figureOf(const QualityEvaluation& evaluation, const char* name) {
+  const auto it = evaluation.metrics.find(name);
+  if (it == evaluation.metrics.end() || !std::isfinite(it->second)) return std::nullopt;
+  return it->second;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+}  // namespace
+
+std::vector<QualityAlarm> QualityAlarms::fromEvaluation(const QualityEvaluation& evaluation,
+                                                        const QualityAlarmThresholds& thresholds) {
+  std::vector<QualityAlarm> alarms;
+  const auto samples = figureOf(evaluation, figure::kMsSsimSamples);
+  const auto train = figureOf(evaluation, figure::kMsSsimTrain);
+  if (samples && train && *samples > *train + thresholds.msssim_margin)
+    alarms.push_back({"collapse", "mode collapse: the samples are more alike than the training images (MS-SSIM " +
+                                      fixed(*samples, 3) + " between samples, " + fixed(*train, 3) +
+                                      " between training images); try a lower learning rate for G, a wider D, "
+                                      "or an earlier checkpoint"});
+  const auto ndb = figureOf(evaluation, figure::kNdbFraction);
+  const auto bins = figureOf(evaluation, figure::kNdb);
+  if (ndb && bins && *ndb > thresholds.ndb_fraction)
+    alarms.push_back({"collapse", "mode collapse: " + fixed(*bins, 0) + " of the " + fixed(*bins / *ndb, 0) +
+                                      " k-means bins of the training images (" + fixed(100 * *ndb, 0) +
+                                      "%) hold a different share of the samples (NDB); the generator covers only "
+                                      "part of the data. Try a lower learning rate for G, a wider D, or an "
+                                      "earlier checkpoint"});
+  const auto copies = figureOf(evaluation, figure::kCopyRate);
+  if (copies && *copies > thresholds.copy_rate)
+    alarms.push_back({"memorisation", "memorisation: " + fixed(100 * *copies, 1) +
+                                          "% of the samples are nearer a training image than 99% of the training "
+                                          "images are to each other; the generator may be copying training "
+                                          "photographs. Look at their nearest training images (streetgan metrics, "
+                                          "the Evaluate tab); try more data, augmentation or an earlier checkpoint"});
+  return alarms;
+}
+
+std::optional<QualityAlarm> QualityAlarms::fromRt(double mean_rt, int steps, const QualityAlarmThresholds& thresholds) {
+  if (!std::isfinite(mean_rt) || mean_rt <= thresholds.rt) return std::nullopt;
+  return QualityAlarm{"overfitting", "D is overfitting: r_t (the mean sign of D's output on training images) is " +
+                                         fixed(mean_rt, 2) + " over the last " + std::to_string(steps) +
+                                         " steps, above " + fixed(thresholds.rt, 2) +
+                                         "; D tells the training images apart. Try augmentation (augment.* keys), "
+                                         "more data, or a smaller D"};
+}
+
+}  // namespace streetgan

@@ -1,0 +1,41 @@
+#pragma once
+// QualityAlarms: the plain-words warnings a run's quality figures raise (docs/evaluation.md):
+//  - "collapse": the samples are more alike than training images are (MS-SSIM of sample pairs
+//    above that of training pairs by more than a margin), or NDB finds a large share of the bins
+//    with a different share of samples than of training images;
+//  - "memorisation": the copy rate (samples nearer a training image than the 1st percentile of
+//    training images to each other) above a share;
+//  - "overfitting": ADA's r_t (mean sign of D's logits on real images) above a level, averaged
+//    over a stretch of steps.
+// Each alarm says what happened, with the figures, and what to try. Pure functions: nothing is
+// kept; figures that are absent (not computed) raise nothing.
+#include "core/eval/quality_evaluation_file.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace streetgan {
+
+struct QualityAlarmThresholds {
+  double msssim_margin = 0.1;  ///< collapse: samples' MS-SSIM above training's by more than this
+  double ndb_fraction = 0.5;   ///< collapse: NDB / bins above this
+  double copy_rate = 0.05;     ///< memorisation: copy rate above this
+  double rt = 0.6;             ///< overfitting: mean r_t above this
+};
+
+struct QualityAlarm {
+  std::string kind;     ///< "collapse", "memorisation" or "overfitting"
+  std::string message;  ///< one line a researcher reads
+};
+
+class QualityAlarms {
+public:
+  /// The alarms of one evaluation's figures.
+  static std::vector<QualityAlarm> fromEvaluation(const QualityEvaluation& evaluation,
+                                                  const QualityAlarmThresholds& thresholds);
+  /// The overfitting alarm for r_t's mean over the last `steps` steps, when it is above the level.
+  static std::optional<QualityAlarm> fromRt(double mean_rt, int steps, const QualityAlarmThresholds& thresholds);
+};
+
+}  // namespace streetgan

@@ -1,0 +1,172 @@
+#include "core/eval/quality_evaluation_file.h"
+
+#include "core/util/atomic_file.h"
+#include "core/util/json_value.h"
+#include "core/util/regular_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+namespace streetgan {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::string kPrefix = "metrics-";
+const std::string kSuffix = ".json";
+constexpr std::size_t kMaxDepth = 16;
+
+bool isMetricsFileName(const std::string& name) {
+  return name.size() > kPrefix.size() + kSuffix.size() && name.compare(0, kPrefix.size(), kPrefix) == 0 &&
+         name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
+// A number, or null for NaN and ±Inf (JSON has neither).
+json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+// A map of names to numbers ("metrics", "seconds"), or the error naming the key.
+Result<std::map<std::string, double>> numberMap(const json& body, const char* key, const std::string& source) {
+  std::map<std::string, double> values;
+  if (!body.contains(key)) return values;
+  const json& object = body.at(key);
+  if (!object.is_object()) return makeError(source + ": \"" + key + "\" must be an object of numbers");
+  for (const auto& [name, value] : object.items()) {
+    if (value.is_null()) values[name] = std::numeric_limits<double>::quiet_NaN();
+    else if (value.is_number()) values[name] = value.get<double>();
+    else return makeError(source + ": " + key + ": \"" + name + "\" must be a number");
+  }
+  return values;
+}
+
+}  // namespace
+
+std::string QualityEvaluationFile::path(const std::string& run_dir, const std::string& name) {
+  return run_dir + "/evaluations/" + kPrefix + name + kSuffix;
+}
+
+std::vector<std::string> QualityEvaluationFile::list(const std::string& run_dir) {
+  std::vector<std::string> paths;
+  std::error_code error;
+  for (fs::directory_iterator it(run_dir + "/evaluations", error), end; !error && it != end; it.increment(error)) {
+    std::error_code ignored;
+    if (isMetricsFileName(it->path().filename().string()) && it->is_regular_file(ignored))
+      paths.push_back(it->path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+json QualityEvaluationFile::toJson(const QualityEvaluation& evaluation) {
+  json metrics = json::object(), seconds = json::object();
+  for (const auto& [name, value] : evaluation.metrics) metrics[name] = number(value);
+  for (const auto& [name, value] : evaluation.seconds) seconds[name] = number(value);
+  json out = {{"kind", "metrics"},
+              {"n_samples", evaluation.n_samples},
+              {"n_train", evaluation.n_train},
+              {"image_size", evaluation.image_size},
+              {"feature_space", evaluation.feature_space},
+              {"metrics", metrics},
+              {"seconds", seconds},
+              {"notes", evaluation.notes}};
+  if (!evaluation.features_sha256.empty()) {
+    out["features_sha256"] = evaluation.features_sha256;
+    out["features_input_size"] = evaluation.features_input_size;
+  }
+  if (evaluation.checkpoint) {
+    out["checkpoint"] = evaluation.checkpoint->file;
+    out["epoch"] = evaluation.checkpoint->epoch;
+    out["step"] = evaluation.checkpoint->step;
+    out["images_seen"] = evaluation.checkpoint->images_seen;
+  }
+  return out;
+}
+
+Result<QualityEvaluation> QualityEvaluationFile::fromJson(const json& body, const std::string& source) {
+  if (!body.is_object()) return makeError(source + ": not a JSON object");
+  QualityEvaluation evaluation;
+  auto integer = [&](const char* key, std::int64_t& into) -> Status {
+    if (!body.contains(key)) return {};
+    const auto value = jsonInteger(body, key);
+    if (!value) return makeError(source + ": \"" + key + "\" must be an integer");
+    into = *value;
+    return {};
+  };
+  auto text = [&](const char* key, std::string& into) -> Status {
+    if (!body.contains(key)) return {};
+    if (!body.at(key).is_string()) return makeError(source + ": \"" + key + "\" must be a string");
+    into = body.at(key).get<std::string>();
+    return {};
+  };
+  std::int64_t image_size = 0, input_size = 0, version = kVersion;
+  for (Status s : {integer("n_samples", evaluation.n_samples), integer("n_train", evaluation.n_train),
+                   integer("image_size", image_size), integer("features_input_size", input_size),
+                   integer("v", version), text("feature_space", evaluation.feature_space),
+                   text("features_sha256", evaluation.features_sha256)})
+    if (!s) return makeError(s.error());
+  if (image_size < 0 || image_size > 65536 || input_size < 0 || input_size > 65536)
+    return makeError(source + ": an image size is out of range");
+  if (version != kVersion)
+    return makeError(source + ": format version " + std::to_string(version) + "; this streetgan reads version " +
+                     std::to_string(kVersion));
+  evaluation.image_size = static_cast<int>(image_size);
+  evaluation.features_input_size = static_cast<int>(input_size);
+  evaluation.version = static_cast<int>(version);
+  if (const auto time = jsonNumber(body, "time")) evaluation.time = *time;
+  if (body.contains("checkpoint")) {
+    QualityEvaluation::Checkpoint checkpoint;
+    for (Status s : {text("checkpoint", checkpoint.file), integer("epoch", checkpoint.epoch),
+                     integer("step", checkpoint.step), integer("images_seen", checkpoint.images_seen)})
+      if (!s) return makeError(s.error());
+    evaluation.checkpoint = checkpoint;
+  }
+  auto metrics = numberMap(body, "metrics", source);
+  if (!metrics) return makeError(metrics.error());
+  evaluation.metrics = std::move(*metrics);
+  auto seconds = numberMap(body, "seconds", source);
+  if (!seconds) return makeError(seconds.error());
+  evaluation.seconds = std::move(*seconds);
+  if (body.contains("notes")) {
+    const json& notes = body.at("notes");
+    if (!notes.is_array()) return makeError(source + ": \"notes\" must be a list of strings");
+    for (const json& note : notes) {
+      if (!note.is_string()) return makeError(source + ": \"notes\" must be a list of strings");
+      evaluation.notes.push_back(note.get<std::string>());
+    }
+  }
+  return evaluation;
+}
+
+Result<QualityEvaluation> QualityEvaluationFile::read(const std::string& path) {
+  auto text = RegularFile::readAll(path, kMaxBytes);  // its errors begin with the path
+  if (!text) return makeError(text.error());
+  if (jsonNestingDepth(*text) > kMaxDepth)
+    return makeError(path + ": nested deeper than " + std::to_string(kMaxDepth) + " levels, which no metrics file is");
+  json parsed;
+  try {
+    parsed = json::parse(*text);
+  } catch (const json::exception& e) {
+    return makeError(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  return fromJson(parsed, path);
+}
+
+Status QualityEvaluationFile::write(const std::string& run_dir, const std::string& name, QualityEvaluation evaluation) {
+  evaluation.version = kVersion;
+  evaluation.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string folder = run_dir + "/evaluations";
+  std::error_code error;
+  fs::create_directories(folder, error);
+  if (error) return makeError("cannot create " + folder + ": " + error.message());
+  json out = toJson(evaluation);
+  out["v"] = evaluation.version;
+  out["time"] = evaluation.time;
+  return writeFileAtomically(path(run_dir, name), out.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+}  // namespace streetgan

@@ -1,0 +1,220 @@
+#include "core/eval/quality_suite.h"
+
+#include "core/eval/network_features.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace streetgan {
+namespace {
+
+namespace figure = quality_figure;
+using Clock = std::chrono::steady_clock;
+
+Status checkImages(const torch::Tensor& images, const char* name) {
+  if (!images.defined() || images.dim() != 4 || images.size(1) != 3)
+    return makeError(std::string("the ") + name + " must be RGB images (N, 3, size, size)");
+  if (images.size(2) != images.size(3))
+    return makeError(std::string("the ") + name + " must be square, not " + std::to_string(images.size(3)) + "x" +
+                     std::to_string(images.size(2)));
+  if (images.size(0) < 2) return makeError(std::string("needs at least 2 ") + name + ", got " + std::to_string(images.size(0)));
+  return {};
+}
+
+// The stages of one evaluation, in order, with their progress reports and timings.
+class Stages {
+public:
+  Stages(const QualitySuiteOptions& options, QualityEvaluation& out) : options_(options), out_(out) {}
+
+  void plan(const std::string& stage) { names_.push_back(stage); }
+  /// Tells progress that `stage` starts; false when it cancels.
+  bool start(const std::string& stage) {
+    started_ = Clock::now();
+    int index = 0;
+    while (index < static_cast<int>(names_.size()) && names_[index] != stage) ++index;
+    return !options_.progress || options_.progress(stage, index, static_cast<int>(names_.size()));
+  }
+  void done(const std::string& key) { out_.seconds[key] = std::chrono::duration<double>(Clock::now() - started_).count(); }
+  bool finish() { return !options_.progress || options_.progress("done", static_cast<int>(names_.size()), static_cast<int>(names_.size())); }
+
+private:
+  const QualitySuiteOptions& options_;
+  QualityEvaluation& out_;
+  std::vector<std::string> names_;
+  Clock::time_point started_;
+};
+
+const char* const kSwdStage = "sliced Wasserstein distance";
+const char* const kDiversityStage = "MS-SSIM diversity";
+const char* const kNdbStage = "NDB/JSD bins";
+const char* const kFeaturesStage = "features";
+const char* const kFidStage = "FID";
+const char* const kKidStage = "KID";
+const char* const kPrdcStage = "precision/recall/density/coverage";
+const char* const kMemorisationStage = "nearest training images";
+
+Error cancelled() { return makeError("cancelled"); }
+
+}  // namespace
+
+Result<std::set<std::string>> QualitySuiteOptions::parseMetricList(const std::string& text) {
+  std::set<std::string> metrics;
+  std::string item;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ',') {
+      item += text[i];
+      continue;
+    }
+    bool known = false;
+    for (const char* name : kMetricNames) known = known || item == name;
+    if (!known) {
+      std::string names;
+      for (const char* name : kMetricNames) names += std::string(names.empty() ? "" : ", ") + name;
+      return makeError("\"" + item + "\" is not a metric; the metrics are " + names);
+    }
+    metrics.insert(item);
+    item.clear();
+  }
+  return metrics;
+}
+
+Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in, const torch::Tensor& train_in,
+                                                 const QualitySuiteOptions& options) {
+  if (Status s = checkImages(samples_in, "samples"); !s) return makeError(s.error());
+  if (Status s = checkImages(train_in, "training images"); !s) return makeError(s.error());
+  if (samples_in.size(2) != train_in.size(2))
+    return makeError("the samples are " + std::to_string(samples_in.size(2)) + " px, the training images " +
+                     std::to_string(train_in.size(2)) + " px");
+  const torch::Tensor samples = samples_in.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  const torch::Tensor train = train_in.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  if (!torch::isfinite(samples).all().item<bool>()) return makeError("the samples contain NaN or Inf values");
+  if (!torch::isfinite(train).all().item<bool>()) return makeError("the training images contain NaN or Inf values");
+
+  QualityEvaluation out;
+  out.n_samples = samples.size(0);
+  out.n_train = train.size(0);
+  out.image_size = static_cast<int>(samples.size(2));
+  const auto wants = [&](const char* metric) { return options.metrics.count(metric) != 0; };
+  const bool feature_metrics = wants("fid") || wants("kid") || wants("prdc");
+  Stages stages(options, out);
+  if (wants("swd")) stages.plan(kSwdStage);
+  if (wants("msssim")) stages.plan(kDiversityStage);
+  if (wants("ndb")) stages.plan(kNdbStage);
+  if (feature_metrics) stages.plan(kFeaturesStage);
+  if (wants("fid")) stages.plan(kFidStage);
+  if (wants("kid")) stages.plan(kKidStage);
+  if (wants("prdc")) stages.plan(kPrdcStage);
+  if (wants("memorisation")) stages.plan(kMemorisationStage);
+
+  if (wants("swd")) {
+    if (!stages.start(kSwdStage)) return cancelled();
+    SlicedWassersteinOptions swd = options.sliced_wasserstein;
+    swd.seed = options.seed;
+    auto result = SlicedWasserstein::compute(train, samples, swd);
+    if (!result) return makeError("sliced Wasserstein distance: " + result.error());
+    out.metrics[figure::kSwd] = result->mean_e3;
+    for (std::size_t i = 0; i < result->resolutions.size(); ++i)
+      out.metrics[figure::kSwdLevelPrefix + std::to_string(result->resolutions[i])] = result->distances_e3[i];
+    stages.done("swd");
+  }
+  if (wants("msssim")) {
+    if (!stages.start(kDiversityStage)) return cancelled();
+    MsSsimDiversityOptions diversity = options.diversity;
+    diversity.seed = options.seed;
+    auto of_samples = MsSsim::diversity(samples, diversity);
+    if (!of_samples) return makeError("MS-SSIM diversity of the samples: " + of_samples.error());
+    auto of_train = MsSsim::diversity(train, diversity);
+    if (!of_train) return makeError("MS-SSIM diversity of the training images: " + of_train.error());
+    out.metrics[figure::kMsSsimSamples] = of_samples->mean;
+    out.metrics[figure::kMsSsimTrain] = of_train->mean;
+    if (of_samples->scales < 5)
+      out.notes.push_back("MS-SSIM on " + std::to_string(of_samples->scales) + " scales at " +
+                          std::to_string(out.image_size) + " px (the standard 5 need at least 161 px)");
+    stages.done("msssim");
+  }
+  if (wants("ndb")) {
+    if (!stages.start(kNdbStage)) return cancelled();
+    NdbJsdOptions ndb = options.ndb;
+    ndb.seed = options.seed;
+    auto result = NdbJsd::evaluate(samples, train, ndb);
+    if (!result) return makeError(result.error());  // it begins "NDB/JSD: "
+    out.metrics[figure::kNdb] = result->ndb;
+    out.metrics[figure::kNdbFraction] = result->ndb_fraction;
+    out.metrics[figure::kJsd] = result->jsd;
+    stages.done("ndb");
+  }
+  if (feature_metrics) {
+    if (!stages.start(kFeaturesStage)) return cancelled();
+    torch::Tensor real_features, fake_features;
+    if (options.network) {
+      auto real = options.network->extract(train);
+      if (!real) return makeError(real.error());
+      auto fake = options.network->extract(samples);
+      if (!fake) return makeError(fake.error());
+      real_features = *real;
+      fake_features = *fake;
+      out.feature_space = options.network->spaceName();
+      out.features_sha256 = options.network->sha256();
+      out.features_input_size = options.network->inputSize();
+    } else {
+      PixelPcaOptions pixel = options.pixel_features;
+      // Fewer training images than components leave the last components without variance.
+      pixel.components = static_cast<int>(std::min<std::int64_t>(pixel.components, train.size(0) - 1));
+      auto space = PixelPcaFeatures::fit(train, pixel);
+      if (!space) return makeError(space.error());
+      auto real = space->transform(train);
+      if (!real) return makeError(real.error());
+      auto fake = space->transform(samples);
+      if (!fake) return makeError(fake.error());
+      real_features = *real;
+      fake_features = *fake;
+      out.feature_space = "pixels" + std::to_string(pixel.size) + "-pca" + std::to_string(pixel.components);
+    }
+    stages.done("features");
+    if (wants("fid")) {
+      if (!stages.start(kFidStage)) return cancelled();
+      auto fid = FeatureDistances::frechet(real_features, fake_features);
+      if (!fid) return makeError(fid.error());
+      out.metrics[figure::kFid] = *fid;
+      stages.done("fid");
+    }
+    if (wants("kid")) {
+      if (!stages.start(kKidStage)) return cancelled();
+      KernelDistanceOptions kernel = options.kernel;
+      kernel.seed = options.seed;
+      auto kid = FeatureDistances::kernel(real_features, fake_features, kernel);
+      if (!kid) return makeError(kid.error());
+      out.metrics[figure::kKid] = kid->mean;
+      out.metrics[figure::kKidStddev] = kid->stddev;
+      stages.done("kid");
+    }
+    if (wants("prdc")) {
+      if (!stages.start(kPrdcStage)) return cancelled();
+      auto prdc = ManifoldMetrics::compute(real_features, fake_features, options.manifold);
+      if (!prdc) return makeError(prdc.error());
+      out.metrics[figure::kPrecision] = prdc->precision;
+      out.metrics[figure::kRecall] = prdc->recall;
+      out.metrics[figure::kDensity] = prdc->density;
+      out.metrics[figure::kCoverage] = prdc->coverage;
+      stages.done("prdc");
+    }
+  }
+  if (wants("memorisation")) {
+    if (!stages.start(kMemorisationStage)) return cancelled();
+    MemorisationOptions memorisation = options.memorisation;
+    memorisation.seed = options.seed;
+    auto result = MemorisationCheck::evaluate(samples, train, memorisation);
+    if (!result) return makeError(result.error());  // it begins "memorisation: "
+    out.metrics[figure::kCopyRate] = result->copy_rate;
+    out.metrics[figure::kNearestRatio] = result->median_ratio;
+    stages.done("memorisation");
+  }
+  if (!stages.finish()) return cancelled();
+  return out;
+}
+
+}  // namespace streetgan

@@ -1,0 +1,64 @@
+#pragma once
+// QualitySuite: every quality metric of core/eval on one set of generated images against
+// training images, as one QualityEvaluation (the figures named by quality_figure::):
+//  - sliced Wasserstein distance on Laplacian-pyramid patches (SlicedWasserstein);
+//  - MS-SSIM diversity of the samples, beside the same figure for training images (MsSsim);
+//  - NDB and JSD over k-means bins of the training images (NdbJsd);
+//  - FID, KID and precision/recall/density/coverage in a feature space: a TorchScript network's
+//    (NetworkFeatures) when given, else PixelPcaFeatures fitted on the training images;
+//  - the memorisation check: copy rate and nearest-neighbour ratios (MemorisationCheck).
+// Images are (N, 3, S, S) float32 in [-1, 1] on the CPU, not kept. Each metric's seconds are
+// recorded. A metric that needs more images than given is an Error naming it and the counts, as
+// is any bad input; `progress` is told each stage before it starts and may cancel (an Error
+// "cancelled"), so nothing is half-computed.
+#include "core/eval/feature_distances.h"
+#include "core/eval/manifold_metrics.h"
+#include "core/eval/memorisation.h"
+#include "core/eval/ms_ssim.h"
+#include "core/eval/ndb_jsd.h"
+#include "core/eval/pixel_pca_features.h"
+#include "core/eval/quality_evaluation_file.h"
+#include "core/eval/sliced_wasserstein.h"
+#include "core/util/result.h"
+
+#include <torch/types.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <set>
+#include <string>
+
+namespace streetgan {
+
+class NetworkFeatures;
+
+struct QualitySuiteOptions {
+  /// The metrics to compute, by the names of kMetricNames; all by default.
+  std::set<std::string> metrics = {kMetricNames.begin(), kMetricNames.end()};
+  std::uint64_t seed = 0;  ///< every random part (patches, projections, pairs, bins, subsets) derives from it
+  SlicedWassersteinOptions sliced_wasserstein;
+  MsSsimDiversityOptions diversity;
+  NdbJsdOptions ndb;
+  PixelPcaOptions pixel_features;
+  KernelDistanceOptions kernel;
+  ManifoldMetricsOptions manifold;
+  MemorisationOptions memorisation;
+  const NetworkFeatures* network = nullptr;  ///< the feature space; nullptr: pixel PCA (not owned)
+  /// Told each stage by name before it starts, with its index and the number of stages; false
+  /// cancels.
+  std::function<bool(const std::string& stage, int done, int total)> progress;
+
+  static constexpr std::array<const char*, 7> kMetricNames = {"swd", "msssim", "ndb", "fid", "kid", "prdc",
+                                                               "memorisation"};
+  /// "swd,fid" → {"swd", "fid"}; an Error names an unknown item.
+  static Result<std::set<std::string>> parseMetricList(const std::string& text);
+};
+
+class QualitySuite {
+public:
+  static Result<QualityEvaluation> evaluate(const torch::Tensor& samples, const torch::Tensor& train,
+                                            const QualitySuiteOptions& options);
+};
+
+}  // namespace streetgan

@@ -1,0 +1,269 @@
+// `streetgan metrics` through the real program: a checkpoint scored and saved into its run, a
+// run's every checkpoint, a folder of images as the samples, a TorchScript feature network made
+// with python3-torch, and the errors a researcher can run into (a features file that is missing,
+// not TorchScript, of the wrong output shape or NaN; too few images; no usable image), each one
+// plain line with nothing written.
+#include "tests/support/test_support.h"
+
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace streetgan::test;
+
+namespace {
+
+// A TorchScript network from python3-torch: `body` is the forward's return expression of x.
+bool writeNetwork(const QString& path, const QString& body) {
+  const QString code = QString(
+                           "import sys, torch\n"
+                           "class Net(torch.nn.Module):\n"
+                           "    def __init__(self):\n"
+                           "        super().__init__()\n"
+                           "        torch.manual_seed(0)\n"
+                           "        self.conv = torch.nn.Conv2d(3, 8, 4, 4)\n"
+                           "    def forward(self, x):\n"
+                           "        y = torch.nn.functional.adaptive_avg_pool2d(torch.relu(self.conv(x)), 2)\n"
+                           "        return %1\n"
+                           "torch.jit.script(Net()).save(sys.argv[1])\n")
+                           .arg(body);
+  QProcess python;
+  python.start("/usr/bin/python3", {"-c", code, path});
+  return python.waitForFinished(120000) && python.exitCode() == 0;
+}
+
+// `count` 64x64 images of smooth random colour fields into `folder`.
+void writeImages(const QString& folder, int count, int seed) {
+  QDir().mkpath(folder);
+  std::srand(static_cast<unsigned>(seed));
+  for (int i = 0; i < count; ++i) {
+    QImage image(64, 64, QImage::Format_RGB888);
+    const int r = std::rand() % 256, g = std::rand() % 256, b = std::rand() % 256;
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x) image.setPixel(x, y, qRgb((r + 2 * x) % 256, (g + 3 * y) % 256, (b + x * y / 8) % 256));
+    image.save(folder + QString("/%1.png").arg(i, 3, 10, QChar('0')));
+  }
+}
+
+}  // namespace
+
+class TestMetricsCli : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase();
+  void checkpointSavedIntoItsRun();
+  void everyCheckpointOfARun();
+  void folderOfSamplesWithANetwork();
+  void errors_data();
+  void errors();
+  void folderErrors();
+  void trainingEmitsMetricsAndAlarms();
+
+private:
+  QTemporaryDir dir_;
+  QString data_, run_, checkpoint_, samples_;
+};
+
+void TestMetricsCli::initTestCase() {
+  QVERIFY(dir_.isValid());
+  data_ = makeTinyDataset(dir_.path());
+  run_ = dir_.path() + "/run";
+  const auto trained = runCli(tinyTrainArgs(data_, run_, 2));
+  QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
+  QDirIterator it(run_ + "/checkpoints", {"*.pt"});
+  QStringList checkpoints;
+  while (it.hasNext()) checkpoints << it.next();
+  checkpoints.sort();
+  QVERIFY(!checkpoints.isEmpty());
+  checkpoint_ = checkpoints.last();
+  samples_ = dir_.path() + "/samples";
+  writeImages(samples_, 40, 1);
+}
+
+void TestMetricsCli::checkpointSavedIntoItsRun() {
+  const auto r = runCli({"metrics", "--checkpoint", checkpoint_, "--dataroot", data_, "--n", "48", "--n-train", "32",
+                         "--bins", "4", "--batch", "16", "--save", "--json", "--threads", testThreadsText()});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+  QCOMPARE(out.value("n_samples").toInt(), 48);
+  QCOMPARE(out.value("n_train").toInt(), 32);
+  QCOMPARE(out.value("image_size").toInt(), 64);
+  QCOMPARE(out.value("feature_space").toString(), QString("pixels32-pca31"));
+  const QJsonObject metrics = out.value("metrics").toObject();
+  for (const char* name : {"swd_e3", "swd_e3_16", "swd_e3_64", "msssim_samples", "msssim_train", "ndb", "jsd", "fid",
+                           "kid", "precision", "recall", "density", "coverage", "copy_rate", "nn_ratio_median"})
+    QVERIFY2(metrics.value(name).isDouble(), name);
+  QCOMPARE(out.value("checkpoint").toString(), QFileInfo(checkpoint_).fileName());
+  const QString saved = run_ + "/evaluations/metrics-" + QFileInfo(checkpoint_).completeBaseName() + ".json";
+  QVERIFY2(QFile::exists(saved), qPrintable(saved));
+  const QJsonObject file = QJsonDocument::fromJson(readFileBytes(saved)).object();
+  QCOMPARE(file.value("v").toInt(), 1);
+  QCOMPARE(file.value("metrics").toObject().value("fid").toDouble(), metrics.value("fid").toDouble());
+  // The same figures for the same seed (the samples, the draws and the projections are seeded).
+  const auto again = runCli({"metrics", "--checkpoint", checkpoint_, "--dataroot", data_, "--n", "48", "--n-train",
+                             "32", "--bins", "4", "--batch", "7", "--json", "--only", "fid,swd", "--threads",
+                             testThreadsText()});
+  QVERIFY2(again.exit_code == 0, qPrintable(again.err));
+  const QJsonObject second = QJsonDocument::fromJson(again.out.toUtf8()).object().value("metrics").toObject();
+  QCOMPARE(second.keys().contains("kid"), false);
+  QVERIFY(qAbs(second.value("fid").toDouble() - metrics.value("fid").toDouble()) <= 1e-9 * metrics.value("fid").toDouble());
+  QCOMPARE(second.value("swd_e3").toDouble(), metrics.value("swd_e3").toDouble());
+  // A person reads a table, with the MS-SSIM remark.
+  const auto text = runCli({"metrics", "--checkpoint", checkpoint_, "--dataroot", data_, "--n", "48", "--n-train", "32",
+                            "--bins", "4", "--threads", testThreadsText()});
+  QVERIFY2(text.exit_code == 0, qPrintable(text.err));
+  QVERIFY2(text.out.contains("fid") && text.out.contains("note: MS-SSIM on 3 scales at 64 px"), qPrintable(text.out));
+}
+
+void TestMetricsCli::everyCheckpointOfARun() {
+  const auto r = runCli({"metrics", "--run", run_, "--every-checkpoint", "--dataroot", data_, "--n", "40", "--n-train",
+                         "32", "--only", "fid,kid,memorisation", "--json", "--progress", "--threads", testThreadsText()});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  const QJsonArray all = QJsonDocument::fromJson(r.out.toUtf8()).array();
+  QCOMPARE(all.size(), QDir(run_ + "/checkpoints").entryList({"*.pt"}).size());
+  QVERIFY(all.size() >= 2);
+  QVERIFY(all.first().toObject().value("step").toInt() < all.last().toObject().value("step").toInt());
+  QVERIFY2(r.err.contains("progress/1 {") && r.err.contains("\"task\":\"metrics\""), qPrintable(r.err));
+}
+
+void TestMetricsCli::folderOfSamplesWithANetwork() {
+  const QString network = dir_.path() + "/features.pt";
+  QVERIFY(writeNetwork(network, "y.flatten(1)"));
+  const auto r = runCli({"metrics", "--samples", samples_, "--dataroot", data_, "--n-train", "32", "--only",
+                         "fid,kid,prdc", "--features", network, "--features-size", "32", "--json"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+  QCOMPARE(out.value("n_samples").toInt(), 40);
+  QVERIFY2(out.value("feature_space").toString().startsWith("torchscript:"), qPrintable(out.value("feature_space").toString()));
+  QVERIFY(out.value("feature_space").toString().endsWith("@32px"));
+  QCOMPARE(out.value("features_sha256").toString().size(), 64);
+  QCOMPARE(out.value("features_input_size").toInt(), 32);
+  QVERIFY(out.value("metrics").toObject().value("fid").isDouble());
+}
+
+void TestMetricsCli::errors_data() {
+  QTest::addColumn<QString>("network_body");  // a features network to write first, or empty
+  QTest::addColumn<QStringList>("args");
+  QTest::addColumn<int>("exit_code");
+  QTest::addColumn<QString>("message");
+  const QString missing = dir_.path() + "/nothing.pt";
+  QTest::newRow("missing features file") << QString() << QStringList{"--features", missing} << 1
+                                         << QString(missing + ": no such features file");
+  QTest::newRow("features that are not TorchScript") << QString("GARBAGE") << QStringList{} << 1
+                                                     << QString("not a TorchScript network that LibTorch can load");
+  QTest::newRow("features of the wrong shape") << QString("y.flatten(1).sum(1)") << QStringList{} << 1
+                                               << QString("it must return (batch, features)");
+  QTest::newRow("NaN features") << QString("y.flatten(1) * float('nan')") << QStringList{} << 1
+                                << QString("the network returns NaN or Inf features");
+  QTest::newRow("more bins than training images") << QString() << QStringList{"--bins", "100"} << 1
+                                                  << QString("NDB/JSD: ");
+  QTest::newRow("unknown metric") << QString() << QStringList{"--only", "fid,is"} << 2
+                                  << QString("option '--only': \"is\" is not a metric");
+}
+
+void TestMetricsCli::errors() {
+  QFETCH(QString, network_body);
+  QFETCH(QStringList, args);
+  QFETCH(int, exit_code);
+  QFETCH(QString, message);
+  const QString network = dir_.path() + "/bad-" + QString::number(qHash(network_body)) + ".pt";
+  QStringList full = {"metrics", "--checkpoint", checkpoint_, "--dataroot", data_, "--n", "24", "--n-train", "32",
+                      "--bins", "4", "--save", "--only", "fid,ndb"};
+  if (network_body == "GARBAGE") {
+    QFile file(network);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("this is not a zip archive\n");
+    file.close();
+    full << "--features" << network << "--features-size" << "32";
+  } else if (!network_body.isEmpty()) {
+    QVERIFY(writeNetwork(network, network_body));
+    full << "--features" << network << "--features-size" << "32";
+  }
+  full << args;
+  QDir(run_ + "/evaluations").removeRecursively();
+  const auto r = runCli(full);
+  QCOMPARE(r.exit_code, exit_code);
+  QVERIFY2(r.err.contains(message), qPrintable(r.err));
+  QCOMPARE(r.err.trimmed().count('\n'), 0);
+  QVERIFY2(!QDir(run_ + "/evaluations").exists() || QDir(run_ + "/evaluations").isEmpty(), "a result was written");
+}
+
+void TestMetricsCli::folderErrors() {
+  const QString empty = dir_.path() + "/no-images";
+  QDir().mkpath(empty);
+  QFile note(empty + "/README.txt");
+  QVERIFY(note.open(QIODevice::WriteOnly));
+  note.write("not an image\n");
+  note.close();
+  const auto none = runCli({"metrics", "--samples", empty, "--dataroot", data_});
+  QCOMPARE(none.exit_code, 1);
+  QVERIFY2(none.err.startsWith("streetgan metrics: --samples: "), qPrintable(none.err));
+  QCOMPARE(none.err.trimmed().count('\n'), 0);
+  const auto no_data = runCli({"metrics", "--samples", samples_});
+  QCOMPARE(no_data.exit_code, 2);
+  QVERIFY2(no_data.err.contains("--samples needs --dataroot DIR"), qPrintable(no_data.err));
+  const auto two = runCli({"metrics", "--samples", samples_, "--checkpoint", checkpoint_, "--dataroot", data_});
+  QCOMPARE(two.exit_code, 2);
+  QVERIFY2(two.err.contains("give one of --checkpoint FILE, --run DIR or --samples DIR"), qPrintable(two.err));
+}
+
+void TestMetricsCli::trainingEmitsMetricsAndAlarms() {
+  const QString config = dir_.path() + "/metrics.json";
+  QFile file(config);
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  // Every epoch, small sets; r_t's alarm level as low as it goes, so D's first steps raise it.
+  file.write("{\"metrics\": {\"every_epochs\": 1, \"n_samples\": 40, \"n_train\": 32, "
+             "\"only\": [\"swd\", \"msssim\", \"fid\", \"prdc\", \"memorisation\"], "
+             "\"alarm_rt\": -0.999, \"alarm_rt_steps\": 2}}");
+  file.close();
+  const QString run = dir_.path() + "/run-metrics";
+  QStringList args = tinyTrainArgs(data_, run, 2);
+  args << "--config" << config;
+  const auto trained = runCli(args);
+  QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
+  auto metrics = eventsOfType(readEvents(run), "metrics");
+  QCOMPARE(metrics.size(), 2);  // one per epoch, the last one waited for before run_finished
+  QVERIFY(metrics[0].value("step").toInt() < metrics[1].value("step").toInt());
+  const QJsonObject figures = metrics[1].value("metrics").toObject();
+  for (const char* name : {"swd_e3", "msssim_samples", "msssim_train", "fid", "precision", "coverage", "copy_rate"})
+    QVERIFY2(figures.value(name).isDouble(), name);
+  QCOMPARE(figures.contains("kid"), false);
+  QCOMPARE(metrics[1].value("n_samples").toInt(), 40);
+  QCOMPARE(metrics[1].value("feature_space").toString(), QString("pixels32-pca31"));
+  const auto events = readEvents(run);
+  QVERIFY(events.last().value("type").toString() == "run_finished");
+  QStringList alarms;
+  for (const auto& warning : eventsOfType(events, "warning"))
+    if (warning.contains("alarm")) alarms << warning.value("alarm").toString() + ": " + warning.value("message").toString();
+  QVERIFY2(alarms.filter("overfitting: D is overfitting: r_t").size() == 1, qPrintable(alarms.join("\n")));
+  // step events carry r_t
+  const auto steps = eventsOfType(events, "step");
+  QVERIFY(!steps.isEmpty() && steps.first().value("rt").isDouble());
+  QVERIFY(qAbs(steps.first().value("rt").toDouble()) <= 1.0);
+
+  // Resumed, the history stays and grows.
+  QStringList resume = tinyTrainArgs(data_, run, 3);
+  resume << "--config" << config << "--resume";
+  const auto resumed = runCli(resume);
+  QVERIFY2(resumed.exit_code == 0, qPrintable(resumed.err));
+  QCOMPARE(eventsOfType(readEvents(run), "metrics").size(), 3);
+
+  // A key out of range is a plain error before training.
+  QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  file.write("{\"metrics\": {\"alarm_copy_rate\": 0}}");
+  file.close();
+  QStringList bad = tinyTrainArgs(data_, dir_.path() + "/run-bad", 1);
+  bad << "--config" << config;
+  const auto refused = runCli(bad);
+  QCOMPARE(refused.exit_code, 2);
+  QVERIFY2(refused.err.contains("metrics.alarm_copy_rate") && refused.err.contains("(0, 1]"), qPrintable(refused.err));
+}
+
+QTEST_GUILESS_MAIN(TestMetricsCli)
+#include "tst_metrics_cli.moc"
