@@ -31,6 +31,7 @@ import scipy.spatial.distance
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "core", "reference"))
 import feature_metrics_reference as feature_ref  # noqa: E402
+import image_rows  # noqa: E402
 import ms_ssim_reference as ms_ssim_ref  # noqa: E402
 import sliced_wasserstein_reference as swd_ref  # noqa: E402
 
@@ -51,7 +52,7 @@ def smooth_images(n, size, seed):
 
 
 def block_mean(images, size):
-    return feature_ref.block_mean(images.astype(np.float64), size)
+    return image_rows.downsample(images.astype(np.float64), size)
 
 
 def reference_suite(samples, train, seed=0):

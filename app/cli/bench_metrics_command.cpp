@@ -76,6 +76,7 @@ int runBenchMetrics(const Args& args) {
   } catch (const json::exception& e) {
     return fail(line.program(), dir + "/meta.json: not valid JSON (" + e.what() + ")", kExitFailure);
   }
+  if (!meta.is_object()) return fail(line.program(), dir + "/meta.json: not a JSON object", kExitFailure);
   json out = json::object();
   if (meta.contains("samples")) {
     auto samples_shape = shapeOf(meta, "samples"), train_shape = shapeOf(meta, "train");
@@ -107,6 +108,9 @@ int runBenchMetrics(const Args& args) {
                                                         found->indices.data_ptr<std::int64_t>() +
                                                             std::min<std::int64_t>(found->indices.size(0), 20));
   }
+  if (out.empty())
+    return fail(line.program(), dir + "/meta.json: nothing to time (it names neither \"samples\" nor \"nn_queries\")",
+                kExitFailure);
   if (line.has("--json")) std::printf("%s\n", out.dump().c_str());
   else std::printf("%s\n", out.dump(2).c_str());
   return kExitOk;

@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -43,7 +45,7 @@ std::vector<OptionSpec> metricsOptionSpecs(const ModelOptionsUse& use) {
       {"--every-checkpoint", "", "with --run: every checkpoint, oldest first"},
       {"--samples", "DIR", "score the images in DIR as the samples instead"},
       {"--dataroot", "DIR", "training images to compare with (default: the checkpoint's data set)"},
-      {"--n", "N", "generated samples (default 10000)"},
+      {"--n", "N", "generated samples (default 10000); with --samples, a seeded draw of N of its images"},
       {"--n-train", "N", "training images, a seeded draw from the data set (default 10000)"},
       {"--only", "A,B,..", "just these metrics: swd, msssim, ndb, fid, kid, prdc, memorisation (default all)"},
       {"--bins", "K", "NDB/JSD: k-means bins of the training images (default 100)"},
@@ -135,33 +137,51 @@ std::optional<std::string> runOfCheckpoint(const std::string& checkpoint) {
   return path.parent_path().parent_path().string();
 }
 
+// --save's folder, made and checked for writing before the work rather than after it.
+Status evaluationsWritable(const std::string& run_dir) {
+  const std::string folder = run_dir + "/evaluations";
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) return makeError("option '--save': cannot create " + folder + " (" + error.message() + ")");
+  if (access(folder.c_str(), W_OK) != 0) return makeError("option '--save': cannot write into " + folder);
+  return {};
+}
+
 void printEvaluation(const QualityEvaluation& evaluation) {
   if (evaluation.checkpoint)
     std::printf("%s (epoch %lld, step %lld)\n", evaluation.checkpoint->file.c_str(),
                 static_cast<long long>(evaluation.checkpoint->epoch), static_cast<long long>(evaluation.checkpoint->step));
   std::printf("%lld samples against %lld training images of %d px; features: %s\n",
               static_cast<long long>(evaluation.n_samples), static_cast<long long>(evaluation.n_train),
-              evaluation.image_size, evaluation.feature_space.c_str());
+              evaluation.image_size,
+              evaluation.feature_space.empty() ? "none (no FID, KID or precision/recall)" : evaluation.feature_space.c_str());
   for (const auto& [name, value] : evaluation.metrics) std::printf("  %-18s %12.6g\n", name.c_str(), value);
   for (const auto& note : evaluation.notes) std::printf("note: %s\n", note.c_str());
 }
 
 class MetricsCommand {
 public:
-  MetricsCommand(const CommandLine& line, MetricsRequest request) : line_(line), request_(std::move(request)) {}
+  MetricsCommand(const CommandLine& line, MetricsRequest request)
+      : line_(line),
+        request_(std::move(request)),
+        terminal_(isatty(fileno(stderr)) != 0 && !line.has("--progress") && !line.has("--json")) {}
 
   int run() {
     setComputeThreads(request_.threads);
-    if (line_.has("--features")) {
+    const auto& metrics = request_.suite.metrics;
+    const bool feature_metrics = metrics.count("fid") || metrics.count("kid") || metrics.count("prdc");
+    if (line_.has("--features") && feature_metrics) {
       auto network = NetworkFeatures::load(line_.value("--features"), request_.features_size, request_.device);
       if (!network) return fail(line_.program(), "option '--features': " + network.error(), kExitFailure);
       network_ = std::move(*network);
       request_.suite.network = &*network_;
     }
     const auto& stop = installStopHandlers();
+    request_.suite.should_stop = [&] { return stop.load(); };
     request_.suite.progress = [&](const std::string& stage, int done, int total) {
       if (line_.has("--progress")) printProgressLine(stderr, {kProgressTaskMetrics, done, total, stage});
-      else if (!line_.has("--json")) std::fprintf(stderr, "\r%-60s", (stage + " (" + std::to_string(done + 1) + "/" + std::to_string(total) + ")").c_str());
+      else if (terminal_ && done < total)
+        std::fprintf(stderr, "\r\033[K%s (%d of %d)", stage.c_str(), done + 1, total);
       return !stop.load();
     };
     if (line_.has("--samples")) return scoreFolder();
@@ -173,12 +193,16 @@ public:
       if (checkpoints.empty()) return fail(line_.program(), run.path() + ": no checkpoint in " + run.checkpointsDir(), kExitFailure);
       if (!line_.has("--every-checkpoint")) checkpoints = {checkpoints.back()};
       run_dir = run.path();
+      if (line_.has("--save"))
+        if (Status writable = evaluationsWritable(run_dir); !writable) return fail(line_.program(), writable.error(), kExitFailure);
     } else {
       checkpoints = {line_.value("--checkpoint")};
       if (auto run = runOfCheckpoint(checkpoints.front())) run_dir = *run;
       else if (line_.has("--save"))
         return fail(line_.program(), "option '--save': " + checkpoints.front() + " is not in a run's checkpoints/ folder",
                     kExitUsage);
+      if (line_.has("--save"))
+        if (Status writable = evaluationsWritable(run_dir); !writable) return fail(line_.program(), writable.error(), kExitFailure);
     }
     json all = json::array();
     for (const std::string& checkpoint : checkpoints) {
@@ -211,7 +235,7 @@ private:
 
   Result<QualityEvaluation> evaluate(const torch::Tensor& samples, const torch::Tensor& train) {
     auto evaluation = QualitySuite::evaluate(samples, train, request_.suite);
-    if (!line_.has("--json") && !line_.has("--progress")) std::fputc('\n', stderr);
+    if (terminal_) std::fputs("\r\033[K", stderr);  // the progress line goes; results and errors stay
     return evaluation;
   }
 
@@ -221,6 +245,9 @@ private:
     if (!loaded) return makeError(loaded.error());
     const TrainConfig& config = loaded->config;
     if (config.nc != 3) return makeError(checkpoint + ": the metrics need RGB images; this generator makes " + std::to_string(config.nc) + " channels");
+    // Too few images for a metric, or too many bytes: said before anything is loaded or generated.
+    if (auto problem = QualitySuite::unmet(request_.n_samples, request_.n_train, config.img_size, request_.suite))
+      return makeError(*problem);
     auto train = trainImages(line_.value("--dataroot", config.dataroot), config.img_size, config.augment.crop_scale);
     if (!train) return makeError(train.error());
     const torch::Tensor rows = generateSampleRows(loaded->generator, config.nz, request_.n_samples, request_.seed,
@@ -235,7 +262,13 @@ private:
 
   int scoreFolder() {
     const int size = request_.img_size;
-    auto samples = imagesOf(line_.value("--samples"), "--samples", std::nullopt, request_.seed, size, 1.0);
+    if (line_.has("--n"))  // otherwise the folder's count is known once it is read
+      if (auto problem = QualitySuite::unmet(request_.n_samples, request_.n_train, size, request_.suite))
+        return fail(line_.program(), *problem, kExitFailure);
+    // With --n, a seeded draw of that many of the folder's images; else all of them.
+    const std::optional<std::size_t> count =
+        line_.has("--n") ? std::optional<std::size_t>(static_cast<std::size_t>(request_.n_samples)) : std::nullopt;
+    auto samples = imagesOf(line_.value("--samples"), "--samples", count, request_.seed, size, 1.0);
     if (!samples) return fail(line_.program(), samples.error(), kExitFailure);
     auto train = trainImages(line_.value("--dataroot"), size, 1.0);
     if (!train) return fail(line_.program(), train.error(), kExitFailure);
@@ -250,6 +283,7 @@ private:
 
   const CommandLine& line_;
   MetricsRequest request_;
+  bool terminal_;  // stderr is a terminal: a live stage line, redrawn in place
   std::optional<NetworkFeatures> network_;
   torch::Tensor train_;
   int train_size_ = 0;

@@ -1,5 +1,7 @@
 #include "core/eval/memorisation.h"
 
+#include "core/eval/metric_inputs.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
@@ -13,40 +15,13 @@ namespace {
 
 std::string prefixed(const std::string& text) { return "memorisation: " + text; }
 
-std::string number(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
-std::string shapeText(const torch::Tensor& images) {
-  return std::to_string(images.size(1)) + "x" + std::to_string(images.size(2)) + "x" + std::to_string(images.size(3));
-}
-
+std::string number(double value) { return MetricInputs::number(value); }
+std::string shapeText(const torch::Tensor& images) { return MetricInputs::shapeText(images); }
 Status checkImages(const torch::Tensor& images, const std::string& name) {
-  if (!images.defined()) return makeError(prefixed("the " + name + " are missing"));
-  if (images.dim() != 4)
-    return makeError(prefixed("the " + name + " must be a batch of images (N, C, H, W), got " +
-                              std::to_string(images.dim()) + " dimensions"));
-  if (!images.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
-  if (images.size(0) == 0) return makeError(prefixed("there are no " + name));
-  if (images.size(1) == 0 || images.size(2) == 0 || images.size(3) == 0)
-    return makeError(prefixed("the " + name + " are empty (" + shapeText(images) + ")"));
-  return {};
+  return MetricInputs::checkImages(images, name, "memorisation");
 }
-
 Status checkRows(const torch::Tensor& rows, const std::string& name) {
-  if (!rows.defined()) return makeError(prefixed("the " + name + " are missing"));
-  if (rows.dim() != 2)
-    return makeError(prefixed("the " + name + " must be a matrix (one downsampled image per row), got " +
-                              std::to_string(rows.dim()) + " dimensions"));
-  if (!rows.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
-  if (rows.size(0) == 0) return makeError(prefixed("there are no " + name));
-  if (rows.size(1) == 0) return makeError(prefixed("the " + name + " have zero columns"));
-  for (std::int64_t i = 0; i < rows.size(0); i += 8192)
-    if (!torch::isfinite(rows.narrow(0, i, std::min<std::int64_t>(8192, rows.size(0) - i))).all().item<bool>())
-      return makeError(prefixed("the " + name + " contain NaN or Inf values"));
-  return {};
+  return MetricInputs::checkRows(rows, name, "memorisation", "one downsampled image per row");
 }
 
 Status checkOptions(const MemorisationOptions& options, std::int64_t n_train) {

@@ -1,5 +1,7 @@
 #include "core/eval/ndb_jsd.h"
 
+#include "core/eval/metric_inputs.h"
+
 #include "core/eval/nearest_neighbour_search.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -19,40 +21,13 @@ constexpr std::int64_t kChunk = 4096;  // rows per distance chunk
 
 std::string prefixed(const std::string& text) { return "NDB/JSD: " + text; }
 
-std::string number(double value) {
-  std::ostringstream text;
-  text << value;
-  return text.str();
-}
-
-std::string shapeText(const torch::Tensor& images) {
-  return std::to_string(images.size(1)) + "x" + std::to_string(images.size(2)) + "x" + std::to_string(images.size(3));
-}
-
+std::string number(double value) { return MetricInputs::number(value); }
+std::string shapeText(const torch::Tensor& images) { return MetricInputs::shapeText(images); }
 Status checkImages(const torch::Tensor& images, const std::string& name) {
-  if (!images.defined()) return makeError(prefixed("the " + name + " are missing"));
-  if (images.dim() != 4)
-    return makeError(prefixed("the " + name + " must be a batch of images (N, C, H, W), got " +
-                              std::to_string(images.dim()) + " dimensions"));
-  if (!images.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
-  if (images.size(0) == 0) return makeError(prefixed("there are no " + name));
-  if (images.size(1) == 0 || images.size(2) == 0 || images.size(3) == 0)
-    return makeError(prefixed("the " + name + " are empty (" + shapeText(images) + ")"));
-  return {};
+  return MetricInputs::checkImages(images, name, "NDB/JSD");
 }
-
 Status checkRows(const torch::Tensor& rows, const std::string& name) {
-  if (!rows.defined()) return makeError(prefixed("the " + name + " are missing"));
-  if (rows.dim() != 2)
-    return makeError(prefixed("the " + name + " must be a matrix (one row each), got " + std::to_string(rows.dim()) +
-                              " dimensions"));
-  if (!rows.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
-  if (rows.size(0) == 0) return makeError(prefixed("there are no " + name));
-  if (rows.size(1) == 0) return makeError(prefixed("the " + name + " have zero columns"));
-  for (std::int64_t i = 0; i < rows.size(0); i += kChunk)
-    if (!torch::isfinite(rows.narrow(0, i, std::min(kChunk, rows.size(0) - i))).all().item<bool>())
-      return makeError(prefixed("the " + name + " contain NaN or Inf values"));
-  return {};
+  return MetricInputs::checkRows(rows, name, "NDB/JSD", "one row each");
 }
 
 // ‖x − centre‖² of every row, float64, from the differences.

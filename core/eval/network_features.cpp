@@ -5,10 +5,33 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
+#include <vector>
 
 namespace streetgan {
+
+namespace {
+
+// One line of what LibTorch or TorchScript said: TorchScript puts the script's own error ("raise
+// ...") on the last line, after its traceback; LibTorch's first line is the message.
+std::string oneLine(const std::exception& e) {
+  const auto* error = dynamic_cast<const c10::Error*>(&e);
+  std::string text = error ? error->what_without_backtrace() : e.what();
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    if (end > start) lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (lines.empty()) return "no message";
+  const std::string& line = text.find("TorchScript interpreter") != std::string::npos ? lines.back() : lines.front();
+  return line.substr(0, 300);
+}
+
+}  // namespace
 
 struct NetworkFeatures::Module {
   torch::jit::script::Module module;
@@ -19,7 +42,9 @@ Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input
     return makeError("the features network's input size must be 8 to 4096 pixels, got " + std::to_string(input_size));
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
-  if (error || !std::filesystem::exists(status)) return makeError(path + ": no such features file");
+  if (error && error != std::errc::no_such_file_or_directory)
+    return makeError(path + ": cannot read the features file (" + error.message() + ")");
+  if (!std::filesystem::exists(status)) return makeError(path + ": no such features file");
   if (!std::filesystem::is_regular_file(status)) return makeError(path + ": not a regular file");
   const auto size = std::filesystem::file_size(path, error);
   if (error) return makeError(path + ": cannot read its size (" + error.message() + ")");
@@ -36,12 +61,8 @@ Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input
   try {
     features.module_ = std::make_shared<Module>(Module{torch::jit::load(path, device)});
     features.module_->module.eval();
-  } catch (const c10::Error& e) {
-    return makeError(path + ": not a TorchScript network that LibTorch can load (" +
-                     std::string(e.what_without_backtrace()).substr(0, 300) + ")");
   } catch (const std::exception& e) {
-    return makeError(path + ": not a TorchScript network that LibTorch can load (" + std::string(e.what()).substr(0, 300) +
-                     ")");
+    return makeError(path + ": not a TorchScript network that LibTorch can load (" + oneLine(e) + ")");
   }
   return features;
 }
@@ -50,16 +71,20 @@ std::string NetworkFeatures::spaceName() const {
   return "torchscript:" + sha256_.substr(0, 16) + "@" + std::to_string(input_size_) + "px";
 }
 
-Result<torch::Tensor> NetworkFeatures::extract(const torch::Tensor& images, std::int64_t batch) const {
+Result<torch::Tensor> NetworkFeatures::extract(const torch::Tensor& images, std::int64_t batch,
+                                               const std::function<bool()>& keep_going) const {
   if (!module_) return makeError("no features network loaded");
   if (!images.defined() || images.dim() != 4 || images.size(1) != 3)
     return makeError("the features network takes a batch of RGB images (N, 3, height, width)");
   if (batch < 1) return makeError("the features batch size must be at least 1");
+  const std::int64_t image_bytes = std::int64_t{3} * input_size_ * input_size_ * 4;
+  batch = std::max<std::int64_t>(1, std::min(batch, kMaxBatchBytes / image_bytes));
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> pieces;
   std::int64_t dimensions = -1;
   try {
     for (std::int64_t start = 0; start < images.size(0); start += batch) {
+      if (keep_going && !keep_going()) return makeError("cancelled");
       torch::Tensor input = images.slice(0, start, std::min(images.size(0), start + batch)).to(device_, torch::kFloat32);
       if (input.size(2) != input_size_ || input.size(3) != input_size_)
         input = torch::nn::functional::interpolate(
@@ -74,6 +99,9 @@ Result<torch::Tensor> NetworkFeatures::extract(const torch::Tensor& images, std:
       if (features.dim() != 2 || features.size(0) != input.size(0) || features.size(1) < 1)
         return makeError(path_ + ": the network returns shape " + c10::str(features.sizes()) + " for a batch of " +
                          std::to_string(input.size(0)) + "; it must return (batch, features)");
+      if (features.size(1) > kMaxFeatures)
+        return makeError(path_ + ": the network returns " + std::to_string(features.size(1)) + " features an image; at most " +
+                         std::to_string(kMaxFeatures) + " are taken (FID's covariance grows with their square)");
       if (dimensions >= 0 && features.size(1) != dimensions)
         return makeError(path_ + ": the network returns " + std::to_string(features.size(1)) + " features for one batch and " +
                          std::to_string(dimensions) + " for another");
@@ -83,10 +111,10 @@ Result<torch::Tensor> NetworkFeatures::extract(const torch::Tensor& images, std:
         return makeError(path_ + ": the network returns NaN or Inf features");
       pieces.push_back(values);
     }
-  } catch (const c10::Error& e) {
+  } catch (const std::exception& e) {  // c10::Error, and TorchScript's own JITException
     return makeError(path_ + ": the network failed on a batch of " + std::to_string(std::min(batch, images.size(0))) + " " +
                      std::to_string(input_size_) + "x" + std::to_string(input_size_) + " images (" +
-                     std::string(e.what_without_backtrace()).substr(0, 300) + ")");
+                     oneLine(e) + ")");
   }
   if (pieces.empty()) return makeError("no images to compute features of");
   return torch::cat(pieces, 0);

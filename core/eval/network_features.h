@@ -13,6 +13,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,8 +24,11 @@ public:
   /// Loads `path` onto `device`; `input_size` is S (≥ 8).
   static Result<NetworkFeatures> load(const std::string& path, int input_size, const c10::Device& device = c10::kCPU);
 
-  /// The features of `images` (n, 3, H, W): (n, D) float64 on the CPU, in batches of `batch`.
-  Result<torch::Tensor> extract(const torch::Tensor& images, std::int64_t batch = 64) const;
+  /// The features of `images` (n, 3, H, W): (n, D) float64 on the CPU, in batches of at most
+  /// `batch` (fewer when a batch at the input size would pass kMaxBatchBytes); `keep_going` is
+  /// asked before each batch (false cancels). D may be at most kMaxFeatures.
+  Result<torch::Tensor> extract(const torch::Tensor& images, std::int64_t batch = 64,
+                                const std::function<bool()>& keep_going = {}) const;
 
   const std::string& path() const { return path_; }
   const std::string& sha256() const { return sha256_; }
@@ -34,6 +38,10 @@ public:
 
   /// The most a features file may hold (a network bigger than this is refused before loading).
   static constexpr std::int64_t kMaxBytes = std::int64_t{4} << 30;
+  /// The most features per image (Inception's pool layer has 2,048): FID's covariances grow as D².
+  static constexpr std::int64_t kMaxFeatures = 8192;
+  /// The most bytes of one input batch at the network's size.
+  static constexpr std::int64_t kMaxBatchBytes = std::int64_t{256} << 20;
 
 private:
   struct Module;

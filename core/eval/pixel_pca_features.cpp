@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
 
 namespace streetgan {
@@ -43,9 +44,26 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
     const torch::Tensor rows = pixelRows(train_images, options.size);
     features.mean_ = rows.mean(0);
     const torch::Tensor centred = rows - features.mean_;
-    const torch::Tensor covariance = torch::mm(centred.t(), centred) / static_cast<double>(rows.size(0) - 1);
-    auto [values, vectors] = torch::linalg::eigh(covariance, "L");  // ascending
-    const std::int64_t d = values.size(0);
+    const std::int64_t n = rows.size(0), d = rows.size(1);
+    const double scale = 1.0 / static_cast<double>(n - 1);
+    if (n < d) {
+      // Fewer images than pixels: the n × n Gram matrix has the same non-zero spectrum as the
+      // d × d covariance, and component k is Xᵀu_k / √((n − 1)λ_k) (far less work at n = 1,000).
+      auto [values, vectors] = torch::linalg::eigh(torch::mm(centred, centred.t()) * scale, "L");  // ascending
+      const std::int64_t keep = std::min<std::int64_t>(options.components, n);
+      const torch::Tensor top_values = values.slice(0, n - keep, n).flip({0}).clamp_min(0);
+      const torch::Tensor top_vectors = vectors.slice(1, n - keep, n).flip({1});
+      const torch::Tensor norms = (top_values / scale).sqrt();
+      features.components_ = (torch::mm(centred.t(), top_vectors) / torch::where(norms > 0, norms, torch::ones_like(norms)))
+                                 .contiguous();
+      features.variances_ = top_values.contiguous();
+      if (keep < options.components) {  // beyond the data's rank: no variance, any direction is as good
+        features.components_ = torch::cat({features.components_, torch::zeros({d, options.components - keep}, torch::kFloat64)}, 1);
+        features.variances_ = torch::cat({features.variances_, torch::zeros({options.components - keep}, torch::kFloat64)});
+      }
+      return features;
+    }
+    auto [values, vectors] = torch::linalg::eigh(torch::mm(centred.t(), centred) * scale, "L");  // ascending
     features.variances_ = values.slice(0, d - options.components, d).flip({0}).contiguous();
     features.components_ = vectors.slice(1, d - options.components, d).flip({1}).contiguous();
     return features;

@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -36,6 +37,7 @@ public:
     started_ = Clock::now();
     int index = 0;
     while (index < static_cast<int>(names_.size()) && names_[index] != stage) ++index;
+    if (options_.should_stop && options_.should_stop()) return false;
     return !options_.progress || options_.progress(stage, index, static_cast<int>(names_.size()));
   }
   void done(const std::string& key) { out_.seconds[key] = std::chrono::duration<double>(Clock::now() - started_).count(); }
@@ -59,7 +61,42 @@ const char* const kMemorisationStage = "nearest training images";
 
 Error cancelled() { return makeError("cancelled"); }
 
+// What each metric needs of the image counts and size, or nothing.
+std::optional<std::string> needOf(const std::string& metric, std::int64_t n_samples, std::int64_t n_train,
+                                  std::int64_t size, const QualitySuiteOptions& options) {
+  const auto count = [](std::int64_t n) { return std::to_string(n); };
+  if (metric == "swd" && size < options.sliced_wasserstein.min_resolution)
+    return "the sliced Wasserstein distance needs images of at least " +
+           count(options.sliced_wasserstein.min_resolution) + " px, got " + count(size);
+  if (metric == "ndb" && n_train < options.ndb.bins)
+    return "NDB/JSD needs at least " + count(options.ndb.bins) + " training images for " + count(options.ndb.bins) +
+           " bins, got " + count(n_train);
+  if (metric == "prdc" && (n_samples <= options.manifold.k || n_train <= options.manifold.k))
+    return "precision/recall needs more than k = " + count(options.manifold.k) + " samples and training images, got " +
+           count(n_samples) + " and " + count(n_train);
+  if ((metric == "fid" || metric == "kid" || metric == "prdc") && !options.network && size < options.pixel_features.size)
+    return metric + " in the pixel feature space needs images of at least " + count(options.pixel_features.size) +
+           " px, got " + count(size);
+  if (metric == "memorisation" && n_train < 2) return "the memorisation check needs at least 2 training images";
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<std::string> QualitySuite::unmet(std::int64_t n_samples, std::int64_t n_train, std::int64_t size,
+                                               const QualitySuiteOptions& options) {
+  if (n_samples < 2) return "needs at least 2 samples, got " + std::to_string(n_samples);
+  if (n_train < 2) return "needs at least 2 training images, got " + std::to_string(n_train);
+  const double bytes = static_cast<double>(n_samples + n_train) * 3.0 * static_cast<double>(size) * static_cast<double>(size) * 4.0;
+  if (bytes > static_cast<double>(kMaxImageBytes))
+    return std::to_string(n_samples) + " samples and " + std::to_string(n_train) + " training images of " +
+           std::to_string(size) + " px would take " + std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+           " MiB, more than " + std::to_string(kMaxImageBytes >> 20) + " MiB; use fewer";
+  if (options.skip_unmet) return std::nullopt;
+  for (const std::string& metric : options.metrics)
+    if (auto need = needOf(metric, n_samples, n_train, size, options)) return need;
+  return std::nullopt;
+}
 
 Result<std::set<std::string>> QualitySuiteOptions::parseMetricList(const std::string& text) {
   std::set<std::string> metrics;
@@ -94,11 +131,20 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
   if (!torch::isfinite(samples).all().item<bool>()) return makeError("the samples contain NaN or Inf values");
   if (!torch::isfinite(train).all().item<bool>()) return makeError("the training images contain NaN or Inf values");
 
+  if (auto problem = unmet(samples.size(0), train.size(0), samples.size(2), options)) return makeError(*problem);
   QualityEvaluation out;
   out.n_samples = samples.size(0);
   out.n_train = train.size(0);
   out.image_size = static_cast<int>(samples.size(2));
-  const auto wants = [&](const char* metric) { return options.metrics.count(metric) != 0; };
+  const auto wants = [&](const char* metric) {
+    if (options.metrics.count(metric) == 0) return false;
+    if (auto need = needOf(metric, out.n_samples, out.n_train, out.image_size, options)) {
+      if (std::find(out.notes.begin(), out.notes.end(), *need + "; left out") == out.notes.end())
+        out.notes.push_back(*need + "; left out");
+      return false;
+    }
+    return true;
+  };
   const bool feature_metrics = wants("fid") || wants("kid") || wants("prdc");
   Stages stages(options, out);
   if (wants("swd")) stages.plan(kSwdStage);
@@ -114,6 +160,7 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
     if (!stages.start(kSwdStage)) return cancelled();
     SlicedWassersteinOptions swd = options.sliced_wasserstein;
     swd.seed = options.seed;
+    if (options.should_stop) swd.progress = [&](double) { return !options.should_stop(); };
     auto result = SlicedWasserstein::compute(train, samples, swd);
     if (!result) return makeError("sliced Wasserstein distance: " + result.error());
     out.metrics[figure::kSwd] = result->mean_e3;
@@ -132,7 +179,8 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
     out.metrics[figure::kMsSsimSamples] = of_samples->mean;
     out.metrics[figure::kMsSsimTrain] = of_train->mean;
     if (of_samples->scales < 5)
-      out.notes.push_back("MS-SSIM on " + std::to_string(of_samples->scales) + " scales at " +
+      out.notes.push_back("MS-SSIM on " + std::to_string(of_samples->scales) +
+                          (of_samples->scales == 1 ? " scale at " : " scales at ") +
                           std::to_string(out.image_size) + " px (the standard 5 need at least 161 px)");
     stages.done("msssim");
   }
@@ -151,10 +199,14 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
     if (!stages.start(kFeaturesStage)) return cancelled();
     torch::Tensor real_features, fake_features;
     if (options.network) {
-      auto real = options.network->extract(train);
+      const auto keep_going = [&] { return !options.should_stop || !options.should_stop(); };
+      auto real = options.network->extract(train, 64, keep_going);
       if (!real) return makeError(real.error());
-      auto fake = options.network->extract(samples);
+      auto fake = options.network->extract(samples, 64, keep_going);
       if (!fake) return makeError(fake.error());
+      if (real->size(1) != fake->size(1))
+        return makeError(options.network->path() + ": the network returns " + std::to_string(real->size(1)) +
+                         " features for the training images and " + std::to_string(fake->size(1)) + " for the samples");
       real_features = *real;
       fake_features = *fake;
       out.feature_space = options.network->spaceName();

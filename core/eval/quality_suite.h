@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -48,6 +49,12 @@ struct QualitySuiteOptions {
   /// Told each stage by name before it starts, with its index and the number of stages; false
   /// cancels.
   std::function<bool(const std::string& stage, int done, int total)> progress;
+  /// Asked often, also inside the sliced Wasserstein distance and between the features
+  /// network's batches; true cancels.
+  std::function<bool()> should_stop;
+  /// A metric whose needs the images do not meet (NDB's bins, PRDC's k, a feature space's size)
+  /// is left out with a note instead of failing the whole evaluation (training's live metrics).
+  bool skip_unmet = false;
 
   static constexpr std::array<const char*, 7> kMetricNames = {"swd", "msssim", "ndb", "fid", "kid", "prdc",
                                                                "memorisation"};
@@ -57,6 +64,15 @@ struct QualitySuiteOptions {
 
 class QualitySuite {
 public:
+  /// The most bytes the images of one evaluation may take (samples and training images, float32):
+  /// more is refused before anything is generated or loaded.
+  static constexpr std::int64_t kMaxImageBytes = std::int64_t{8} << 30;
+
+  /// Why `n_samples` samples and `n_train` training images of `size` px cannot give the metrics
+  /// of `options` (too few for one of them, too many bytes), or nothing: checked before any work.
+  static std::optional<std::string> unmet(std::int64_t n_samples, std::int64_t n_train, std::int64_t size,
+                                          const QualitySuiteOptions& options);
+
   static Result<QualityEvaluation> evaluate(const torch::Tensor& samples, const torch::Tensor& train,
                                             const QualitySuiteOptions& options);
 };

@@ -106,6 +106,7 @@ inline constexpr char kNSamples[] = "n_samples";
 inline constexpr char kNTrain[] = "n_train";              ///< metrics: training images compared with
 inline constexpr char kQualityFigures[] = "metrics";      ///< metrics: the figures (docs/evaluation.md)
 inline constexpr char kFeatureSpace[] = "feature_space";  ///< metrics: where FID, KID and PRDC were computed
+inline constexpr char kSkippedDuePoints[] = "skipped_due_points";  ///< metrics: due points skipped (worker busy) since the last
 inline constexpr char kAlarm[] = "alarm";                 ///< warning: collapse, memorisation or overfitting
 inline constexpr char kCurve[] = "curve";
 // system

@@ -120,7 +120,9 @@ LiveQualityResult LiveQualityMetrics::evaluate(Generator generator, const Traini
       options.metrics = *metrics;
     }
     options.seed = static_cast<std::uint64_t>(config_.seed);
-    options.progress = [this](const std::string&, int, int) { return !cancel_.load(); };
+    options.should_stop = [this] { return cancel_.load(); };
+    // A small data set leaves out what it cannot give (NDB's 100 bins, say) and keeps the rest.
+    options.skip_unmet = true;
     result.evaluation = QualitySuite::evaluate(rows.view({rows.size(0), config_.nc, config_.img_size, config_.img_size}),
                                                train_, options);
   } catch (...) {

@@ -95,6 +95,16 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
       if (s->config.nc != 3)
         return makeError("config key \"metrics.every_epochs\": the quality metrics compare RGB images; this run "
                          "trains on " + std::to_string(s->config.nc) + " channel(s)");
+      QualitySuiteOptions suite;
+      suite.skip_unmet = true;
+      if (!s->config.metrics.only.empty()) {
+        std::string list;
+        for (const auto& name : s->config.metrics.only) list += (list.empty() ? "" : ",") + name;
+        auto metrics = QualitySuiteOptions::parseMetricList(list);
+        if (!metrics) return makeError("config key \"metrics.only\": " + metrics.error());
+      }
+      if (auto problem = QualitySuite::unmet(s->config.metrics.n_samples, s->config.metrics.n_train, s->config.img_size, suite))
+        return makeError("config keys \"metrics.n_samples\" and \"metrics.n_train\": " + *problem);
       s->live_metrics = std::make_unique<LiveQualityMetrics>(s->config);
     }
     return {};
@@ -397,7 +407,7 @@ void Trainer::State::watchOverfitting(double rt) {
 // The quality metrics of this moment, on the worker: a CPU copy of G goes with them.
 void Trainer::State::startLiveMetrics() {
   if (!live_metrics) return;
-  live_metrics->start(LiveQualityMetrics::copyOf(model->generator(), config), progress);
+  last_metrics_skipped = !live_metrics->start(LiveQualityMetrics::copyOf(model->generator(), config), progress);
 }
 
 // Finished quality evaluations as metrics events, and the alarms their figures raise.
@@ -409,6 +419,7 @@ void Trainer::State::emitLiveMetrics() {
       continue;
     }
     const QualityEvaluation& evaluation = *result.evaluation;
+    const std::int64_t skips = live_metrics->skipped();
     json figures = json::object();
     for (const auto& [name, value] : evaluation.metrics) figures[name] = value;
     emit(event_type::kMetrics, {{field::kEpoch, result.at.epoch},
@@ -418,7 +429,9 @@ void Trainer::State::emitLiveMetrics() {
                                 {field::kFeatureSpace, evaluation.feature_space},
                                 {field::kNSamples, evaluation.n_samples},
                                 {field::kNTrain, evaluation.n_train},
+                                {field::kSkippedDuePoints, skips - reported_metric_skips},
                                 {field::kSeconds, result.seconds}});
+    reported_metric_skips = skips;
     QualityAlarmThresholds thresholds;
     thresholds.msssim_margin = config.metrics.alarm_msssim_margin;
     thresholds.ndb_fraction = config.metrics.alarm_ndb_fraction;

@@ -256,6 +256,11 @@ Result<RunOutcome> Trainer::State::finishRun(bool stopped) {
   // cancelled when the state goes).
   if (live_metrics && !stopped) {
     live_metrics->waitIdle();
+    // The last due point found the worker busy: the final generator is scored all the same.
+    if (last_metrics_skipped) {
+      startLiveMetrics();
+      live_metrics->waitIdle();
+    }
     emitLiveMetrics();
   }
   emit(event_type::kRunFinished, std::move(finished));

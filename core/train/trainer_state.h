@@ -12,6 +12,7 @@
 #include "core/eval/parzen_estimator.h"
 #include "core/eval/parzen_inputs.h"
 #include "core/eval/quality_alarms.h"
+#include "core/eval/quality_suite.h"
 #include "core/model/weight_init.h"
 #include "core/runs/event_fields.h"
 #include "core/runs/event_log.h"
@@ -82,6 +83,8 @@ struct Trainer::State {
   std::unique_ptr<TensorBoardRecorder> tensorboard;  ///< rank 0's copy of the events for TensorBoard
   std::unique_ptr<LiveQualityMetrics> live_metrics;  ///< rank 0's quality metrics, when on
   std::int64_t next_metrics_images = -1;             ///< metrics.every_images: the next due point
+  std::int64_t reported_metric_skips = 0;            ///< skipped due points already in a metrics event
+  bool last_metrics_skipped = false;                 ///< the latest due point found the worker busy
   std::deque<double> recent_rt;                      ///< r_t of the last metrics.alarm_rt_steps steps
   double recent_rt_sum = 0;
   bool rt_alarm_raised = false;                      ///< until r_t falls back below the level

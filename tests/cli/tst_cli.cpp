@@ -328,8 +328,9 @@ void TestCli::tensorboardFiles() {
   const QStringList written = eventFiles(run + "/tensorboard");
   QCOMPARE(written.size(), 1);
   const auto events = readEvents(run);
-  // file_version, START, 7 scalars per step, one image per grid (Parzen is off).
-  const int expected = 2 + 7 * int(eventsOfType(events, "step").size()) + int(eventsOfType(events, "samples").size());
+  // file_version, START, 8 scalars per step (losses, D outputs, r_t, throughput), one image per
+  // grid (Parzen and the quality metrics are off).
+  const int expected = 2 + 8 * int(eventsOfType(events, "step").size()) + int(eventsOfType(events, "samples").size());
   QCOMPARE(countRecords(written.first()), expected);
   // Again from events.jsonl: refused where files are, written elsewhere with --out.
   const auto refused = runCli({"tensorboard", run});

@@ -65,6 +65,7 @@ private slots:
   void onlyTheAskedMetrics();
   void fileRoundTrip();
   void badInputAndCancel();
+  void unmetNeedsAreSaidFirstOrLeftOut();
 };
 
 void TestQualitySuite::identicalSetsScoreAsIdentical() {
@@ -209,7 +210,7 @@ void TestQualitySuite::badInputAndCancel() {
   options.ndb.bins = 100;  // more bins than the 50 training images
   auto bins = QualitySuite::evaluate(train, train, options);
   QVERIFY(!bins.ok());
-  QVERIFY2(QString::fromStdString(bins.error()).startsWith("NDB/JSD: "), bins.error().c_str());
+  QVERIFY2(QString::fromStdString(bins.error()).startsWith("NDB/JSD needs at least 100 training images"), bins.error().c_str());
   auto sizes = QualitySuite::evaluate(smoothImages(10, 64, 1), train, smallOptions());
   QVERIFY(!sizes.ok());
   QVERIFY2(QString::fromStdString(sizes.error()).contains("64 px, the training images 32 px"), sizes.error().c_str());
@@ -221,6 +222,34 @@ void TestQualitySuite::badInputAndCancel() {
   auto cancelled = QualitySuite::evaluate(train, train, cancelling);
   QVERIFY(!cancelled.ok());
   QCOMPARE(cancelled.error(), std::string("cancelled"));
+}
+
+void TestQualitySuite::unmetNeedsAreSaidFirstOrLeftOut() {
+  QualitySuiteOptions options = smallOptions();
+  options.ndb.bins = 100;
+  auto ndb = QualitySuite::unmet(1000, 50, 64, options);
+  QVERIFY(ndb.has_value());
+  QCOMPARE(*ndb, std::string("NDB/JSD needs at least 100 training images for 100 bins, got 50"));
+  auto bytes = QualitySuite::unmet(10000000, 10000, 64, options);
+  QVERIFY(bytes.has_value());
+  QVERIFY2(QString::fromStdString(*bytes).contains("would take 469218 MiB, more than 8192 MiB; use fewer"), bytes->c_str());
+  QVERIFY(!QualitySuite::unmet(1000, 1000, 64, options).has_value());
+  // Training's live metrics leave out what the images cannot give and keep the rest.
+  options.skip_unmet = true;
+  QVERIFY(!QualitySuite::unmet(1000, 50, 64, options).has_value());
+  auto result = QualitySuite::evaluate(smoothImages(60, 32, 11), smoothImages(50, 32, 12), options);
+  QVERIFY2(result.ok(), result.error().c_str());
+  QCOMPARE(result->metrics.count(figure::kNdb), std::size_t{0});
+  QCOMPARE(result->metrics.count(figure::kFid), std::size_t{1});
+  QVERIFY(std::find(result->notes.begin(), result->notes.end(),
+                    "NDB/JSD needs at least 100 training images for 100 bins, got 50; left out") != result->notes.end());
+  // Cancelled from inside a stage.
+  QualitySuiteOptions stopping = smallOptions();
+  int asked = 0;
+  stopping.should_stop = [&] { return ++asked > 3; };
+  auto stopped = QualitySuite::evaluate(smoothImages(60, 32, 11), smoothImages(50, 32, 12), stopping);
+  QVERIFY(!stopped.ok());
+  QVERIFY2(QString::fromStdString(stopped.error()).contains("cancelled"), stopped.error().c_str());
 }
 
 QTEST_GUILESS_MAIN(TestQualitySuite)

@@ -20,6 +20,8 @@ import numpy as np
 import scipy.linalg
 import scipy.spatial.distance
 
+from image_rows import downsample
+
 
 def fid(real, fake):
     mu1, mu2 = real.mean(0), fake.mean(0)
@@ -60,19 +62,14 @@ def prdc(real, fake, k):
     return dict(precision=float(precision), recall=float(recall), density=float(density), coverage=float(coverage))
 
 
-def block_mean(images, size):
-    n, c, h, w = images.shape
-    return images.reshape(n, c, size, h // size, size, w // size).mean(axis=(3, 5)).reshape(n, -1)
-
-
 def pca(train, size, components, other):
-    rows = block_mean(train, size)
+    rows = downsample(train, size)
     mean = rows.mean(0)
     _, singular, vt = np.linalg.svd(rows - mean, full_matrices=False)
     variances = singular ** 2 / (rows.shape[0] - 1)
     basis = vt[:components].T
     train_features = (rows - mean) @ basis
-    other_features = (block_mean(other, size) - mean) @ basis
+    other_features = (downsample(other, size) - mean) @ basis
     return dict(variances=variances[:components].tolist(), fid=fid(train_features, other_features),
                 prdc=prdc(train_features, other_features, 5))
 

@@ -22,6 +22,8 @@ import sys
 
 import numpy as np
 
+from image_rows import downsample
+
 try:
     from scipy.stats import norm
 
@@ -32,20 +34,6 @@ except ImportError:  # Debian's python3 without python3-scipy
 
     def upper_quantile(tail):
         return -NormalDist().inv_cdf(tail)
-
-
-def downsample(images, size):
-    n, c, h, w = images.shape
-    if h % size == 0 and w % size == 0:
-        pooled = images.reshape(n, c, size, h // size, size, w // size).mean(axis=(3, 5))
-    else:
-        pooled = np.empty((n, c, size, size))
-        for i in range(size):
-            r0, r1 = (i * h) // size, math.ceil((i + 1) * h / size)
-            for j in range(size):
-                c0, c1 = (j * w) // size, math.ceil((j + 1) * w / size)
-                pooled[:, :, i, j] = images[:, :, r0:r1, c0:c1].mean(axis=(2, 3))
-    return pooled.reshape(n, -1)
 
 
 def assign(rows, centres):
