@@ -37,7 +37,7 @@ torch::Tensor covariance(const torch::Tensor& rows, const torch::Tensor& mean) {
 
 // A symmetric matrix's square root from its eigendecomposition, negative eigenvalues as zero.
 torch::Tensor symmetricSqrt(const torch::Tensor& matrix) {
-  auto [values, vectors] = torch::linalg::eigh(0.5 * (matrix + matrix.t()), "L");
+  auto [values, vectors] = at::linalg_eigh(0.5 * (matrix + matrix.t()), "L");
   return torch::mm(vectors * values.clamp_min(0).sqrt().unsqueeze(0), vectors.t());
 }
 
@@ -54,7 +54,7 @@ Result<double> FeatureDistances::frechet(const torch::Tensor& real_in, const tor
     const torch::Tensor sigma_r = covariance(*real, mu_r), sigma_g = covariance(*fake, mu_g);
     const torch::Tensor root_r = symmetricSqrt(sigma_r);
     const torch::Tensor inner = torch::mm(torch::mm(root_r, sigma_g), root_r);
-    const torch::Tensor inner_values = torch::linalg::eigvalsh(0.5 * (inner + inner.t()), "L");
+    const torch::Tensor inner_values = at::linalg_eigvalsh(0.5 * (inner + inner.t()), "L");
     const double trace_root = inner_values.clamp_min(0).sqrt().sum().item<double>();
     const double mean_term = (mu_r - mu_g).pow(2).sum().item<double>();
     const double distance =

@@ -34,7 +34,7 @@ std::string oneLine(const std::exception& e) {
 }  // namespace
 
 struct NetworkFeatures::Module {
-  torch::jit::script::Module module;
+  torch::jit::Module module;
 };
 
 Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input_size, const c10::Device& device) {

@@ -49,7 +49,7 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
     if (n < d) {
       // Fewer images than pixels: the n × n Gram matrix has the same non-zero spectrum as the
       // d × d covariance, and component k is Xᵀu_k / √((n − 1)λ_k) (far less work at n = 1,000).
-      auto [values, vectors] = torch::linalg::eigh(torch::mm(centred, centred.t()) * scale, "L");  // ascending
+      auto [values, vectors] = at::linalg_eigh(torch::mm(centred, centred.t()) * scale, "L");  // ascending
       const std::int64_t keep = std::min<std::int64_t>(options.components, n);
       const torch::Tensor top_values = values.slice(0, n - keep, n).flip({0}).clamp_min(0);
       const torch::Tensor top_vectors = vectors.slice(1, n - keep, n).flip({1});
@@ -63,7 +63,7 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
       }
       return features;
     }
-    auto [values, vectors] = torch::linalg::eigh(torch::mm(centred.t(), centred) * scale, "L");  // ascending
+    auto [values, vectors] = at::linalg_eigh(torch::mm(centred.t(), centred) * scale, "L");  // ascending
     features.variances_ = values.slice(0, d - options.components, d).flip({0}).contiguous();
     features.components_ = vectors.slice(1, d - options.components, d).flip({1}).contiguous();
     return features;
