@@ -45,8 +45,9 @@ packages=(
   qt6-base-dev qt6-charts-dev libgl-dev libxkbcommon-dev
   # tests: libjpeg writes the CMYK JPEG of the bad-input cases
   libjpeg-dev
-  # the same LibTorch from Python, for packaging/libtorch2-nan-repro.py (no StreetGAN code)
-  python3-torch
+  # the same LibTorch from Python, for packaging/libtorch2-nan-repro.py (no StreetGAN code); numpy
+  # and scipy, the quality metrics' references in tests/core/reference
+  python3-torch python3-numpy python3-scipy
 )
 
 say() { echo "check-libtorch2: $*"; }

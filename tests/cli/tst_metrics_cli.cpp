@@ -118,7 +118,9 @@ void TestMetricsCli::checkpointSavedIntoItsRun() {
   const QJsonObject second = QJsonDocument::fromJson(again.out.toUtf8()).object().value("metrics").toObject();
   QCOMPARE(second.keys().contains("kid"), false);
   QVERIFY(qAbs(second.value("fid").toDouble() - metrics.value("fid").toDouble()) <= 1e-9 * metrics.value("fid").toDouble());
-  QCOMPARE(second.value("swd_e3").toDouble(), metrics.value("swd_e3").toDouble());
+  // The same samples up to the convolutions' rounding at another batch size (LibTorch 2.x).
+  QVERIFY(qAbs(second.value("swd_e3").toDouble() - metrics.value("swd_e3").toDouble()) <=
+          1e-6 * metrics.value("swd_e3").toDouble());
   // A person reads a table, with the MS-SSIM remark.
   const auto text = runCli({"metrics", "--checkpoint", checkpoint_, "--dataroot", data_, "--n", "48", "--n-train", "32",
                             "--bins", "4", "--threads", testThreadsText()});
