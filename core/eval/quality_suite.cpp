@@ -119,6 +119,21 @@ Result<std::set<std::string>> QualitySuiteOptions::parseMetricList(const std::st
   return metrics;
 }
 
+Result<QualitySuiteOptions> QualitySuiteOptions::forTraining(const TrainConfig& config) {
+  QualitySuiteOptions options;
+  if (!config.metrics.only.empty()) {
+    std::string list;
+    for (const auto& name : config.metrics.only) list += (list.empty() ? "" : ",") + name;
+    auto metrics = parseMetricList(list);
+    if (!metrics) return makeError("config key \"metrics.only\": " + metrics.error());
+    options.metrics = *metrics;
+  }
+  options.seed = static_cast<std::uint64_t>(config.seed);
+  // A small data set leaves out what it cannot give (NDB's 100 bins, say) and keeps the rest.
+  options.skip_unmet = true;
+  return options;
+}
+
 Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in, const torch::Tensor& train_in,
                                                  const QualitySuiteOptions& options) {
   if (Status s = checkImages(samples_in, "samples"); !s) return makeError(s.error());

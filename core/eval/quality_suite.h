@@ -11,6 +11,7 @@
 // recorded. A metric that needs more images than given is an Error naming it and the counts, as
 // is any bad input; `progress` is told each stage before it starts and may cancel (an Error
 // "cancelled"), so nothing is half-computed.
+#include "core/config/train_config.h"
 #include "core/eval/feature_distances.h"
 #include "core/eval/manifold_metrics.h"
 #include "core/eval/memorisation.h"
@@ -60,6 +61,9 @@ struct QualitySuiteOptions {
                                                                "memorisation"};
   /// "swd,fid" → {"swd", "fid"}; an Error names an unknown item.
   static Result<std::set<std::string>> parseMetricList(const std::string& text);
+  /// The options of training's live metrics (`metrics.*` keys): its metrics, its seed, and what a
+  /// small data set cannot give left out; an Error names the key.
+  static Result<QualitySuiteOptions> forTraining(const TrainConfig& config);
 };
 
 class QualitySuite {

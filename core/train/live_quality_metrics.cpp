@@ -108,23 +108,14 @@ LiveQualityResult LiveQualityMetrics::evaluate(Generator generator, const Traini
     const torch::Tensor rows = generateSampleRows(generator, config_.nz, config_.metrics.n_samples,
                                                   static_cast<std::uint64_t>(config_.seed) * 5 + 13,
                                                   std::max(1, config_.batch_size), c10::kCPU, false);
-    QualitySuiteOptions options;
-    if (!config_.metrics.only.empty()) {
-      std::string list;
-      for (const auto& name : config_.metrics.only) list += (list.empty() ? "" : ",") + name;
-      auto metrics = QualitySuiteOptions::parseMetricList(list);
-      if (!metrics) {
-        result.evaluation = makeError("config key \"metrics.only\": " + metrics.error());
-        return result;
-      }
-      options.metrics = *metrics;
+    auto options = QualitySuiteOptions::forTraining(config_);
+    if (!options) {
+      result.evaluation = makeError(options.error());
+      return result;
     }
-    options.seed = static_cast<std::uint64_t>(config_.seed);
-    options.should_stop = [this] { return cancel_.load(); };
-    // A small data set leaves out what it cannot give (NDB's 100 bins, say) and keeps the rest.
-    options.skip_unmet = true;
+    options->should_stop = [this] { return cancel_.load(); };
     result.evaluation = QualitySuite::evaluate(rows.view({rows.size(0), config_.nc, config_.img_size, config_.img_size}),
-                                               train_, options);
+                                               train_, *options);
   } catch (...) {
     result.evaluation = makeError(exceptionMessage(std::current_exception()));
   }

@@ -95,15 +95,9 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
       if (s->config.nc != 3)
         return makeError("config key \"metrics.every_epochs\": the quality metrics compare RGB images; this run "
                          "trains on " + std::to_string(s->config.nc) + " channel(s)");
-      QualitySuiteOptions suite;
-      suite.skip_unmet = true;
-      if (!s->config.metrics.only.empty()) {
-        std::string list;
-        for (const auto& name : s->config.metrics.only) list += (list.empty() ? "" : ",") + name;
-        auto metrics = QualitySuiteOptions::parseMetricList(list);
-        if (!metrics) return makeError("config key \"metrics.only\": " + metrics.error());
-      }
-      if (auto problem = QualitySuite::unmet(s->config.metrics.n_samples, s->config.metrics.n_train, s->config.img_size, suite))
+      auto suite = QualitySuiteOptions::forTraining(s->config);
+      if (!suite) return makeError(suite.error());
+      if (auto problem = QualitySuite::unmet(s->config.metrics.n_samples, s->config.metrics.n_train, s->config.img_size, *suite))
         return makeError("config keys \"metrics.n_samples\" and \"metrics.n_train\": " + *problem);
       s->live_metrics = std::make_unique<LiveQualityMetrics>(s->config);
     }
