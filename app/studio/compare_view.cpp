@@ -1,4 +1,5 @@
 #include "app/studio/compare_view.h"
+#include "core/eval/quality_evaluation_file.h"
 #include "widgets/worker_pool.h"
 
 #include <QDir>
@@ -41,9 +42,16 @@ QString gib(std::optional<double> bytes) {
   return bytes ? QString("%1 GiB").arg(*bytes / 1073741824.0, 0, 'f', 2) : QString("—");
 }
 
+// The latest FID with the feature space it was computed in (figures of different spaces differ).
+QString fidText(const RunFigures& f) {
+  if (!f.latest_fid) return "—";
+  const QString fid = QString::number(*f.latest_fid, 'f', 2);
+  return f.latest_fid_space.empty() ? fid : fid + " (" + QString::fromStdString(f.latest_fid_space) + ")";
+}
+
 const QStringList kColumns{"Run", "Trained on", "Preset", "Batch", "Device", "World size", "Images/s", "Images/hour",
-                           "Time per epoch", "Best Parzen", "$/hour", "$ per million images", "Peak memory",
-                           "Mean CPU %", "Mean GPU %", "Peak GPU memory"};
+                           "Time per epoch", "Best Parzen", "SWD ×10³", "FID", "Copy rate", "Alarms", "$/hour",
+                           "$ per million images", "Peak memory", "Mean CPU %", "Mean GPU %", "Peak GPU memory"};
 
 }  // namespace
 
@@ -51,8 +59,9 @@ struct CompareView::Run {
   ComparedRun input;
   QString name;
   QColor color;
-  int loss_d = 0, loss_g = 0, d_x = 0, d_gz = 0, speed = 0, parzen = 0;
-  std::size_t steps_drawn = 0, parzen_drawn = 0;
+  int loss_d = 0, loss_g = 0, d_x = 0, d_gz = 0, speed = 0, parzen = 0, swd = 0, fid = 0;
+  std::size_t steps_drawn = 0, parzen_drawn = 0, metrics_drawn = 0;
+  bool fid_elsewhere = false;  // it has FID in another feature space than the chart's
   std::int64_t starts_drawn = 0;
   RunHistory history;
   QLabel* sample = nullptr;
@@ -70,10 +79,19 @@ CompareView::CompareView(QList<ComparedRun> runs, QWidget* parent) : QWidget(par
   speed_ = new widgets::TrainingChart("Throughput (images/s)", this);
   parzen_ = new widgets::TrainingChart("Parzen log-likelihood (test split, mean)", this);
   parzen_->setSmoothing(0);
+  swd_ = new widgets::TrainingChart("SWD ×10³ (quality metrics)", this);
+  swd_->setSmoothing(0);
+  swd_->setEmptyText("No quality metrics in these runs: a run evaluates them when metrics.every_epochs or "
+                     "metrics.every_images is set.");
+  fid_ = new widgets::TrainingChart("FID", this);
+  fid_->setSmoothing(0);
+  fid_->setEmptyText("No FID in these runs.");
   charts_->addChart(loss_);
   charts_->addChart(d_);
   charts_->addChart(speed_);
   charts_->addChart(parzen_, false);
+  charts_->addChart(swd_, false);
+  charts_->addChart(fid_, false);
   auto* save_image = new QPushButton("Save Image…", this);
   auto* save_csv = new QPushButton("Save CSV…", this);
   save_image->setToolTip("Save the whole comparison (charts, samples and table) as a PNG image");
@@ -100,6 +118,8 @@ CompareView::CompareView(QList<ComparedRun> runs, QWidget* parent) : QWidget(par
     d_->hideFromLegend(run->d_gz);
     run->speed = speed_->addSeries(run->name, run->color);
     run->parzen = parzen_->addSeries(run->name, run->color);
+    run->swd = swd_->addSeries(run->name, run->color);
+    run->fid = fid_->addSeries(run->name, run->color);
     auto* column = new QVBoxLayout();
     auto* title = new QLabel(QString("<b style='color:%1'>%2</b>").arg(run->color.name(), run->name.toHtmlEscaped()), samples);
     run->sample = new QLabel(samples);
@@ -210,7 +230,11 @@ void CompareView::apply(std::vector<std::optional<RunHistory>> histories) {
   if (!changed) return;
   if (restart) {  // a run was resumed: the points it replaced go, so every series is drawn again
     for (auto* chart : charts_->charts()) chart->clear();
-    for (auto& run : runs_) run->steps_drawn = run->parzen_drawn = 0;
+    for (auto& run : runs_) {
+      run->steps_drawn = run->parzen_drawn = run->metrics_drawn = 0;
+      run->fid_elsewhere = false;
+    }
+    fid_space_.clear();
   }
   for (std::size_t k = 0; k < runs_.size() && k < histories.size(); ++k) {
     Run& run = *runs_[k];
@@ -231,7 +255,14 @@ void CompareView::apply(std::vector<std::optional<RunHistory>> histories) {
     for (std::size_t i = run.parzen_drawn; i < parzen.size(); ++i)
       parzen_->append(run.parzen, parzen[i].images_seen, parzen[i].epoch, parzen[i].mean_ll, parzen[i].seconds);
     run.parzen_drawn = parzen.size();
+    drawMetrics(run);
   }
+  QStringList elsewhere;
+  for (const auto& run : runs_)
+    if (run->fid_elsewhere) elsewhere << run->name;
+  QString fid_title = fid_space_.isEmpty() ? QString("FID") : "FID in " + fid_space_;
+  if (!elsewhere.isEmpty()) fid_title += " (left out, in another feature space: " + elsewhere.join(", ") + ")";
+  if (fid_->title() != fid_title) fid_->setTitle(fid_title);
   fillTable();
   updateSlider();
   // The first read draws every chart at once, as part of opening; later reads only add points,
@@ -241,6 +272,21 @@ void CompareView::apply(std::vector<std::optional<RunHistory>> histories) {
     charts_->redrawAll();
   }
   emit updated();
+}
+
+void CompareView::drawMetrics(Run& run) {
+  const auto& metrics = run.history.metrics;
+  for (std::size_t i = run.metrics_drawn; i < metrics.size(); ++i) {
+    const RunHistory::Metrics& m = metrics[i];
+    if (const auto swd = m.figure(quality_figure::kSwd)) swd_->append(run.swd, m.images_seen, m.epoch, *swd, m.seconds);
+    const auto fid = m.figure(quality_figure::kFid);
+    if (!fid || m.feature_space.empty()) continue;
+    const QString space = QString::fromStdString(m.feature_space);
+    if (fid_space_.isEmpty()) fid_space_ = space;  // the first space seen is the chart's
+    if (space == fid_space_) fid_->append(run.fid, m.images_seen, m.epoch, *fid, m.seconds);
+    else run.fid_elsewhere = true;
+  }
+  run.metrics_drawn = metrics.size();
 }
 
 void CompareView::updateSlider() {
@@ -295,6 +341,10 @@ void CompareView::fillTable() {
                             number(f.images_per_hour, 0),
                             duration(f.seconds_per_epoch),
                             number(f.best_parzen, 1),
+                            number(f.latest_swd, 2),
+                            fidText(f),
+                            f.latest_copy_rate ? QString("%1%").arg(100 * *f.latest_copy_rate, 0, 'f', 1) : QString("—"),
+                            QString::number(f.alarms),
                             per_hour ? QString::number(*per_hour, 'f', 2) : QString("not set"),
                             number(dollarsPerMillionImages(per_hour, f.images_per_hour), 2),
                             gib(f.peak_rss_bytes),

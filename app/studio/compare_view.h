@@ -1,10 +1,13 @@
 #pragma once
 // CompareView: two or more runs side by side (Runs tab → Compare). Their losses, D outputs,
-// throughput and Parzen estimates overlaid in one ChartPanel (a colour per run, the run's name in
-// the legend; x in images seen, epochs or seconds), their sample grids side by side under one
-// slider of images seen (each run shows its grid nearest that point), and a table of the runs:
-// preset, batch, device, world size, images/s and per hour, time per epoch, best Parzen, the
-// dollars per hour of where it trained and per million images, peak memory and mean CPU/GPU use.
+// throughput, Parzen estimates and quality metrics (SWD ×10³; FID of the runs that share the first
+// feature space seen, as figures of different spaces are never compared) overlaid in one
+// ChartPanel (a colour per run, the run's name in the legend; x in images seen, epochs or
+// seconds), their sample grids side by side under one slider of images seen (each run shows its
+// grid nearest that point), and a table of the runs: preset, batch, device, world size, images/s
+// and per hour, time per epoch, best Parzen, the latest SWD ×10³, FID (with its feature space)
+// and copy rate, the quality alarms, the dollars per hour of where it trained and per million
+// images, peak memory and mean CPU/GPU use.
 // Save Image… and Save CSV… write the whole view and the table. Logs are read on a worker, and
 // runs still going are followed (their new lines every 2 s), so the GUI thread only appends.
 #include "core/runs/run_history.h"
@@ -46,6 +49,12 @@ public:
   widgets::TrainingChart& discriminatorChart() { return *d_; }
   widgets::TrainingChart& speedChart() { return *speed_; }
   widgets::TrainingChart& parzenChart() { return *parzen_; }
+  /// SWD ×10³ over images seen, a series per run.
+  widgets::TrainingChart& swdChart() { return *swd_; }
+  /// FID, a series per run; only the points in fidSpace() are drawn.
+  widgets::TrainingChart& fidChart() { return *fid_; }
+  /// The feature space the FID chart is in ("" until a run has an FID).
+  QString fidSpace() const { return fid_space_; }
   QTableWidget& table() { return *table_; }
   /// Shows each run's sample grid nearest `images_seen` (the slider does this).
   void showSamplesAt(double images_seen);
@@ -68,6 +77,8 @@ private:
   void poll();
   /// The histories read (nullopt: that log did not change since the last look).
   void apply(std::vector<std::optional<RunHistory>> histories);
+  /// Draws a run's quality evaluations past those drawn.
+  void drawMetrics(Run& run);
   void fillTable();
   void updateSlider();
 
@@ -83,6 +94,9 @@ private:
   widgets::TrainingChart* d_ = nullptr;
   widgets::TrainingChart* speed_ = nullptr;
   widgets::TrainingChart* parzen_ = nullptr;
+  widgets::TrainingChart* swd_ = nullptr;
+  widgets::TrainingChart* fid_ = nullptr;
+  QString fid_space_;  // the feature space of the FID chart
   QSlider* slider_ = nullptr;
   QLabel* slider_label_ = nullptr;
   QTableWidget* table_ = nullptr;

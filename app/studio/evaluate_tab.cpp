@@ -1,6 +1,7 @@
 #include "app/studio/evaluate_tab.h"
 
 #include "app/studio/control/run_checkpoints.h"
+#include "app/studio/quality_panel.h"
 #include "core/config/train_config.h"
 #include "core/data/image_dataset.h"
 #include "core/eval/parzen_evaluation_file.h"
@@ -26,6 +27,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -96,7 +98,7 @@ ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig&
 }  // namespace
 
 EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
-    : QWidget(parent), runs_root_(std::move(runs_root)), job_(std::move(program)) {
+    : QWidget(parent), runs_root_(std::move(runs_root)), job_(program) {
   runs_ = new QComboBox(this);
   runs_->setMinimumContentsLength(16);
   target_ = new QComboBox(this);
@@ -126,9 +128,10 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   result_->setWordWrap(true);
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+  auto* choice = new QFormLayout();  // shared by both pages
+  choice->addRow("Run", runs_);
+  choice->addRow("Checkpoint", target_);
   auto* form = new QFormLayout();
-  form->addRow("Run", runs_);
-  form->addRow("Checkpoint", target_);
   form->addRow("Generated samples", samples_);
   form->addRow("Validation images", valid_);
   form->addRow("Test images", test_);
@@ -167,14 +170,23 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   right->addWidget(result_);
   right->addLayout(charts, 3);
   right->addWidget(compare_box, 2);
-  auto* layout = new QHBoxLayout(this);
-  layout->addLayout(form);
-  layout->addLayout(right, 1);
+  auto* parzen_page = new QWidget(this);
+  auto* parzen_layout = new QHBoxLayout(parzen_page);
+  parzen_layout->addLayout(form);
+  parzen_layout->addLayout(right, 1);
+  quality_ = new QualityPanel(program, this);
+  pages_ = new QTabWidget(this);
+  pages_->addTab(parzen_page, "Parzen");
+  pages_->addTab(quality_, "Quality metrics");
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(choice);
+  layout->addWidget(pages_, 1);
 
   connect(runs_, &QComboBox::currentIndexChanged, this, [this] {
     listCheckpoints();
     showSaved();
   });
+  connect(target_, &QComboBox::currentIndexChanged, this, [this] { quality_->setTarget(target_->currentData().toString()); });
   connect(evaluate_, &QPushButton::clicked, this, [this] { evaluate(); });
   connect(cancel_, &QPushButton::clicked, this, &EvaluateTab::cancel);
   connect(compare_button, &QPushButton::clicked, this, &EvaluateTab::compare);
@@ -221,8 +233,8 @@ void EvaluateTab::listRuns() {
 void EvaluateTab::listCheckpoints() {
   const QString current = target_->currentData().toString();
   target_->clear();
-  target_->addItem("Latest checkpoint (σ chosen on the validation split)", "latest");
-  target_->addItem("Every checkpoint, at the σ chosen on the latest", "every");
+  target_->addItem("Latest checkpoint (Parzen: σ chosen on the validation split)", "latest");
+  target_->addItem("Every checkpoint (Parzen: at the σ chosen on the latest)", "every");
   for (const QString& file : checkpointFiles(runs_->currentData().toString())) target_->addItem(file, file);
   const int index = target_->findData(current);
   if (index >= 0) target_->setCurrentIndex(index);
@@ -316,6 +328,7 @@ void EvaluateTab::onJobFinished(bool ok, const QString& message) {
 
 void EvaluateTab::showSaved() {
   const QString run = runs_->currentData().toString();
+  quality_->setRun(run);
   sigma_chart_->setCurve({}, 0);
   epoch_chart_->clear();
   result_->clear();

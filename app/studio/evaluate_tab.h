@@ -3,7 +3,9 @@
 // checkpoint — σ chosen on the validation split, the cross-validation curve shown — or on every
 // checkpoint at one σ — mean ± standard error over epochs. A ParzenJob runs `streetgan parzen
 // --save` (progress, Cancel), so results land in the run's evaluations/ folder, where the Runs
-// tab and this tab read them back. Beside it, real held-out images next to generated ones.
+// tab and this tab read them back. Beside it, real held-out images next to generated ones. A
+// second page, the QualityPanel, runs and shows the quality metric suite for the same run and
+// checkpoint choice.
 #include "app/studio/control/parzen_job.h"
 
 #include <QFutureWatcher>
@@ -16,6 +18,7 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
+class QTabWidget;
 
 namespace streetgan {
 struct ParzenEvaluation;
@@ -27,6 +30,8 @@ class TrainingChart;
 }  // namespace streetgan::widgets
 
 namespace streetgan::studio {
+
+class QualityPanel;
 
 /// Real and generated images side by side (a grid each), made on a worker.
 struct ComparisonGrids {
@@ -61,6 +66,9 @@ public:
   widgets::TrainingChart& epochChart() { return *epoch_chart_; }
   QImage realGrid() const { return real_; }
   QImage generatedGrid() const { return generated_; }
+  /// The page of the quality metrics, and the pages ("Parzen", "Quality metrics").
+  QualityPanel& qualityPanel() { return *quality_; }
+  QTabWidget& pages() { return *pages_; }
 
 signals:
   /// An estimate ended: ok, or the message saying why not.
@@ -97,6 +105,8 @@ private:
   QLabel* real_view_ = nullptr;
   QLabel* generated_view_ = nullptr;
   QImage real_, generated_;
+  QualityPanel* quality_ = nullptr;
+  QTabWidget* pages_ = nullptr;
   ParzenJob job_;
   QFutureWatcher<ComparisonGrids> comparison_;
 };

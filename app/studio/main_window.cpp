@@ -83,6 +83,10 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   tabs_->addTab(runs_tab_, "R&uns");
   train_tab_->setHostProfiles(loadHostProfiles());
   connect(train_tab_, &TrainTab::hostsRequested, this, &MainWindow::showHosts);
+  // The run's quality alarms, counted in the Train tab's title ("Train ⚠ 2").
+  connect(&train_tab_->dashboard(), &RunDashboard::alarmsChanged, this, [this](int alarms) {
+    tabs_->setTabText(tabs_->indexOf(train_tab_), alarms > 0 ? QString("&Train ⚠ %1").arg(alarms) : QString("&Train"));
+  });
   train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads,
                              settings_.processes);
   setCentralWidget(tabs_);

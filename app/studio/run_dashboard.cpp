@@ -1,4 +1,6 @@
 #include "app/studio/run_dashboard.h"
+#include "app/studio/quality_alarm_badge.h"
+#include "app/studio/quality_charts.h"
 #include "core/runs/event_fields.h"
 #include "widgets/worker_pool.h"
 
@@ -104,10 +106,13 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
   charts_->addChart(speed_chart_);
   charts_->addChart(parzen_chart_, false);
   charts_->addChart(system_chart_, false);
+  quality_ = new QualityCharts(*charts_, this);  // the third row, after every other chart
+  alarm_ = new QualityAlarmBadge(this);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(4);
+  layout->addWidget(alarm_);
   layout->addWidget(status_);
   auto* progress_row = new QHBoxLayout();
   progress_row->addWidget(progress_, 1);
@@ -117,6 +122,7 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
   layout->addWidget(charts_, 1);
 
   connect(sample_slider_, &QSlider::valueChanged, this, &RunDashboard::showSample);
+  connect(alarm_, &QualityAlarmBadge::clicked, this, [this] { side_->setCurrentWidget(warnings_); });
   connect(starved_, &QPushButton::clicked, this, [this] {
     if (cache_building_) return;
     const auto answer = QMessageBox::question(
@@ -165,6 +171,11 @@ void RunDashboard::clear(const QString& run_dir) {
   sample_caption_->setText("No samples yet.");
   warnings_->clear();
   side_->setTabText(1, "Warnings");
+  quality_->clear();
+  if (alarm_->count() > 0) {
+    alarm_->reset();
+    emit alarmsChanged(0);
+  }
   progress_->setValue(0);
   progress_->setFormat("—");
   eta_->clear();
@@ -177,6 +188,11 @@ void RunDashboard::clear(const QString& run_dir) {
 void RunDashboard::setStatus(const QString& text) { status_->setText(text); }
 QString RunDashboard::statusText() const { return status_->text(); }
 int RunDashboard::warningCount() const { return warnings_->count(); }
+widgets::TrainingChart& RunDashboard::qualityChart() { return quality_->quality(); }
+widgets::TrainingChart& RunDashboard::distanceChart() { return quality_->distance(); }
+bool RunDashboard::qualityChartsShown() const { return quality_->isShown(); }
+int RunDashboard::alarmCount() const { return alarm_->count(); }
+QString RunDashboard::alarmText() const { return alarm_->text(); }
 QString RunDashboard::progressText() const { return progress_->format(); }
 
 void RunDashboard::showProgress(double fraction, const QString& text) {
@@ -189,6 +205,7 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
   QString progress_format, eta_text;
   double progress = 0;
   const int samples_before = sample_paths_.size();
+  const int alarms_before = alarm_->count();
   for (const StreamEvent& event : batch) {
     const double t = event.time - first_started_time_;
     if (const auto* started = std::get_if<events::RunStarted>(&event.event)) {
@@ -217,6 +234,7 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
       d_chart_->append(d_gz2_, images, epoch, step->d_g_z2, t);
       speed_chart_->append(speed_, images, epoch, step->images_per_s, t);
       speed_chart_->append(wait_, images, epoch, 100 * step->data_wait_fraction, t);
+      quality_->addStep(*step, images, epoch, t);
       updateStarved(step->data_wait_fraction);
       if (epochs_total_ > 0) {
         progress = std::clamp(epoch / epochs_total_, 0.0, 1.0);
@@ -246,6 +264,8 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
       parzen_chart_->append(parzen_mean_, images, epoch, mean, t);
       parzen_chart_->append(parzen_low_, images, epoch, mean - err, t);
       parzen_chart_->append(parzen_high_, images, epoch, mean + err, t);
+    } else if (const auto* metrics = std::get_if<events::Metrics>(&event.event)) {
+      quality_->addMetrics(*metrics, t);
     } else if (const auto* system = std::get_if<events::System>(&event.event)) {
       addSystem(*system, t);
     } else if (const auto* warning = std::get_if<events::Warning>(&event.event)) {
@@ -253,6 +273,10 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
       if (warning->path) text += " — " + QString::fromStdString(*warning->path);
       warnings_->addItem(text);
       side_->setTabText(1, QString("Warnings (%1)").arg(warnings_->count()));
+      if (warning->alarm) {
+        warnings_->item(warnings_->count() - 1)->setForeground(QColor(211, 84, 0));
+        alarm_->addAlarm(QString::fromStdString(warning->message));
+      }
     } else if (std::holds_alternative<events::RunFinished>(event.event)) {
       eta_->clear();
       eta_text.clear();
@@ -271,6 +295,7 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
     showProgress(progress, progress_format);
     eta_->setText(eta_text);
   }
+  if (alarm_->count() != alarms_before) emit alarmsChanged(alarm_->count());
 }
 
 void RunDashboard::updateStarved(double wait_fraction) {

@@ -4,8 +4,11 @@
 // (losses; D(x) and D(G(z)) before and after D's step; images/s and the share of time waiting
 // on data; Parzen mean ± standard error; the machine: CPU, memory and GPU from the `system`
 // events) beside the sample grids (a slider over every one of the run) and the warnings (skipped
-// files with their paths). When the run waits on data more than 20% of the time it says so and
-// offers to build a cache (dataStarved / buildCacheRequested). It only reads events
+// files with their paths), and a third row of two quality charts shown on demand (QualityCharts:
+// MS-SSIM, NDB, copy rate and r_t; SWD and FID). A quality alarm shows as a badge above the charts
+// (QualityAlarmBadge: its message, "and N more"; a click opens the warnings) and is counted
+// (alarmsChanged, for the tab's title). When the run waits on data more than 20% of the time it
+// says so and offers to build a cache (dataStarved / buildCacheRequested). It only reads events
 // (addEvents); sample grids are decoded off the GUI thread. A run_started that resumes from an
 // earlier step drops the points its predecessor logged past that step, as the event protocol says.
 #include "core/runs/event_stream_reader.h"
@@ -29,6 +32,9 @@ class QTabWidget;
 
 namespace streetgan::studio {
 
+class QualityAlarmBadge;
+class QualityCharts;
+
 class RunDashboard : public QWidget {
   Q_OBJECT
 public:
@@ -49,6 +55,15 @@ public:
   widgets::TrainingChart& speedChart() { return *speed_chart_; }
   widgets::TrainingChart& parzenChart() { return *parzen_chart_; }
   widgets::TrainingChart& systemChart() { return *system_chart_; }
+  /// MS-SSIM of samples and of training images, NDB share, copy rate, r_t.
+  widgets::TrainingChart& qualityChart();
+  /// SWD ×10³ and FID.
+  widgets::TrainingChart& distanceChart();
+  /// Whether the quality charts' row is shown (the toolbar's box; a run's first metrics event ticks it).
+  bool qualityChartsShown() const;
+  /// Quality alarms of the run shown, and the badge's text ("" when none).
+  int alarmCount() const;
+  QString alarmText() const;
   widgets::ChartPanel& charts() { return *charts_; }
   /// The share of time the recent steps waited on data, when above 20% (else a negative value).
   double dataStarvedShare() const { return starved_share_; }
@@ -67,6 +82,8 @@ signals:
   void sampleShown(bool ok);
   /// The data-starved button was pressed and its question answered yes.
   void buildCacheRequested();
+  /// The count of quality alarms changed (0 after clear()).
+  void alarmsChanged(int count);
 
 private:
   void showSample(int index);
@@ -83,6 +100,8 @@ private:
   widgets::TrainingChart* parzen_chart_ = nullptr;
   widgets::TrainingChart* system_chart_ = nullptr;
   widgets::ChartPanel* charts_ = nullptr;
+  QualityCharts* quality_ = nullptr;
+  QualityAlarmBadge* alarm_ = nullptr;
   int loss_d_ = 0, loss_g_ = 0, d_x_ = 0, d_gz1_ = 0, d_gz2_ = 0, speed_ = 0, wait_ = 0;
   int parzen_mean_ = 0, parzen_low_ = 0, parzen_high_ = 0;
   int cpu_ = 0, memory_ = 0, gpu_ = 0, gpu_memory_ = 0;

@@ -118,7 +118,8 @@ int RunListModel::columnCount(const QModelIndex& parent) const { return parent.i
 
 QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"Name", "Preset", "Host", "Device", "State", "Epochs", "Images seen", "Last loss", "Best Parzen", "Last activity"};
+  static const char* names[] = {"Name",        "Preset",    "Host",        "Device",   "State",  "Epochs",
+                                "Images seen", "Last loss", "Best Parzen", "SWD ×10³", "Alarms", "Last activity"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 
@@ -134,9 +135,18 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       case ImagesSeen: return qlonglong(s.images_seen);
       case LastLoss: return s.loss_d ? QVariant(*s.loss_d) : QVariant(-1e300);
       case BestParzen: return s.best_parzen ? QVariant(*s.best_parzen) : QVariant(-1e300);
+      case Swd: return s.swd ? QVariant(*s.swd) : QVariant(1e300);
+      case Alarms: return qlonglong(s.alarms);
       case LastActivity: return s.last_event_time;
       default: return data(index, Qt::DisplayRole);
     }
+  }
+  if (role == Qt::ToolTipRole && index.column() == Alarms && s.alarms > 0)
+    return QString::fromStdString(s.last_alarm);
+  if (role == Qt::ToolTipRole && index.column() == Swd && (s.swd || s.copy_rate)) {
+    QString tip = "SWD ×10³ of the newest quality evaluation (a metrics event, else evaluations/metrics-*.json)";
+    if (s.copy_rate) tip += QString("\nCopy rate %1%").arg(100 * *s.copy_rate, 0, 'f', 1);
+    return tip;
   }
   if (role == Qt::ToolTipRole) {
     QString tip = QString::fromStdString(s.path);
@@ -146,7 +156,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     return tip;
   }
   if (role == Qt::ForegroundRole && index.column() == State && s.state == RunState::Failed) return QColor(192, 57, 43);
-  if (role == Qt::TextAlignmentRole && index.column() >= Epochs && index.column() <= BestParzen)
+  if (role == Qt::ForegroundRole && index.column() == Alarms && s.alarms > 0) return QColor(211, 84, 0);
+  if (role == Qt::TextAlignmentRole && index.column() >= Epochs && index.column() <= Alarms)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
@@ -166,6 +177,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     case LastLoss: return lossText(s);
     case BestParzen:
       return s.best_parzen ? QString("%1 (epoch %2)").arg(*s.best_parzen, 0, 'f', 1).arg(s.best_parzen_epoch.value_or(0)) : QString();
+    case Swd: return s.swd ? QString::number(*s.swd, 'f', 2) : QString();
+    case Alarms: return s.alarms > 0 ? QString::number(s.alarms) : QString();
     case LastActivity:
       return s.last_event_time > 0
                  ? QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(s.last_event_time * 1000)).toString("yyyy-MM-dd HH:mm")

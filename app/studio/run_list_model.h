@@ -1,6 +1,7 @@
 #pragma once
 // RunListModel: every run under the runs root, one row each (name, preset, host, device, state, epochs,
-// images seen, last loss, best Parzen, last activity), for the Runs tab's table. refresh() lists
+// images seen, last loss, best Parzen, the latest SWD ×10³, the quality alarms, last activity), for
+// the Runs tab's table. refresh() lists
 // the folder and reads each run's log on a worker thread; runs still going are then followed
 // from where their log was read (poll(), a few times a second from the tab), so a run left
 // running by an earlier studio shows its progress live. Unreadable folders are listed with why.
@@ -20,7 +21,7 @@ namespace streetgan::studio {
 class RunListModel : public QAbstractTableModel {
   Q_OBJECT
 public:
-  enum Column { Name, Preset, Host, Device, State, Epochs, ImagesSeen, LastLoss, BestParzen, LastActivity, ColumnCount };
+  enum Column { Name, Preset, Host, Device, State, Epochs, ImagesSeen, LastLoss, BestParzen, Swd, Alarms, LastActivity, ColumnCount };
   /// The run's folder, for any cell (Qt::UserRole).
   static constexpr int PathRole = Qt::UserRole;
   /// Sort key of a cell (numbers as numbers).

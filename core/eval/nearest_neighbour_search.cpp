@@ -7,19 +7,14 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace streetgan {
 namespace {
 
-constexpr std::int64_t kRowChunk = 8192;  // rows per NaN/Inf check and per norm chunk
+constexpr std::int64_t kRowChunk = 8192;  // rows per norm chunk (types other than float and double)
 
 std::string prefixed(const std::string& text) { return "nearest neighbours: " + text; }
-
-bool allFinite(const torch::Tensor& rows) {
-  for (std::int64_t i = 0; i < rows.size(0); i += kRowChunk)
-    if (!torch::isfinite(rows.narrow(0, i, std::min(kRowChunk, rows.size(0) - i))).all().item<bool>()) return false;
-  return true;
-}
 
 Status checkRows(const torch::Tensor& t, const std::string& name) {
   if (!t.defined()) return makeError(prefixed("the " + name + " are missing"));
@@ -29,16 +24,38 @@ Status checkRows(const torch::Tensor& t, const std::string& name) {
   if (!t.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
   if (t.size(0) == 0) return makeError(prefixed("there are no " + name));
   if (t.size(1) == 0) return makeError(prefixed("the " + name + " have zero columns"));
-  if (!allFinite(t)) return makeError(prefixed("the " + name + " contain NaN or Inf values"));
   return {};
 }
 
-// ‖row‖² in float64, a chunk of rows at a time (never a float64 copy of the whole matrix).
+template <class T>
+void squaredNormsOf(const T* data, std::int64_t cols, double* out, std::int64_t rows) {
+  at::parallel_for(0, rows, 256, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t r = lo; r < hi; ++r) {
+      const T* x = data + r * cols;
+      double s[4] = {0, 0, 0, 0};  // four sums: independent additions the compiler can overlap
+      std::int64_t j = 0;
+      for (; j + 4 <= cols; j += 4)
+        for (int u = 0; u < 4; ++u) s[u] += static_cast<double>(x[j + u]) * static_cast<double>(x[j + u]);
+      for (; j < cols; ++j) s[0] += static_cast<double>(x[j]) * static_cast<double>(x[j]);
+      out[r] = (s[0] + s[1]) + (s[2] + s[3]);
+    }
+  });
+}
+
+// ‖row‖² in float64 of CPU rows, in one parallel pass (never a float64 copy of the whole matrix);
+// a row holding NaN or Inf gets a NaN or Inf norm, so the norms also check the values.
 torch::Tensor squaredNorms(const torch::Tensor& rows) {
   torch::Tensor out = torch::empty({rows.size(0)}, torch::kFloat64);
-  for (std::int64_t i = 0; i < rows.size(0); i += kRowChunk) {
-    const std::int64_t b = std::min(kRowChunk, rows.size(0) - i);
-    out.narrow(0, i, b).copy_(rows.narrow(0, i, b).to(torch::kFloat64).pow(2).sum(1));
+  const torch::Tensor x = rows.is_contiguous() ? rows : rows.contiguous();
+  if (x.scalar_type() == torch::kFloat32) {
+    squaredNormsOf(x.data_ptr<float>(), x.size(1), out.data_ptr<double>(), x.size(0));
+  } else if (x.scalar_type() == torch::kFloat64) {
+    squaredNormsOf(x.data_ptr<double>(), x.size(1), out.data_ptr<double>(), x.size(0));
+  } else {
+    for (std::int64_t i = 0; i < x.size(0); i += kRowChunk) {
+      const std::int64_t b = std::min(kRowChunk, x.size(0) - i);
+      out.narrow(0, i, b).copy_(x.narrow(0, i, b).to(torch::kFloat64).pow(2).sum(1));
+    }
   }
   return out;
 }
@@ -50,15 +67,16 @@ struct Candidates {
 
 // The `width` reference rows with the smallest key ‖r‖² − 2·q·r (the squared distance less ‖q‖²,
 // which does not change the order) for each row of `q`, the product taken in `dtype`, one
-// reference block at a time merged with the best so far. Reference row excluded[i] (when ≥ 0) is
-// never chosen for query i. Every row left out has a key no smaller than every key kept.
+// reference block of rows [from, to) at a time merged with the best so far. Reference row
+// excluded[i] (when ≥ 0) is never chosen for query i. Every row left out has a key no smaller
+// than every key kept.
 Candidates candidates(const torch::Tensor& q, const torch::Tensor& excluded, const torch::Tensor& reference,
                       const torch::Tensor& reference_sq, std::int64_t width, std::int64_t block,
-                      torch::ScalarType dtype) {
-  const std::int64_t m = q.size(0), n_ref = reference.size(0);
+                      torch::ScalarType dtype, std::int64_t from, std::int64_t to) {
+  const std::int64_t m = q.size(0), n_ref = to;
   const torch::Tensor qd = q.to(dtype);
   torch::Tensor keys = torch::empty({m, 0}, dtype), indices = torch::empty({m, 0}, torch::kLong);
-  for (std::int64_t j0 = 0; j0 < n_ref; j0 += block) {
+  for (std::int64_t j0 = from; j0 < n_ref; j0 += block) {
     const std::int64_t c = std::min(block, n_ref - j0);
     const torch::Tensor r = reference.narrow(0, j0, c).to(dtype);
     torch::Tensor key = torch::addmm(reference_sq.narrow(0, j0, c).to(dtype).view({1, c}), qd, r.t(), 1.0, -2.0)
@@ -115,24 +133,51 @@ Pass onePass(const torch::Tensor& q, const torch::Tensor& q_sq, const torch::Ten
   const bool check = dtype == torch::kFloat32 && width < available;
   const double r_max = std::sqrt(reference_sq.max().item<double>());
   const double coeff = 2.0 * static_cast<double>(q.size(1) + 16) * std::ldexp(1.0, -24);
-  // At least one block per thread, so that few queries still use every core.
+  // Tasks: a block of queries against a part of the reference rows. Many queries: one part, the
+  // query blocks in parallel. Few queries: the reference rows split between the threads, so that
+  // they are read once, not once per thread; the parts' candidates are merged after.
   const std::int64_t threads = std::max(1, at::get_num_threads());
-  const std::int64_t q_block = std::max<std::int64_t>(1, std::min(block, (n + threads - 1) / threads));
-  at::parallel_for(0, (n + q_block - 1) / q_block, 1, [&](std::int64_t lo, std::int64_t hi) {
+  const std::int64_t even = (n + block - 1) / block;  // blocks of at most `block`, of about equal size
+  const std::int64_t q_block = (n + even - 1) / even, q_blocks = (n + q_block - 1) / q_block;
+  const std::int64_t n_ref = reference.size(0);
+  const std::int64_t parts = q_blocks >= threads ? 1 : std::min<std::int64_t>(threads, (n_ref + block - 1) / block);
+  const std::int64_t part_rows = (n_ref + parts - 1) / parts;
+  std::vector<Candidates> found(static_cast<std::size_t>(q_blocks * parts));
+  at::parallel_for(0, q_blocks * parts, 1, [&](std::int64_t lo, std::int64_t hi) {
     torch::NoGradGuard no_grad_here;  // grad mode is per thread
+    for (std::int64_t t = lo; t < hi; ++t) {
+      const std::int64_t b = t / parts, part = t % parts;
+      const std::int64_t i0 = b * q_block, m = std::min(q_block, n - i0);
+      const torch::Tensor ex = excluded.defined() ? excluded.narrow(0, i0, m) : torch::Tensor();
+      found[static_cast<std::size_t>(t)] =
+          candidates(q.narrow(0, i0, m), ex, reference, reference_sq, width, block, dtype, part * part_rows,
+                     std::min(n_ref, (part + 1) * part_rows));
+    }
+  });
+  at::parallel_for(0, q_blocks, 1, [&](std::int64_t lo, std::int64_t hi) {
+    torch::NoGradGuard no_grad_here;
     for (std::int64_t b = lo; b < hi; ++b) {
       const std::int64_t i0 = b * q_block, m = std::min(q_block, n - i0);
       const torch::Tensor qb = q.narrow(0, i0, m);
-      const torch::Tensor ex = excluded.defined() ? excluded.narrow(0, i0, m) : torch::Tensor();
-      const Candidates found = candidates(qb, ex, reference, reference_sq, width, block, dtype);
-      const auto sorted = exactSquared(qb, reference, found.indices).sort(1);
+      Candidates merged = found[static_cast<std::size_t>(b * parts)];
+      if (parts > 1) {  // the width smallest of the parts' candidates: rows left out stay no nearer
+        std::vector<torch::Tensor> keys, indices;
+        for (std::int64_t part = 0; part < parts; ++part) {
+          keys.push_back(found[static_cast<std::size_t>(b * parts + part)].keys);
+          indices.push_back(found[static_cast<std::size_t>(b * parts + part)].indices);
+        }
+        const torch::Tensor all_keys = torch::cat(keys, 1), all_indices = torch::cat(indices, 1);
+        const auto top = all_keys.topk(std::min(width, all_keys.size(1)), 1, /*largest=*/false, /*sorted=*/false);
+        merged = {std::get<0>(top), all_indices.gather(1, std::get<1>(top))};
+      }
+      const auto sorted = exactSquared(qb, reference, merged.indices).sort(1);
       const torch::Tensor squared = std::get<0>(sorted).narrow(1, 0, k);
       pass.squared.narrow(0, i0, m).copy_(squared);
-      pass.indices.narrow(0, i0, m).copy_(found.indices.gather(1, std::get<1>(sorted).narrow(1, 0, k)));
+      pass.indices.narrow(0, i0, m).copy_(merged.indices.gather(1, std::get<1>(sorted).narrow(1, 0, k)));
       if (check) {
         const torch::Tensor qs = q_sq.narrow(0, i0, m);
         const torch::Tensor safe_up_to =
-            qs + found.keys.to(torch::kFloat64).amax(1) - coeff * (qs.sqrt() + r_max).pow(2);
+            qs + merged.keys.to(torch::kFloat64).amax(1) - coeff * (qs.sqrt() + r_max).pow(2);
         pass.redo.narrow(0, i0, m).copy_(squared.select(1, k - 1) > safe_up_to);
       }
     }
@@ -140,7 +185,7 @@ Pass onePass(const torch::Tensor& q, const torch::Tensor& q_sq, const torch::Ten
   return pass;
 }
 
-NearestNeighbours searchUnchecked(const torch::Tensor& queries, const torch::Tensor& reference_in,
+Result<NearestNeighbours> searchUnchecked(const torch::Tensor& queries, const torch::Tensor& reference_in,
                                   const torch::Tensor& excluded_in, int k, std::int64_t block) {
   torch::NoGradGuard no_grad;
   const torch::Tensor q = queries.cpu(), reference = reference_in.cpu();
@@ -150,6 +195,9 @@ NearestNeighbours searchUnchecked(const torch::Tensor& queries, const torch::Ten
   // images crowd (a query is redone only when more than `width` rows lie within the bound).
   const std::int64_t width = std::min<std::int64_t>(available, std::max<std::int64_t>(64, 2 * std::int64_t{k} + 8));
   const torch::Tensor q_sq = squaredNorms(q), reference_sq = squaredNorms(reference);
+  if (!torch::isfinite(q_sq).all().item<bool>()) return makeError(prefixed("the queries contain NaN or Inf values"));
+  if (!torch::isfinite(reference_sq).all().item<bool>())
+    return makeError(prefixed("the reference rows contain NaN or Inf values"));
   Pass pass = onePass(q, q_sq, excluded, reference, reference_sq, k, width, available, block, torch::kFloat32);
   const torch::Tensor again = pass.redo.nonzero().view(-1);
   if (again.numel() > 0) {  // near-ties that float32 cannot separate: float64 throughout
@@ -159,7 +207,7 @@ NearestNeighbours searchUnchecked(const torch::Tensor& queries, const torch::Ten
     pass.squared.index_copy_(0, again, redone.squared);
     pass.indices.index_copy_(0, again, redone.indices);
   }
-  return {pass.squared.clamp_min(0.0).sqrt(), pass.indices};
+  return NearestNeighbours{pass.squared.clamp_min(0.0).sqrt(), pass.indices};
 }
 
 Result<NearestNeighbours> searchChecked(const torch::Tensor& queries, const torch::Tensor& reference,

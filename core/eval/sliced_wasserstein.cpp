@@ -11,13 +11,15 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace streetgan {
 namespace {
 
 constexpr std::int64_t kChannels = 3;
-// Projections held at once per set: directions are taken in chunks of about this many values.
-constexpr std::int64_t kProjectionValues = std::int64_t(1) << 24;
+// Projections one thread holds at once per set: directions are taken in chunks of about this
+// many values.
+constexpr std::int64_t kProjectionValues = std::int64_t(1) << 22;
 constexpr std::int64_t kMaxCount = std::int64_t(1) << 20;  // patches per image, projections
 
 std::string px(std::int64_t size) { return std::to_string(size) + " px"; }
@@ -127,60 +129,58 @@ void normaliseInPlace(torch::Tensor& descriptors) {
   v.div_(torch::where(deviation > 0, deviation, torch::ones_like(deviation)));  // a constant channel stays 0
 }
 
-// Ascending LSD radix sort of n ≥ 1 unsigned keys, 11 bits a pass (a pass whose digit every key
-// shares is skipped); `scratch` holds n keys.
-template <class Key>
-void radixSort(Key* keys, Key* scratch, std::size_t n) {
-  constexpr unsigned kBits = 11, kBuckets = 1u << kBits, kWidth = sizeof(Key) * 8;
-  std::array<std::size_t, kBuckets> count;
-  Key* from = keys;
-  Key* to = scratch;
-  for (unsigned shift = 0; shift < kWidth; shift += kBits) {
-    count.fill(0);
-    for (std::size_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & (kBuckets - 1)];
-    if (count[(from[0] >> shift) & (kBuckets - 1)] == n) continue;
-    std::size_t sum = 0;
-    for (std::size_t& c : count) sum += std::exchange(c, sum);  // exclusive prefix sums
-    for (std::size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & (kBuckets - 1)]++] = from[i];
-    std::swap(from, to);
-  }
-  if (from != keys) std::copy(from, from + n, keys);
-}
-
-// Sorts n finite values in place by order-preserving keys (a positive value's sign bit set, a
-// negative one's bits flipped): O(n), several times std::sort's speed on rows of a million.
+// Sorts n ≥ 1 finite values in place: an LSD radix sort, 11 bits a pass, of order-preserving
+// keys (a positive value's sign bit set, a negative one's bits flipped). Every pass's histogram is
+// counted while the keys are made, and a pass whose digit every key shares is skipped: O(n),
+// several times std::sort's speed on rows of a million. `keys` and `scratch` hold n keys each.
 template <class T, class Key>
 void sortValues(T* values, Key* keys, Key* scratch, std::size_t n) {
   static_assert(sizeof(T) == sizeof(Key), "one key per value");
-  constexpr Key kSign = Key(1) << (sizeof(Key) * 8 - 1);
+  constexpr unsigned kBits = 11, kBuckets = 1u << kBits, kWidth = sizeof(Key) * 8;
+  constexpr unsigned kPasses = (kWidth + kBits - 1) / kBits;
+  constexpr Key kSign = Key(1) << (kWidth - 1);
+  std::vector<std::size_t> counts(std::size_t{kPasses} * kBuckets, 0);
   for (std::size_t i = 0; i < n; ++i) {
     Key u;
     std::memcpy(&u, values + i, sizeof u);
-    keys[i] = (u & kSign) ? static_cast<Key>(~u) : static_cast<Key>(u | kSign);
+    const Key k = (u & kSign) ? static_cast<Key>(~u) : static_cast<Key>(u | kSign);
+    keys[i] = k;
+    for (unsigned pass = 0; pass < kPasses; ++pass) ++counts[pass * kBuckets + ((k >> (pass * kBits)) & (kBuckets - 1))];
   }
-  radixSort(keys, scratch, n);
+  Key* from = keys;
+  Key* to = scratch;
+  for (unsigned pass = 0; pass < kPasses; ++pass) {
+    std::size_t* count = counts.data() + std::size_t{pass} * kBuckets;
+    const unsigned shift = pass * kBits;
+    if (count[(from[0] >> shift) & (kBuckets - 1)] == n) continue;
+    std::size_t sum = 0;
+    for (unsigned b = 0; b < kBuckets; ++b) sum += std::exchange(count[b], sum);  // exclusive prefix sums
+    for (std::size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & (kBuckets - 1)]++] = from[i];
+    std::swap(from, to);
+  }
   for (std::size_t i = 0; i < n; ++i) {
-    const Key k = keys[i];
+    const Key k = from[i];
     const Key u = (k & kSign) ? static_cast<Key>(k & ~kSign) : static_cast<Key>(~k);
     std::memcpy(values + i, &u, sizeof u);
   }
 }
 
+// Σ over ranks and the directions of `chunk` of |sorted a·d − sorted b·d|, on the calling thread.
 template <class T, class Key>
-void sortRowsOf(torch::Tensor& t) {
-  T* data = t.data_ptr<T>();
-  const auto cols = static_cast<std::size_t>(t.size(1));
-  at::parallel_for(0, t.size(0), 1, [&](std::int64_t lo, std::int64_t hi) {
-    std::vector<Key> keys(cols), scratch(cols);
-    for (std::int64_t r = lo; r < hi; ++r)
-      sortValues<T, Key>(data + static_cast<std::size_t>(r) * cols, keys.data(), scratch.data(), cols);
-  });
-}
-
-// Sorts each row of a contiguous 2-D float or double tensor of finite values, rows not empty.
-void sortRows(torch::Tensor& t) {
-  if (t.scalar_type() == torch::kFloat64) sortRowsOf<double, std::uint64_t>(t);
-  else sortRowsOf<float, std::uint32_t>(t);
+double chunkSum(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& chunk, std::vector<Key>& keys,
+                std::vector<Key>& scratch) {
+  // (directions, rows) directly: BLAS reads a and b transposed, no copy
+  torch::Tensor pa = torch::mm(chunk, a.t()), pb = torch::mm(chunk, b.t());
+  const auto rows = static_cast<std::size_t>(a.size(0));
+  keys.resize(rows);
+  scratch.resize(rows);
+  T* da = pa.data_ptr<T>();
+  T* db = pb.data_ptr<T>();
+  for (std::int64_t r = 0; r < chunk.size(0); ++r) {
+    sortValues<T, Key>(da + static_cast<std::size_t>(r) * rows, keys.data(), scratch.data(), rows);
+    sortValues<T, Key>(db + static_cast<std::size_t>(r) * rows, keys.data(), scratch.data(), rows);
+  }
+  return pa.sub_(pb).abs_().sum(torch::kFloat64).item<double>();
 }
 
 std::int64_t directionsPerChunk(std::int64_t rows, std::int64_t projections) {
@@ -188,20 +188,32 @@ std::int64_t directionsPerChunk(std::int64_t rows, std::int64_t projections) {
 }
 
 // Σ over directions and ranks of |sorted a·d − sorted b·d| for unit columns d of `directions`
-// (same dtype as a and b), a chunk of directions at a time; nullopt when `tick` cancels.
+// (same dtype as a and b). Chunks of directions run in parallel, each on one thread (projection,
+// sorts and sum), a round of one chunk per thread at a time; their sums are added in chunk order,
+// so the figure does not depend on the number of threads. nullopt when `tick` (told once per
+// chunk, on the calling thread) cancels.
 std::optional<double> sumOfSortedDifferences(const torch::Tensor& a, const torch::Tensor& b,
                                              const torch::Tensor& directions, const std::function<bool()>& tick) {
   const std::int64_t p = directions.size(1), chunk = directionsPerChunk(a.size(0), p);
-  double total = 0;
-  for (std::int64_t d0 = 0; d0 < p; d0 += chunk) {
-    const torch::Tensor d = directions.narrow(1, d0, std::min(chunk, p - d0));
-    torch::Tensor pa = a.mm(d).t().contiguous(), pb = b.mm(d).t().contiguous();
-    sortRows(pa);
-    sortRows(pb);
-    total += pa.sub_(pb).abs_().sum(torch::kFloat64).item<double>();
-    if (tick && !tick()) return std::nullopt;
+  const std::int64_t chunks = (p + chunk - 1) / chunk, threads = std::max(1, at::get_num_threads());
+  const torch::Tensor rows_of_directions = directions.t().contiguous();
+  const bool wide = a.scalar_type() == torch::kFloat64;
+  std::vector<double> sums(static_cast<std::size_t>(chunks), 0.0);
+  for (std::int64_t c0 = 0; c0 < chunks; c0 += threads) {
+    const std::int64_t c1 = std::min(chunks, c0 + threads);
+    at::parallel_for(c0, c1, 1, [&](std::int64_t lo, std::int64_t hi) {
+      std::vector<std::uint64_t> keys64, scratch64;
+      std::vector<std::uint32_t> keys32, scratch32;
+      for (std::int64_t c = lo; c < hi; ++c) {
+        const torch::Tensor d = rows_of_directions.narrow(0, c * chunk, std::min(chunk, p - c * chunk));
+        sums[static_cast<std::size_t>(c)] = wide ? chunkSum<double, std::uint64_t>(a, b, d, keys64, scratch64)
+                                                 : chunkSum<float, std::uint32_t>(a, b, d, keys32, scratch32);
+      }
+    });
+    for (std::int64_t c = c0; c < c1; ++c)
+      if (tick && !tick()) return std::nullopt;
   }
-  return total;
+  return std::accumulate(sums.begin(), sums.end(), 0.0);
 }
 
 torch::Tensor unitColumns(const torch::Tensor& d) { return d / d.square().sum(0, /*keepdim=*/true).sqrt(); }

@@ -1,4 +1,5 @@
 #include "core/runs/run_history.h"
+#include "core/eval/quality_evaluation_file.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,6 +47,7 @@ void RunHistoryReader::add(const StreamEvent& event) {
       const auto resumed_at = static_cast<double>(*started->images_seen);
       truncateFrom(h.steps, resumed_at);
       truncateFrom(h.parzen, resumed_at);
+      truncateFrom(h.metrics, resumed_at);
       truncateFrom(h.samples, resumed_at);
       truncateFrom(h.system, resumed_at);
     }
@@ -64,6 +66,7 @@ void RunHistoryReader::add(const StreamEvent& event) {
     s.d_x = step->d_x;
     s.d_g_z1 = step->d_g_z1;
     s.d_g_z2 = step->d_g_z2;
+    s.rt = step->rt;
     s.images_per_s = step->images_per_s;
     s.data_wait_fraction = step->data_wait_fraction;
     h.steps.push_back(s);
@@ -84,12 +87,17 @@ void RunHistoryReader::add(const StreamEvent& event) {
       s.seconds = seconds;
       s.loss_d = k < imported->loss_d.size() ? imported->loss_d[k] : std::nan("");
       s.loss_g = k < imported->loss_g.size() ? imported->loss_g[k] : std::nan("");
-      s.d_x = s.d_g_z1 = s.d_g_z2 = s.images_per_s = s.data_wait_fraction = std::nan("");
+      s.d_x = s.d_g_z1 = s.d_g_z2 = s.rt = s.images_per_s = s.data_wait_fraction = std::nan("");
       h.steps.push_back(s);
     }
   } else if (const auto* parzen = std::get_if<events::Parzen>(&event.event)) {
     h.parzen.push_back({orValue(parzen->images_seen, 0), orValue(parzen->epoch, 0), seconds, parzen->mean_ll,
                         parzen->standard_error});
+  } else if (const auto* metrics = std::get_if<events::Metrics>(&event.event)) {
+    h.metrics.push_back({orValue(metrics->images_seen, 0), orValue(metrics->epoch, 0), seconds, metrics->figures,
+                         metrics->feature_space});
+  } else if (const auto* warning = std::get_if<events::Warning>(&event.event)) {
+    if (warning->alarm) ++h.alarms[*warning->alarm];
   } else if (const auto* samples = std::get_if<events::Samples>(&event.event)) {
     h.samples.push_back({orValue(samples->images_seen, 0), seconds, samples->path});
   } else if (const auto* end = std::get_if<events::EpochEnd>(&event.event)) {
@@ -108,6 +116,12 @@ void RunHistoryReader::add(const StreamEvent& event) {
     }
     h.system.push_back(s);
   }
+}
+
+std::optional<double> RunHistory::Metrics::figure(std::string_view name) const {
+  for (const auto& [figure_name, value] : figures)
+    if (figure_name == name) return value;
+  return std::nullopt;
 }
 
 RunFigures runFigures(const RunHistory& history) {
@@ -147,6 +161,15 @@ RunFigures runFigures(const RunHistory& history) {
   }
   if (cpu_n > 0) figures.mean_cpu_percent = cpu_sum / cpu_n;
   if (gpu_n > 0) figures.mean_gpu_percent = gpu_sum / gpu_n;
+  for (const auto& m : history.metrics) {  // oldest first: the newest evaluation with a figure has the last word
+    if (const auto swd = m.figure(quality_figure::kSwd)) figures.latest_swd = swd;
+    if (const auto copies = m.figure(quality_figure::kCopyRate)) figures.latest_copy_rate = copies;
+    if (const auto fid = m.figure(quality_figure::kFid)) {
+      figures.latest_fid = fid;
+      figures.latest_fid_space = m.feature_space;
+    }
+  }
+  for (const auto& kind : history.alarms) figures.alarms += kind.second;
   return figures;
 }
 

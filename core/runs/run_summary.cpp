@@ -1,6 +1,7 @@
 #include "core/runs/run_summary.h"
 
 #include "core/eval/parzen_evaluation_file.h"
+#include "core/eval/quality_evaluation_file.h"
 #include "core/runs/event_fields.h"
 #include "core/runs/process_identity.h"
 #include "core/util/json_value.h"
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <vector>
 #include <sys/stat.h>
 
 namespace streetgan {
@@ -28,6 +31,13 @@ bool looksLikeStep(std::string_view line) {
   if (line.size() >= kSortedEnd.size() && line.substr(line.size() - kSortedEnd.size()) == kSortedEnd) return true;
   return !line.empty() && line.back() == '}' &&
          line.substr(0, 40).find("\"type\":\"step\"") != std::string_view::npos;
+}
+
+/// The figure `name` of `figures` when it is a finite number.
+std::optional<double> finiteFigure(const std::map<std::string, double>& figures, const char* name) {
+  const auto it = figures.find(name);
+  if (it == figures.end() || !std::isfinite(it->second)) return std::nullopt;
+  return it->second;
 }
 
 bool isFile(const std::string& path) {
@@ -84,6 +94,17 @@ void RunSummaryBuilder::readEvaluations() {
       evaluated_best_epoch_ = best->epoch;
     }
   }
+  // The quality figures of the newest metrics file: the last in checkpoint order that reads.
+  saved_swd_.reset();
+  saved_copy_rate_.reset();
+  const std::vector<std::string> metrics_files = QualityEvaluationFile::list(summary_.path);
+  for (auto it = metrics_files.rbegin(); it != metrics_files.rend(); ++it) {
+    const auto evaluation = QualityEvaluationFile::read(*it);
+    if (!evaluation) continue;
+    saved_swd_ = finiteFigure(evaluation->metrics, quality_figure::kSwd);
+    saved_copy_rate_ = finiteFigure(evaluation->metrics, quality_figure::kCopyRate);
+    break;
+  }
 }
 
 void RunSummaryBuilder::feed(std::string_view bytes) {
@@ -137,6 +158,17 @@ void RunSummaryBuilder::consumeEvent(const StreamEvent& event) {
       s.best_parzen = parzen->mean_ll;
       s.best_parzen_epoch = parzen->epoch.value_or(0);
     }
+  } else if (const auto* metrics = std::get_if<events::Metrics>(&event.event)) {
+    // The event keeps finite figures only.
+    for (const auto& [name, value] : metrics->figures) {
+      if (name == quality_figure::kSwd) s.swd = value;
+      else if (name == quality_figure::kCopyRate) s.copy_rate = value;
+    }
+  } else if (const auto* warning = std::get_if<events::Warning>(&event.event)) {
+    if (warning->alarm) {
+      ++s.alarms;
+      s.last_alarm = warning->message;
+    }
   } else if (const auto* error = std::get_if<events::Error>(&event.event)) {
     s.message = error->message;
   } else if (const auto* finished = std::get_if<RunFinished>(&event.event)) {
@@ -165,6 +197,8 @@ RunSummary RunSummaryBuilder::summary(bool process_alive) const {
       ++s.malformed_lines;
     }
   }
+  if (!s.swd) s.swd = saved_swd_;
+  if (!s.copy_rate) s.copy_rate = saved_copy_rate_;
   if (evaluated_best_ && (!s.best_parzen || *evaluated_best_ > *s.best_parzen)) {
     s.best_parzen = evaluated_best_;
     s.best_parzen_epoch = evaluated_best_epoch_;

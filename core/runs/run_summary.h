@@ -1,6 +1,7 @@
 #pragma once
 // RunSummary: what a list of runs shows about one run directory (name, preset, device, state,
-// progress, last loss, best Parzen), read from its config.json and events.jsonl.
+// progress, last loss, best Parzen, the latest quality figures and the quality alarms), read from
+// its config.json, events.jsonl and evaluations/.
 //
 // RunSummaryBuilder reads the event log incrementally: feed() it the bytes that follow the ones
 // it has read (bytesRead()), so a run that is still going is followed without reading its log
@@ -49,6 +50,11 @@ struct RunSummary {
   std::optional<double> best_parzen;          ///< highest Parzen mean log-likelihood
   std::optional<std::int64_t> best_parzen_epoch;
   int evaluations = 0;          ///< Parzen result files in evaluations/
+  /// SWD ×10³ and copy rate: of the newest `metrics` event that has the figure, else of the newest
+  /// evaluations/metrics-*.json (the last in checkpoint order that reads); nullopt when neither has it.
+  std::optional<double> swd, copy_rate;
+  std::int64_t alarms = 0;      ///< quality alarms (`warning` events with an alarm) in events.jsonl
+  std::string last_alarm;       ///< the newest alarm's message ("" when none)
   std::int64_t pid = 0;         ///< of the latest process (0 when unknown); as logged, not yet checked
   std::uint64_t pid_start_time = 0;  ///< its start time (run_started "pid_start_time"); 0: not logged
   double started_time = 0;      ///< unix seconds of the first run_started
@@ -63,7 +69,8 @@ public:
   /// Reads config.json (preset, epochs); a missing or unreadable one is noted in the message.
   void readConfig();
   /// Reads the Parzen results saved in evaluations/parzen-*.json (`streetgan parzen --save`), so
-  /// the best Parzen covers them too; unreadable files are skipped.
+  /// the best Parzen covers them too, and the newest readable evaluations/metrics-*.json
+  /// (`streetgan metrics --save`) for the quality figures; unreadable files are skipped.
   void readEvaluations();
   /// The next bytes of events.jsonl.
   void feed(std::string_view bytes);
@@ -91,6 +98,7 @@ private:
   std::string finished_status_;
   std::optional<double> evaluated_best_;
   std::int64_t evaluated_best_epoch_ = 0;
+  std::optional<double> saved_swd_, saved_copy_rate_;  ///< of the newest metrics file
 };
 
 /// Reads a run directory's summary (config.json, then the whole events.jsonl) and checks whether

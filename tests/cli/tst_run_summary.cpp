@@ -1,6 +1,8 @@
 // RunSummary: the Runs tab's view of a run directory, from hand-written event logs (every state,
-// resumes, garbage and truncated lines, byte-by-byte feeding) and from a real run of the CLI; and
-// the checks on the logged pid (never trusted as read: range, start time).
+// resumes, garbage and truncated lines, byte-by-byte feeding, quality figures and alarms, saved
+// metrics files) and from a real run of the CLI; and the checks on the logged pid (never trusted
+// as read: range, start time).
+#include "core/eval/quality_evaluation_file.h"
 #include "core/runs/process_identity.h"
 #include "core/runs/run_summary.h"
 
@@ -240,6 +242,67 @@ private slots:
     QCOMPARE(*s.loss_d, 1.25);
     QCOMPARE(*s.loss_g, 2.5);
     QCOMPARE(s.last_event_time, 101.0);
+  }
+
+  // The latest SWD and copy rate of the metrics events (each from the newest event that has it),
+  // the alarms counted with the newest one's message; without events, the newest metrics file's.
+  void qualityFiguresAndAlarms() {
+    const QByteArray first =
+        R"({"v":1,"type":"metrics","time":150,"epoch":0,"step":1,"images_seen":16,"metrics":{"swd_e3":25.5,"copy_rate":0.125},"feature_space":"pixels32-pca256"})" "\n";
+    const QByteArray second =
+        R"({"v":1,"type":"metrics","time":160,"epoch":0,"step":2,"images_seen":32,"metrics":{"swd_e3":20.25},"feature_space":"pixels32-pca256"})" "\n";
+    const QByteArray memorisation =
+        R"({"v":1,"type":"warning","time":151,"message":"memorisation: 12.5% of the samples copy a training image","alarm":"memorisation","step":1})" "\n";
+    const QByteArray overfitting =
+        R"({"v":1,"type":"warning","time":161,"message":"D is overfitting: r_t is 0.8; try augmentation","alarm":"overfitting","step":2})" "\n";
+    const QByteArray skipped = R"({"v":1,"type":"warning","time":152,"message":"skipped a file","path":"a.jpg"})" "\n";
+    const QByteArray log = started(42) + step(1, 1.5, 0.5) + first + memorisation + skipped + step(2, 1.25, 0.5) + second + overfitting;
+    for (std::size_t chunk : {std::size_t(0), std::size_t(1), std::size_t(7)}) {
+      const RunSummary s = summarize(log, true, chunk);
+      QCOMPARE(s.swd.value(), 20.25);
+      QCOMPARE(s.copy_rate.value(), 0.125);  // the second evaluation has none
+      QCOMPARE(s.alarms, std::int64_t(2));
+      QCOMPARE(QString::fromStdString(s.last_alarm), QString("D is overfitting: r_t is 0.8; try augmentation"));
+      QCOMPARE(s.step, std::int64_t(2));
+    }
+    const RunSummary plain = summarize(started(42) + step(1, 1.5, 0.5) + skipped, true);
+    QVERIFY(!plain.swd && !plain.copy_rate);
+    QCOMPARE(plain.alarms, std::int64_t(0));
+    QVERIFY(plain.last_alarm.empty());
+
+    // Saved evaluations: the newest in checkpoint order that reads gives the figures it has.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string run = dir.path().toStdString();
+    QualityEvaluation older, newer;
+    older.checkpoint = QualityEvaluation::Checkpoint{"step-0000000002.pt", 1, 2, 32};
+    older.metrics = {{quality_figure::kSwd, 50.0}, {quality_figure::kCopyRate, 0.5}};
+    newer.checkpoint = QualityEvaluation::Checkpoint{"step-0000000004.pt", 2, 4, 64};
+    newer.metrics = {{quality_figure::kSwd, 35.5}};
+    const Status wrote_older = QualityEvaluationFile::write(run, "step-0000000002", older);
+    QVERIFY2(wrote_older, wrote_older.error().c_str());
+    const Status wrote_newer = QualityEvaluationFile::write(run, "step-0000000004", newer);
+    QVERIFY2(wrote_newer, wrote_newer.error().c_str());
+    QFile unreadable(dir.filePath("evaluations/metrics-step-0000000009.json"));  // newest by name, but unreadable
+    QVERIFY(unreadable.open(QIODevice::WriteOnly));
+    unreadable.write("{ not json");
+    unreadable.close();
+    QFile events(dir.filePath("events.jsonl"));
+    QVERIFY(events.open(QIODevice::WriteOnly));
+    events.write(started(0) + step(1, 1.5, 0.5));
+    events.close();
+    const auto saved = readRunSummary(run);
+    QVERIFY2(saved.ok(), saved.error().c_str());
+    QCOMPARE(saved->swd.value(), 35.5);
+    QVERIFY(!saved->copy_rate);  // the newest file has none; an older file's is not taken
+    // A metrics event's figure comes before the files'.
+    QVERIFY(events.open(QIODevice::Append));
+    events.write(first);
+    events.close();
+    const auto live = readRunSummary(run);
+    QVERIFY2(live.ok(), live.error().c_str());
+    QCOMPARE(live->swd.value(), 25.5);
+    QCOMPARE(live->copy_rate.value(), 0.125);
   }
 
   void readsFoldersAndRefusesOthers() {

@@ -1,11 +1,13 @@
 // RunHistory: a run's log read into points, fed whole or in pieces cut anywhere (lines split
 // across feeds), a resumed run's replaced points dropped, malformed lines counted; the compare
-// table's figures (median images/s, time per epoch, best Parzen, peak memory, mean use) and the
-// cost per million images, as data tables.
+// table's figures (median images/s, time per epoch, best Parzen, peak memory, mean use, the latest
+// quality figures and the alarms) and the cost per million images, as data tables.
+#include "core/eval/quality_evaluation_file.h"
 #include "core/runs/run_history.h"
 
 #include <QtTest>
 
+#include <cmath>
 #include <string>
 
 using namespace streetgan;
@@ -17,6 +19,7 @@ private slots:
   void readsInAnyPieces();
   void resumeReplacesThePointsPastIt();
   void figures();
+  void qualityFiguresAndAlarms();
   void dollarsPerMillion_data();
   void dollarsPerMillion();
 };
@@ -122,6 +125,56 @@ void TestRunHistory::figures() {
   QCOMPARE(runFigures(two).images_per_s.value(), 25.0);
   const RunFigures none = runFigures(RunHistory{});
   QVERIFY(!none.images_per_s && !none.best_parzen && !none.peak_rss_bytes && !none.mean_gpu_percent);
+}
+
+void TestRunHistory::qualityFiguresAndAlarms() {
+  // Two evaluations (the second without FID), r_t on the first step only, two collapse alarms and
+  // a memorisation alarm beside a warning that is no alarm.
+  const std::string log =
+      R"({"v":1,"type":"run_started","time":100,"images_seen":0})" "\n"
+      R"({"v":1,"type":"step","time":101,"epoch":1,"iteration":1,"iterations":2,"step":1,"images_seen":64,"loss_d":1.5,"loss_g":2.5,"rt":0.25})" "\n"
+      R"({"v":1,"type":"metrics","time":102,"epoch":0,"step":1,"images_seen":64,"metrics":{"swd_e3":40.5,"fid":120.25,"copy_rate":0.01,"msssim_samples":0.2},"feature_space":"pixels32-pca256"})" "\n"
+      R"({"v":1,"type":"warning","time":102.5,"message":"mode collapse: try a lower lr","alarm":"collapse","step":1})" "\n"
+      R"({"v":1,"type":"step","time":103,"epoch":1,"iteration":2,"iterations":2,"step":2,"images_seen":128,"loss_d":1.4,"loss_g":2.4})" "\n"
+      R"({"v":1,"type":"metrics","time":104,"epoch":1,"step":2,"images_seen":128,"metrics":{"swd_e3":30.75,"copy_rate":0.02},"feature_space":"pixels32-pca256"})" "\n"
+      R"({"v":1,"type":"warning","time":104.5,"message":"mode collapse again","alarm":"collapse","step":2})" "\n"
+      R"({"v":1,"type":"warning","time":104.6,"message":"memorisation: 6% copies","alarm":"memorisation","step":2})" "\n"
+      R"({"v":1,"type":"warning","time":104.7,"message":"skipped a file","path":"x.jpg"})" "\n";
+  const RunHistory h = readWhole(log);
+  QCOMPARE(h.steps.size(), std::size_t(2));
+  QCOMPARE(h.steps[0].rt, 0.25);
+  QVERIFY(std::isnan(h.steps[1].rt));
+  QCOMPARE(h.metrics.size(), std::size_t(2));
+  QCOMPARE(h.metrics[0].images_seen, 64.0);
+  QCOMPARE(h.metrics[0].seconds, 2.0);
+  QCOMPARE(h.metrics[1].epoch, 1.0);
+  QCOMPARE(h.metrics[0].feature_space, std::string("pixels32-pca256"));
+  QCOMPARE(h.metrics[0].figure(quality_figure::kFid).value(), 120.25);
+  QCOMPARE(h.metrics[0].figure(quality_figure::kMsSsimSamples).value(), 0.2);
+  QVERIFY(!h.metrics[1].figure(quality_figure::kFid));
+  QCOMPARE(h.alarms.size(), std::size_t(2));
+  QCOMPARE(qint64(h.alarms.at("collapse")), qint64(2));
+  QCOMPARE(qint64(h.alarms.at("memorisation")), qint64(1));
+  const RunFigures f = runFigures(h);
+  QCOMPARE(f.latest_swd.value(), 30.75);
+  QCOMPARE(f.latest_copy_rate.value(), 0.02);
+  QCOMPARE(f.latest_fid.value(), 120.25);  // of the newest evaluation that has one
+  QCOMPARE(f.latest_fid_space, std::string("pixels32-pca256"));
+  QCOMPARE(qint64(f.alarms), qint64(3));
+  // Resumed from 64 images: the evaluation past it goes; the alarms, which have no place, stay.
+  const RunHistory resumed = readWhole(log + R"({"v":1,"type":"run_started","time":200,"images_seen":64})" "\n");
+  QCOMPARE(resumed.metrics.size(), std::size_t(1));
+  QCOMPARE(resumed.steps.size(), std::size_t(1));
+  QCOMPARE(qint64(resumed.alarms.at("collapse")), qint64(2));
+  QCOMPARE(runFigures(resumed).latest_swd.value(), 40.5);
+  // A run without quality metrics says nothing of them; its steps have no r_t.
+  const RunHistory plain = readWhole(kLog);
+  const RunFigures none = runFigures(plain);
+  QVERIFY(!none.latest_swd && !none.latest_fid && !none.latest_copy_rate);
+  QVERIFY(none.latest_fid_space.empty());
+  QCOMPARE(qint64(none.alarms), qint64(0));
+  QVERIFY(plain.metrics.empty() && plain.alarms.empty());
+  QVERIFY(std::isnan(plain.steps[0].rt));
 }
 
 void TestRunHistory::dollarsPerMillion_data() {

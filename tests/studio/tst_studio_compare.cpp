@@ -2,7 +2,9 @@
 // three runs overlays every step of each (checked against events.jsonl), the table's images/s,
 // time per epoch and dollars per million images follow from the logs and the cost per hour of
 // where each trained, the sample slider shows each run's grid nearest the point, the view saves
-// as PNG and CSV; a run still training is followed until it ends. Screenshots are saved.
+// as PNG and CSV; a run still training is followed until it ends; the quality figures (SWD and FID
+// charts, FID only within one feature space; the latest SWD, FID, copy rate and the alarms in the
+// table) from hand-written logs. Screenshots are saved.
 #include "app/studio/compare_view.h"
 #include "app/studio/main_window.h"
 #include "app/studio/runs_tab.h"
@@ -33,6 +35,7 @@ private slots:
   void initTestCase();
   void compareFromTheRunsTab();
   void followsARunStillTraining();
+  void qualityFiguresSideBySide();
 
 private:
   QTemporaryDir dir_;
@@ -179,6 +182,62 @@ void TestStudioCompare::followsARunStillTraining() {
   QVERIFY(first < std::size_t(steps));
   QCOMPARE(view.table().item(1, column(view.table(), "$/hour"))->text(), QString("not set"));
   QCOMPARE(view.table().item(1, column(view.table(), "$ per million images"))->text(), QString("—"));
+}
+
+void TestStudioCompare::qualityFiguresSideBySide() {
+  // Three runs of their own: two evaluations in the pixel space and an alarm; one evaluation in a
+  // network's space; none.
+  QTemporaryDir root;
+  QVERIFY(root.isValid());
+  const QString pixels = root.filePath("pixels"), network = root.filePath("network"), plain = root.filePath("plain");
+  const QByteArray start = R"({"v":1,"type":"run_started","time":100,"device":"cpu","images_seen":0,"config":{"batch_size":16,"epochs":2}})" "\n";
+  const QByteArray step = R"({"v":1,"type":"step","time":101,"epoch":1,"iteration":1,"iterations":2,"step":1,"images_seen":16,"loss_d":1.5,"loss_g":0.5,"rt":0.5,"images_per_s":40})" "\n";
+  const QList<QPair<QString, QByteArray>> logs{
+      {pixels, start + step +
+                   R"({"v":1,"type":"metrics","time":102,"epoch":0,"step":1,"images_seen":16,"metrics":{"swd_e3":25.5,"fid":130.5,"copy_rate":0.125},"feature_space":"pixels32-pca256"})" "\n"
+                   R"({"v":1,"type":"warning","time":102.5,"message":"memorisation: 12.5% of the samples copy a training image","alarm":"memorisation","step":1})" "\n"
+                   R"({"v":1,"type":"metrics","time":103,"epoch":1,"step":2,"images_seen":32,"metrics":{"swd_e3":20.25,"fid":110.5},"feature_space":"pixels32-pca256"})" "\n"},
+      {network, start + step +
+                    R"({"v":1,"type":"metrics","time":102,"epoch":0,"step":1,"images_seen":16,"metrics":{"swd_e3":30,"fid":95},"feature_space":"torchscript:0123456789abcdef@299px"})" "\n"},
+      {plain, start + step}};
+  for (const auto& [path, log] : logs) {
+    QVERIFY(QDir().mkpath(path));
+    QFile file(path + "/events.jsonl");
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(log);
+  }
+  CompareView view({{pixels, {}, 0}, {network, {}, 0}, {plain, {}, 0}});
+  view.resize(1400, 1000);
+  view.show();
+  QSignalSpy updated(&view, &CompareView::updated);
+  QVERIFY(updated.wait(30000));
+  QCOMPARE(view.swdChart().pointCount(0), std::size_t(2));
+  QCOMPARE(view.swdChart().pointCount(1), std::size_t(1));
+  QCOMPARE(view.swdChart().pointCount(2), std::size_t(0));
+  // FID in the first space seen; the run in another space is left out and named.
+  QCOMPARE(view.fidSpace(), QString("pixels32-pca256"));
+  QCOMPARE(view.fidChart().pointCount(0), std::size_t(2));
+  QCOMPARE(view.fidChart().pointCount(1), std::size_t(0));
+  QCOMPARE(view.fidChart().title(), QString("FID in pixels32-pca256 (left out, in another feature space: network)"));
+  QTableWidget& table = view.table();
+  const int swd = column(table, QString::fromUtf8("SWD ×10³")), fid = column(table, "FID");
+  const int copies = column(table, "Copy rate"), alarms = column(table, "Alarms");
+  QVERIFY(swd > column(table, "Best Parzen") && fid > 0 && copies > 0 && alarms > 0);
+  QCOMPARE(table.item(0, swd)->text(), QString("20.25"));
+  QCOMPARE(table.item(0, fid)->text(), QString("110.50 (pixels32-pca256)"));
+  QCOMPARE(table.item(0, copies)->text(), QString("12.5%"));
+  QCOMPARE(table.item(0, alarms)->text(), QString("1"));
+  QCOMPARE(table.item(1, swd)->text(), QString("30.00"));
+  QCOMPARE(table.item(1, fid)->text(), QString("95.00 (torchscript:0123456789abcdef@299px)"));
+  QCOMPARE(table.item(1, copies)->text(), QString("—"));
+  QCOMPARE(table.item(1, alarms)->text(), QString("0"));
+  QCOMPARE(table.item(2, swd)->text(), QString("—"));
+  QCOMPARE(table.item(2, fid)->text(), QString("—"));
+  QVERIFY(view.tableCsv().section('\n', 0, 0).contains(QString::fromUtf8("Best Parzen,SWD ×10³,FID,Copy rate,Alarms,")));
+  view.charts().redrawAll();
+  const QString shot = testOutputDir() + "/compare-quality.png";
+  QVERIFY(view.grab().save(shot));
+  qInfo("screenshot: %s", qPrintable(shot));
 }
 
 QTEST_MAIN(TestStudioCompare)

@@ -2,14 +2,17 @@
 // real `streetgan` program: the list and each run's state (completed, stopped, killed, broken),
 // opening a finished run (charts rebuilt from events.jsonl), resuming and duplicating from the
 // list, delete with its confirmation, a run left running when the window closed and followed by
-// the next studio (then stopped from it), a crashing trainer shown as failed with its stderr, and
-// screenshots of every tab.
+// the next studio (then stopped from it), a crashing trainer shown as failed with its stderr, the
+// quality columns (latest SWD, alarms) from a log's metrics and alarm events or a saved metrics
+// file, and screenshots of every tab.
 #include "app/studio/control/checkpoint_import_job.h"
 #include "app/studio/explore_tab.h"
 #include "app/studio/main_window.h"
 #include "app/studio/run_dashboard.h"
+#include "app/studio/run_list_model.h"
 #include "app/studio/runs_tab.h"
 #include "app/studio/train_tab.h"
+#include "core/eval/quality_evaluation_file.h"
 #include "tests/support/test_support.h"
 #include "widgets/dataset_picker.h"
 
@@ -74,6 +77,7 @@ class TestStudioRuns : public QObject {
 private slots:
   void initTestCase();
   void listsEveryRunWithItsState();
+  void qualityColumns();
   void openingAFinishedRunRebuildsItsCharts();
   void duplicateConfigFillsTheForm();
   void resumeFromTheList();
@@ -178,6 +182,67 @@ void TestStudioRuns::listsEveryRunWithItsState() {
   QVERIFY(tab.select(completed_));
   const QString shot = testOutputDir() + "/studio-runs.png";
   QVERIFY(window.grab().save(shot));
+  qInfo("screenshot: %s", qPrintable(shot));
+}
+
+void TestStudioRuns::qualityColumns() {
+  // Runs of their own (not under the runs folder the other tests count): one whose log has two
+  // quality evaluations and two alarms, one with a saved metrics file and no metrics event.
+  QTemporaryDir root;
+  QVERIFY(root.isValid());
+  const QString logged = root.filePath("logged"), saved = root.filePath("saved");
+  const QString overfitting = "D is overfitting: r_t is 0.75 on average; try augmentation";
+  const QByteArray log =
+      R"({"v":1,"type":"run_started","time":100,"device":"cpu","pid":0,"step":0,"images_seen":0,"epoch":0,"config":{"epochs":2}})" "\n"
+      R"({"v":1,"type":"step","time":101,"epoch":1,"iteration":1,"iterations":2,"step":1,"images_seen":16,"loss_d":1.5,"loss_g":0.5,"rt":0.5})" "\n"
+      R"({"v":1,"type":"metrics","time":102,"epoch":0,"step":1,"images_seen":16,"metrics":{"swd_e3":25.5,"copy_rate":0.125},"feature_space":"pixels32-pca256"})" "\n"
+      R"({"v":1,"type":"warning","time":102.5,"message":"memorisation: 12.5% of the samples copy a training image","alarm":"memorisation","step":1})" "\n"
+      R"({"v":1,"type":"metrics","time":103,"epoch":1,"step":2,"images_seen":32,"metrics":{"swd_e3":20.25},"feature_space":"pixels32-pca256"})" "\n"
+      R"({"v":1,"type":"warning","time":103.5,"message":"D is overfitting: r_t is 0.75 on average; try augmentation","alarm":"overfitting","step":2})" "\n"
+      R"({"v":1,"type":"run_finished","time":104,"status":"completed","epoch":2})" "\n";
+  QVERIFY(QDir().mkpath(logged));
+  QFile events(logged + "/events.jsonl");
+  QVERIFY(events.open(QIODevice::WriteOnly));
+  events.write(log);
+  events.close();
+  QVERIFY(QDir().mkpath(saved));
+  QFile saved_events(saved + "/events.jsonl");
+  QVERIFY(saved_events.open(QIODevice::WriteOnly));
+  saved_events.write(R"({"v":1,"type":"run_started","time":100,"device":"cpu","pid":0,"images_seen":0})" "\n");
+  saved_events.close();
+  QualityEvaluation evaluation;
+  evaluation.checkpoint = QualityEvaluation::Checkpoint{"step-0000000004.pt", 2, 4, 64};
+  evaluation.metrics = {{quality_figure::kSwd, 35.5}};
+  const Status wrote = QualityEvaluationFile::write(saved.toStdString(), "step-0000000004", evaluation);
+  QVERIFY2(wrote, wrote.error().c_str());
+
+  RunListModel model;
+  QSignalSpy refreshed(&model, &RunListModel::refreshed);
+  model.setRoot(root.path());
+  QVERIFY(refreshed.wait(30000));
+  QCOMPARE(model.rowCount(), 2);
+  // The new columns come before Last activity.
+  QCOMPARE(model.columnCount(), int(RunListModel::ColumnCount));
+  QCOMPARE(model.headerData(RunListModel::Swd, Qt::Horizontal, Qt::DisplayRole).toString(), QString::fromUtf8("SWD ×10³"));
+  QCOMPARE(model.headerData(RunListModel::Alarms, Qt::Horizontal, Qt::DisplayRole).toString(), QString("Alarms"));
+  QCOMPARE(model.headerData(RunListModel::LastActivity, Qt::Horizontal, Qt::DisplayRole).toString(), QString("Last activity"));
+  QCOMPARE(cell(model, logged, RunListModel::State), QString("completed"));
+  QCOMPARE(cell(model, logged, RunListModel::Swd), QString("20.25"));  // the newest evaluation's
+  QCOMPARE(cell(model, logged, RunListModel::Alarms), QString("2"));
+  const int row = model.rowOf(logged);
+  QCOMPARE(model.index(row, RunListModel::Alarms).data(Qt::ToolTipRole).toString(), overfitting);
+  QCOMPARE(model.index(row, RunListModel::Alarms).data(RunListModel::SortRole).toLongLong(), 2LL);
+  const QString swd_tip = model.index(row, RunListModel::Swd).data(Qt::ToolTipRole).toString();
+  QVERIFY2(swd_tip.contains("Copy rate 12.5%"), qPrintable(swd_tip));
+  QCOMPARE(cell(model, saved, RunListModel::Swd), QString("35.50"));  // from evaluations/metrics-step-0000000004.json
+  QCOMPARE(cell(model, saved, RunListModel::Alarms), QString());
+  QTableView view;
+  view.setModel(&model);
+  view.resize(1500, 160);
+  view.show();
+  view.resizeColumnsToContents();
+  const QString shot = testOutputDir() + "/studio-runs-quality.png";
+  QVERIFY(view.grab().save(shot));
   qInfo("screenshot: %s", qPrintable(shot));
 }
 

@@ -1,6 +1,7 @@
 // The studio's jobs and the transport choice, without a window: ParzenJob on a real tiny run
 // (a result saved in the run, progress, a missing checkpoint, a cancel, lone held-out folder, a
-// program that does not exist), DemoDataJob rendering the demo scenes (progress, a folder that
+// program that does not exist), MetricsJob on the same run (its arguments, figures saved in the
+// run, progress, a missing checkpoint, a cancel), DemoDataJob rendering the demo scenes (progress, a folder that
 // cannot be made), the job base class on a stand-in program (progress lines split across writes
 // and mixed with diagnostics, and kept out of a failure's reason), and TrainingTransportFactory
 // choosing local, followed or SSH by the folder.
@@ -8,6 +9,7 @@
 #include "app/studio/control/demo_data_job.h"
 #include "app/studio/control/followed_run_transport.h"
 #include "app/studio/control/local_process_transport.h"
+#include "app/studio/control/metrics_job.h"
 #include "app/studio/control/parzen_job.h"
 #include "app/studio/control/remote_run_record.h"
 #include "app/studio/control/remote_run_transport.h"
@@ -56,6 +58,11 @@ private slots:
   void parzenCancelled();
   void parzenRefusesOneHeldOutFolder();
   void parzenWithoutTheProgram();
+  void metricsArguments_data();
+  void metricsArguments();
+  void metricsOnACheckpoint();
+  void metricsOnAMissingCheckpoint();
+  void metricsCancelled();
   void demoData();
   void demoDataIntoAFile();
   void jobProgressLines();
@@ -200,6 +207,109 @@ void TestStudioJobs::parzenWithoutTheProgram() {
   QVERIFY(!job.start(request, &error));
   QVERIFY2(error.startsWith("Cannot start " + missing + ": "), qPrintable(error));
   QVERIFY(!job.isRunning());
+}
+
+void TestStudioJobs::metricsArguments_data() {
+  QTest::addColumn<bool>("every");
+  QTest::addColumn<QStringList>("only");
+  QTest::addColumn<QStringList>("expected");
+  const QStringList sizes{"metrics", "--json", "--progress", "--save", "--n", "64", "--n-train", "32"};
+  QTest::newRow("one checkpoint") << false << QStringList() << (sizes + QStringList{"--checkpoint", "/r/checkpoints/c.pt"});
+  QTest::newRow("every checkpoint") << true << QStringList() << (sizes + QStringList{"--run", "/r", "--every-checkpoint"});
+  QTest::newRow("some metrics") << false << QStringList{"swd", "msssim"}
+                                << (sizes + QStringList{"--checkpoint", "/r/checkpoints/c.pt", "--only", "swd,msssim"});
+}
+
+void TestStudioJobs::metricsArguments() {
+  QFETCH(bool, every);
+  QFETCH(QStringList, only);
+  QFETCH(QStringList, expected);
+  MetricsRequest request;
+  request.run_dir = "/r";
+  request.checkpoint = "/r/checkpoints/c.pt";
+  request.every = every;
+  request.samples = 64;
+  request.train = 32;
+  request.only = only;
+  QCOMPARE(request.arguments(), expected);
+}
+
+void TestStudioJobs::metricsOnACheckpoint() {
+  MetricsJob job(STREETGAN_CLI);
+  QSignalSpy progress(&job, &MetricsJob::progressChanged);
+  QSignalSpy stages(&job, &MetricsJob::stageChanged);
+  QSignalSpy reported(&job, &ChildProcessJob::progressReported);
+  QSignalSpy done(&job, &MetricsJob::finished);
+  MetricsRequest request;
+  request.run_dir = run_;
+  request.checkpoint = latestCheckpoint();
+  request.samples = 16;  // the tiny data set has 32 images: metrics that need no more
+  request.train = 16;
+  request.only = QStringList{"swd", "msssim", "memorisation"};
+  QString error;
+  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY(job.isRunning());
+  QString second_error;
+  QVERIFY(!job.start(request, &second_error));
+  QCOMPARE(second_error, QString("Quality metrics are already running."));
+  QVERIFY(done.wait(120000));
+  QVERIFY2(done.first().first().toBool(), qPrintable(done.first().last().toString()));
+  QVERIFY(!job.isRunning());
+  // One line as each of the three stages starts, and the last when all are done.
+  QCOMPARE(reported.size(), 4);
+  for (const auto& line : reported) QCOMPARE(line.at(0).toString(), QString("metrics"));
+  QCOMPARE(progress.size(), reported.size());
+  QCOMPARE(progress.last().first().toInt(), 100);
+  for (const auto& point : progress) QVERIFY(point.first().toInt() >= 0 && point.first().toInt() <= 100);
+  QCOMPARE(stages.size(), 3);
+  QCOMPARE(stages.first().first().toString(), QString("sliced Wasserstein distance"));
+  const nlohmann::json& result = job.result();
+  QVERIFY(result.is_object());
+  QCOMPARE(result.value("n_samples", 0), 16);
+  QCOMPARE(result.value("n_train", 0), 16);
+  for (const char* figure : {"swd_e3", "msssim_samples", "msssim_train", "copy_rate"})
+    QVERIFY2(result.at("metrics").contains(figure), figure);
+  QVERIFY(!result.at("metrics").contains("fid"));
+  const QString saved = run_ + "/evaluations/metrics-" + QFileInfo(request.checkpoint).completeBaseName() + ".json";
+  QVERIFY2(QFile::exists(saved), qPrintable(saved));
+}
+
+void TestStudioJobs::metricsOnAMissingCheckpoint() {
+  MetricsJob job(STREETGAN_CLI);
+  QSignalSpy done(&job, &MetricsJob::finished);
+  MetricsRequest request;
+  request.run_dir = run_;
+  QString error;
+  QVERIFY(!job.start(request, &error));  // no checkpoint given
+  QCOMPARE(error, QString("Choose a run with a checkpoint first."));
+  request.checkpoint = dir_.filePath("no-such.pt");
+  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY(done.wait(60000));
+  QCOMPARE(done.first().first().toBool(), false);
+  const QString message = done.first().last().toString();
+  QVERIFY2(message.startsWith("Quality metrics failed: "), qPrintable(message));
+  QVERIFY2(message.contains("no-such.pt"), qPrintable(message));
+}
+
+void TestStudioJobs::metricsCancelled() {
+  MetricsJob job(STREETGAN_CLI);
+  QSignalSpy done(&job, &MetricsJob::finished);
+  MetricsRequest request;
+  request.run_dir = run_;
+  request.checkpoint = latestCheckpoint();
+  request.samples = 150000;  // long enough to be cancelled while sampling, under the suite's 8 GiB
+  request.train = 16;
+  request.only = QStringList{"swd"};
+  const QStringList before = QDir(run_ + "/evaluations").entryList(QDir::Files);
+  QString error;
+  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QTest::qWait(300);
+  job.cancel();
+  QVERIFY(done.wait(30000));
+  QCOMPARE(done.first().first().toBool(), false);
+  const QString message = done.first().last().toString();
+  QVERIFY2(message.startsWith("Quality metrics failed: ") && message.contains("cancelled"), qPrintable(message));
+  QCOMPARE(QDir(run_ + "/evaluations").entryList(QDir::Files), before);
 }
 
 void TestStudioJobs::demoData() {
