@@ -5,6 +5,7 @@
 #include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
 
+#include "core/data/image_cache.h"
 #include "core/data/image_dataset.h"
 #include "core/eval/network_features.h"
 #include "core/eval/parzen_inputs.h"
@@ -45,6 +46,7 @@ std::vector<OptionSpec> metricsOptionSpecs(const ModelOptionsUse& use) {
       {"--every-checkpoint", "", "with --run: every checkpoint, oldest first"},
       {"--samples", "DIR", "score the images in DIR as the samples instead"},
       {"--dataroot", "DIR", "training images to compare with (default: the checkpoint's data set)"},
+      {"--cache", "FILE", "or the training images of an image cache (streetgan cache build)"},
       {"--n", "N", "generated samples (default 10000); with --samples, a seeded draw of N of its images"},
       {"--n-train", "N", "training images, a seeded draw from the data set (default 10000)"},
       {"--only", "A,B,..", "just these metrics: swd, msssim, ndb, fid, kid, prdc, memorisation (default all)"},
@@ -81,8 +83,9 @@ Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOp
   if (line.has("--every-checkpoint") && !line.has("--run")) return makeError("--every-checkpoint goes with --run DIR");
   if (line.has("--save") && line.has("--samples"))
     return makeError("--save goes with --checkpoint or --run (a run folder to save into)");
-  if (line.has("--samples") && !line.has("--dataroot"))
-    return makeError("--samples needs --dataroot DIR (the training images to compare with)");
+  if (line.has("--samples") && !line.has("--dataroot") && !line.has("--cache"))
+    return makeError("--samples needs --dataroot DIR or --cache FILE (the training images to compare with)");
+  if (line.has("--dataroot") && line.has("--cache")) return makeError("give --dataroot DIR or --cache FILE, not both");
   if (line.has("--features-size") && !line.has("--features")) return makeError("--features-size goes with --features FILE.pt");
   MetricsRequest request;
   auto n = line.integer("--n", 10000, 2, 10000000);
@@ -222,15 +225,28 @@ public:
   }
 
 private:
-  // Training images at `size`, loaded once for every checkpoint of the same size.
+  // Training images at `size` (from --cache when given), loaded once for every checkpoint of the
+  // same size.
   Result<torch::Tensor> trainImages(const std::string& dataroot, int size, double crop_scale) {
     if (train_.defined() && train_size_ == size && train_root_ == dataroot) return train_;
-    auto images = imagesOf(dataroot, "--dataroot", static_cast<std::size_t>(request_.n_train), request_.seed, size, crop_scale);
+    auto images = line_.has("--cache") ? cachedImages(size, crop_scale)
+                                       : imagesOf(dataroot, "--dataroot", static_cast<std::size_t>(request_.n_train),
+                                                  request_.seed, size, crop_scale);
     if (!images) return images;
     train_ = *images;
     train_size_ = size;
     train_root_ = dataroot;
     return train_;
+  }
+
+  Result<torch::Tensor> cachedImages(int size, double crop_scale) {
+    auto cache = ImageCache::open(line_.value("--cache"));
+    if (!cache) return makeError("--cache: " + cache.error());
+    auto rows = loadCachedImageRows(**cache, static_cast<std::size_t>(request_.n_train), request_.seed, size, 3,
+                                    crop_scale);
+    if (!rows) return makeError("--cache: " + rows.error());
+    for (const auto& skipped : rows->skipped) std::fprintf(stderr, "warning: skipped %s\n", skipped.reason.c_str());
+    return rows->rows.view({rows->rows.size(0), 3, size, size});
   }
 
   Result<QualityEvaluation> evaluate(const torch::Tensor& samples, const torch::Tensor& train) {
@@ -294,7 +310,7 @@ private:
 
 int runMetrics(const Args& args) {
   const ModelOptionsUse use = metricsModelUse();
-  CommandLine line("metrics", "(--checkpoint FILE | --run DIR | --samples DIR) [--dataroot DIR]",
+  CommandLine line("metrics", "(--checkpoint FILE | --run DIR | --samples DIR) [--dataroot DIR | --cache FILE]",
                    "Quality metrics of generated images against training images, computed\n"
                    "offline: sliced Wasserstein distance, MS-SSIM diversity, NDB/JSD, FID, KID,\n"
                    "precision/recall/density/coverage and a memorisation check (docs/evaluation.md).\n"

@@ -32,6 +32,7 @@ QualityCharts::QualityCharts(widgets::ChartPanel& panel, QObject* parent) : QObj
   ndb_ = quality_->addSeries("NDB share of bins", QColor(44, 160, 44));
   copy_rate_ = quality_->addSeries("copy rate", QColor(214, 39, 40));
   rt_ = quality_->addSeries("r_t", QColor(148, 103, 189));
+  spread_ = quality_->addSeries("spread of samples ÷ of training images", QColor(23, 190, 207));
   quality_->setSmoothing(0);
   quality_->setEmptyText("No quality figures yet. r_t comes with every step; the others with each quality "
                          "evaluation, which is off unless metrics.every_epochs or metrics.every_images is set.");
@@ -71,7 +72,8 @@ void QualityCharts::addMetrics(const events::Metrics& metrics, double seconds) {
   for (const auto& [series, name] : {std::pair{msssim_samples_, quality_figure::kMsSsimSamples},
                                      std::pair{msssim_train_, quality_figure::kMsSsimTrain},
                                      std::pair{ndb_, quality_figure::kNdbFraction},
-                                     std::pair{copy_rate_, quality_figure::kCopyRate}}) {
+                                     std::pair{copy_rate_, quality_figure::kCopyRate},
+                                     std::pair{spread_, quality_figure::kSpreadRatio}}) {
     const double value = figureOf(metrics, name);
     if (std::isfinite(value)) quality_->append(series, images, epoch, value, seconds);
   }

@@ -39,7 +39,8 @@ const FigureRow kRows[] = {
     {figure::kDensity, "Density", "near 1", nullptr},
     {figure::kCoverage, "Coverage", "high", nullptr},
     {figure::kCopyRate, "Copy rate", "near 0", nullptr},
-    {figure::kNearestRatio, "Nearest-neighbour distance ratio (median)", "near 1", nullptr}};
+    {figure::kNearestRatio, "Nearest-neighbour distance ratio (median)", "near 1", nullptr},
+    {figure::kSpreadRatio, "Spread of samples ÷ of training images", "near 1; low: collapse", nullptr}};
 
 QString valueText(double value) { return std::isfinite(value) ? QString::number(value, 'g', 5) : QString("NaN"); }
 

@@ -46,6 +46,9 @@ struct MetricsConfig {
   double alarm_msssim_margin = 0.1;
   /// Mode collapse: a share of the NDB bins above this.
   double alarm_ndb_fraction = 0.5;
+  /// Mode collapse: the samples' spread (median distance to the nearest other sample) below this
+  /// share of the training images'.
+  double alarm_spread_ratio = 0.5;
   /// Memorisation: a copy rate above this.
   double alarm_copy_rate = 0.05;
   /// D overfitting: r_t's mean over the last alarm_rt_steps steps above this.

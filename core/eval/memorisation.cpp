@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -38,6 +39,8 @@ Status checkOptions(const MemorisationOptions& options, std::int64_t n_train) {
                               std::to_string(n_train)));
   if (options.block < 1)
     return makeError(prefixed("the block size must be at least 1, got " + std::to_string(options.block)));
+  if (options.spread_queries < 1)
+    return makeError(prefixed("spread_queries must be at least 1, got " + std::to_string(options.spread_queries)));
   return {};
 }
 
@@ -62,6 +65,20 @@ torch::Tensor MemorisationCheck::trainSubset(std::int64_t n_train, std::int64_t 
   at::Generator generator = at::detail::createCPUGenerator(seed);
   return std::get<0>(torch::randperm(n_train, generator, torch::kLong).narrow(0, 0, count).sort());
 }
+
+namespace {
+
+// The median distance of `queries` of m rows drawn from `rows` to their nearest other drawn row.
+Result<double> spreadOf(const torch::Tensor& rows, std::int64_t m, std::int64_t queries, std::uint64_t seed,
+                        std::int64_t block) {
+  const torch::Tensor drawn = rows.index_select(0, MemorisationCheck::trainSubset(rows.size(0), m, seed));
+  const torch::Tensor asked = MemorisationCheck::trainSubset(m, queries, seed + 1);
+  auto found = NearestNeighbourSearch::searchExcluding(drawn.index_select(0, asked), drawn, asked, 1, block);
+  if (!found) return makeError(found.error());
+  return MemorisationCheck::percentile(toVector(found->distances.select(1, 0).contiguous()), 50.0);
+}
+
+}  // namespace
 
 Result<NearestNeighbours> MemorisationCheck::nearest(const torch::Tensor& samples, const torch::Tensor& train, int k,
                                                      int size, std::int64_t block) {
@@ -137,6 +154,20 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
     result.ratio = result.nearest_distance / result.train_nn_median;
     result.mean_ratio = result.ratio.mean().item<double>();
     result.median_ratio = percentile(toVector(result.ratio), 50.0);
+    // The spread of each set, at equal counts.
+    const std::int64_t m = std::min(n, n_train);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    result.sample_spread = result.train_spread = result.spread_ratio = nan;
+    if (m >= 2) {
+      const std::int64_t queries = std::min(m, options.spread_queries);
+      auto samples_spread = spreadOf(sample_rows.cpu(), m, queries, options.seed + 101, options.block);
+      if (!samples_spread) return makeError(samples_spread.error());
+      auto train_spread = spreadOf(train_rows.cpu(), m, queries, options.seed + 202, options.block);
+      if (!train_spread) return makeError(train_spread.error());
+      result.sample_spread = *samples_spread;
+      result.train_spread = *train_spread;
+      if (*train_spread > 0) result.spread_ratio = *samples_spread / *train_spread;
+    }
   } catch (const c10::Error& e) {  // out of memory
     return makeError(prefixed(e.what_without_backtrace()));
   }

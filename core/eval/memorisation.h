@@ -7,7 +7,8 @@
 // below the `percentile`-th percentile of those distances (numpy's default linear
 // interpolation); the copy rate is the share of such samples. Each sample's distance divided by
 // the median of the training distances is reported too (about 1 for a sample as novel as a
-// training image, near 0 for a copy), with its mean and median.
+// training image, near 0 for a copy), with its mean and median. The samples' spread (how far a
+// sample lies from its nearest other sample) beside the training images' tells mode collapse.
 // Inputs are CPU images (N, 3, H, W) in [-1, 1] (or rows already downsampled); results are new CPU
 // tensors owned by the caller. Bad input (no samples, fewer than 2 training images, sizes that
 // differ, NaN or Inf, options out of range) comes back as an Error.
@@ -27,6 +28,7 @@ struct MemorisationOptions {
   double percentile = 1.0;                    ///< threshold percentile of those distances, in [0, 100]
   std::uint64_t seed = 0;                     ///< picks that subset of training images
   int show_nearest = 3;                       ///< nearest training images kept per sample (for viewing)
+  std::int64_t spread_queries = 500;          ///< rows of each set whose nearest other row measures its spread
   std::int64_t block = 1024;                  ///< rows per distance block
 };
 
@@ -43,6 +45,14 @@ struct MemorisationResult {
   double copy_rate = 0;             ///< share of samples with nearest_distance < threshold
   double mean_ratio = 0;
   double median_ratio = 0;
+  /// The spread: the median distance of a row to its nearest other row of the same set, for
+  /// m = min(samples, training images) rows of each (a seeded draw; nearest-neighbour distances
+  /// shrink as a set grows, so both sets count the same), spread_queries of them measured. The
+  /// ratio is about 1 when the samples are as varied as training images and falls towards 0 as
+  /// the generator collapses onto a few images. NaN when m < 2 or the training spread is 0.
+  double sample_spread = 0;
+  double train_spread = 0;
+  double spread_ratio = 0;
   std::int64_t n_samples = 0;
   std::int64_t n_train = 0;
 };

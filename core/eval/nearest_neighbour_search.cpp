@@ -87,26 +87,65 @@ Candidates candidates(const torch::Tensor& q, const torch::Tensor& excluded, con
         key.view(-1).index_fill_(0, rows * c + (excluded.index_select(0, rows) - j0),
                                  std::numeric_limits<double>::infinity());
     }
-    const torch::Tensor all_keys = torch::cat({keys, key}, 1);
-    const torch::Tensor all_indices =
-        torch::cat({indices, torch::arange(j0, j0 + c, torch::kLong).view({1, c}).expand({m, c})}, 1);
+    const std::int64_t kept = keys.size(1);
+    const torch::Tensor all_keys = kept == 0 ? key : torch::cat({keys, key}, 1);
     const auto top = all_keys.topk(std::min(width, all_keys.size(1)), 1, /*largest=*/false, /*sorted=*/false);
     keys = std::get<0>(top);
-    indices = all_indices.gather(1, std::get<1>(top));
+    // A position below `kept` is a row kept before; the others are this block's rows j0 + (p − kept).
+    const torch::Tensor& position = std::get<1>(top);
+    indices = kept == 0 ? position + j0
+                        : torch::where(position < kept, indices.gather(1, position.clamp_max(kept - 1)),
+                                       position + (j0 - kept));
   }
   return {keys, indices};
 }
 
+template <class T>
+void exactSquaredOf(const T* q, const T* reference, const std::int64_t* indices, std::int64_t m, std::int64_t w,
+                    std::int64_t d, double* out) {
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < w; ++j) {
+      const T* x = q + i * d;
+      const T* r = reference + indices[i * w + j] * d;
+      double s[4] = {0, 0, 0, 0};  // four sums: independent additions the compiler can overlap
+      std::int64_t k = 0;
+      for (; k + 4 <= d; k += 4)
+        for (int u = 0; u < 4; ++u) {
+          const double diff = static_cast<double>(x[k + u]) - static_cast<double>(r[k + u]);
+          s[u] += diff * diff;
+        }
+      for (; k < d; ++k) {
+        const double diff = static_cast<double>(x[k]) - static_cast<double>(r[k]);
+        s[0] += diff * diff;
+      }
+      out[i * w + j] = (s[0] + s[1]) + (s[2] + s[3]);
+    }
+}
+
 // ‖q_i − r_j‖² in float64 for every candidate j of every query i, from the differences (no
-// cancellation), a bounded chunk of queries at a time.
+// cancellation): straight from the rows when both are contiguous float or double, else a bounded
+// chunk of queries at a time through float64 copies.
 torch::Tensor exactSquared(const torch::Tensor& q, const torch::Tensor& reference, const torch::Tensor& indices) {
   const std::int64_t m = q.size(0), w = indices.size(1), d = q.size(1);
   torch::Tensor out = torch::empty({m, w}, torch::kFloat64);
+  const torch::Tensor index = indices.contiguous();
+  if (q.is_contiguous() && reference.is_contiguous() && q.scalar_type() == reference.scalar_type()) {
+    if (q.scalar_type() == torch::kFloat32) {
+      exactSquaredOf(q.data_ptr<float>(), reference.data_ptr<float>(), index.data_ptr<std::int64_t>(), m, w, d,
+                     out.data_ptr<double>());
+      return out;
+    }
+    if (q.scalar_type() == torch::kFloat64) {
+      exactSquaredOf(q.data_ptr<double>(), reference.data_ptr<double>(), index.data_ptr<std::int64_t>(), m, w, d,
+                     out.data_ptr<double>());
+      return out;
+    }
+  }
   const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t{1} << 21) / (w * d));
   for (std::int64_t i0 = 0; i0 < m; i0 += chunk) {
     const std::int64_t b = std::min(chunk, m - i0);
     const torch::Tensor rows =
-        reference.index_select(0, indices.narrow(0, i0, b).reshape(-1)).to(torch::kFloat64).view({b, w, d});
+        reference.index_select(0, index.narrow(0, i0, b).reshape(-1)).to(torch::kFloat64).view({b, w, d});
     const torch::Tensor qs = q.narrow(0, i0, b).to(torch::kFloat64).unsqueeze(1);
     out.narrow(0, i0, b).copy_((rows - qs).pow(2).sum(2));
   }
@@ -188,7 +227,7 @@ Pass onePass(const torch::Tensor& q, const torch::Tensor& q_sq, const torch::Ten
 Result<NearestNeighbours> searchUnchecked(const torch::Tensor& queries, const torch::Tensor& reference_in,
                                   const torch::Tensor& excluded_in, int k, std::int64_t block) {
   torch::NoGradGuard no_grad;
-  const torch::Tensor q = queries.cpu(), reference = reference_in.cpu();
+  const torch::Tensor q = queries.cpu().contiguous(), reference = reference_in.cpu().contiguous();
   const torch::Tensor excluded = excluded_in.defined() ? excluded_in.cpu().to(torch::kLong) : torch::Tensor();
   const std::int64_t available = reference.size(0) - (excluded.defined() ? 1 : 0);
   // Candidates kept per query: a margin beyond k, so that the float32 check rarely fails where

@@ -55,6 +55,55 @@ Result<ImageRows> loadImageRows(const std::vector<std::string>& paths, int size,
   return out;
 }
 
+Result<ImageRows> loadCachedImageRows(const ImageCache& cache, std::size_t count, std::uint64_t seed, int size,
+                                      int channels, double crop_scale) {
+  if (cache.channels() != channels)
+    return makeError(cache.path() + ": the cache holds " + std::to_string(cache.channels()) +
+                     "-channel images; " + std::to_string(channels) + " are needed");
+  if (cache.size() == 0) return makeError(cache.path() + ": the cache holds no image");
+  std::vector<std::size_t> order(cache.size());  // the same seeded shuffle as shuffledPaths
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<std::size_t>(rng() % i)]);
+  order.resize(std::min(count, order.size()));
+  AugmentConfig fixed;
+  fixed.shift = 0;
+  fixed.noise_std = 0;
+  fixed.crop_scale = crop_scale;
+  const SamplePipeline pipeline(fixed, size, channels);
+  AugmentConfig whole = fixed;  // an image at the model size is used as is, as loadImageRows does
+  whole.crop_scale = 1.0;
+  const SamplePipeline as_is(whole, size, channels);
+  const std::int64_t row = pipeline.sampleSize();
+  torch::Tensor rows = torch::empty({static_cast<std::int64_t>(order.size()), row});
+  std::vector<std::string> errors(order.size());
+  float* data = rows.data_ptr<float>();
+  at::parallel_for(0, static_cast<std::int64_t>(order.size()), 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i) {
+      auto image = cache.image(order[static_cast<std::size_t>(i)]);
+      if (!image) errors[static_cast<std::size_t>(i)] = image.error();
+      else
+        (image->full_width == size && image->full_height == size ? as_is : pipeline).augment(*image, 0, data + i * row);
+    }
+  });
+  ImageRows out;
+  std::vector<std::int64_t> good;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::string& path = cache.relativePath(order[i]);
+    if (errors[i].empty()) {
+      good.push_back(static_cast<std::int64_t>(i));
+      out.paths.push_back(path);
+    } else {
+      out.skipped.push_back({path, errors[i]});
+    }
+  }
+  if (good.empty())
+    return makeError(cache.path() + ": not one of the " + std::to_string(order.size()) +
+                     " images could be read (the first: " + out.skipped.front().reason + ")");
+  out.rows = good.size() == order.size() ? rows : rows.index_select(0, torch::tensor(good));
+  return out;
+}
+
 torch::Tensor generateSampleRows(Generator& generator, int nz, std::int64_t count, std::uint64_t seed,
                                  std::int64_t batch, const c10::Device& device, bool train_mode) {
   torch::NoGradGuard no_grad;

@@ -6,6 +6,7 @@
 // come from a generator in batches (eval mode unless asked), the same rows for any batch size.
 // Unreadable images are listed, not fatal; an empty result is an Error.
 #include "core/config/train_config.h"
+#include "core/data/image_cache.h"
 #include "core/data/image_dataset.h"
 #include "core/model/generator.h"
 #include "core/util/result.h"
@@ -28,6 +29,13 @@ struct ImageRows {
 /// Loads `paths` as rows at `size`, with `crop_scale` for images of another size.
 Result<ImageRows> loadImageRows(const std::vector<std::string>& paths, int size, int channels,
                                 double crop_scale);
+
+/// A seeded draw of `count` images of an image cache (`streetgan cache build`), all of them when
+/// it holds no more, as rows at `size` with `crop_scale`: the same pipeline as loadImageRows on the
+/// pixels as decoded for training. A record whose checksum fails is listed as skipped; an Error
+/// when the cache has another channel count or no record could be read.
+Result<ImageRows> loadCachedImageRows(const ImageCache& cache, std::size_t count, std::uint64_t seed, int size,
+                                      int channels, double crop_scale);
 
 /// `count` generated images as rows; noise from `seed`, batches of `batch` on `device`.
 torch::Tensor generateSampleRows(Generator& generator, int nz, std::int64_t count, std::uint64_t seed,

@@ -2,10 +2,12 @@
 
 #include "core/eval/nearest_neighbour_search.h"
 
+#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace streetgan {
 namespace {
@@ -17,6 +19,46 @@ Status checkImages(const torch::Tensor& images, const char* name) {
   if (!torch::isfinite(images).all().item<bool>())
     return makeError(std::string("the ") + name + " contain NaN or Inf values");
   return {};
+}
+
+// A fixed number of parts, so that the sums below are added in the same order on any number of
+// threads (the figures do not depend on it).
+constexpr std::int64_t kParts = 4;
+
+// XᵀX (`over_rows`: d × d, a sum over row blocks) or XXᵀ (n × n, a sum over column blocks), the
+// blocks' products on LibTorch's threads (BLAS itself is single-threaded under them), summed in
+// block order.
+torch::Tensor crossProduct(const torch::Tensor& x, bool over_rows) {
+  const int dim = over_rows ? 0 : 1;
+  const std::int64_t along = x.size(dim), parts = std::min(kParts, along);
+  const std::int64_t each = (along + parts - 1) / parts;
+  std::vector<torch::Tensor> partial(static_cast<std::size_t>(parts));
+  at::parallel_for(0, parts, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t p = lo; p < hi; ++p) {
+      const std::int64_t begin = p * each, count = std::min(each, along - begin);
+      if (count <= 0) continue;
+      const torch::Tensor block = x.narrow(dim, begin, count);
+      partial[static_cast<std::size_t>(p)] = over_rows ? torch::mm(block.t(), block) : torch::mm(block, block.t());
+    }
+  });
+  torch::Tensor sum;
+  for (const torch::Tensor& part : partial)
+    if (part.defined()) sum = sum.defined() ? sum.add_(part) : part;
+  return sum;
+}
+
+// a · b with a's rows in blocks on LibTorch's threads, each block's rows written in place.
+torch::Tensor rowParallelMm(const torch::Tensor& a, const torch::Tensor& b) {
+  torch::Tensor out = torch::empty({a.size(0), b.size(1)}, a.options());
+  constexpr std::int64_t kRows = 1024;
+  at::parallel_for(0, (a.size(0) + kRows - 1) / kRows, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t t = lo; t < hi; ++t) {
+      const std::int64_t begin = t * kRows, count = std::min(kRows, a.size(0) - begin);
+      torch::Tensor part = out.narrow(0, begin, count);
+      torch::mm_out(part, a.narrow(0, begin, count), b);
+    }
+  });
+  return out;
 }
 
 }  // namespace
@@ -49,7 +91,7 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
     if (n < d) {
       // Fewer images than pixels: the n × n Gram matrix has the same non-zero spectrum as the
       // d × d covariance, and component k is Xᵀu_k / √((n − 1)λ_k) (far less work at n = 1,000).
-      auto [values, vectors] = at::linalg_eigh(torch::mm(centred, centred.t()) * scale, "L");  // ascending
+      auto [values, vectors] = at::linalg_eigh(crossProduct(centred, false) * scale, "L");  // ascending
       const std::int64_t keep = std::min<std::int64_t>(options.components, n);
       const torch::Tensor top_values = values.slice(0, n - keep, n).flip({0}).clamp_min(0);
       const torch::Tensor top_vectors = vectors.slice(1, n - keep, n).flip({1});
@@ -63,7 +105,7 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
       }
       return features;
     }
-    auto [values, vectors] = at::linalg_eigh(torch::mm(centred.t(), centred) * scale, "L");  // ascending
+    auto [values, vectors] = at::linalg_eigh(crossProduct(centred, true) * scale, "L");  // ascending
     features.variances_ = values.slice(0, d - options.components, d).flip({0}).contiguous();
     features.components_ = vectors.slice(1, d - options.components, d).flip({1}).contiguous();
     return features;
@@ -80,7 +122,7 @@ Result<torch::Tensor> PixelPcaFeatures::transform(const torch::Tensor& images) c
   if (images.size(2) < size_ || images.size(3) < size_)
     return makeError("pixel features: the images are smaller than " + std::to_string(size_) + "x" + std::to_string(size_));
   try {
-    return torch::mm(pixelRows(images, size_) - mean_, components_);
+    return rowParallelMm(pixelRows(images, size_) - mean_, components_);
   } catch (const c10::Error& e) {
     return makeError(std::string("pixel features: ") + e.what_without_backtrace());
   }

@@ -40,6 +40,12 @@ std::vector<QualityAlarm> QualityAlarms::fromEvaluation(const QualityEvaluation&
                                       "%) hold a different share of the samples (NDB); the generator covers only "
                                       "part of the data. Try a lower learning rate for G, a wider D, or an "
                                       "earlier checkpoint"});
+  const auto spread = figureOf(evaluation, figure::kSpreadRatio);
+  if (spread && *spread < thresholds.spread_ratio)
+    alarms.push_back({"collapse", "mode collapse: a sample lies " + fixed(*spread, 2) +
+                                      " times as far from its nearest other sample as a training image from its "
+                                      "nearest other training image (median); the samples crowd onto a few "
+                                      "scenes. Try a lower learning rate for G, a wider D, or an earlier checkpoint"});
   const auto copies = figureOf(evaluation, figure::kCopyRate);
   if (copies && *copies > thresholds.copy_rate)
     alarms.push_back({"memorisation", "memorisation: " + fixed(100 * *copies, 1) +

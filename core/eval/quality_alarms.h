@@ -2,7 +2,8 @@
 // QualityAlarms: the plain-words warnings a run's quality figures raise (docs/evaluation.md):
 //  - "collapse": the samples are more alike than training images are (MS-SSIM of sample pairs
 //    above that of training pairs by more than a margin), or NDB finds a large share of the bins
-//    with a different share of samples than of training images;
+//    with a different share of samples than of training images, or the samples lie much nearer
+//    each other than training images do (spread ratio below a share);
 //  - "memorisation": the copy rate (samples nearer a training image than the 1st percentile of
 //    training images to each other) above a share;
 //  - "overfitting": ADA's r_t (mean sign of D's logits on real images) above a level, averaged
@@ -20,6 +21,7 @@ namespace streetgan {
 struct QualityAlarmThresholds {
   double msssim_margin = 0.1;  ///< collapse: samples' MS-SSIM above training's by more than this
   double ndb_fraction = 0.5;   ///< collapse: NDB / bins above this
+  double spread_ratio = 0.5;   ///< collapse: the samples' spread below this share of training's
   double copy_rate = 0.05;     ///< memorisation: copy rate above this
   double rt = 0.6;             ///< overfitting: mean r_t above this
 };

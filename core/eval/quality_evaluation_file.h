@@ -39,6 +39,7 @@ inline constexpr char kDensity[] = "density";
 inline constexpr char kCoverage[] = "coverage";
 inline constexpr char kCopyRate[] = "copy_rate";            ///< share of samples nearer a training image than its 1st percentile
 inline constexpr char kNearestRatio[] = "nn_ratio_median";  ///< median (sample's nearest distance / training's median)
+inline constexpr char kSpreadRatio[] = "spread_ratio";      ///< samples' median distance to the nearest other sample / training's
 }  // namespace quality_figure
 
 /// One evaluation of a generator (or of a folder of sample images) against training images.

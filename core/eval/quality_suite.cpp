@@ -278,6 +278,7 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
     if (!result) return makeError(result.error());  // it begins "memorisation: "
     out.metrics[figure::kCopyRate] = result->copy_rate;
     out.metrics[figure::kNearestRatio] = result->median_ratio;
+    if (std::isfinite(result->spread_ratio)) out.metrics[figure::kSpreadRatio] = result->spread_ratio;
     stages.done("memorisation");
   }
   if (!stages.finish()) return cancelled();

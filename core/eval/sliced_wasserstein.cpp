@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -17,9 +18,9 @@ namespace streetgan {
 namespace {
 
 constexpr std::int64_t kChannels = 3;
-// Projections one thread holds at once per set: directions are taken in chunks of about this
-// many values.
-constexpr std::int64_t kProjectionValues = std::int64_t(1) << 22;
+// Projections held at once per set: directions are taken in chunks of about this many values
+// (256 MB of float32), so that the descriptors are read once per chunk.
+constexpr std::int64_t kProjectionValues = std::int64_t(1) << 26;
 constexpr std::int64_t kMaxCount = std::int64_t(1) << 20;  // patches per image, projections
 
 std::string px(std::int64_t size) { return std::to_string(size) + " px"; }
@@ -129,21 +130,37 @@ void normaliseInPlace(torch::Tensor& descriptors) {
   v.div_(torch::where(deviation > 0, deviation, torch::ones_like(deviation)));  // a constant channel stays 0
 }
 
-// Sorts n ≥ 1 finite values in place: an LSD radix sort, 11 bits a pass, of order-preserving
-// keys (a positive value's sign bit set, a negative one's bits flipped). Every pass's histogram is
-// counted while the keys are made, and a pass whose digit every key shares is skipped: O(n),
-// several times std::sort's speed on rows of a million. `keys` and `scratch` hold n keys each.
+// An order-preserving unsigned key of a finite value (a positive value's sign bit set, a negative
+// one's bits flipped), and back.
 template <class T, class Key>
-void sortValues(T* values, Key* keys, Key* scratch, std::size_t n) {
+Key keyOf(T value) {
+  constexpr Key kSign = Key(1) << (sizeof(Key) * 8 - 1);
+  Key u;
+  std::memcpy(&u, &value, sizeof u);
+  return (u & kSign) ? static_cast<Key>(~u) : static_cast<Key>(u | kSign);
+}
+
+template <class T, class Key>
+T valueOf(Key key) {
+  constexpr Key kSign = Key(1) << (sizeof(Key) * 8 - 1);
+  const Key u = (key & kSign) ? static_cast<Key>(key & ~kSign) : static_cast<Key>(~key);
+  T value;
+  std::memcpy(&value, &u, sizeof value);
+  return value;
+}
+
+// The keys of n ≥ 1 finite values, sorted ascending into `keys`: an LSD radix sort, 11 bits a
+// pass. Every pass's histogram is counted while the keys are made, and a pass whose digit every
+// key shares is skipped: O(n), several times std::sort's speed on rows of a million. `keys` and
+// `scratch` hold n keys each; the values are left as they are.
+template <class T, class Key>
+void sortedKeys(const T* values, Key* keys, Key* scratch, std::size_t n) {
   static_assert(sizeof(T) == sizeof(Key), "one key per value");
   constexpr unsigned kBits = 11, kBuckets = 1u << kBits, kWidth = sizeof(Key) * 8;
   constexpr unsigned kPasses = (kWidth + kBits - 1) / kBits;
-  constexpr Key kSign = Key(1) << (kWidth - 1);
   std::vector<std::size_t> counts(std::size_t{kPasses} * kBuckets, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    Key u;
-    std::memcpy(&u, values + i, sizeof u);
-    const Key k = (u & kSign) ? static_cast<Key>(~u) : static_cast<Key>(u | kSign);
+    const Key k = keyOf<T, Key>(values[i]);
     keys[i] = k;
     for (unsigned pass = 0; pass < kPasses; ++pass) ++counts[pass * kBuckets + ((k >> (pass * kBits)) & (kBuckets - 1))];
   }
@@ -158,29 +175,46 @@ void sortValues(T* values, Key* keys, Key* scratch, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & (kBuckets - 1)]++] = from[i];
     std::swap(from, to);
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    const Key k = from[i];
-    const Key u = (k & kSign) ? static_cast<Key>(k & ~kSign) : static_cast<Key>(~k);
-    std::memcpy(values + i, &u, sizeof u);
-  }
+  if (from != keys) std::copy(from, from + n, keys);
 }
 
-// Σ over ranks and the directions of `chunk` of |sorted a·d − sorted b·d|, on the calling thread.
+// The projections of rows `a` on the directions `d` (rows), as a (directions, rows) matrix: row
+// blocks in parallel, each written straight into its columns (BLAS reads `a` transposed, no copy),
+// so that `a` is read once for all the directions of a chunk.
+// `buffer` holds at least d.size(0) rows of a.size(0) values; the result is its first rows.
+torch::Tensor project(const torch::Tensor& d, const torch::Tensor& a, const torch::Tensor& buffer) {
+  const std::int64_t rows = a.size(0);
+  torch::Tensor out = buffer.narrow(0, 0, d.size(0));
+  constexpr std::int64_t kRowsPerTask = 16384;
+  at::parallel_for(0, (rows + kRowsPerTask - 1) / kRowsPerTask, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t t = lo; t < hi; ++t) {
+      const std::int64_t r0 = t * kRowsPerTask, count = std::min(kRowsPerTask, rows - r0);
+      torch::Tensor part = out.narrow(1, r0, count);
+      torch::mm_out(part, d, a.narrow(0, r0, count).t());
+    }
+  });
+  return out;
+}
+
+// For each row r of the (directions, rows) projections: Σ_i |sorted pa[r]_i − sorted pb[r]_i|,
+// rows in parallel, each sum taken in order in float64 (so the figure does not depend on the
+// number of threads).
 template <class T, class Key>
-double chunkSum(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& chunk, std::vector<Key>& keys,
-                std::vector<Key>& scratch) {
-  // (directions, rows) directly: BLAS reads a and b transposed, no copy
-  torch::Tensor pa = torch::mm(chunk, a.t()), pb = torch::mm(chunk, b.t());
-  const auto rows = static_cast<std::size_t>(a.size(0));
-  keys.resize(rows);
-  scratch.resize(rows);
-  T* da = pa.data_ptr<T>();
-  T* db = pb.data_ptr<T>();
-  for (std::int64_t r = 0; r < chunk.size(0); ++r) {
-    sortValues<T, Key>(da + static_cast<std::size_t>(r) * rows, keys.data(), scratch.data(), rows);
-    sortValues<T, Key>(db + static_cast<std::size_t>(r) * rows, keys.data(), scratch.data(), rows);
-  }
-  return pa.sub_(pb).abs_().sum(torch::kFloat64).item<double>();
+void sortedDifferenceSums(const torch::Tensor& pa, const torch::Tensor& pb, double* sums) {
+  const auto cols = static_cast<std::size_t>(pa.size(1));
+  const T* da = pa.data_ptr<T>();
+  const T* db = pb.data_ptr<T>();
+  at::parallel_for(0, pa.size(0), 1, [&](std::int64_t lo, std::int64_t hi) {
+    std::vector<Key> keys_a(cols), keys_b(cols), scratch(cols);
+    for (std::int64_t r = lo; r < hi; ++r) {
+      sortedKeys<T, Key>(da + static_cast<std::size_t>(r) * cols, keys_a.data(), scratch.data(), cols);
+      sortedKeys<T, Key>(db + static_cast<std::size_t>(r) * cols, keys_b.data(), scratch.data(), cols);
+      double sum = 0;
+      for (std::size_t i = 0; i < cols; ++i)
+        sum += std::abs(static_cast<double>(valueOf<T, Key>(keys_a[i])) - static_cast<double>(valueOf<T, Key>(keys_b[i])));
+      sums[r] = sum;
+    }
+  });
 }
 
 std::int64_t directionsPerChunk(std::int64_t rows, std::int64_t projections) {
@@ -188,30 +222,23 @@ std::int64_t directionsPerChunk(std::int64_t rows, std::int64_t projections) {
 }
 
 // Σ over directions and ranks of |sorted a·d − sorted b·d| for unit columns d of `directions`
-// (same dtype as a and b). Chunks of directions run in parallel, each on one thread (projection,
-// sorts and sum), a round of one chunk per thread at a time; their sums are added in chunk order,
-// so the figure does not depend on the number of threads. nullopt when `tick` (told once per
-// chunk, on the calling thread) cancels.
+// (same dtype as a and b), a chunk of directions at a time (projections in parallel over rows,
+// sorts in parallel over directions); each direction's sum is added in direction order.
+// nullopt when `tick` (told once per chunk) cancels.
 std::optional<double> sumOfSortedDifferences(const torch::Tensor& a, const torch::Tensor& b,
                                              const torch::Tensor& directions, const std::function<bool()>& tick) {
   const std::int64_t p = directions.size(1), chunk = directionsPerChunk(a.size(0), p);
-  const std::int64_t chunks = (p + chunk - 1) / chunk, threads = std::max(1, at::get_num_threads());
   const torch::Tensor rows_of_directions = directions.t().contiguous();
-  const bool wide = a.scalar_type() == torch::kFloat64;
-  std::vector<double> sums(static_cast<std::size_t>(chunks), 0.0);
-  for (std::int64_t c0 = 0; c0 < chunks; c0 += threads) {
-    const std::int64_t c1 = std::min(chunks, c0 + threads);
-    at::parallel_for(c0, c1, 1, [&](std::int64_t lo, std::int64_t hi) {
-      std::vector<std::uint64_t> keys64, scratch64;
-      std::vector<std::uint32_t> keys32, scratch32;
-      for (std::int64_t c = lo; c < hi; ++c) {
-        const torch::Tensor d = rows_of_directions.narrow(0, c * chunk, std::min(chunk, p - c * chunk));
-        sums[static_cast<std::size_t>(c)] = wide ? chunkSum<double, std::uint64_t>(a, b, d, keys64, scratch64)
-                                                 : chunkSum<float, std::uint32_t>(a, b, d, keys32, scratch32);
-      }
-    });
-    for (std::int64_t c = c0; c < c1; ++c)
-      if (tick && !tick()) return std::nullopt;
+  std::vector<double> sums(static_cast<std::size_t>(p), 0.0);
+  // Allocated once: fresh pages for every chunk would cost the kernel more than the sorts.
+  const torch::Tensor buffer_a = torch::empty({chunk, a.size(0)}, a.options());
+  const torch::Tensor buffer_b = torch::empty({chunk, b.size(0)}, b.options());
+  for (std::int64_t d0 = 0; d0 < p; d0 += chunk) {
+    const torch::Tensor d = rows_of_directions.narrow(0, d0, std::min(chunk, p - d0));
+    torch::Tensor pa = project(d, a, buffer_a), pb = project(d, b, buffer_b);
+    if (a.scalar_type() == torch::kFloat64) sortedDifferenceSums<double, std::uint64_t>(pa, pb, sums.data() + d0);
+    else sortedDifferenceSums<float, std::uint32_t>(pa, pb, sums.data() + d0);
+    if (tick && !tick()) return std::nullopt;
   }
   return std::accumulate(sums.begin(), sums.end(), 0.0);
 }

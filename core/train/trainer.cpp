@@ -429,6 +429,7 @@ void Trainer::State::emitLiveMetrics() {
     QualityAlarmThresholds thresholds;
     thresholds.msssim_margin = config.metrics.alarm_msssim_margin;
     thresholds.ndb_fraction = config.metrics.alarm_ndb_fraction;
+    thresholds.spread_ratio = config.metrics.alarm_spread_ratio;
     thresholds.copy_rate = config.metrics.alarm_copy_rate;
     for (const QualityAlarm& alarm : QualityAlarms::fromEvaluation(evaluation, thresholds))
       emit(event_type::kWarning, {{field::kMessage, alarm.message}, {field::kAlarm, alarm.kind},

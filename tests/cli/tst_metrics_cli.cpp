@@ -68,6 +68,7 @@ private slots:
   void errors_data();
   void errors();
   void folderErrors();
+  void trainingImagesFromACache();
   void trainingEmitsMetricsAndAlarms();
 
 private:
@@ -215,10 +216,54 @@ void TestMetricsCli::folderErrors() {
   QCOMPARE(none.err.trimmed().count('\n'), 0);
   const auto no_data = runCli({"metrics", "--samples", samples_});
   QCOMPARE(no_data.exit_code, 2);
-  QVERIFY2(no_data.err.contains("--samples needs --dataroot DIR"), qPrintable(no_data.err));
+  QVERIFY2(no_data.err.contains("--samples needs --dataroot DIR or --cache FILE"), qPrintable(no_data.err));
   const auto two = runCli({"metrics", "--samples", samples_, "--checkpoint", checkpoint_, "--dataroot", data_});
   QCOMPARE(two.exit_code, 2);
   QVERIFY2(two.err.contains("give one of --checkpoint FILE, --run DIR or --samples DIR"), qPrintable(two.err));
+}
+
+void TestMetricsCli::trainingImagesFromACache() {
+  // A cache of full decodes holds the pixels --dataroot decodes: the same training images, so the
+  // figures that do not depend on their order agree.
+  const QString cache = dir_.path() + "/full.sgcache";
+  const auto built = runCli({"cache", "build", "--dataroot", data_, "--out", cache, "--full-decode", "--progress"});
+  QVERIFY2(built.exit_code == 0, qPrintable(built.err));
+  const QStringList common = {"metrics", "--checkpoint", checkpoint_, "--n", "48", "--n-train", "32", "--only",
+                              "fid,memorisation", "--json", "--threads", testThreadsText()};
+  const auto from_folder = runCli(common + QStringList{"--dataroot", data_});
+  QVERIFY2(from_folder.exit_code == 0, qPrintable(from_folder.err));
+  const auto from_cache = runCli(common + QStringList{"--cache", cache});
+  QVERIFY2(from_cache.exit_code == 0, qPrintable(from_cache.err));
+  const QJsonObject a = QJsonDocument::fromJson(from_folder.out.toUtf8()).object().value("metrics").toObject();
+  const QJsonObject b = QJsonDocument::fromJson(from_cache.out.toUtf8()).object().value("metrics").toObject();
+  QCOMPARE(QJsonDocument::fromJson(from_cache.out.toUtf8()).object().value("n_train").toInt(), 32);
+  QVERIFY(qAbs(a.value("fid").toDouble() - b.value("fid").toDouble()) <= 1e-6 * a.value("fid").toDouble());
+  QCOMPARE(b.value("copy_rate").toDouble(), a.value("copy_rate").toDouble());
+  QVERIFY(qAbs(a.value("nn_ratio_median").toDouble() - b.value("nn_ratio_median").toDouble()) <=
+          1e-6 * a.value("nn_ratio_median").toDouble());
+  // A training cache (DCT-reduced decodes) serves too.
+  const QString reduced = dir_.path() + "/reduced.sgcache";
+  QVERIFY(runCli({"cache", "build", "--dataroot", data_, "--out", reduced, "--progress"}).exit_code == 0);
+  const auto from_reduced = runCli(common + QStringList{"--cache", reduced});
+  QVERIFY2(from_reduced.exit_code == 0, qPrintable(from_reduced.err));
+  QVERIFY(QJsonDocument::fromJson(from_reduced.out.toUtf8()).object().value("metrics").toObject().value("fid").isDouble());
+  // Plain errors: a missing cache, a file that is not one, and both sources at once.
+  const auto missing = runCli(common + QStringList{"--cache", dir_.path() + "/none.sgcache"});
+  QCOMPARE(missing.exit_code, 1);
+  QVERIFY2(missing.err.startsWith("streetgan metrics: --cache: ") && missing.err.contains("none.sgcache"),
+           qPrintable(missing.err));
+  QCOMPARE(missing.err.trimmed().count('\n'), 0);
+  const QString junk = dir_.path() + "/junk.sgcache";
+  QFile file(junk);
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  file.write(QByteArray(200, 'x'));
+  file.close();
+  const auto not_a_cache = runCli(common + QStringList{"--cache", junk});
+  QCOMPARE(not_a_cache.exit_code, 1);
+  QVERIFY2(not_a_cache.err.contains("junk.sgcache"), qPrintable(not_a_cache.err));
+  const auto both = runCli(common + QStringList{"--cache", cache, "--dataroot", data_});
+  QCOMPARE(both.exit_code, 2);
+  QVERIFY2(both.err.contains("give --dataroot DIR or --cache FILE, not both"), qPrintable(both.err));
 }
 
 void TestMetricsCli::trainingEmitsMetricsAndAlarms() {

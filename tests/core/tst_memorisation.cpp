@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace streetgan;
@@ -62,6 +63,8 @@ private slots:
   void copiesOfTrainingImagesAreFound();
   void freshNoiseIsNoCopy();
   void nearestTrainingImages();
+  void spreadOfBothSets();
+  void spreadFallsWhenSamplesCollapse();
   void badInput_data();
   void badInput();
   void badRows();
@@ -189,6 +192,66 @@ void TestMemorisation::freshNoiseIsNoCopy() {
   QCOMPARE(result->train_queries.size(0), std::int64_t(200));  // fewer than 10000: every training image
   QVERIFY(result->nearest_distance.min().item<double>() > result->threshold);
   QVERIFY(result->median_ratio > 2);
+}
+
+namespace {
+
+// The spread as the header defines it, by brute force: m rows drawn from `rows` with the seed,
+// `queries` of them (drawn with seed + 1) to their nearest other drawn row, the median.
+double bruteSpread(const torch::Tensor& rows, std::int64_t m, std::int64_t queries, std::uint64_t seed) {
+  const auto drawn = rows.index_select(0, MemorisationCheck::trainSubset(rows.size(0), m, seed)).to(torch::kFloat64);
+  const auto asked = MemorisationCheck::trainSubset(m, queries, seed + 1);
+  auto distances = torch::cdist(drawn.index_select(0, asked), drawn);
+  distances.scatter_(1, asked.view({-1, 1}), std::numeric_limits<double>::infinity());  // not itself
+  const auto nearest = std::get<0>(distances.min(1));
+  std::vector<double> values(nearest.data_ptr<double>(), nearest.data_ptr<double>() + nearest.numel());
+  return MemorisationCheck::percentile(values, 50.0);
+}
+
+}  // namespace
+
+void TestMemorisation::spreadOfBothSets() {
+  // Equal counts of each set (the smaller one's), spread_queries of them measured, by brute force.
+  torch::manual_seed(14);
+  const auto train = structuredTraining(20, 64);
+  const auto samples = torch::rand({40, 3, 64, 64}) * 2 - 1;
+  MemorisationOptions options;
+  options.seed = 5;
+  options.spread_queries = 30;
+  auto result = MemorisationCheck::evaluate(samples, train, options);
+  QVERIFY2(result, result.error().c_str());
+  const auto sample_rows = NearestNeighbourSearch::downsampledRows(samples, 32);
+  const auto train_rows = NearestNeighbourSearch::downsampledRows(train, 32);
+  QVERIFY(closeTo(result->sample_spread, bruteSpread(sample_rows, 40, 30, 5 + 101), 1e-9));
+  QVERIFY(closeTo(result->train_spread, bruteSpread(train_rows, 40, 30, 5 + 202), 1e-9));
+  QVERIFY(closeTo(result->spread_ratio, result->sample_spread / result->train_spread, 1e-12));
+  QVERIFY(result->spread_ratio > 1);  // noise is more varied than the prototypes' images
+}
+
+void TestMemorisation::spreadFallsWhenSamplesCollapse() {
+  torch::manual_seed(15);
+  const auto train = structuredTraining(20, 64);
+  // The training images themselves, all of them: the same rows on both sides, a ratio of 1.
+  auto same = MemorisationCheck::evaluate(train, train, MemorisationOptions{});
+  QVERIFY2(same, same.error().c_str());
+  QCOMPARE(same->spread_ratio, 1.0);
+  // One training image over and over: every sample's nearest other sample is at 0.
+  auto collapsed = MemorisationCheck::evaluate(train.narrow(0, 3, 1).expand({50, 3, 64, 64}), train,
+                                               MemorisationOptions{});
+  QVERIFY2(collapsed, collapsed.error().c_str());
+  QCOMPARE(collapsed->sample_spread, 0.0);
+  QCOMPARE(collapsed->spread_ratio, 0.0);
+  QVERIFY(collapsed->train_spread > 0);
+  // A single sample has no other sample: no spread.
+  auto one = MemorisationCheck::evaluate(train.narrow(0, 0, 1), train, MemorisationOptions{});
+  QVERIFY2(one, one.error().c_str());
+  QVERIFY(std::isnan(one->spread_ratio));
+  MemorisationOptions bad;
+  bad.spread_queries = 0;
+  auto refused = MemorisationCheck::evaluate(train, train, bad);
+  QVERIFY(!refused);
+  QVERIFY2(refused.error().find("spread_queries must be at least 1, got 0") != std::string::npos,
+           refused.error().c_str());
 }
 
 void TestMemorisation::nearestTrainingImages() {

@@ -29,6 +29,9 @@ void TestQualityAlarms::fromEvaluation_data() {
   QTest::newRow("within the margin") << "msssim_samples=0.39;msssim_train=0.30" << QStringList{} << "";
   QTest::newRow("NDB bins") << "ndb=62;ndb_fraction=0.62" << QStringList{"collapse"}
                             << "62 of the 100 k-means bins of the training images (62%)";
+  QTest::newRow("samples crowd") << "spread_ratio=0.2" << QStringList{"collapse"}
+                                 << "a sample lies 0.20 times as far from its nearest other sample";
+  QTest::newRow("spread as varied") << "spread_ratio=0.8" << QStringList{} << "";
   QTest::newRow("copies") << "copy_rate=0.2" << QStringList{"memorisation"} << "20.0% of the samples";
   QTest::newRow("both") << "msssim_samples=0.9;msssim_train=0.3;copy_rate=1" << QStringList{"collapse", "memorisation"}
                         << "try";

@@ -1,6 +1,7 @@
 // The whole metric suite on sets whose answer is known: identical sets, a collapsed generator
 // (one training image repeated), a generator that returns training images, and shifted or
 // blurred training images; its file format; bad input and cancelling.
+#include "core/eval/quality_alarms.h"
 #include "core/eval/quality_evaluation_file.h"
 #include "core/eval/quality_suite.h"
 
@@ -105,6 +106,12 @@ void TestQualitySuite::collapsedGeneratorIsCaught() {
   QCOMPARE(m.at(figure::kMsSsimSamples), 1.0);  // every pair is the same image
   QVERIFY(m.at(figure::kMsSsimTrain) < 0.9);
   QVERIFY2(m.at(figure::kNdb) >= 5, qPrintable(QString::number(m.at(figure::kNdb))));
+  QCOMPARE(m.at(figure::kSpreadRatio), 0.0);  // every sample's nearest other sample is itself again
+  QStringList said;
+  for (const QualityAlarm& alarm : QualityAlarms::fromEvaluation(*result, QualityAlarmThresholds{}))
+    said << QString::fromStdString(alarm.kind + ": " + alarm.message);
+  QVERIFY2(said.filter("collapse: mode collapse: a sample lies 0.00 times as far").size() == 1, qPrintable(said.join("\n")));
+  QVERIFY2(said.filter("collapse: mode collapse: the samples are more alike").size() == 1, qPrintable(said.join("\n")));
 }
 
 void TestQualitySuite::copiedTrainingImagesAreCaught() {
@@ -118,6 +125,9 @@ void TestQualitySuite::copiedTrainingImagesAreCaught() {
   auto fresh = QualitySuite::evaluate(smoothImages(200, 32, 33), train, smallOptions());
   QVERIFY2(fresh.ok(), fresh.error().c_str());
   QVERIFY2(fresh->metrics.at(figure::kCopyRate) < 0.1, qPrintable(QString::number(fresh->metrics.at(figure::kCopyRate))));
+  // As varied as the training images: a spread about theirs.
+  const double spread = fresh->metrics.at(figure::kSpreadRatio);
+  QVERIFY2(spread > 0.5 && spread < 2.0, qPrintable(QString::number(spread)));
   QVERIFY(fresh->metrics.at(figure::kNearestRatio) > 0.5);
 }
 

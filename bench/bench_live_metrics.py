@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""What the demo preset's live evaluations cost: `streetgan train --preset demo` on the studio's demo
+data for a fixed number of epochs, with its quality metrics and Parzen off, with the metrics on (the
+preset's cadence), and with both on (the preset as shipped), runs alternating, REPEATS of each.
+
+Throughput is the images trained per second of training: images seen between the first and the
+last `step` event over the seconds between them (the run's start and its wait for the last
+evaluation at the end are not counted). It prints each mode's median, the ratio to "off", and how
+many `metrics` and `parzen` events each run wrote.
+
+  /usr/bin/python3 bench/bench_live_metrics.py --streetgan build/app/cli/streetgan [--epochs 22 --repeats 3]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MODES = {
+    "off": {"metrics": {"every_epochs": 0}, "parzen": {"every_epochs": 0}},
+    "metrics": {"parzen": {"every_epochs": 0}},
+    "preset": {},
+}
+
+
+def run_once(args, data, work, mode, rep):
+    run = os.path.join(work, f"run-{mode}-{rep}")
+    config = os.path.join(work, f"config-{mode}.json")
+    with open(config, "w") as out:
+        json.dump(MODES[mode], out)
+    cmd = [args.streetgan, "train", "--preset", "demo", "--config", config, "--dataroot", data, "--run-dir", run,
+           "--threads", str(args.threads), "--epochs", str(args.epochs)]
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench_live_metrics.py: {' '.join(cmd)} failed: {done.stderr.strip()}")
+    events = [json.loads(line) for line in open(os.path.join(run, "events.jsonl")) if line.endswith("\n")]
+    steps = [e for e in events if e["type"] == "step"]
+    rate = (steps[-1]["images_seen"] - steps[0]["images_seen"]) / (steps[-1]["time"] - steps[0]["time"])
+    counts = {kind: sum(1 for e in events if e["type"] == kind) for kind in ("metrics", "parzen")}
+    seconds = [e.get("seconds", float("nan")) for e in events if e["type"] == "metrics"]
+    shutil.rmtree(run, ignore_errors=True)
+    return rate, counts, seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--streetgan", default="build/app/cli/streetgan")
+    parser.add_argument("--data", help="demo data folder (rendered into a temporary folder when not given)")
+    parser.add_argument("--epochs", type=int, default=22, help="epochs per run (default 22: two metric points)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: every core)")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="streetgan-bench-live-metrics-")
+    data = args.data or os.path.join(work, "demo-data")
+    if not args.data:
+        subprocess.run([args.streetgan, "demo-data", "--out", data, "--cities", "4", "--sequences", "10",
+                        "--frames", "25"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rates = {mode: [] for mode in MODES}
+    for rep in range(args.repeats):
+        for mode in MODES:
+            rate, counts, seconds = run_once(args, data, work, mode, rep)
+            rates[mode].append(rate)
+            print(f"run {rep + 1} {mode:>8}: {rate:7.1f} images/s, {counts['metrics']} metrics events "
+                  f"({', '.join(f'{s:.1f} s' for s in seconds) or 'none'}), {counts['parzen']} parzen events",
+                  file=sys.stderr)
+    shutil.rmtree(work, ignore_errors=True)
+    base = statistics.median(rates["off"])
+    print(f"demo preset, {args.epochs} epochs, medians of {args.repeats} runs")
+    print(f"{'mode':<22} {'images/s':>9} {'of off':>7}")
+    names = {"off": "metrics and Parzen off", "metrics": "metrics on", "preset": "metrics and Parzen on"}
+    for mode in MODES:
+        med = statistics.median(rates[mode])
+        print(f"{names[mode]:<22} {med:>9.1f} {med / base:>7.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
