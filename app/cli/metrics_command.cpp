@@ -119,8 +119,10 @@ Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOp
 }
 
 // Images of a folder, or a seeded draw of `count` of them, at `size`, as (n, 3, size, size).
+// Files that could not be read are warned about on stderr and, when `skipped` is given, kept there.
 Result<torch::Tensor> imagesOf(const std::string& folder, const char* what, std::optional<std::size_t> count,
-                               std::uint64_t seed, int size, double crop_scale) {
+                               std::uint64_t seed, int size, double crop_scale,
+                               std::vector<SkippedFile>* skipped_files = nullptr) {
   auto dataset = ImageDataset::open(folder);
   if (!dataset) return makeError(std::string(what) + ": " + dataset.error());
   std::vector<std::string> paths;
@@ -130,6 +132,7 @@ Result<torch::Tensor> imagesOf(const std::string& folder, const char* what, std:
   auto rows = loadImageRows(paths, size, 3, crop_scale);
   if (!rows) return makeError(std::string(what) + ": " + rows.error());
   for (const auto& skipped : rows->skipped) std::fprintf(stderr, "warning: skipped %s\n", skipped.reason.c_str());
+  if (skipped_files) *skipped_files = rows->skipped;
   return rows->rows.view({rows->rows.size(0), 3, size, size});
 }
 
@@ -231,7 +234,7 @@ private:
     if (train_.defined() && train_size_ == size && train_root_ == dataroot) return train_;
     auto images = line_.has("--cache") ? cachedImages(size, crop_scale)
                                        : imagesOf(dataroot, "--dataroot", static_cast<std::size_t>(request_.n_train),
-                                                  request_.seed, size, crop_scale);
+                                                  request_.seed, size, crop_scale, &train_skipped_);
     if (!images) return images;
     train_ = *images;
     train_size_ = size;
@@ -246,11 +249,15 @@ private:
                                     crop_scale);
     if (!rows) return makeError("--cache: " + rows.error());
     for (const auto& skipped : rows->skipped) std::fprintf(stderr, "warning: skipped %s\n", skipped.reason.c_str());
+    train_skipped_ = rows->skipped;
     return rows->rows.view({rows->rows.size(0), 3, size, size});
   }
 
   Result<QualityEvaluation> evaluate(const torch::Tensor& samples, const torch::Tensor& train) {
     auto evaluation = QualitySuite::evaluate(samples, train, request_.suite);
+    if (evaluation && !train_skipped_.empty())  // the result says it, not only stderr
+      evaluation->notes.push_back(std::to_string(train_skipped_.size()) + " of the training images drawn could not be " +
+                                  "read and were left out (the first: " + train_skipped_.front().reason + ")");
     if (terminal_) std::fputs("\r\033[K", stderr);  // the progress line goes; results and errors stay
     return evaluation;
   }
@@ -302,6 +309,7 @@ private:
   bool terminal_;  // stderr is a terminal: a live stage line, redrawn in place
   std::optional<NetworkFeatures> network_;
   torch::Tensor train_;
+  std::vector<SkippedFile> train_skipped_;  // of the training images loaded
   int train_size_ = 0;
   std::string train_root_;
 };

@@ -30,11 +30,17 @@ ImageCache::~ImageCache() {
 }
 
 Result<std::shared_ptr<ImageCache>> ImageCache::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer; only a regular file is mapped.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return makeError(path + ": cannot open the cache file (" + std::strerror(errno) + ")");
   struct stat info {};
   const bool stat_ok = ::fstat(fd, &info) == 0;
   const int stat_errno = errno;
+  if (stat_ok && !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return makeError(path + ": not a regular file (" + (S_ISDIR(info.st_mode) ? "a directory" : "a device, pipe or socket") +
+                     "); give the cache file that streetgan cache build wrote");
+  }
   void* mapped = MAP_FAILED;
   if (stat_ok && info.st_size >= static_cast<off_t>(kHeaderSize))
     mapped = ::mmap(nullptr, static_cast<std::size_t>(info.st_size), PROT_READ, MAP_SHARED, fd, 0);

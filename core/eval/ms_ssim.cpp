@@ -194,6 +194,7 @@ Result<MsSsimDiversity> MsSsim::diversity(const torch::Tensor& images, const MsS
     const torch::Tensor pairs = pairIndices(images.size(0), options.pairs, options.seed);
     torch::Tensor values = torch::empty({options.pairs}, torch::TensorOptions().dtype(torch::kFloat64));
     for (std::int64_t i0 = 0; i0 < options.pairs; i0 += kBlock) {
+      if (options.should_stop && options.should_stop()) return makeError("MS-SSIM: cancelled");
       const std::int64_t count = std::min(kBlock, options.pairs - i0);
       const torch::Tensor rows = pairs.narrow(0, i0, count);
       values.narrow(0, i0, count)

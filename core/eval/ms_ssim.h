@@ -24,6 +24,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace streetgan {
@@ -31,6 +32,8 @@ namespace streetgan {
 struct MsSsimDiversityOptions {
   std::int64_t pairs = 1000;  ///< random pairs of distinct images (drawn with replacement)
   std::uint64_t seed = 0;     ///< the draw of the pairs
+  /// Asked between blocks of 64 pairs; true stops with an Error "MS-SSIM: cancelled".
+  std::function<bool()> should_stop;
 };
 
 struct MsSsimDiversity {

@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <numeric>
 #include <random>
 
@@ -61,15 +62,26 @@ Result<ImageRows> loadCachedImageRows(const ImageCache& cache, std::size_t count
     return makeError(cache.path() + ": the cache holds " + std::to_string(cache.channels()) +
                      "-channel images; " + std::to_string(channels) + " are needed");
   if (cache.size() == 0) return makeError(cache.path() + ": the cache holds no image");
+  AugmentConfig fixed;
+  fixed.shift = 0;
+  fixed.noise_std = 0;
+  fixed.crop_scale = crop_scale;
+  // Pixels decoded smaller than this crop needs would be scaled up: other figures than the
+  // images' own. A cache of full decodes serves every size.
+  const int needed = SamplePipeline::reductionFor(fixed, size);
+  if (cache.reduction() > needed) {
+    char scale[32];
+    std::snprintf(scale, sizeof scale, "%g", crop_scale);
+    return makeError(cache.path() + ": the cache holds images decoded at 1/" + std::to_string(cache.reduction()) +
+                     " size; " + std::to_string(size) + " px with crop_scale " + scale + " needs at most 1/" +
+                     std::to_string(needed) +
+                     " (rebuild it with streetgan cache build --full-decode, or give the data folder)");
+  }
   std::vector<std::size_t> order(cache.size());  // the same seeded shuffle as shuffledPaths
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(seed);
   for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[static_cast<std::size_t>(rng() % i)]);
   order.resize(std::min(count, order.size()));
-  AugmentConfig fixed;
-  fixed.shift = 0;
-  fixed.noise_std = 0;
-  fixed.crop_scale = crop_scale;
   const SamplePipeline pipeline(fixed, size, channels);
   AugmentConfig whole = fixed;  // an image at the model size is used as is, as loadImageRows does
   whole.crop_scale = 1.0;

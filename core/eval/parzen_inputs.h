@@ -33,7 +33,8 @@ Result<ImageRows> loadImageRows(const std::vector<std::string>& paths, int size,
 /// A seeded draw of `count` images of an image cache (`streetgan cache build`), all of them when
 /// it holds no more, as rows at `size` with `crop_scale`: the same pipeline as loadImageRows on the
 /// pixels as decoded for training. A record whose checksum fails is listed as skipped; an Error
-/// when the cache has another channel count or no record could be read.
+/// when the cache has another channel count, holds pixels decoded smaller than the crop needs
+/// (a larger DCT reduction), or no record could be read.
 Result<ImageRows> loadCachedImageRows(const ImageCache& cache, std::size_t count, std::uint64_t seed, int size,
                                       int channels, double crop_scale);
 

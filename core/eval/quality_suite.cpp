@@ -77,7 +77,13 @@ std::optional<std::string> needOf(const std::string& metric, std::int64_t n_samp
   if ((metric == "fid" || metric == "kid" || metric == "prdc") && !options.network && size < options.pixel_features.size)
     return metric + " in the pixel feature space needs images of at least " + count(options.pixel_features.size) +
            " px, got " + count(size);
-  if (metric == "memorisation" && n_train < 2) return "the memorisation check needs at least 2 training images";
+  if (metric == "memorisation") {
+    // Each sample keeps its show_nearest nearest training images (what the Evaluate tab shows).
+    const std::int64_t needed = std::max<std::int64_t>(2, options.memorisation.show_nearest);
+    if (n_train < needed)
+      return "the memorisation check needs at least " + std::to_string(needed) + " training images (each sample's " +
+             std::to_string(options.memorisation.show_nearest) + " nearest are kept), got " + std::to_string(n_train);
+  }
   return std::nullopt;
 }
 
@@ -187,10 +193,12 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
     if (!stages.start(kDiversityStage)) return cancelled();
     MsSsimDiversityOptions diversity = options.diversity;
     diversity.seed = options.seed;
+    diversity.should_stop = options.should_stop;
+    const auto stopped = [&] { return options.should_stop && options.should_stop(); };
     auto of_samples = MsSsim::diversity(samples, diversity);
-    if (!of_samples) return makeError("MS-SSIM diversity of the samples: " + of_samples.error());
+    if (!of_samples) return stopped() ? cancelled() : makeError("MS-SSIM diversity of the samples: " + of_samples.error());
     auto of_train = MsSsim::diversity(train, diversity);
-    if (!of_train) return makeError("MS-SSIM diversity of the training images: " + of_train.error());
+    if (!of_train) return stopped() ? cancelled() : makeError("MS-SSIM diversity of the training images: " + of_train.error());
     out.metrics[figure::kMsSsimSamples] = of_samples->mean;
     out.metrics[figure::kMsSsimTrain] = of_train->mean;
     if (of_samples->scales < 5)

@@ -255,7 +255,9 @@ Status Trainer::State::loadParzenSplits() {
   HeldOutSplitsRequest request = HeldOutSplitsRequest::forModel(config);
   request.purpose = "Parzen";
   auto splits = HeldOutSplits::load(request);
-  if (!splits) return makeError(splits.error());
+  if (!splits)
+    return makeError(splits.error() + "; hold out more of the data (data.holdout_fraction, data.holdout_cities) or "
+                                      "turn Parzen off (parzen.every_epochs 0)");
   parzen_valid = splits->valid.rows;
   parzen_test = splits->test.rows;
   return {};

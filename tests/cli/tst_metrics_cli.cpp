@@ -247,6 +247,36 @@ void TestMetricsCli::trainingImagesFromACache() {
   const auto from_reduced = runCli(common + QStringList{"--cache", reduced});
   QVERIFY2(from_reduced.exit_code == 0, qPrintable(from_reduced.err));
   QVERIFY(QJsonDocument::fromJson(from_reduced.out.toUtf8()).object().value("metrics").toObject().value("fid").isDouble());
+  // ...but not a folder of samples, compared at the image size (crop_scale 1): its pixels are
+  // decoded at 1/4 size, and scaled up they would be other images.
+  const auto too_small = runCli({"metrics", "--samples", samples_, "--cache", reduced, "--n-train", "32", "--only",
+                                 "memorisation", "--json"});
+  QCOMPARE(too_small.exit_code, 1);
+  QVERIFY2(too_small.err.contains("reduced.sgcache: the cache holds images decoded at 1/4 size; 64 px with crop_scale 1 "
+                                  "needs at most 1/1 (rebuild it with streetgan cache build --full-decode"),
+           qPrintable(too_small.err));
+  const auto full_serves = runCli({"metrics", "--samples", samples_, "--cache", cache, "--n-train", "32", "--only",
+                                   "memorisation", "--json"});
+  QVERIFY2(full_serves.exit_code == 0, qPrintable(full_serves.err));
+  // A damaged record is left out, and the result says so (not only stderr).
+  const QString damaged = dir_.path() + "/damaged.sgcache";
+  QVERIFY(QFile::copy(cache, damaged));
+  QFile flip(damaged);
+  QVERIFY(flip.open(QIODevice::ReadWrite));
+  QVERIFY(flip.seek(1000));
+  const char byte = flip.read(1).at(0);
+  QVERIFY(flip.seek(1000));
+  flip.write(QByteArray(1, static_cast<char>(byte ^ 0x5a)));
+  flip.close();
+  const auto from_damaged = runCli(common + QStringList{"--cache", damaged});
+  QVERIFY2(from_damaged.exit_code == 0, qPrintable(from_damaged.err));
+  const QJsonObject left_out = QJsonDocument::fromJson(from_damaged.out.toUtf8()).object();
+  QCOMPARE(left_out.value("n_train").toInt(), 31);
+  const QString notes = QJsonDocument(left_out.value("notes").toArray()).toJson();
+  QVERIFY2(notes.contains("1 of the training images drawn could not be read and were left out (the first: ") &&
+               notes.contains("fails its checksum"),
+           qPrintable(notes));
+  QVERIFY2(from_damaged.err.contains("warning: skipped"), qPrintable(from_damaged.err));
   // Plain errors: a missing cache, a file that is not one, and both sources at once.
   const auto missing = runCli(common + QStringList{"--cache", dir_.path() + "/none.sgcache"});
   QCOMPARE(missing.exit_code, 1);

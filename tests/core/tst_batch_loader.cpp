@@ -10,6 +10,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -55,6 +57,7 @@ private slots:
   void damagedCacheRecordIsSkipped();
   void damagedOrUnfinishedCacheIsRefused_data();
   void damagedOrUnfinishedCacheIsRefused();
+  void specialFilesAreRefusedAtOnce();
   void cancelledBuildLeavesNoFile();
   void unreadableFilesAreSkippedAndNamed();
   void shardsTogetherServeTheEpoch_data();
@@ -210,6 +213,21 @@ void TestBatchLoader::damagedOrUnfinishedCacheIsRefused() {
   QVERIFY(!cache);
   QVERIFY2(QString::fromStdString(cache.error()).startsWith(path), cache.error().c_str());
   QVERIFY2(QString::fromStdString(cache.error()).contains(error), cache.error().c_str());
+}
+
+void TestBatchLoader::specialFilesAreRefusedAtOnce() {
+  // A FIFO would block open() until a writer came; a directory cannot be mapped. Both are refused
+  // before anything is read, naming the file.
+  const std::string fifo = (dir_.path() + "/pipe.sgcache").toStdString();
+  QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto from_fifo = ImageCache::open(fifo);
+  QVERIFY(!from_fifo);
+  QVERIFY2(from_fifo.error() == fifo + ": not a regular file (a device, pipe or socket); give the cache file that "
+                                       "streetgan cache build wrote",
+           from_fifo.error().c_str());
+  const auto from_folder = ImageCache::open(dir_.path().toStdString());
+  QVERIFY(!from_folder);
+  QVERIFY2(from_folder.error().find("not a regular file (a directory)") != std::string::npos, from_folder.error().c_str());
 }
 
 void TestBatchLoader::cancelledBuildLeavesNoFile() {
