@@ -100,7 +100,8 @@ torch::Tensor pyrUp(const torch::Tensor& g) {
   return binomial(up, 2.0);
 }
 
-// Level `level` of `levels` of the Laplacian pyramid of float64 images, as laplacianPyramid's.
+// Level `level` of `levels` of the Laplacian pyramid of images (float32 or float64), as
+// laplacianPyramid's.
 torch::Tensor laplacianLevel(const torch::Tensor& images, std::size_t level, std::size_t levels) {
   torch::Tensor g = images;
   for (std::size_t i = 0; i < level; ++i) g = pyrDown(g);
@@ -122,12 +123,57 @@ torch::Tensor gatherPatches(const torch::Tensor& level, const torch::Tensor& pos
   return level.view(-1).index_select(0, index.view(-1)).view({positions.size(0), c * patch * patch});
 }
 
-// finalize_descriptors on a contiguous (M, 3k) tensor, in place.
+// finalize_descriptors on a contiguous (M, 3k) float or double tensor, in place: per channel, the
+// mean and the population std over all rows and that channel's k values. Sums in float64 over
+// fixed blocks of rows (in parallel), added in block order: the result does not depend on the
+// number of threads.
+template <class T>
+void normaliseRows(T* data, std::int64_t rows, std::int64_t per_channel) {
+  constexpr std::int64_t kRows = 8192;
+  const std::int64_t width = kChannels * per_channel, blocks = (rows + kRows - 1) / kRows;
+  std::vector<double> partial(static_cast<std::size_t>(blocks * kChannels * 2), 0.0);
+  at::parallel_for(0, blocks, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t b = lo; b < hi; ++b) {
+      double* out = partial.data() + b * kChannels * 2;
+      for (std::int64_t r = b * kRows; r < std::min(rows, (b + 1) * kRows); ++r)
+        for (std::int64_t c = 0; c < kChannels; ++c) {
+          const T* x = data + r * width + c * per_channel;
+          double s = 0, ss = 0;
+          for (std::int64_t k = 0; k < per_channel; ++k) {
+            s += static_cast<double>(x[k]);
+            ss += static_cast<double>(x[k]) * static_cast<double>(x[k]);
+          }
+          out[2 * c] += s;
+          out[2 * c + 1] += ss;
+        }
+    }
+  });
+  double mean[kChannels], scale[kChannels];
+  const double count = static_cast<double>(rows) * static_cast<double>(per_channel);
+  for (std::int64_t c = 0; c < kChannels; ++c) {
+    double s = 0, ss = 0;
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      s += partial[static_cast<std::size_t>((b * kChannels + c) * 2)];
+      ss += partial[static_cast<std::size_t>((b * kChannels + c) * 2 + 1)];
+    }
+    mean[c] = s / count;
+    const double variance = std::max(0.0, ss / count - mean[c] * mean[c]);
+    scale[c] = variance > 0 ? 1.0 / std::sqrt(variance) : 1.0;  // a constant channel stays 0
+  }
+  at::parallel_for(0, rows, 4096, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t r = lo; r < hi; ++r)
+      for (std::int64_t c = 0; c < kChannels; ++c) {
+        T* x = data + r * width + c * per_channel;
+        for (std::int64_t k = 0; k < per_channel; ++k)
+          x[k] = static_cast<T>((static_cast<double>(x[k]) - mean[c]) * scale[c]);
+      }
+  });
+}
+
 void normaliseInPlace(torch::Tensor& descriptors) {
-  torch::Tensor v = descriptors.view({descriptors.size(0), kChannels, -1});
-  v.sub_(v.mean(std::vector<std::int64_t>{0, 2}, /*keepdim=*/true));
-  const torch::Tensor deviation = v.var(std::vector<std::int64_t>{0, 2}, /*unbiased=*/false, /*keepdim=*/true).sqrt();
-  v.div_(torch::where(deviation > 0, deviation, torch::ones_like(deviation)));  // a constant channel stays 0
+  const std::int64_t per_channel = descriptors.size(1) / kChannels;
+  if (descriptors.scalar_type() == torch::kFloat64) normaliseRows(descriptors.data_ptr<double>(), descriptors.size(0), per_channel);
+  else normaliseRows(descriptors.data_ptr<float>(), descriptors.size(0), per_channel);
 }
 
 // An order-preserving unsigned key of a finite value (a positive value's sign bit set, a negative
@@ -279,7 +325,7 @@ std::optional<torch::Tensor> describe(const torch::Tensor& images, const torch::
     const std::int64_t count = std::min(o.block, n - i0);
     const torch::Tensor chosen =
         order.defined() ? images.index_select(0, order.narrow(0, i0, count)) : images.narrow(0, i0, count);
-    const torch::Tensor lap = laplacianLevel(chosen.to(torch::kFloat64), level, levels).contiguous();
+    const torch::Tensor lap = laplacianLevel(chosen.to(dtype), level, levels).contiguous();
     torch::Tensor pos = positions.narrow(0, i0 * per_image, count * per_image).clone();
     pos.select(1, 0).sub_(i0);
     out.narrow(0, i0 * per_image, count * per_image).copy_(gatherPatches(lap, pos, o.patch_size));
