@@ -195,33 +195,53 @@ T valueOf(Key key) {
   return value;
 }
 
-// The keys of n ≥ 1 finite values, sorted ascending into `keys`: an LSD radix sort, 11 bits a
-// pass. Every pass's histogram is counted while the keys are made, and a pass whose digit every
-// key shares is skipped: O(n), several times std::sort's speed on rows of a million. `keys` and
-// `scratch` hold n keys each; the values are left as they are.
-template <class T, class Key>
-void sortedKeys(const T* values, Key* keys, Key* scratch, std::size_t n) {
-  static_assert(sizeof(T) == sizeof(Key), "one key per value");
-  constexpr unsigned kBits = 11, kBuckets = 1u << kBits, kWidth = sizeof(Key) * 8;
-  constexpr unsigned kPasses = (kWidth + kBits - 1) / kBits;
-  std::vector<std::size_t> counts(std::size_t{kPasses} * kBuckets, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Key k = keyOf<T, Key>(values[i]);
-    keys[i] = k;
-    for (unsigned pass = 0; pass < kPasses; ++pass) ++counts[pass * kBuckets + ((k >> (pass * kBits)) & (kBuckets - 1))];
-  }
+// LSD radix sort of n keys on their low `bits` bits (the higher bits being equal), 11 bits a pass;
+// a pass whose digit every key shares is skipped. The result ends in `keys`.
+template <class Key>
+void lowBitsSort(Key* keys, Key* scratch, std::size_t n, unsigned bits) {
+  constexpr unsigned kBits = 11, kBuckets = 1u << kBits;
+  std::array<std::size_t, kBuckets> count;
   Key* from = keys;
   Key* to = scratch;
-  for (unsigned pass = 0; pass < kPasses; ++pass) {
-    std::size_t* count = counts.data() + std::size_t{pass} * kBuckets;
-    const unsigned shift = pass * kBits;
-    if (count[(from[0] >> shift) & (kBuckets - 1)] == n) continue;
+  for (unsigned shift = 0; shift < bits; shift += kBits) {
+    const Key mask = static_cast<Key>((Key(1) << std::min(kBits, bits - shift)) - 1);
+    count.fill(0);
+    for (std::size_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & mask];
+    if (count[(from[0] >> shift) & mask] == n) continue;
     std::size_t sum = 0;
-    for (unsigned b = 0; b < kBuckets; ++b) sum += std::exchange(count[b], sum);  // exclusive prefix sums
-    for (std::size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & (kBuckets - 1)]++] = from[i];
+    for (std::size_t& c : count) sum += std::exchange(c, sum);  // exclusive prefix sums
+    for (std::size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & mask]++] = from[i];
     std::swap(from, to);
   }
   if (from != keys) std::copy(from, from + n, keys);
+}
+
+// The keys of n ≥ 1 finite values, sorted ascending into `keys`: one most-significant-digit pass
+// on the top 11 bits (sign, exponent) while the keys are made, then each bucket by an LSD radix
+// sort of the remaining bits (small buckets by std::sort). The buckets are small enough to stay
+// in the cache, where a whole-array LSD sort of a million keys would not: O(n), several times
+// std::sort's speed on rows of a million. `keys` and `scratch` hold n keys each; the values are
+// left as they are.
+template <class T, class Key>
+void sortedKeys(const T* values, Key* keys, Key* scratch, std::size_t n) {
+  static_assert(sizeof(T) == sizeof(Key), "one key per value");
+  constexpr unsigned kTopBits = 11, kTop = 1u << kTopBits, kLowBits = sizeof(Key) * 8 - kTopBits;
+  std::vector<std::size_t> begin(kTop + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Key k = keyOf<T, Key>(values[i]);
+    scratch[i] = k;
+    ++begin[(k >> kLowBits) + 1];
+  }
+  for (unsigned b = 0; b < kTop; ++b) begin[b + 1] += begin[b];
+  std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) keys[next[scratch[i] >> kLowBits]++] = scratch[i];
+  constexpr std::size_t kSmall = 2048;  // below this, std::sort beats clearing radix counts
+  for (unsigned b = 0; b < kTop; ++b) {
+    const std::size_t first = begin[b], count = begin[b + 1] - first;
+    if (count < 2) continue;
+    if (count < kSmall) std::sort(keys + first, keys + first + count);
+    else lowBitsSort(keys + first, scratch + first, count, kLowBits);
+  }
 }
 
 // The projections of rows `a` on the directions `d` (rows), as a (directions, rows) matrix: row
