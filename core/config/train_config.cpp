@@ -574,15 +574,15 @@ Result<TrainConfig> presetConfig(const std::string& name) {
     config.log_frequency = 50;
     config.save_frequency = 2;
     config.name = "demo";
-    // Its charts fill within minutes (an epoch of the demo data takes about 11 s here): Parzen
+    // Its charts fill within minutes (an epoch of the demo data takes 7 to 11 s here): Parzen
     // every 2 epochs on 4 of the demo data's 40 sequences held out, and the quality metrics every
-    // 10 epochs on a worker (docs/evaluation.md; their cost is measured in bench/README.md).
+    // 15 epochs on a worker (docs/evaluation.md; their cost is measured in bench/README.md).
     config.data.filter.holdout_fraction = 0.1;
     config.parzen.every_epochs = 2;
     config.parzen.n_samples = 500;
     config.parzen.n_valid = 50;
     config.parzen.n_test = 50;
-    config.metrics.every_epochs = 10;
+    config.metrics.every_epochs = 15;
   } else {
     return makeError("unknown preset \"" + name + "\"; allowed: naive-64, safe-64, safe-128, demo");
   }
