@@ -1,5 +1,10 @@
 #include "widgets/rgb_image.h"
 
+#include <QImageReader>
+#include <QRect>
+
+#include <algorithm>
+
 namespace streetgan::widgets {
 
 QImage toQImage(const RgbImage& image) {
@@ -17,6 +22,17 @@ RenderedImages toRenderedImages(const Result<std::vector<RgbImage>>& images) {
   }
   for (const RgbImage& image : *images) result.images.push_back(toQImage(image));
   return result;
+}
+
+QImage readCenterSquare(const QString& path) {
+  QImageReader reader(path);
+  reader.setAutoTransform(true);
+  const QSize size = reader.size();
+  if (size.isValid()) {
+    const int side = std::min(size.width(), size.height());
+    reader.setClipRect(QRect((size.width() - side) / 2, (size.height() - side) / 2, side, side));
+  }
+  return reader.read();
 }
 
 }  // namespace streetgan::widgets

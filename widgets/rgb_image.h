@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <QImage>
+#include <QString>
 
 namespace streetgan::widgets {
 
@@ -14,5 +15,8 @@ namespace streetgan::widgets {
 QImage toQImage(const RgbImage& image);
 /// A worker's rendered images as QImages, or its error.
 RenderedImages toRenderedImages(const Result<std::vector<RgbImage>>& images);
+/// The center square of the photograph at `path`, read at full resolution (EXIF orientation
+/// applied, no padding, no augmentation); a null image when it cannot be read.
+QImage readCenterSquare(const QString& path);
 
 }  // namespace streetgan::widgets

@@ -20,7 +20,6 @@
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QImageReader>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPainter>
@@ -49,17 +48,6 @@ QImage gridOf(const QVector<QImage>& tiles, int side) {
   return grid;
 }
 
-// Center square of a photograph, as the training crop sees it (no padding, no augmentation).
-QImage centerSquare(const QString& path) {
-  QImageReader reader(path);
-  reader.setAutoTransform(true);
-  const QSize size = reader.size();
-  if (size.isValid()) {
-    const int side = std::min(size.width(), size.height());
-    reader.setClipRect(QRect((size.width() - side) / 2, (size.height() - side) / 2, side, side));
-  }
-  return reader.read();
-}
 
 ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig& config) {
   ComparisonGrids grids;
@@ -72,7 +60,7 @@ ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig&
   QVector<QImage> real;
   const std::size_t step = std::max<std::size_t>(1, dataset->size() / kCompareCount);
   for (std::size_t i = 0; i < dataset->size() && real.size() < kCompareCount; i += step) {
-    QImage image = centerSquare(QString::fromStdString(dataset->path(i)));
+    QImage image = widgets::readCenterSquare(QString::fromStdString(dataset->path(i)));
     if (!image.isNull()) real.push_back(image);
   }
   auto explorer = LatentExplorer::open(checkpoint, "cpu");

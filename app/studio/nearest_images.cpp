@@ -15,7 +15,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QImageReader>
 
 #include <algorithm>
 #include <exception>
@@ -32,17 +31,6 @@ struct Candidate {
   std::string path;
 };
 
-// Center square of a photograph at full resolution (no padding, no augmentation).
-QImage centerSquare(const QString& path) {
-  QImageReader reader(path);
-  reader.setAutoTransform(true);
-  const QSize size = reader.size();
-  if (size.isValid()) {
-    const int side = std::min(size.width(), size.height());
-    reader.setClipRect(QRect((size.width() - side) / 2, (size.height() - side) / 2, side, side));
-  }
-  return reader.read();
-}
 
 // 8-bit interleaved RGB images of `size` px as (n, 3, size, size) float32 in [-1, 1], the
 // pixel/127.5 − 1 of the training rows.
@@ -194,7 +182,7 @@ void findInto(const NearestImagesRequest& request, const std::atomic<bool>& canc
       image.path = QString::fromStdString(candidate.path);
       image.relative_path = root.relativeFilePath(image.path);
       image.distance = candidate.distance;
-      image.image = centerSquare(image.path);
+      image.image = widgets::readCenterSquare(image.path);
       row.nearest.push_back(image);
     }
     result.rows.push_back(row);
