@@ -68,12 +68,27 @@ torch::Tensor MemorisationCheck::trainSubset(std::int64_t n_train, std::int64_t 
 
 namespace {
 
+// The nearest `k` reference rows of each query (never reference row excluded[i] for query i when
+// `excluded` is defined), chosen on the bound rows when there are some.
+Result<NearestNeighbours> find(const torch::Tensor& queries, const torch::Tensor& reference,
+                               const torch::Tensor& query_bounds, const torch::Tensor& reference_bounds,
+                               const torch::Tensor& excluded, int k, std::int64_t block) {
+  if (query_bounds.defined())
+    return NearestNeighbourSearch::searchBounded(queries, reference, query_bounds, reference_bounds, excluded, k, block);
+  if (excluded.defined()) return NearestNeighbourSearch::searchExcluding(queries, reference, excluded, k, block);
+  return NearestNeighbourSearch::search(queries, reference, k, false, block);
+}
+
 // The median distance of `queries` of m rows drawn from `rows` to their nearest other drawn row.
-Result<double> spreadOf(const torch::Tensor& rows, std::int64_t m, std::int64_t queries, std::uint64_t seed,
-                        std::int64_t block) {
-  const torch::Tensor drawn = rows.index_select(0, MemorisationCheck::trainSubset(rows.size(0), m, seed));
+Result<double> spreadOf(const torch::Tensor& rows, const torch::Tensor& bounds, std::int64_t m, std::int64_t queries,
+                        std::uint64_t seed, std::int64_t block) {
+  const torch::Tensor subset = MemorisationCheck::trainSubset(rows.size(0), m, seed);
+  const torch::Tensor drawn = rows.index_select(0, subset);
+  const torch::Tensor drawn_bounds = bounds.defined() ? bounds.index_select(0, subset) : torch::Tensor();
   const torch::Tensor asked = MemorisationCheck::trainSubset(m, queries, seed + 1);
-  auto found = NearestNeighbourSearch::searchExcluding(drawn.index_select(0, asked), drawn, asked, 1, block);
+  auto found = find(drawn.index_select(0, asked), drawn,
+                    drawn_bounds.defined() ? drawn_bounds.index_select(0, asked) : torch::Tensor(), drawn_bounds,
+                    asked, 1, block);
   if (!found) return makeError(found.error());
   return MemorisationCheck::percentile(toVector(found->distances.select(1, 0).contiguous()), 50.0);
 }
@@ -115,6 +130,16 @@ Result<MemorisationResult> MemorisationCheck::evaluate(const torch::Tensor& samp
 Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& sample_rows,
                                                            const torch::Tensor& train_rows,
                                                            const MemorisationOptions& options) {
+  return evaluateRows(sample_rows, train_rows, torch::Tensor(), torch::Tensor(), options);
+}
+
+Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& sample_rows,
+                                                           const torch::Tensor& train_rows,
+                                                           const torch::Tensor& sample_bounds,
+                                                           const torch::Tensor& train_bounds,
+                                                           const MemorisationOptions& options) {
+  if (sample_bounds.defined() != train_bounds.defined())
+    return makeError(prefixed("bound rows are needed for both the samples and the training images, or neither"));
   if (Status s = checkRows(sample_rows, "samples"); !s) return makeError(s.error());
   if (Status s = checkRows(train_rows, "training images"); !s) return makeError(s.error());
   const std::int64_t n = sample_rows.size(0), n_train = train_rows.size(0);
@@ -132,8 +157,9 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
     torch::NoGradGuard no_grad;
     // The yardstick first (it fails on duplicates): training images to their nearest other one.
     const torch::Tensor train_queries = train_rows.cpu().index_select(0, result.train_queries);
-    auto train_nn = NearestNeighbourSearch::searchExcluding(train_queries, train_rows, result.train_queries, 1,
-                                                            options.block);
+    auto train_nn = find(train_queries, train_rows,
+                         train_bounds.defined() ? train_bounds.cpu().index_select(0, result.train_queries) : torch::Tensor(),
+                         train_bounds, result.train_queries, 1, options.block);
     if (!train_nn) return makeError(train_nn.error());
     result.train_nn_distance = train_nn->distances.select(1, 0).contiguous();
     const std::vector<double> train_distances = toVector(result.train_nn_distance);
@@ -144,7 +170,7 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
                                 "(mostly duplicates): the distance ratio is undefined"));
     // The samples: their nearest training images.
     auto samples_nn =
-        NearestNeighbourSearch::search(sample_rows, train_rows, options.show_nearest, false, options.block);
+        find(sample_rows, train_rows, sample_bounds, train_bounds, torch::Tensor(), options.show_nearest, options.block);
     if (!samples_nn) return makeError(samples_nn.error());
     result.nearest_indices = samples_nn->indices;
     result.nearest_distances = samples_nn->distances;
@@ -160,9 +186,11 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
     result.sample_spread = result.train_spread = result.spread_ratio = nan;
     if (m >= 2) {
       const std::int64_t queries = std::min(m, options.spread_queries);
-      auto samples_spread = spreadOf(sample_rows.cpu(), m, queries, options.seed + 101, options.block);
+      auto samples_spread = spreadOf(sample_rows.cpu(), sample_bounds.defined() ? sample_bounds.cpu() : sample_bounds, m,
+                                     queries, options.seed + 101, options.block);
       if (!samples_spread) return makeError(samples_spread.error());
-      auto train_spread = spreadOf(train_rows.cpu(), m, queries, options.seed + 202, options.block);
+      auto train_spread = spreadOf(train_rows.cpu(), train_bounds.defined() ? train_bounds.cpu() : train_bounds, m,
+                                   queries, options.seed + 202, options.block);
       if (!train_spread) return makeError(train_spread.error());
       result.sample_spread = *samples_spread;
       result.train_spread = *train_spread;

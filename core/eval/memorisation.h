@@ -66,6 +66,12 @@ public:
   /// large training set can be reduced as it is loaded; options.size is then unused.
   static Result<MemorisationResult> evaluateRows(const torch::Tensor& sample_rows, const torch::Tensor& train_rows,
                                                  const MemorisationOptions& options = {});
+  /// The same with lower-bound rows of both sets (PixelPcaFeatures::boundRows at options.size):
+  /// the searches choose their candidates on them (NearestNeighbourSearch::searchBounded), the
+  /// same figures with far less work.
+  static Result<MemorisationResult> evaluateRows(const torch::Tensor& sample_rows, const torch::Tensor& train_rows,
+                                                 const torch::Tensor& sample_bounds, const torch::Tensor& train_bounds,
+                                                 const MemorisationOptions& options = {});
   /// The k nearest training images of each sample at size × size (the "nearest training images"
   /// view), from images.
   static Result<NearestNeighbours> nearest(const torch::Tensor& samples, const torch::Tensor& train, int k = 3,

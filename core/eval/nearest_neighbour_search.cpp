@@ -164,14 +164,26 @@ struct Pass {
 // no larger than ‖q‖² + (the largest kept key) − tol, tol bounding the float32 rounding of any
 // key: about (D + 5)·u·(‖q‖ + max‖r‖)² with u = 2⁻²⁴ (inputs, norms, a D-term dot product and
 // the sum), taken twice over.
+//
+// With `exact_q` and `exact_reference` defined, q and reference are lower-bound rows of them
+// (‖E(x) − E(y)‖ ≤ ‖x − y‖): the candidates are chosen on the bounds, their distances taken on
+// the exact rows, and a query is safe when its k-th exact distance is no larger than the bound of
+// every row left out (‖E(q)‖² + the largest kept key − tol), the same test as above.
 Pass onePass(const torch::Tensor& q, const torch::Tensor& q_sq, const torch::Tensor& excluded,
              const torch::Tensor& reference, const torch::Tensor& reference_sq, int k, std::int64_t width,
-             std::int64_t available, std::int64_t block, torch::ScalarType dtype) {
+             std::int64_t available, std::int64_t block, torch::ScalarType dtype,
+             const torch::Tensor& exact_q = {}, const torch::Tensor& exact_reference = {}) {
   const std::int64_t n = q.size(0);
   Pass pass{torch::empty({n, k}, torch::kFloat64), torch::empty({n, k}, torch::kLong), torch::zeros({n}, torch::kBool)};
-  const bool check = dtype == torch::kFloat32 && width < available;
+  const bool bounded = exact_q.defined();
+  const bool check = (dtype == torch::kFloat32 || bounded) && width < available;
   const double r_max = std::sqrt(reference_sq.max().item<double>());
-  const double coeff = 2.0 * static_cast<double>(q.size(1) + 16) * std::ldexp(1.0, -24);
+  // Bound rows carry their own rounding: a norm left over after cancellation (‖x‖² − ‖f‖², sums
+  // of D float64 squares) is off by at most √(D·2⁻⁵³)·‖x‖, its part of a key by four times that
+  // times ‖x‖² (‖x‖ being the bound row's norm); twice that is allowed for.
+  const double margin = bounded ? 8.0 * std::sqrt(static_cast<double>(exact_q.size(1)) * std::ldexp(1.0, -53)) : 0.0;
+  const double coeff =
+      2.0 * static_cast<double>(q.size(1) + 16) * std::ldexp(1.0, dtype == torch::kFloat32 ? -24 : -53) + margin;
   // Tasks: a block of queries against a part of the reference rows. Many queries: one part, the
   // query blocks in parallel. Few queries: the reference rows split between the threads, so that
   // they are read once, not once per thread; the parts' candidates are merged after.
@@ -209,7 +221,9 @@ Pass onePass(const torch::Tensor& q, const torch::Tensor& q_sq, const torch::Ten
         const auto top = all_keys.topk(std::min(width, all_keys.size(1)), 1, /*largest=*/false, /*sorted=*/false);
         merged = {std::get<0>(top), all_indices.gather(1, std::get<1>(top))};
       }
-      const auto sorted = exactSquared(qb, reference, merged.indices).sort(1);
+      const auto sorted = (bounded ? exactSquared(exact_q.narrow(0, i0, m), exact_reference, merged.indices)
+                                   : exactSquared(qb, reference, merged.indices))
+                              .sort(1);
       const torch::Tensor squared = std::get<0>(sorted).narrow(1, 0, k);
       pass.squared.narrow(0, i0, m).copy_(squared);
       pass.indices.narrow(0, i0, m).copy_(merged.indices.gather(1, std::get<1>(sorted).narrow(1, 0, k)));
@@ -249,8 +263,53 @@ Result<NearestNeighbours> searchUnchecked(const torch::Tensor& queries, const to
   return NearestNeighbours{pass.squared.clamp_min(0.0).sqrt(), pass.indices};
 }
 
+Result<NearestNeighbours> searchBoundedUnchecked(const torch::Tensor& queries, const torch::Tensor& reference_in,
+                                                 const torch::Tensor& query_bounds, const torch::Tensor& reference_bounds,
+                                                 const torch::Tensor& excluded_in, int k, std::int64_t block) {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor q = queries.cpu().contiguous(), reference = reference_in.cpu().contiguous();
+  const torch::Tensor bq = query_bounds.cpu().contiguous(), bref = reference_bounds.cpu().contiguous();
+  const torch::Tensor excluded = excluded_in.defined() ? excluded_in.cpu().to(torch::kLong) : torch::Tensor();
+  const std::int64_t available = reference.size(0) - (excluded.defined() ? 1 : 0);
+  // A tight bound leaves few rows to measure: a narrower margin than the float32 search's.
+  const std::int64_t width = std::min<std::int64_t>(available, std::max<std::int64_t>(16, 2 * std::int64_t{k} + 8));
+  if (!torch::isfinite(squaredNorms(q)).all().item<bool>()) return makeError(prefixed("the queries contain NaN or Inf values"));
+  if (!torch::isfinite(squaredNorms(reference)).all().item<bool>())
+    return makeError(prefixed("the reference rows contain NaN or Inf values"));
+  const torch::Tensor bq_sq = squaredNorms(bq), bref_sq = squaredNorms(bref);
+  if (!torch::isfinite(bq_sq).all().item<bool>() || !torch::isfinite(bref_sq).all().item<bool>())
+    return makeError(prefixed("the bound rows contain NaN or Inf values"));
+  const Pass pass = onePass(bq, bq_sq, excluded, bref, bref_sq, k, width, available, block, torch::kFloat32, q, reference);
+  NearestNeighbours out{pass.squared.clamp_min(0.0).sqrt(), pass.indices};
+  const torch::Tensor again = pass.redo.nonzero().view(-1);
+  if (again.numel() > 0) {  // the bound left too many rows near the answer: those queries in full
+    auto full = searchUnchecked(q.index_select(0, again), reference,
+                                excluded.defined() ? excluded.index_select(0, again) : torch::Tensor(), k, block);
+    if (!full) return full;
+    out.distances.index_copy_(0, again, full->distances);
+    out.indices.index_copy_(0, again, full->indices);
+  }
+  return out;
+}
+
+Status checkBounds(const torch::Tensor& query_bounds, const torch::Tensor& reference_bounds, std::int64_t n,
+                   std::int64_t n_ref) {
+  if (Status s = checkRows(query_bounds, "queries' bound rows"); !s) return s;
+  if (Status s = checkRows(reference_bounds, "reference rows' bound rows"); !s) return s;
+  if (query_bounds.size(0) != n || reference_bounds.size(0) != n_ref)
+    return makeError(prefixed("the bound rows must be one per query and reference row (" + std::to_string(n) + " and " +
+                              std::to_string(n_ref) + "), got " + std::to_string(query_bounds.size(0)) + " and " +
+                              std::to_string(reference_bounds.size(0))));
+  if (query_bounds.size(1) != reference_bounds.size(1))
+    return makeError(prefixed("the bound rows have " + std::to_string(query_bounds.size(1)) + " and " +
+                              std::to_string(reference_bounds.size(1)) + " columns"));
+  return {};
+}
+
 Result<NearestNeighbours> searchChecked(const torch::Tensor& queries, const torch::Tensor& reference,
-                                        const torch::Tensor& excluded, bool exclude_self, int k, std::int64_t block) {
+                                        const torch::Tensor& excluded, bool exclude_self, int k, std::int64_t block,
+                                        const torch::Tensor& query_bounds = {},
+                                        const torch::Tensor& reference_bounds = {}) {
   if (Status s = checkRows(queries, "queries"); !s) return makeError(s.error());
   if (Status s = checkRows(reference, "reference rows"); !s) return makeError(s.error());
   const std::int64_t n = queries.size(0), n_ref = reference.size(0);
@@ -280,6 +339,10 @@ Result<NearestNeighbours> searchChecked(const torch::Tensor& queries, const torc
     return makeError(prefixed("k = " + std::to_string(k) + " with each query's own row excluded needs at least " +
                               std::to_string(k + 1) + " reference rows, got " + std::to_string(n_ref)));
   try {
+    if (query_bounds.defined() || reference_bounds.defined()) {
+      if (Status s = checkBounds(query_bounds, reference_bounds, n, n_ref); !s) return makeError(s.error());
+      return searchBoundedUnchecked(queries, reference, query_bounds, reference_bounds, excluded, k, block);
+    }
     return searchUnchecked(queries, reference, excluded, k, block);
   } catch (const c10::Error& e) {  // out of memory
     return makeError(prefixed(e.what_without_backtrace()));
@@ -318,6 +381,15 @@ torch::Tensor NearestNeighbourSearch::downsampledRows(const torch::Tensor& image
   } catch (const c10::Error&) {  // out of memory
     return {};
   }
+}
+
+Result<NearestNeighbours> NearestNeighbourSearch::searchBounded(const torch::Tensor& queries,
+                                                                const torch::Tensor& reference,
+                                                                const torch::Tensor& query_bounds,
+                                                                const torch::Tensor& reference_bounds,
+                                                                const torch::Tensor& excluded, int k, std::int64_t block) {
+  if (!query_bounds.defined() || !reference_bounds.defined()) return makeError(prefixed("the bound rows are missing"));
+  return searchChecked(queries, reference, excluded, false, k, block, query_bounds, reference_bounds);
 }
 
 }  // namespace streetgan

@@ -41,6 +41,17 @@ public:
   static Result<NearestNeighbours> searchExcluding(const torch::Tensor& queries, const torch::Tensor& reference,
                                                    const torch::Tensor& excluded, int k, std::int64_t block = 1024);
 
+  /// As searchExcluding() (`excluded` undefined: none), the candidates chosen on lower-bound rows
+  /// instead of the rows: `query_bounds` (n, B) and `reference_bounds` (N, B) must satisfy
+  /// ‖E(q) − E(r)‖ ≤ ‖q − r‖ for every pair (for example the projection on orthonormal
+  /// components with the norm of the rest appended: PixelPcaFeatures::boundRows). A narrow set of
+  /// candidates is measured exactly; a query whose answer the bound cannot prove is searched in
+  /// full. The same answer as search(), far less work when B ≪ D and the bound is tight.
+  static Result<NearestNeighbours> searchBounded(const torch::Tensor& queries, const torch::Tensor& reference,
+                                                 const torch::Tensor& query_bounds,
+                                                 const torch::Tensor& reference_bounds, const torch::Tensor& excluded,
+                                                 int k, std::int64_t block = 1024);
+
   /// Images (N, C, H, W), any floating type, to (N, C·size·size) float32 rows, C-major like
   /// flatten(): each output pixel is the mean of its area of the image (adaptive average pooling;
   /// for H and W divisible by `size` that is the mean of each (H/size) × (W/size) block, and an

@@ -1,6 +1,7 @@
 #include "core/eval/pixel_pca_features.h"
 
 #include "core/eval/nearest_neighbour_search.h"
+#include "core/eval/symmetric_eigen.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -19,32 +20,6 @@ Status checkImages(const torch::Tensor& images, const char* name) {
   if (!torch::isfinite(images).all().item<bool>())
     return makeError(std::string("the ") + name + " contain NaN or Inf values");
   return {};
-}
-
-// A fixed number of parts, so that the sums below are added in the same order on any number of
-// threads (the figures do not depend on it).
-constexpr std::int64_t kParts = 4;
-
-// XᵀX (`over_rows`: d × d, a sum over row blocks) or XXᵀ (n × n, a sum over column blocks), the
-// blocks' products on LibTorch's threads (BLAS itself is single-threaded under them), summed in
-// block order.
-torch::Tensor crossProduct(const torch::Tensor& x, bool over_rows) {
-  const int dim = over_rows ? 0 : 1;
-  const std::int64_t along = x.size(dim), parts = std::min(kParts, along);
-  const std::int64_t each = (along + parts - 1) / parts;
-  std::vector<torch::Tensor> partial(static_cast<std::size_t>(parts));
-  at::parallel_for(0, parts, 1, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t p = lo; p < hi; ++p) {
-      const std::int64_t begin = p * each, count = std::min(each, along - begin);
-      if (count <= 0) continue;
-      const torch::Tensor block = x.narrow(dim, begin, count);
-      partial[static_cast<std::size_t>(p)] = over_rows ? torch::mm(block.t(), block) : torch::mm(block, block.t());
-    }
-  });
-  torch::Tensor sum;
-  for (const torch::Tensor& part : partial)
-    if (part.defined()) sum = sum.defined() ? sum.add_(part) : part;
-  return sum;
 }
 
 // a · b with a's rows in blocks on LibTorch's threads, each block's rows written in place.
@@ -91,10 +66,11 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
     if (n < d) {
       // Fewer images than pixels: the n × n Gram matrix has the same non-zero spectrum as the
       // d × d covariance, and component k is Xᵀu_k / √((n − 1)λ_k) (far less work at n = 1,000).
-      auto [values, vectors] = at::linalg_eigh(crossProduct(centred, false) * scale, "L");  // ascending
       const std::int64_t keep = std::min<std::int64_t>(options.components, n);
-      const torch::Tensor top_values = values.slice(0, n - keep, n).flip({0}).clamp_min(0);
-      const torch::Tensor top_vectors = vectors.slice(1, n - keep, n).flip({1});
+      auto pairs = SymmetricEigen::largest(SymmetricEigen::gram(centred.t()) * scale, keep);
+      if (!pairs) return makeError("pixel features: " + pairs.error());
+      const torch::Tensor top_values = pairs->values.clamp_min(0);
+      const torch::Tensor& top_vectors = pairs->vectors;
       const torch::Tensor norms = (top_values / scale).sqrt();
       features.components_ = (torch::mm(centred.t(), top_vectors) / torch::where(norms > 0, norms, torch::ones_like(norms)))
                                  .contiguous();
@@ -105,9 +81,10 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
       }
       return features;
     }
-    auto [values, vectors] = at::linalg_eigh(crossProduct(centred, true) * scale, "L");  // ascending
-    features.variances_ = values.slice(0, d - options.components, d).flip({0}).contiguous();
-    features.components_ = vectors.slice(1, d - options.components, d).flip({1}).contiguous();
+    auto pairs = SymmetricEigen::largest(SymmetricEigen::gram(centred) * scale, options.components);
+    if (!pairs) return makeError("pixel features: " + pairs.error());
+    features.variances_ = pairs->values;
+    features.components_ = pairs->vectors;
     return features;
   } catch (const c10::Error& e) {
     return makeError(std::string("pixel features: ") + e.what_without_backtrace());
@@ -123,6 +100,39 @@ Result<torch::Tensor> PixelPcaFeatures::transform(const torch::Tensor& images) c
     return makeError("pixel features: the images are smaller than " + std::to_string(size_) + "x" + std::to_string(size_));
   try {
     return rowParallelMm(pixelRows(images, size_) - mean_, components_);
+  } catch (const c10::Error& e) {
+    return makeError(std::string("pixel features: ") + e.what_without_backtrace());
+  }
+}
+
+Result<torch::Tensor> PixelPcaFeatures::boundRows(const torch::Tensor& rows, const torch::Tensor& features) const {
+  const std::int64_t d = mean_.size(0), k = components_.size(1);
+  if (!rows.defined() || rows.dim() != 2 || rows.size(1) != d || !features.defined() || features.dim() != 2 ||
+      features.size(1) != k || features.size(0) != rows.size(0))
+    return makeError("pixel features: bound rows need " + std::to_string(d) + " pixel values and " +
+                     std::to_string(k) + " features per row, one features row per pixel row");
+  try {
+    torch::NoGradGuard no_grad;
+    // Unit or zero columns (zeros stand beyond the data's rank), orthogonal to each other.
+    const torch::Tensor gram = torch::mm(components_.t(), components_);
+    const torch::Tensor unit = (gram.diagonal() > 0.5).to(torch::kFloat64);
+    if ((gram - torch::diag(unit)).abs().max().item<double>() > 1e-9)
+      return makeError("pixel features: the components are not orthonormal (a near-degenerate fit); no bound rows");
+    // ‖x − mean‖² in float64, row by row; less ‖features‖² it is the part the components leave out.
+    const torch::Tensor x = rows.to(torch::kFloat64).contiguous();
+    const double* m = mean_.data_ptr<double>();
+    torch::Tensor centred_sq = torch::empty({x.size(0)}, torch::kFloat64);
+    const double* data = x.data_ptr<double>();
+    double* out = centred_sq.data_ptr<double>();
+    at::parallel_for(0, x.size(0), 256, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t r = lo; r < hi; ++r) {
+        double sum = 0;
+        for (std::int64_t j = 0; j < d; ++j) sum += (data[r * d + j] - m[j]) * (data[r * d + j] - m[j]);
+        out[r] = sum;
+      }
+    });
+    const torch::Tensor rest = (centred_sq - features.to(torch::kFloat64).square().sum(1)).clamp_min(0).sqrt();
+    return torch::cat({features.to(torch::kFloat64), rest.unsqueeze(1)}, 1);
   } catch (const c10::Error& e) {
     return makeError(std::string("pixel features: ") + e.what_without_backtrace());
   }

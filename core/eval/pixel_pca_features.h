@@ -28,6 +28,14 @@ public:
   /// The features of `images` (n, C, H, W): (n, components) float64.
   Result<torch::Tensor> transform(const torch::Tensor& images) const;
 
+  /// Lower-bound rows for NearestNeighbourSearch::searchBounded: each row's features with the
+  /// norm of what the components leave out appended, (n, components + 1) float64, so that
+  /// ‖E(x) − E(y)‖ ≤ ‖x − y‖ for pixel rows x, y. `rows` are the images' rows at size() (float32
+  /// or float64, as downsampledRows gives them), `features` transform()'s rows for the same
+  /// images. An Error when the components are not orthonormal to 1e-9 (a near-degenerate fit:
+  /// the bound would not hold) or the shapes do not match.
+  Result<torch::Tensor> boundRows(const torch::Tensor& rows, const torch::Tensor& features) const;
+
   /// Rows at `size` × size (NearestNeighbourSearch::downsampledRows), as float64.
   static torch::Tensor pixelRows(const torch::Tensor& images, int size);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,23 @@ std::optional<std::string> needOf(const std::string& metric, std::int64_t n_samp
              std::to_string(options.memorisation.show_nearest) + " nearest are kept), got " + std::to_string(n_train);
   }
   return std::nullopt;
+}
+
+// The memorisation check, its searches bounded by the pixel features when they were fitted at its
+// size (the same figures, a fraction of the work); a space that cannot bound (components not
+// orthonormal) leaves the plain search.
+Result<MemorisationResult> evaluateMemorisation(const torch::Tensor& samples, const torch::Tensor& train,
+                                                const MemorisationOptions& options, const PixelPcaFeatures* space,
+                                                const torch::Tensor& sample_features, const torch::Tensor& train_features) {
+  if (!space || space->size() != options.size || options.size < 1)
+    return MemorisationCheck::evaluate(samples, train, options);
+  const torch::Tensor sample_rows = NearestNeighbourSearch::downsampledRows(samples, options.size);
+  const torch::Tensor train_rows = NearestNeighbourSearch::downsampledRows(train, options.size);
+  if (!sample_rows.defined() || !train_rows.defined()) return MemorisationCheck::evaluate(samples, train, options);
+  auto sample_bounds = space->boundRows(sample_rows, sample_features);
+  auto train_bounds = space->boundRows(train_rows, train_features);
+  if (!sample_bounds || !train_bounds) return MemorisationCheck::evaluateRows(sample_rows, train_rows, options);
+  return MemorisationCheck::evaluateRows(sample_rows, train_rows, *sample_bounds, *train_bounds, options);
 }
 
 }  // namespace
@@ -218,9 +236,11 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
     out.metrics[figure::kJsd] = result->jsd;
     stages.done("ndb");
   }
+  // The pixel features' space, kept for the memorisation check's search (its lower bounds).
+  std::optional<PixelPcaFeatures> pixel_space;
+  torch::Tensor real_features, fake_features;
   if (feature_metrics) {
     if (!stages.start(kFeaturesStage)) return cancelled();
-    torch::Tensor real_features, fake_features;
     if (options.network) {
       const auto keep_going = [&] { return !options.should_stop || !options.should_stop(); };
       auto real = options.network->extract(train, 64, keep_going);
@@ -248,6 +268,7 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
       real_features = *real;
       fake_features = *fake;
       out.feature_space = "pixels" + std::to_string(pixel.size) + "-pca" + std::to_string(pixel.components);
+      pixel_space = std::move(*space);
     }
     stages.done("features");
     if (wants("fid")) {
@@ -282,7 +303,8 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
     if (!stages.start(kMemorisationStage)) return cancelled();
     MemorisationOptions memorisation = options.memorisation;
     memorisation.seed = options.seed;
-    auto result = MemorisationCheck::evaluate(samples, train, memorisation);
+    auto result = evaluateMemorisation(samples, train, memorisation, pixel_space ? &*pixel_space : nullptr,
+                                       fake_features, real_features);
     if (!result) return makeError(result.error());  // it begins "memorisation: "
     out.metrics[figure::kCopyRate] = result->copy_rate;
     out.metrics[figure::kNearestRatio] = result->median_ratio;

@@ -1,5 +1,7 @@
 #include "core/eval/sliced_wasserstein.h"
 
+#include "core/eval/laplacian_patches.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -20,7 +22,7 @@ namespace {
 constexpr std::int64_t kChannels = 3;
 // Projections held at once per set: directions are taken in chunks of about this many values
 // (256 MB of float32), so that the descriptors are read once per chunk.
-constexpr std::int64_t kProjectionValues = std::int64_t(1) << 26;
+constexpr std::int64_t kProjectionValues = std::int64_t(1) << 27;
 constexpr std::int64_t kMaxCount = std::int64_t(1) << 20;  // patches per image, projections
 
 std::string px(std::int64_t size) { return std::to_string(size) + " px"; }
@@ -98,15 +100,6 @@ torch::Tensor pyrUp(const torch::Tensor& g) {
   torch::Tensor up = torch::zeros({g.size(0), g.size(1), 2 * h, 2 * w}, g.options());
   up.slice(2, 0, 2 * h, 2).slice(3, 0, 2 * w, 2).copy_(g);
   return binomial(up, 2.0);
-}
-
-// Level `level` of `levels` of the Laplacian pyramid of images (float32 or float64), as
-// laplacianPyramid's.
-torch::Tensor laplacianLevel(const torch::Tensor& images, std::size_t level, std::size_t levels) {
-  torch::Tensor g = images;
-  for (std::size_t i = 0; i < level; ++i) g = pyrDown(g);
-  if (level + 1 == levels) return g.contiguous();
-  return g - pyrUp(pyrDown(g));
 }
 
 // Patches of a contiguous level (n, C, S, S) at valid int64 positions (M, 3): (M, C·p²).
@@ -287,18 +280,29 @@ std::int64_t directionsPerChunk(std::int64_t rows, std::int64_t projections) {
   return std::clamp<std::int64_t>(kProjectionValues / rows, 1, projections);
 }
 
+// Each set's projections of a chunk of directions. Allocated once per computation: fresh pages for
+// every chunk would cost the kernel more than the sorts.
+struct ProjectionBuffers {
+  torch::Tensor a, b;
+  static ProjectionBuffers make(std::int64_t rows, std::int64_t projections, torch::ScalarType dtype) {
+    const std::int64_t chunk = directionsPerChunk(rows, projections);
+    const auto options = torch::TensorOptions().dtype(dtype);
+    return {torch::empty({chunk, rows}, options), torch::empty({chunk, rows}, options)};
+  }
+};
+
 // Σ over directions and ranks of |sorted a·d − sorted b·d| for unit columns d of `directions`
 // (same dtype as a and b), a chunk of directions at a time (projections in parallel over rows,
 // sorts in parallel over directions); each direction's sum is added in direction order.
 // nullopt when `tick` (told once per chunk) cancels.
 std::optional<double> sumOfSortedDifferences(const torch::Tensor& a, const torch::Tensor& b,
-                                             const torch::Tensor& directions, const std::function<bool()>& tick) {
+                                             const torch::Tensor& directions, const ProjectionBuffers& buffers,
+                                             const std::function<bool()>& tick) {
   const std::int64_t p = directions.size(1), chunk = directionsPerChunk(a.size(0), p);
   const torch::Tensor rows_of_directions = directions.t().contiguous();
   std::vector<double> sums(static_cast<std::size_t>(p), 0.0);
-  // Allocated once: fresh pages for every chunk would cost the kernel more than the sorts.
-  const torch::Tensor buffer_a = torch::empty({chunk, a.size(0)}, a.options());
-  const torch::Tensor buffer_b = torch::empty({chunk, b.size(0)}, b.options());
+  const torch::Tensor& buffer_a = buffers.a;
+  const torch::Tensor& buffer_b = buffers.b;
   for (std::int64_t d0 = 0; d0 < p; d0 += chunk) {
     const torch::Tensor d = rows_of_directions.narrow(0, d0, std::min(chunk, p - d0));
     torch::Tensor pa = project(d, a, buffer_a), pb = project(d, b, buffer_b);
@@ -333,25 +337,23 @@ torch::Tensor subsample(std::int64_t from, std::int64_t keep, std::uint64_t seed
   return std::get<0>(drawn.narrow(0, 0, keep).sort());
 }
 
-// The descriptors of one level of a set (its images in `order` when defined), block by block.
-std::optional<torch::Tensor> describe(const torch::Tensor& images, const torch::Tensor& order,
-                                      const torch::Tensor& positions, std::size_t level, std::size_t levels,
-                                      const SlicedWassersteinOptions& o, torch::ScalarType dtype,
-                                      const std::function<bool()>& tick) {
+// The descriptors of one level of a set (its images in `order` when defined) into `out`, block by
+// block. false when `tick` cancels.
+bool describe(const torch::Tensor& images, const torch::Tensor& order, const torch::Tensor& positions, std::size_t level,
+              std::size_t levels, const SlicedWassersteinOptions& o, torch::ScalarType dtype, LaplacianPatches& patches,
+              const torch::Tensor& out, const std::function<bool()>& tick) {
   const std::int64_t per_image = o.patches_per_image, n = positions.size(0) / per_image;
-  torch::Tensor out = torch::empty({positions.size(0), kChannels * o.patch_size * o.patch_size},
-                                   torch::TensorOptions().dtype(dtype));
   for (std::int64_t i0 = 0; i0 < n; i0 += o.block) {
     const std::int64_t count = std::min(o.block, n - i0);
     const torch::Tensor chosen =
         order.defined() ? images.index_select(0, order.narrow(0, i0, count)) : images.narrow(0, i0, count);
-    const torch::Tensor lap = laplacianLevel(chosen.to(dtype), level, levels).contiguous();
     torch::Tensor pos = positions.narrow(0, i0 * per_image, count * per_image).clone();
     pos.select(1, 0).sub_(i0);
-    out.narrow(0, i0 * per_image, count * per_image).copy_(gatherPatches(lap, pos, o.patch_size));
-    if (!tick()) return std::nullopt;
+    patches.gather(chosen.to(dtype).contiguous(), level, levels, pos, o.patch_size,
+                   out.narrow(0, i0 * per_image, count * per_image));
+    if (!tick()) return false;
   }
-  return out;
+  return true;
 }
 
 Result<SlicedWassersteinResult> computeChecked(const torch::Tensor& a, const torch::Tensor& b,
@@ -380,6 +382,12 @@ Result<SlicedWassersteinResult> computeChecked(const torch::Tensor& a, const tor
     return !o.progress || o.progress(std::min(1.0, static_cast<double>(done) / units));
   };
 
+  // Allocated once for all levels: fresh pages for every level would cost the kernel more than
+  // the pyramid.
+  LaplacianPatches patches;
+  torch::Tensor desc_a = torch::empty({m, dim}, torch::TensorOptions().dtype(dtype));
+  torch::Tensor desc_b = torch::empty({m, dim}, torch::TensorOptions().dtype(dtype));
+  const ProjectionBuffers buffers = ProjectionBuffers::make(m, p, dtype);
   SlicedWassersteinResult result;
   result.images = n;
   for (std::size_t l = 0; l < levels.size(); ++l) {
@@ -388,14 +396,13 @@ Result<SlicedWassersteinResult> computeChecked(const torch::Tensor& a, const tor
       return drawPositions(n, levels[l], o.patches_per_image, o.patch_size, streamSeed(o.seed, s));
     };
     const torch::Tensor pos_a = positions(stream), pos_b = o.shared_positions ? pos_a : positions(stream + 1);
-    std::optional<torch::Tensor> desc_a = describe(a, order_a, pos_a, l, levels.size(), o, dtype, tick);
-    std::optional<torch::Tensor> desc_b;
-    if (desc_a) desc_b = describe(b, order_b, pos_b, l, levels.size(), o, dtype, tick);
-    if (!desc_a || !desc_b) return makeError("SWD: cancelled");
-    normaliseInPlace(*desc_a);
-    normaliseInPlace(*desc_b);
+    if (!describe(a, order_a, pos_a, l, levels.size(), o, dtype, patches, desc_a, tick) ||
+        !describe(b, order_b, pos_b, l, levels.size(), o, dtype, patches, desc_b, tick))
+      return makeError("SWD: cancelled");
+    normaliseInPlace(desc_a);
+    normaliseInPlace(desc_b);
     const torch::Tensor directions = drawDirections(dim, p, streamSeed(o.seed, stream + 2)).to(dtype);
-    const std::optional<double> sum = sumOfSortedDifferences(*desc_a, *desc_b, directions, tick);
+    const std::optional<double> sum = sumOfSortedDifferences(desc_a, desc_b, directions, buffers, tick);
     if (!sum) return makeError("SWD: cancelled");
     result.resolutions.push_back(levels[l]);
     result.distances_e3.push_back(*sum / (static_cast<double>(m) * static_cast<double>(p)) * 1e3);
@@ -495,7 +502,8 @@ Result<double> SlicedWasserstein::distance(const torch::Tensor& a, const torch::
         !torch::isfinite(d64).all().item<bool>())
       return makeError("SWD: the descriptors or directions contain NaN or Inf values");
     if ((d64.square().sum(0) == 0).any().item<bool>()) return makeError("SWD: a direction is zero");
-    const std::optional<double> sum = sumOfSortedDifferences(a64, b64, unitColumns(d64), {});
+    const std::optional<double> sum =
+        sumOfSortedDifferences(a64, b64, unitColumns(d64), ProjectionBuffers::make(a.size(0), directions.size(1), torch::kFloat64), {});
     return *sum / (static_cast<double>(a.size(0)) * static_cast<double>(directions.size(1)));
   } catch (const c10::Error& e) {
     return makeError(std::string("SWD: ") + e.what_without_backtrace());

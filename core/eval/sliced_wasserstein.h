@@ -16,9 +16,10 @@
 //    absolute difference of the sorted projections. Reported × 10³, with the mean over levels.
 // Pixel values may be in any range: an affine map of the values is removed by the normalisation,
 // so images in [-1, 1] give what their uint8 images give. Sets of different sizes: the larger is
-// subsampled (a seeded draw without replacement) to the smaller. The pyramid is computed in
-// float64; descriptors and projections in float32 as Karras' code (relative error ~1e-6, half the
-// memory and time of float64, which options.float64 selects), level by level, in blocks of images.
+// subsampled (a seeded draw without replacement) to the smaller. The pyramid, descriptors and
+// projections are computed in float32 as Karras' code (relative error ~1e-6, half the memory and
+// time of float64, which options.float64 selects), level by level, in blocks of images, each
+// image's level made alone (LaplacianPatches).
 // The pieces below (distance() and the rest) are always float64.
 // Bad input and cancellation come back as an Error; nothing throws. CPU only.
 #include "core/util/result.h"

@@ -2,6 +2,7 @@
 // given the same subset of training images), numpy's percentile on hand-computed values, the
 // seeded subset, copies found and fresh noise not, and every bad input it must refuse.
 #include "core/eval/memorisation.h"
+#include "core/eval/pixel_pca_features.h"
 #include "tests/support/python_reference.h"
 
 #include <QJsonArray>
@@ -65,6 +66,8 @@ private slots:
   void nearestTrainingImages();
   void spreadOfBothSets();
   void spreadFallsWhenSamplesCollapse();
+  void boundRowsGiveTheSameFigures_data();
+  void boundRowsGiveTheSameFigures();
   void badInput_data();
   void badInput();
   void badRows();
@@ -252,6 +255,50 @@ void TestMemorisation::spreadFallsWhenSamplesCollapse() {
   QVERIFY(!refused);
   QVERIFY2(refused.error().find("spread_queries must be at least 1, got 0") != std::string::npos,
            refused.error().c_str());
+}
+
+void TestMemorisation::boundRowsGiveTheSameFigures_data() {
+  QTest::addColumn<int>("components");
+  QTest::newRow("40 components (a tight bound)") << 40;
+  QTest::newRow("4 components (a loose bound: many queries searched in full)") << 4;
+}
+
+void TestMemorisation::boundRowsGiveTheSameFigures() {
+  // The quality suite bounds the searches by its pixel features: the figures must not move.
+  QFETCH(int, components);
+  torch::manual_seed(14);
+  const auto train = structuredTraining(30, 64);
+  const auto samples = (train.narrow(0, 0, 120) + torch::randn({120, 3, 64, 64}) * 0.1).clamp(-1, 1);
+  auto space = PixelPcaFeatures::fit(train, PixelPcaOptions{32, components});
+  QVERIFY2(space, space.error().c_str());
+  const auto sample_rows = NearestNeighbourSearch::downsampledRows(samples, 32);
+  const auto train_rows = NearestNeighbourSearch::downsampledRows(train, 32);
+  auto sample_features = space->transform(samples), train_features = space->transform(train);
+  QVERIFY(sample_features && train_features);
+  auto sample_bounds = space->boundRows(sample_rows, *sample_features);
+  auto train_bounds = space->boundRows(train_rows, *train_features);
+  QVERIFY2(sample_bounds && train_bounds, sample_bounds ? train_bounds.error().c_str() : sample_bounds.error().c_str());
+  // A contraction: no pair of rows is nearer in the bound rows than in the pixels.
+  const auto pixel = torch::cdist(sample_rows.to(torch::kFloat64), train_rows.to(torch::kFloat64));
+  const auto bounded = torch::cdist(*sample_bounds, *train_bounds);
+  QVERIFY((bounded <= pixel + 1e-9).all().item<bool>());
+  MemorisationOptions options;
+  options.train_self_queries = 150;
+  options.spread_queries = 60;
+  auto plain = MemorisationCheck::evaluateRows(sample_rows, train_rows, options);
+  auto fast = MemorisationCheck::evaluateRows(sample_rows, train_rows, *sample_bounds, *train_bounds, options);
+  QVERIFY2(plain && fast, plain ? fast.error().c_str() : plain.error().c_str());
+  QVERIFY(torch::equal(fast->nearest_indices, plain->nearest_indices));
+  QVERIFY(((fast->nearest_distances - plain->nearest_distances).abs() <= 1e-12).all().item<bool>());
+  QVERIFY(((fast->train_nn_distance - plain->train_nn_distance).abs() <= 1e-12).all().item<bool>());
+  QCOMPARE(fast->copy_rate, plain->copy_rate);
+  QVERIFY(closeTo(fast->threshold, plain->threshold, 1e-12));
+  QVERIFY(closeTo(fast->spread_ratio, plain->spread_ratio, 1e-12));
+  QVERIFY(closeTo(fast->median_ratio, plain->median_ratio, 1e-12));
+  // Bounds for one set only are refused.
+  auto half = MemorisationCheck::evaluateRows(sample_rows, train_rows, *sample_bounds, torch::Tensor(), options);
+  QVERIFY(!half);
+  QVERIFY2(QString::fromStdString(half.error()).contains("bound rows are needed for both"), half.error().c_str());
 }
 
 void TestMemorisation::nearestTrainingImages() {

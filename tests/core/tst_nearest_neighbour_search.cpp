@@ -12,6 +12,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace streetgan;
@@ -35,6 +37,28 @@ bool closeTo(const torch::Tensor& a, const torch::Tensor& b, double relative = 1
   return ((a - b).abs() <= b.abs() * relative + 1e-12).all().item<bool>();
 }
 
+// Rows near a 12-dimensional subspace of `d` dimensions, plus noise: what images at 32 px look
+// like to a projection on their leading components.
+torch::Tensor lowRankRows(std::int64_t n, std::int64_t d, const torch::Tensor& basis, double noise) {
+  return torch::mm(torch::randn({n, basis.size(0)}, torch::kFloat64), basis) + noise * torch::randn({n, d}, torch::kFloat64);
+}
+
+// ‖E(x) − E(y)‖ ≤ ‖x − y‖ by construction: the projection of x − mean on `columns` orthonormal
+// columns (the top principal axes of `fit`), with the norm of what they leave out appended.
+// Built here from LibTorch's eigh, apart from PixelPcaFeatures.
+std::pair<torch::Tensor, torch::Tensor> principalBounds(const torch::Tensor& fit, const torch::Tensor& a,
+                                                        const torch::Tensor& b, std::int64_t columns) {
+  const torch::Tensor mean = fit.mean(0), centred = fit - mean;
+  const auto eig = torch::linalg_eigh(torch::mm(centred.t(), centred), "L");
+  const torch::Tensor axes = std::get<1>(eig).narrow(1, fit.size(1) - columns, columns);
+  const auto bound = [&](const torch::Tensor& x) {
+    const torch::Tensor c = x - mean, f = torch::mm(c, axes);
+    const torch::Tensor rest = (c.square().sum(1) - f.square().sum(1)).clamp_min(0).sqrt();
+    return torch::cat({f, rest.unsqueeze(1)}, 1);
+  };
+  return {bound(a), bound(b)};
+}
+
 }  // namespace
 
 class TestNearestNeighbourSearch : public QObject {
@@ -50,6 +74,10 @@ private slots:
   void downsampledRowsRefuseNonImages();
   void badInput_data();
   void badInput();
+  void boundedSearchGivesTheSameAnswer_data();
+  void boundedSearchGivesTheSameAnswer();
+  void badBounds_data();
+  void badBounds();
 };
 
 void TestNearestNeighbourSearch::agreesWithNumpy_data() {
@@ -252,6 +280,87 @@ void TestNearestNeighbourSearch::badInput() {
   }
   auto result = excluded.defined() ? NearestNeighbourSearch::searchExcluding(queries, reference, excluded, k, block)
                                    : NearestNeighbourSearch::search(queries, reference, k, exclude_self, block);
+  QVERIFY(!result);
+  QVERIFY2(QString::fromStdString(result.error()).contains(error), result.error().c_str());
+}
+
+void TestNearestNeighbourSearch::boundedSearchGivesTheSameAnswer_data() {
+  QTest::addColumn<int>("bound");  // 0: 24 principal axes and the rest, 1: 3 coordinates, 2: nothing (zeros)
+  QTest::addColumn<bool>("exclude");
+  QTest::addColumn<int>("k");
+  QTest::addColumn<bool>("float32");
+  QTest::newRow("principal axes, k 3") << 0 << false << 3 << true;
+  QTest::newRow("principal axes, k 1, own row excluded") << 0 << true << 1 << true;
+  QTest::newRow("principal axes, k 5, float64 rows") << 0 << false << 5 << false;
+  QTest::newRow("3 coordinates (most queries searched in full)") << 1 << false << 3 << true;
+  QTest::newRow("3 coordinates, own row excluded") << 1 << true << 2 << true;
+  QTest::newRow("zero bound (every query searched in full)") << 2 << false << 3 << true;
+}
+
+void TestNearestNeighbourSearch::boundedSearchGivesTheSameAnswer() {
+  QFETCH(int, bound);
+  QFETCH(bool, exclude);
+  QFETCH(int, k);
+  QFETCH(bool, float32);
+  torch::manual_seed(40 + bound);
+  const std::int64_t d = 192, n_ref = 900;
+  const torch::Tensor basis = torch::randn({12, d}, torch::kFloat64);
+  torch::Tensor reference = lowRankRows(n_ref, d, basis, 0.05);
+  torch::Tensor excluded, queries;
+  if (exclude) {
+    excluded = torch::randperm(n_ref, torch::kLong).narrow(0, 0, 150);
+    queries = reference.index_select(0, excluded);
+  } else {
+    queries = lowRankRows(150, d, basis, 0.05);
+  }
+  if (float32) {
+    reference = reference.to(torch::kFloat32);
+    queries = queries.to(torch::kFloat32);
+  }
+  torch::Tensor query_bounds, reference_bounds;
+  if (bound == 0) {
+    std::tie(query_bounds, reference_bounds) =
+        principalBounds(reference.to(torch::kFloat64), queries.to(torch::kFloat64), reference.to(torch::kFloat64), 24);
+  } else if (bound == 1) {
+    query_bounds = queries.narrow(1, 0, 3).to(torch::kFloat64);
+    reference_bounds = reference.narrow(1, 0, 3).to(torch::kFloat64);
+  } else {
+    query_bounds = torch::zeros({queries.size(0), 1}, torch::kFloat64);
+    reference_bounds = torch::zeros({n_ref, 1}, torch::kFloat64);
+  }
+  auto full = excluded.defined() ? NearestNeighbourSearch::searchExcluding(queries, reference, excluded, k, 64)
+                                 : NearestNeighbourSearch::search(queries, reference, k, false, 64);
+  auto bounded =
+      NearestNeighbourSearch::searchBounded(queries, reference, query_bounds, reference_bounds, excluded, k, 64);
+  QVERIFY2(full && bounded, full ? bounded.error().c_str() : full.error().c_str());
+  QVERIFY(torch::equal(bounded->indices, full->indices));
+  QVERIFY(closeTo(bounded->distances, full->distances, 1e-12));
+  if (excluded.defined()) QVERIFY(!(bounded->indices == excluded.view({-1, 1})).any().item<bool>());
+}
+
+void TestNearestNeighbourSearch::badBounds_data() {
+  QTest::addColumn<int>("kind");
+  QTest::addColumn<QString>("error");
+  QTest::newRow("missing") << 0 << "the bound rows are missing";
+  QTest::newRow("one short") << 1 << "the bound rows must be one per query and reference row (3 and 5), got 2 and 5";
+  QTest::newRow("columns differ") << 2 << "the bound rows have 2 and 3 columns";
+  QTest::newRow("NaN") << 3 << "the bound rows contain NaN or Inf values";
+  QTest::newRow("not a matrix") << 4 << "the queries' bound rows must be a matrix";
+}
+
+void TestNearestNeighbourSearch::badBounds() {
+  QFETCH(int, kind);
+  QFETCH(QString, error);
+  const auto queries = torch::rand({3, 4}), reference = torch::rand({5, 4});
+  torch::Tensor qb = torch::rand({3, 2}), rb = torch::rand({5, 2});
+  switch (kind) {
+    case 0: qb = torch::Tensor(); break;
+    case 1: qb = torch::rand({2, 2}); break;
+    case 2: rb = torch::rand({5, 3}); break;
+    case 3: rb[2][1] = NAN; break;
+    case 4: qb = torch::rand({3}); break;
+  }
+  auto result = NearestNeighbourSearch::searchBounded(queries, reference, qb, rb, torch::Tensor(), 2, 16);
   QVERIFY(!result);
   QVERIFY2(QString::fromStdString(result.error()).contains(error), result.error().c_str());
 }

@@ -3,6 +3,7 @@
 // comparison can be tight (1e-6 relative on the distances; the pyramid norms to 1e-9); then the
 // properties of the distance (identical sets with the same positions give exactly 0, blur and
 // shift give more, growing with them), the seeded draws, and every bad input.
+#include "core/eval/laplacian_patches.h"
 #include "core/eval/sliced_wasserstein.h"
 #include "tests/support/python_reference.h"
 
@@ -86,6 +87,8 @@ private slots:
   void resolutions_data();
   void resolutions();
   void constantImagesHaveFlatLaplacianLevels();
+  void levelPatchesMatchThePyramid_data();
+  void levelPatchesMatchThePyramid();
   void agreesWithPython_data();
   void agreesWithPython();
   void identicalSetsWithTheSamePositionsGiveZero_data();
@@ -134,6 +137,48 @@ void TestSlicedWasserstein::constantImagesHaveFlatLaplacianLevels() {
   QVERIFY((*pyramid)[0].abs().max().item<double>() < 1e-12);
   QVERIFY((*pyramid)[1].abs().max().item<double>() < 1e-12);
   QVERIFY(((*pyramid)[2] - 0.3).abs().max().item<double>() < 1e-12);  // the Gaussian level itself
+}
+
+void TestSlicedWasserstein::levelPatchesMatchThePyramid_data() {
+  QTest::addColumn<int>("size");
+  QTest::addColumn<int>("smallest");
+  QTest::addColumn<bool>("float64");
+  QTest::newRow("32 px to 16, float64") << 32 << 16 << true;
+  QTest::newRow("64 px to 16, float64") << 64 << 16 << true;
+  QTest::newRow("64 px to 4, float64") << 64 << 4 << true;
+  QTest::newRow("128 px to 8, float64") << 128 << 8 << true;
+  QTest::newRow("64 px to 16, float32") << 64 << 16 << false;
+  QTest::newRow("128 px to 4, float32") << 128 << 4 << false;
+}
+
+void TestSlicedWasserstein::levelPatchesMatchThePyramid() {
+  // LaplacianPatches (what compute() uses, image by image) against the whole-set pieces that are
+  // checked against Python below.
+  QFETCH(int, size);
+  QFETCH(int, smallest);
+  QFETCH(bool, float64);
+  const torch::Tensor images = noiseImages(5, size, size + smallest) + smoothImages(5, size, smallest);
+  auto pyramid = SlicedWasserstein::laplacianPyramid(images, smallest);
+  QVERIFY(pyramid);
+  const std::size_t levels = pyramid->size();
+  QCOMPARE(levels, SlicedWasserstein::resolutions(size, smallest).size());
+  const int patch = smallest >= 7 ? 7 : 3;
+  LaplacianPatches patches;
+  for (std::size_t l = 0; l < levels; ++l) {
+    const std::int64_t level_size = (*pyramid)[l].size(2), half = patch / 2;
+    const torch::Tensor pos = torch::cat({torch::arange(5, torch::kLong).repeat_interleave(40).view({200, 1}),
+                                          torch::randint(half, level_size - half, {200, 2}, torch::kLong)}, 1);
+    auto expected = SlicedWasserstein::patchDescriptors((*pyramid)[l], pos, patch);
+    QVERIFY(expected);
+    const torch::Tensor input = images.to(float64 ? torch::kFloat64 : torch::kFloat32).contiguous();
+    torch::Tensor ours = torch::empty({200, 3 * patch * patch}, input.options());
+    patches.gather(input, l, levels, pos, patch, ours);
+    const double scale = expected->abs().max().item<double>();
+    const double error = (ours.to(torch::kFloat64) - *expected).abs().max().item<double>();
+    QVERIFY2(scale > 0, "a flat level tests nothing");
+    QVERIFY2(error <= (float64 ? 1e-12 : 2e-6) * scale,
+             qPrintable(QString("level %1 (%2 px): error %3 of %4").arg(l).arg(level_size).arg(error).arg(scale)));
+  }
 }
 
 void TestSlicedWasserstein::agreesWithPython_data() {
