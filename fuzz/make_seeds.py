@@ -53,6 +53,14 @@ put("fuzz_train_config", "all.json", "\x00" + json.dumps({"nz": 100, "ngf": 64, 
 put("fuzz_train_config", "training.json", "\x01" + json.dumps({"epochs": 5, "img_size": 64}))
 put("fuzz_train_config", "checkpoint.json", "\x02" + json.dumps({"save_every": 100}))
 
+put("fuzz_direction_file", "closed-form.json", json.dumps({
+    "v": 1, "name": "road", "kind": "closed-form", "checkpoint": "checkpoints/step-0000000096.pt", "step": 96,
+    "nz": 4, "vector": [0.5, -0.5, 0.5, 0.5], "eigenvalue": 3.25, "rank": 1}, indent=2) + "\n")
+put("fuzz_direction_file", "labelled.json", json.dumps({
+    "v": 1, "name": "night", "kind": "labelled", "checkpoint": "c.pt", "step": 3, "nz": 3, "vector": [0.6, 0.8, 0],
+    "accuracy": 0.9, "held_out": 2, "labelled": {"has": [[1, 2, 3], [0.5, 0.25, -1]], "lacks": [[-1, -2, -3]]}},
+    indent=2) + "\n")
+
 put("fuzz_walk_file", "walk.json", json.dumps({
     "version": 1, "nz": 4, "frames_per_key": 3, "mode": "slerp", "easing": "linear", "loop": False,
     "keyframes": [{"latent": [0.5, -1, 2, 0], "seed": 7}, {"latent": [1, 0, 0, 1]}]}))

@@ -30,7 +30,8 @@ SeedGrid::SeedGrid(QWidget* parent) : QWidget(parent) {
     tile->setIconSize(QSize(kTilePixels, kTilePixels));
     tile->setAutoRaise(true);
     tile->setContextMenuPolicy(Qt::CustomContextMenu);
-    tile->setToolTip("Click: add as a keyframe. Right-click: add to a group of the latent arithmetic.");
+    tile->setToolTip("Click: add as a keyframe. Right-click: add to a group of the latent arithmetic, or mark it "
+                     "for a labelled direction.");
     connect(tile, &QToolButton::clicked, this, [this, i] { clickTile(i); });
     connect(tile, &QWidget::customContextMenuRequested, this, [this, i, tile](const QPoint& at) { showContextMenu(i, tile->mapToGlobal(at)); });
     grid->addWidget(tile, i / kColumns, i % kColumns);
@@ -115,11 +116,36 @@ void SeedGrid::render() {
   const auto explorer = explorer_;
   const quint64 first = first_seed_;
   const int count = tileCount();
-  watcher_.setFuture(QtConcurrent::run(studioWorkers(), [explorer, first, count] {
+  const Latent offset = offset_;
+  watcher_.setFuture(QtConcurrent::run(studioWorkers(), [explorer, first, count, offset] {
     std::vector<Latent> latents;
-    for (int i = 0; i < count; ++i) latents.push_back(explorer->latentOfSeed(first + static_cast<quint64>(i)));
+    for (int i = 0; i < count; ++i) {
+      Latent latent = explorer->latentOfSeed(first + static_cast<quint64>(i));
+      if (offset.size() == latent.size())
+        for (std::size_t j = 0; j < latent.size(); ++j) latent[j] += offset[j];
+      latents.push_back(std::move(latent));
+    }
     return toRenderedImages(explorer->render(latents));
   }));
+}
+
+void SeedGrid::setLatentOffset(const Latent& offset) {
+  if (offset == offset_) return;
+  offset_ = offset;
+  render();
+}
+
+Latent SeedGrid::latentOf(quint64 seed) const {
+  if (!explorer_) return {};
+  Latent latent = explorer_->latentOfSeed(seed);
+  if (offset_.size() == latent.size())
+    for (std::size_t j = 0; j < latent.size(); ++j) latent[j] += offset_[j];
+  return latent;
+}
+
+void SeedGrid::markTile(int tile, bool has) {
+  if (!explorer_ || tile < 0 || tile >= images_.size()) return;
+  emit markRequested(latentOf(seedAt(tile)), has, images_[tile]);
 }
 
 void SeedGrid::clickTile(int tile) {
@@ -135,6 +161,9 @@ void SeedGrid::showContextMenu(int tile, const QPoint& at) {
   const char* names[] = {"Add to Group A", "Add to Group B", "Add to Group C"};
   for (int group = 0; group < 3; ++group)
     menu.addAction(names[group], this, [this, tile, group] { emit groupRequested(seedAt(tile), group, images_[tile]); });
+  menu.addSeparator();
+  menu.addAction("Mark: Has the Property", this, [this, tile] { markTile(tile, true); });
+  menu.addAction("Mark: Lacks the Property", this, [this, tile] { markTile(tile, false); });
   menu.exec(at);
 }
 

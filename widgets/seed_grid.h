@@ -1,7 +1,9 @@
 #pragma once
 // SeedGrid: a page of samples from consecutive seeds (the seed under each), rendered on a worker
 // thread. Page through seeds, go to a typed seed, or resample a random page. Clicking a sample
-// asks for it as a keyframe; its context menu also adds it to a group of the latent arithmetic.
+// asks for it as a keyframe; its context menu also adds it to a group of the latent arithmetic or
+// marks it as having or lacking a property (the Directions panel). A latent offset (the
+// directions' sliders) moves every sample of the page together.
 #include "core/latent/latent_explorer.h"
 #include "widgets/rendered_images.h"
 
@@ -37,11 +39,20 @@ public:
   bool isRendering() const { return rendering_; }
   /// Clicks tile `tile` (as a user would).
   void clickTile(int tile);
+  /// Added to every seed's latent before rendering; empty for none. Re-renders the page.
+  void setLatentOffset(const Latent& offset);
+  const Latent& latentOffset() const { return offset_; }
+  /// The latent a seed's tile shows: the seed's latent plus the offset (empty without a model).
+  Latent latentOf(quint64 seed) const;
+  /// Marks tile `tile` as having (`has`) or lacking the property (as the context menu does).
+  void markTile(int tile, bool has);
 
 signals:
   void keyframeRequested(quint64 seed, const QImage& image);
   /// group: 0 = A, 1 = B, 2 = C.
   void groupRequested(quint64 seed, int group, const QImage& image);
+  /// A sample marked as having (`has`) or lacking the property being labelled, with its latent.
+  void markRequested(const streetgan::Latent& latent, bool has, const QImage& image);
   /// The page was rendered (or failed: `error` set).
   void rendered(const QString& error);
 
@@ -51,6 +62,7 @@ private:
 
   std::shared_ptr<LatentExplorer> explorer_;
   quint64 first_seed_ = 0;
+  Latent offset_;
   QVector<QToolButton*> tiles_;
   QVector<QImage> images_;
   QSpinBox* seed_box_ = nullptr;

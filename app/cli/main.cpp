@@ -22,6 +22,7 @@ const char* kUsage =
     "  data        data set statistics and augmentation previews (data stats, data preview)\n"
     "  cache       pre-decode a data set into one file for fast loading (cache build, cache info)\n"
     "  walk        render a latent-space walk to GIF, MP4, WebM or PNG frames\n"
+    "  directions  find, save and list semantic directions of a generator (SeFa, PCA)\n"
     "  metrics     quality metrics (SWD, MS-SSIM, NDB, FID, KID, precision/recall, copies)\n"
     "  parzen      Parzen-window log-likelihood of held-out images under a model's samples\n"
     "  tensorboard write TensorBoard event files from runs' events.jsonl\n"
@@ -48,6 +49,7 @@ const Command kCommands[] = {
     {"tensorboard", streetgan::cli::runTensorBoard, false},
     {"import", streetgan::cli::runImport, false}, {"export", streetgan::cli::runExport, false},
     {"serve", streetgan::cli::runServe, false},   {"metrics", streetgan::cli::runMetrics, false},
+    {"directions", streetgan::cli::runDirections, false},
 };
 
 // "streetgan walk", or with the subcommand ("streetgan cache build") as the command's own

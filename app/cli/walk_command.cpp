@@ -2,6 +2,8 @@
 #include "app/cli/commands.h"
 #include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
+#include "core/latent/direction_file.h"
+#include "core/latent/latent_math.h"
 #include "core/latent/latent_walk.h"
 #include "core/latent/walk_exporter.h"
 #include "core/train/checkpoint.h"
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -95,8 +98,10 @@ CommandLine walkCommandLine(const ModelOptionsUse& use) {
       {"--seeds", "A,B,..", "keyframes: one latent per seed, in this order"},
       {"--walk", "FILE", "keyframes and settings from a walk file (JSON)"},
       {"--grid", "RxC", "R×C tiles, each its own walk (e.g. 3x3)"},
+      {"--direction", "FILE", "walk along a saved direction (<run>/directions/NAME.json) from --seed's latent"},
+      {"--range", "A,B", "with --direction: from A to B times the direction (default -3,3)"},
       {"--keys", "N", "with --grid: keyframes per tile (default 3)"},
-      {"--seed", "N", "with --grid: first seed (default 0)"},
+      {"--seed", "N", "with --grid: first seed; with --direction: the latent walked from (default 0)"},
       {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
       {"--mode", "M", "slerp or lerp (default slerp)"},
       {"--easing", "E", "linear, ease-in-out, ease-in or ease-out (default ease-in-out)"},
@@ -116,14 +121,17 @@ CommandLine walkCommandLine(const ModelOptionsUse& use) {
       {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"}};
   for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
   return CommandLine(
-      "walk", "--checkpoint FILE (--seeds A,B,.. | --walk FILE | --grid RxC) (--out FILE | --out-dir DIR) [options]",
+      "walk",
+      "--checkpoint FILE (--seeds A,B,.. | --walk FILE | --grid RxC | --direction FILE) (--out FILE | --out-dir DIR) [options]",
       "Renders a walk through the latent space of a checkpoint's generator and writes it\n"
       "as a GIF, an MP4 (H.264), a WebM (VP9) or a folder of PNG frames, encoded in-process\n"
       "with FFmpeg's libraries. The walk goes through the latents of --seeds (or of a walk\n"
       "file saved by the studio or --save-walk), with --frames-per-key frames from one\n"
       "keyframe to the next; --loop returns to the first keyframe. --grid renders R×C tiles,\n"
-      "each walking through --keys seeds of its own, starting at --seed. SIGINT or SIGTERM\n"
-      "cancels the export and leaves nothing at the output path.",
+      "each walking through --keys seeds of its own, starting at --seed. --direction walks\n"
+      "from --seed's latent plus A times a saved direction to plus B times it (--range A,B;\n"
+      "linear, since the point is the direction). SIGINT or SIGTERM cancels the export and\n"
+      "leaves nothing at the output path.",
       specs);
 }
 
@@ -136,18 +144,39 @@ struct WalkRequest {
   ModelOptions model;
   std::vector<std::uint64_t> seeds;         ///< --seeds; empty without it
   std::optional<std::pair<int, int>> grid;  ///< --grid's rows and columns
+  std::pair<double, double> range{-3, 3};   ///< --range, with --direction
 };
+
+// "A,B": two finite numbers, A ≠ B, each within ±1000.
+Result<std::pair<double, double>> parseRange(const std::string& text) {
+  const std::string bad = "option '--range': '" + text + "' is not allowed; allowed: A,B, two different numbers (e.g. -3,3)";
+  const auto comma = text.find(',');
+  if (comma == std::string::npos) return makeError(bad);
+  try {
+    std::size_t used_a = 0, used_b = 0;
+    const std::string a_text = text.substr(0, comma), b_text = text.substr(comma + 1);
+    const double a = std::stod(a_text, &used_a), b = std::stod(b_text, &used_b);
+    if (used_a != a_text.size() || used_b != b_text.size() || !std::isfinite(a) || !std::isfinite(b) || a == b ||
+        std::fabs(a) > 1000 || std::fabs(b) > 1000)
+      return makeError(bad);
+    return std::make_pair(a, b);
+  } catch (const std::exception&) {
+    return makeError(bad);
+  }
+}
 
 // The options read and checked against each other; every error is a usage error.
 Result<WalkRequest> walkRequestFrom(const CommandLine& line, const ModelOptionsUse& use) {
   if (Status given = checkpointGiven(line); !given) return Error{given.error()};
-  const int sources = line.has("--seeds") + line.has("--walk") + line.has("--grid");
-  if (sources != 1) return makeError("give exactly one of --seeds, --walk and --grid");
+  const int sources = line.has("--seeds") + line.has("--walk") + line.has("--grid") + line.has("--direction");
+  if (sources != 1) return makeError("give exactly one of --seeds, --walk, --grid and --direction");
   if (line.has("--out") == line.has("--out-dir")) return makeError("give one of --out FILE and --out-dir DIR");
   if (line.has("--grid") && line.has("--save-walk"))
     return makeError("--save-walk saves a single walk; it cannot be used with --grid");
-  if (!line.has("--grid") && (line.has("--keys") || line.has("--seed")))
-    return makeError("--keys and --seed go with --grid (use --seeds for a single walk)");
+  if (!line.has("--grid") && line.has("--keys")) return makeError("--keys goes with --grid");
+  if (!line.has("--grid") && !line.has("--direction") && line.has("--seed"))
+    return makeError("--seed goes with --grid or --direction (use --seeds for a single walk)");
+  if (!line.has("--direction") && line.has("--range")) return makeError("--range goes with --direction");
   WalkRequest request;
   auto video = videoOptions(line);
   if (!video) return Error{video.error()};
@@ -174,6 +203,11 @@ Result<WalkRequest> walkRequestFrom(const CommandLine& line, const ModelOptionsU
     auto parsed = parseGrid(line.value("--grid"));
     if (!parsed) return Error{parsed.error()};
     request.grid = *parsed;
+  }
+  if (line.has("--range")) {
+    auto parsed = parseRange(line.value("--range"));
+    if (!parsed) return Error{parsed.error()};
+    request.range = *parsed;
   }
   return request;
 }
@@ -238,6 +272,15 @@ int runWalk(const Args& args) {
                   " values but the checkpoint's generator takes " + std::to_string(nz), kExitFailure);
   } else if (!request->seeds.empty()) {
     walk = LatentWalk::fromSeeds(request->seeds, nz);
+  } else if (line.has("--direction")) {
+    auto direction = DirectionFile::read(line.value("--direction"), nz);
+    if (!direction) return fail(program, direction.error(), kExitFailure);
+    const auto seed = static_cast<std::uint64_t>(request->base);
+    const torch::Tensor start = latentFromSeed(seed, nz);
+    const torch::Tensor along = torch::tensor(direction->vector, torch::kFloat32);
+    for (double t : {request->range.first, request->range.second})
+      walk.keyframes.push_back({start + static_cast<float>(t) * along, std::nullopt});
+    walk.mode = Interpolation::Lerp;
   }
   if (Status applied = applyWalkOptions(line, walk); !applied) return fail(program, applied.error(), kExitUsage);
   GridWalk grid_walk;

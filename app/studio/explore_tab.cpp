@@ -2,6 +2,7 @@
 #include "widgets/worker_pool.h"
 
 #include "app/studio/control/run_checkpoints.h"
+#include "app/studio/directions_panel.h"
 #include "app/studio/export_walk_dialog.h"
 #include "app/studio/latent_arithmetic_panel.h"
 #include "app/studio/walk_preview.h"
@@ -99,14 +100,39 @@ QHBoxLayout* ExploreTab::buildOpenBar() {
   return top;
 }
 
-// The two ways to pick latents: a page of samples by seed, and latent arithmetic.
+// The ways to pick latents: a page of samples by seed, latent arithmetic, and directions (their
+// sliders move the page of samples; the Samples tab and the Directions tab side by side).
 QTabWidget* ExploreTab::buildLatentPickers() {
   seeds_ = new widgets::SeedGrid(this);
   arithmetic_ = new LatentArithmeticPanel(this);
+  directions_ = new DirectionsPanel(this);
   auto* left = new QTabWidget(this);
   left->addTab(seeds_, "Samples");
   left->addTab(arithmetic_, "Arithmetic");
+  left->addTab(directions_, "Directions");
+  connect(directions_, &DirectionsPanel::offsetChanged, seeds_, &widgets::SeedGrid::setLatentOffset);
+  connect(seeds_, &widgets::SeedGrid::markRequested, this,
+          [this](const Latent& latent, bool has, const QImage&) { directions_->mark(latent, has); });
+  connect(directions_, &DirectionsPanel::walkRequested, this, &ExploreTab::walkAlongDirection);
   return left;
+}
+
+void ExploreTab::walkAlongDirection(int row) {
+  const std::vector<Latent> keys = directions_->walkAlong(row, seeds_->firstSeed());
+  if (!explorer_ || keys.empty()) return;
+  const auto explorer = explorer_;
+  auto* watcher = new QFutureWatcher<widgets::RenderedImages>(this);
+  connect(watcher, &QFutureWatcher<widgets::RenderedImages>::finished, this, [this, watcher, keys] {
+    const widgets::RenderedImages rendered = watcher->result();
+    watcher->deleteLater();
+    if (!rendered.error.isEmpty() || rendered.images.size() != static_cast<int>(keys.size()))
+      return setStatus("Cannot render the walk's keyframes: " + rendered.error, true);
+    strip_->clear();
+    for (std::size_t i = 0; i < keys.size(); ++i) strip_->addKeyframe(keys[i], std::nullopt, rendered.images[int(i)]);
+  });
+  watcher->setFuture(QtConcurrent::run(widgets::studioWorkers(), [explorer, keys] {
+    return widgets::toRenderedImages(explorer->render(keys));
+  }));
 }
 
 // The keyframes the pickers add, and the walk through them: previewed, saved, loaded, exported.
@@ -136,7 +162,10 @@ QWidget* ExploreTab::buildWalkPanel() {
   right_layout->addWidget(walk_box, 1);
 
   connect(seeds_, &widgets::SeedGrid::keyframeRequested, this, [this](quint64 seed, const QImage& image) {
-    if (explorer_) strip_->addKeyframe(explorer_->latentOfSeed(seed), seed, image);
+    // With the directions' sliders moved, the sample is its seed's latent plus their offset.
+    if (explorer_)
+      strip_->addKeyframe(seeds_->latentOf(seed), seeds_->latentOffset().empty() ? std::optional<quint64>(seed) : std::nullopt,
+                          image);
   });
   connect(seeds_, &widgets::SeedGrid::groupRequested, this,
           [this](quint64 seed, int group, const QImage& image) { arithmetic_->addToGroup(group, seed, image); });
@@ -171,6 +200,7 @@ void ExploreTab::showOpenedCheckpoint() {
     explorer_->setBatchStatistics(batchStatistics());
     seeds_->setExplorer(explorer_);
     arithmetic_->setExplorer(explorer_);
+    directions_->setExplorer(explorer_);
     preview_->setExplorer(explorer_);
     setStatus(QString("%1 — step %2, epoch %3; %4×%4 images, latent size %5%6")
                   .arg(path).arg(explorer_->step()).arg(explorer_->epoch()).arg(explorer_->imageSize()).arg(explorer_->nz())

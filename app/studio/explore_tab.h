@@ -2,8 +2,9 @@
 // ExploreTab: explore a trained generator. Open a checkpoint — the latest of a run (optionally
 // following it: a new checkpoint of a running run is loaded as it lands) or any file — on a
 // worker thread. Then: a page of samples by seed (SeedGrid); keyframes picked from them or from
-// latent arithmetic (KeyframeStrip, LatentArithmeticPanel); the walk through them, previewed live
-// (WalkPreview), saved or loaded as a walk file, and exported (ExportWalkDialog).
+// latent arithmetic (KeyframeStrip, LatentArithmeticPanel); semantic directions that move the
+// whole page (DirectionsPanel); the walk through the keyframes, previewed live (WalkPreview),
+// saved or loaded as a walk file, and exported (ExportWalkDialog).
 #include "core/latent/latent_explorer.h"
 
 #include <QFutureWatcher>
@@ -25,6 +26,7 @@ class SeedGrid;
 
 namespace streetgan::studio {
 
+class DirectionsPanel;
 class ExportWalkDialog;
 class LatentArithmeticPanel;
 class WalkPreview;
@@ -61,6 +63,10 @@ public:
   widgets::KeyframeStrip& keyframes() { return *strip_; }
   WalkPreview& preview() { return *preview_; }
   LatentArithmeticPanel& arithmetic() { return *arithmetic_; }
+  DirectionsPanel& directions() { return *directions_; }
+  /// Replaces the keyframes with a walk along direction row `row` of the Directions panel, from
+  /// the page's first seed (its two ends rendered on a worker).
+  void walkAlongDirection(int row);
 
   /// Saves the keyframes and walk settings as a walk file; false with the reason in statusText().
   bool saveWalk(const QString& path);
@@ -100,6 +106,7 @@ private:
   widgets::KeyframeStrip* strip_ = nullptr;
   WalkPreview* preview_ = nullptr;
   LatentArithmeticPanel* arithmetic_ = nullptr;
+  DirectionsPanel* directions_ = nullptr;
   QFutureWatcher<OpenedExplorer> loader_;
   QTimer follow_timer_;
 };

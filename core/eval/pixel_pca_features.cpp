@@ -1,7 +1,7 @@
 #include "core/eval/pixel_pca_features.h"
 
 #include "core/eval/nearest_neighbour_search.h"
-#include "core/eval/symmetric_eigen.h"
+#include "core/util/symmetric_eigen.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>

@@ -2,6 +2,7 @@
 
 #include "core/data/image_grid.h"
 #include "core/latent/latent_walk.h"
+#include "core/latent/semantic_directions.h"
 #include "core/latent/walk_exporter.h"
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
@@ -243,6 +244,99 @@ Result<WalkPlan> LatentExplorer::loadWalk(const std::string& path) {
   plan.easing = easingName(walk->easing);
   plan.loop = walk->loop;
   return plan;
+}
+
+namespace {
+
+torch::Tensor rowsOf(const std::vector<Latent>& latents, int nz) {
+  torch::Tensor out = torch::empty({static_cast<std::int64_t>(latents.size()), nz}, torch::kFloat64);
+  double* data = out.data_ptr<double>();
+  for (const Latent& latent : latents)
+    for (float v : latent) *data++ = static_cast<double>(v);
+  return out;
+}
+
+Latent latentOf(const torch::Tensor& v) {
+  const torch::Tensor f = v.to(torch::kFloat32).contiguous();
+  return Latent(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
+}
+
+}  // namespace
+
+Result<std::vector<LatentDirection>> LatentExplorer::findDirections(const std::string& method, int top,
+                                                                    std::int64_t samples, std::uint64_t seed,
+                                                                    const std::function<bool(double)>& progress) const {
+  if (method != "sefa" && method != "pca")
+    return makeError("directions: the method must be sefa or pca, got \"" + method + "\"");
+  Result<std::vector<FoundDirection>> found = makeError("");
+  {
+    std::lock_guard lock(state_->mutex);
+    GeneratorImpl& g = *state_->loaded.generator;
+    try {
+      if (method == "sefa") {
+        found = SemanticDirections::closedForm(SemanticDirections::firstWeight(g), top);
+      } else {
+        PrincipalDirectionsOptions options;
+        options.samples = samples;
+        options.seed = seed;
+        options.progress = progress;
+        found = SemanticDirections::principal(g, top, options);
+      }
+    } catch (const c10::Error& e) {
+      return makeError(std::string("directions: ") + e.what_without_backtrace());
+    }
+  }
+  if (!found) return makeError(found.error());
+  std::vector<LatentDirection> out;
+  for (std::size_t i = 0; i < found->size(); ++i) {
+    LatentDirection d;
+    d.kind = method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
+    d.checkpoint = state_->path;
+    d.step = state_->loaded.progress.step;
+    d.vector = latentOf((*found)[i].vector);
+    d.rank = static_cast<int>(i + 1);
+    d.strength = (*found)[i].strength;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Result<LatentDirection> LatentExplorer::labelledDirection(const std::vector<Latent>& has,
+                                                          const std::vector<Latent>& lacks) const {
+  const int size = nz();
+  for (const auto* marks : {&has, &lacks})
+    for (const Latent& latent : *marks)
+      if (static_cast<int>(latent.size()) != size)
+        return makeError("directions: a marked latent has " + std::to_string(latent.size()) + " values, the model's " +
+                         std::to_string(size));
+  try {
+    auto found = SemanticDirections::labelled(rowsOf(has, size), rowsOf(lacks, size));
+    if (!found) return makeError(found.error());
+    LatentDirection d;
+    d.kind = LatentDirection::Kind::Labelled;
+    d.checkpoint = state_->path;
+    d.step = state_->loaded.progress.step;
+    d.vector = latentOf(found->vector);
+    d.strength = found->accuracy;
+    d.held_out = found->held_out;
+    d.has = has;
+    d.lacks = lacks;
+    return d;
+  } catch (const c10::Error& e) {
+    return makeError(std::string("directions: ") + e.what_without_backtrace());
+  }
+}
+
+Result<Latent> LatentExplorer::conditional(const Latent& direction, const std::vector<Latent>& others) {
+  try {
+    std::vector<torch::Tensor> rows;
+    for (const Latent& other : others) rows.push_back(torch::tensor(other, torch::kFloat64));
+    auto kept = SemanticDirections::conditional(torch::tensor(direction, torch::kFloat64), rows);
+    if (!kept) return makeError(kept.error());
+    return latentOf(*kept);
+  } catch (const c10::Error& e) {
+    return makeError(std::string("directions: ") + e.what_without_backtrace());
+  }
 }
 
 }  // namespace streetgan

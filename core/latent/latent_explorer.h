@@ -9,6 +9,7 @@
 // lock, so calls are safe from any thread and run one at a time. Bad files, sizes and settings
 // come back as an Error naming the file or value; nothing here throws.
 #include "core/data/image_pixels.h"
+#include "core/latent/direction_file.h"
 #include "core/util/result.h"
 #include "core/video/video_export_options.h"
 
@@ -81,6 +82,19 @@ public:
   /// cancels, leaving nothing at `path`.
   Status exportWalk(const WalkPlan& plan, const std::string& path, const VideoExportOptions& options,
                     const std::function<bool(const ExplorerExportProgress&)>& progress = {}) const;
+
+  /// The `top` strongest semantic directions of this generator (docs/explore.md): "sefa" (closed
+  /// form, instant) or "pca" (principal components of the first block over `samples` latents
+  /// drawn from `seed`; `progress` told the share done, false cancels). Kind, rank, strength,
+  /// checkpoint and step are filled in; the name is left empty.
+  Result<std::vector<LatentDirection>> findDirections(const std::string& method, int top, std::int64_t samples = 10000,
+                                                      std::uint64_t seed = 0,
+                                                      const std::function<bool(double)>& progress = {}) const;
+  /// A labelled direction (InterFaceGAN) from latents marked "has" and "lacks" (at least 10 of
+  /// each, this model's size), with its held-out accuracy; the marks are kept in it.
+  Result<LatentDirection> labelledDirection(const std::vector<Latent>& has, const std::vector<Latent>& lacks) const;
+  /// `direction` less its parts along `others` (conditional editing), unit length.
+  static Result<Latent> conditional(const Latent& direction, const std::vector<Latent>& others);
 
   /// The walk file of `streetgan walk --save-walk` (keys, seeds and settings; not the grid).
   static Status saveWalk(const WalkPlan& plan, const std::string& path);

@@ -125,7 +125,7 @@ void TestWalkCli::errors_data() {
   QTest::addColumn<QString>("message");
   const QStringList walk{"walk", "--checkpoint", "%C"};
   QTest::newRow("no checkpoint") << QStringList{"walk", "--seeds", "1,2", "--out", "%D/w.gif"} << 2 << "missing --checkpoint FILE";
-  QTest::newRow("no keyframes") << walk + QStringList{"--out", "%D/w.gif"} << 2 << "give exactly one of --seeds, --walk and --grid";
+  QTest::newRow("no keyframes") << walk + QStringList{"--out", "%D/w.gif"} << 2 << "give exactly one of --seeds, --walk, --grid and --direction";
   QTest::newRow("seeds and walk") << walk + QStringList{"--seeds", "1,2", "--walk", "%D/w.json", "--out", "%D/w.gif"} << 2 << "give exactly one of";
   QTest::newRow("no output") << walk + QStringList{"--seeds", "1,2"} << 2 << "give one of --out FILE and --out-dir DIR";
   QTest::newRow("one seed") << walk + QStringList{"--seeds", "4", "--out", "%D/w.gif"} << 2 << "a walk needs at least 2 seeds";
@@ -135,7 +135,9 @@ void TestWalkCli::errors_data() {
   QTest::newRow("gif too fast") << walk + QStringList{"--seeds", "1,2", "--fps", "60", "--out", "%D/w.gif"} << 2 << "at most 50 frames per second";
   QTest::newRow("bad mode") << walk + QStringList{"--seeds", "1,2", "--mode", "cubic", "--out", "%D/w.gif"} << 2 << "option '--mode'";
   QTest::newRow("bad grid") << walk + QStringList{"--grid", "0x3", "--out", "%D/w.gif"} << 2 << "option '--grid': '0x3'";
-  QTest::newRow("keys without grid") << walk + QStringList{"--seeds", "1,2", "--keys", "3", "--out", "%D/w.gif"} << 2 << "--keys and --seed go with --grid";
+  QTest::newRow("keys without grid") << walk + QStringList{"--seeds", "1,2", "--keys", "3", "--out", "%D/w.gif"} << 2 << "--keys goes with --grid";
+  QTest::newRow("seed without grid or direction") << walk + QStringList{"--seeds", "1,2", "--seed", "3", "--out", "%D/w.gif"} << 2
+                                                  << "--seed goes with --grid or --direction";
   QTest::newRow("png to --out") << walk + QStringList{"--seeds", "1,2", "--format", "png", "--out", "%D/w.png"} << 2 << "use --out-dir DIR";
   QTest::newRow("missing walk file") << walk + QStringList{"--walk", "%D/none.json", "--out", "%D/w.gif"} << 1 << "none.json";
   QTest::newRow("missing checkpoint") << QStringList{"walk", "--checkpoint", "%D/none.pt", "--seeds", "1,2", "--out", "%D/w.gif"} << 1 << "none.pt";

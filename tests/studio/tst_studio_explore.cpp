@@ -3,6 +3,7 @@
 // keyframes added, reordered and removed, the live preview, latent arithmetic, walk files, export
 // through the dialog (decoded back) and its cancel, following a running run's checkpoints, a bad
 // checkpoint; a screenshot of the tab.
+#include "app/studio/directions_panel.h"
 #include "app/studio/explore_tab.h"
 #include "app/studio/export_walk_dialog.h"
 #include "app/studio/latent_arithmetic_panel.h"
@@ -10,6 +11,7 @@
 #include "app/studio/walk_preview.h"
 #include "tests/support/decoded_video.h"
 #include "tests/support/test_support.h"
+#include "core/latent/direction_file.h"
 #include "widgets/keyframe_strip.h"
 #include "widgets/seed_grid.h"
 
@@ -35,6 +37,7 @@ private slots:
   void keyframesAddReorderRemove();
   void previewPlaysFromItsCache();
   void latentArithmetic();
+  void directionsMoveThePage();
   void walkFileRoundTrip();
   void exportThroughTheDialog();
   void exportCancelLeavesNothing();
@@ -186,6 +189,97 @@ void TestStudioExplore::latentArithmetic() {
   window_->tabs().setCurrentWidget(&tab);
   const QString shot = testOutputDir() + "/studio-tab-explore-arithmetic.png";
   QVERIFY(window_->grab().save(shot));
+}
+
+void TestStudioExplore::directionsMoveThePage() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  SeedGrid& grid = tab.seedGrid();
+  grid.setFirstSeed(0);
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(15).isNull(), 30000);
+  const QImage before = grid.imageAt(0);
+  DirectionsPanel& panel = tab.directions();
+  // SeFa: the strongest 20 directions, instant.
+  panel.setMethod("sefa");
+  panel.setTop(20);
+  panel.find();
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isFinding(), 30000);
+  QCOMPARE(panel.rowCount(), 20);
+  QVERIFY2(panel.statusText().startsWith("20 directions found"), qPrintable(panel.statusText()));
+  QVERIFY(panel.direction(0).strength >= panel.direction(1).strength);
+  // A slider moves every sample of the page together: the grid renders seed latent + 2.5 d.
+  QSignalSpy rendered(&grid, &SeedGrid::rendered);
+  panel.setAmount(0, 2.5);
+  QCOMPARE(panel.amount(0), 2.5);
+  QVERIFY(rendered.wait(30000));
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering(), 30000);
+  QVERIFY(grid.imageAt(0) != before);
+  const Latent moved = grid.latentOf(0);
+  const Latent seed = tab.explorer()->latentOfSeed(0);
+  for (std::size_t i = 0; i < seed.size(); ++i)
+    QVERIFY(std::abs(moved[i] - (seed[i] + 2.5f * panel.direction(0).vector[i])) < 1e-5);
+  // A sample clicked now is a keyframe at the moved latent.
+  const int keys = tab.keyframes().count();
+  grid.clickTile(0);
+  QCOMPARE(tab.keyframes().count(), keys + 1);
+  QCOMPARE(tab.keyframes().latents().back(), moved);
+  // Labelled: 200 marks each side of a planted direction (the sign of the latent's first value).
+  panel.clearMarks();
+  for (quint64 s = 100; panel.markCount(true) < 200 || panel.markCount(false) < 200; ++s) {
+    const Latent z = tab.explorer()->latentOfSeed(s);
+    if ((z[0] > 0 ? panel.markCount(true) : panel.markCount(false)) < 200) panel.mark(z, z[0] > 0);
+  }
+  QVERIFY(panel.fitLabelled());
+  const LatentDirection& labelled = panel.direction(panel.rowCount() - 1);
+  QVERIFY(labelled.kind == LatentDirection::Kind::Labelled);
+  QVERIFY2(labelled.vector[0] > 0.6f, qPrintable(QString::number(labelled.vector[0])));
+  QVERIFY2(panel.statusText().contains("held-out samples"), qPrintable(panel.statusText()));
+  // Conditional: with direction 0 in use, the labelled direction is kept orthogonal to it.
+  panel.setConditional(true);
+  QVERIFY(panel.fitLabelled());
+  const LatentDirection& conditional = panel.direction(panel.rowCount() - 1);
+  double dot = 0;
+  for (std::size_t i = 0; i < seed.size(); ++i) dot += double(conditional.vector[i]) * panel.direction(0).vector[i];
+  QVERIFY(std::abs(dot) < 1e-5);
+  panel.setConditional(false);
+  // Saved into the run, refused under a taken or bad name.
+  QVERIFY2(panel.save(0, "sefa-strongest"), qPrintable(panel.statusText()));
+  QVERIFY(QFile::exists(run_ + "/directions/sefa-strongest.json"));
+  QVERIFY(!panel.save(1, "sefa-strongest"));
+  QVERIFY(panel.statusText().contains("already exists"));
+  QVERIFY(!panel.save(1, "../out"));
+  auto read = DirectionFile::read((run_ + "/directions/sefa-strongest.json").toStdString(), 100);
+  QVERIFY2(read, read.error().c_str());
+  QCOMPARE(read->vector, panel.direction(0).vector);
+  // Walk along it: two keyframes, −3 and +3 times the direction from the page's first seed.
+  tab.walkAlongDirection(0);
+  QTRY_COMPARE_WITH_TIMEOUT(tab.keyframes().count(), 2, 30000);
+  const auto walk_keys = tab.keyframes().latents();
+  for (std::size_t i = 0; i < seed.size(); ++i) {
+    QVERIFY(std::abs(walk_keys[0][i] - (seed[i] - 3 * panel.direction(0).vector[i])) < 1e-5);
+    QVERIFY(std::abs(walk_keys[1][i] - (seed[i] + 3 * panel.direction(0).vector[i])) < 1e-5);
+  }
+  // PCA runs on a worker; Cancel stops it.
+  panel.setMethod("pca");
+  panel.find();
+  QVERIFY(panel.isFinding());
+  panel.cancel();
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isFinding(), 60000);
+  QVERIFY2(panel.statusText().startsWith("Cancelled"), qPrintable(panel.statusText()));
+  window_->tabs().setCurrentWidget(&tab);
+  tab.findChild<QTabWidget*>()->setCurrentWidget(&panel);
+  QTest::qWait(300);
+  const QString shot = testOutputDir() + "/studio-explore-directions.png";
+  QVERIFY(window_->grab().save(shot));
+  qInfo("screenshot: %s", qPrintable(shot));
+  // Reopening the checkpoint lists the run's saved direction; the page goes back to its seeds.
+  panel.resetAmounts();
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering(), 30000);
+  QCOMPARE(grid.imageAt(0), before);
+  panel.setExplorer(tab.explorer());
+  QCOMPARE(panel.rowCount(), 1);
+  QCOMPARE(QString::fromStdString(panel.direction(0).name), QString("sefa-strongest"));
+  tab.keyframes().clear();
 }
 
 void TestStudioExplore::walkFileRoundTrip() {

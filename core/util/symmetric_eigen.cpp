@@ -1,4 +1,4 @@
-#include "core/eval/symmetric_eigen.h"
+#include "core/util/symmetric_eigen.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>

@@ -1,0 +1,212 @@
+// `streetgan directions`: semantic directions of a checkpoint's generator (SeFa's closed form or
+// GANSpace's principal components), printed as a table and saved into the run; and the saved
+// ones listed, renamed, deleted or exported for Python.
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "app/cli/model_options.h"
+#include "core/latent/direction_file.h"
+#include "core/latent/semantic_directions.h"
+#include "core/train/checkpoint.h"
+#include "core/train/compute_device.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+namespace streetgan::cli {
+namespace {
+
+// The run a checkpoint belongs to: the folder above its checkpoints/ folder, or --run.
+std::string runOf(const CommandLine& line, const std::string& checkpoint) {
+  if (line.has("--run")) return line.value("--run");
+  const std::filesystem::path folder = std::filesystem::path(checkpoint).parent_path();
+  if (folder.filename() == "checkpoints") return folder.parent_path().empty() ? "." : folder.parent_path().string();
+  return "";
+}
+
+std::vector<float> floats(const torch::Tensor& v) {
+  const torch::Tensor f = v.to(torch::kFloat32).contiguous();
+  return std::vector<float>(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
+}
+
+// --list, --rename, --delete and --export on a run's saved directions.
+int manage(const CommandLine& line) {
+  const std::string program = line.program(), run = line.value("--run");
+  if (line.has("--list")) {
+    const std::vector<std::string> names = DirectionFile::list(run);
+    if (names.empty()) std::fprintf(stderr, "%s has no saved directions (%s/directions/*.json)\n", run.c_str(), run.c_str());
+    for (const std::string& name : names) {
+      auto d = DirectionFile::read(DirectionFile::pathIn(run, name));
+      if (!d) continue;
+      std::printf("%-24s %-20s %s %.6g  nz %zu  step %lld\n", name.c_str(), DirectionFile::kindName(d->kind),
+                  DirectionFile::strengthName(d->kind), d->strength, d->vector.size(), static_cast<long long>(d->step));
+    }
+    return kExitOk;
+  }
+  if (line.has("--rename")) {
+    if (!line.has("--to")) return fail(program, "--rename OLD needs --to NEW", kExitUsage);
+    if (Status s = DirectionFile::rename(run, line.value("--rename"), line.value("--to")); !s)
+      return fail(program, s.error(), kExitFailure);
+    std::fprintf(stderr, "renamed %s to %s\n", line.value("--rename").c_str(),
+                 DirectionFile::pathIn(run, line.value("--to")).c_str());
+    return kExitOk;
+  }
+  if (line.has("--delete")) {
+    if (Status s = DirectionFile::remove(run, line.value("--delete")); !s) return fail(program, s.error(), kExitFailure);
+    std::fprintf(stderr, "deleted %s\n", DirectionFile::pathIn(run, line.value("--delete")).c_str());
+    return kExitOk;
+  }
+  // --export NAME --out FILE.npy
+  if (!line.has("--out")) return fail(program, "--export NAME needs --out FILE.npy", kExitUsage);
+  if (Status s = DirectionFile::checkName(line.value("--export")); !s) return fail(program, s.error(), kExitUsage);
+  auto d = DirectionFile::read(DirectionFile::pathIn(run, line.value("--export")));
+  if (!d) return fail(program, d.error(), kExitFailure);
+  if (Status s = DirectionFile::writeNpy(line.value("--out"), d->vector); !s) return fail(program, s.error(), kExitFailure);
+  std::fprintf(stderr, "wrote %s (%zu float32 values)\n", line.value("--out").c_str(), d->vector.size());
+  return kExitOk;
+}
+
+}  // namespace
+
+int runDirections(const Args& args) {
+  ModelOptionsUse use;
+  use.threads = true;
+  std::vector<OptionSpec> specs = {
+      checkpointOptionSpec(use),
+      {"--method", "M", "sefa (closed form, instant) or pca (principal components of sampled latents); default sefa"},
+      {"--top", "K", "how many directions, strongest first (default 10)"},
+      {"--n", "N", "pca: latents sampled (default 10000)"},
+      {"--seed", "N", "pca: the draw of those latents (default 0)"},
+      {"--save", "NAME", "save them in the run as NAME.json (K = 1) or NAME-1.json ... NAME-K.json"},
+      {"--format", "F", "with --save: json (default) or npy (a NumPy file beside each JSON file)"},
+      {"--run", "DIR", "the run folder (default: the one the checkpoint is in)"},
+      {"--json", "", "print the directions, vectors included, as one JSON object"},
+      {"--list", "", "list the run's saved directions (with --run)"},
+      {"--rename", "OLD", "rename a saved direction to --to NEW (with --run)"},
+      {"--to", "NEW", "with --rename: the new name"},
+      {"--delete", "NAME", "delete a saved direction (with --run)"},
+      {"--export", "NAME", "write a saved direction as a NumPy .npy file (with --run and --out)"},
+      {"--out", "FILE", "with --export: the .npy file to write"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  CommandLine line("directions", "--checkpoint FILE [--method sefa|pca] [--top K] [--save NAME] | --run DIR --list",
+                   "Finds directions in the latent space of a checkpoint's generator along which\n"
+                   "the images change in one way. sefa: the eigenvectors of the first layer's\n"
+                   "weight (Shen and Zhou 2021), instant. pca: the principal components of the\n"
+                   "first block's outputs over --n sampled latents, mapped back to latent\n"
+                   "directions (Härkönen et al. 2020). Prints each direction's strength; --save\n"
+                   "keeps them in <run>/directions/ for the studio and 'streetgan walk --direction'.",
+                   specs);
+  if (auto done = line.parseOrExit(args)) return *done;
+  const std::string program = line.program();
+  const int actions = line.has("--list") + line.has("--rename") + line.has("--delete") + line.has("--export");
+  if (actions > 1) return fail(program, "give one of --list, --rename, --delete and --export", kExitUsage);
+  if (actions == 1) {
+    if (!line.has("--run")) return fail(program, "--list, --rename, --delete and --export need --run DIR", kExitUsage);
+    if (line.has("--checkpoint"))
+      return fail(program, "--checkpoint finds new directions; it cannot go with --list, --rename, --delete or --export",
+                  kExitUsage);
+    if (!line.positionals().empty())
+      return fail(program, "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
+    return manage(line);
+  }
+  if (!line.positionals().empty())
+    return fail(program, "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
+  if (line.has("--to")) return fail(program, "--to goes with --rename", kExitUsage);
+  if (Status given = checkpointGiven(line); !given) return fail(program, given.error(), kExitUsage);
+  const std::string method = line.value("--method", "sefa");
+  if (method != "sefa" && method != "pca")
+    return fail(program, "option '--method': '" + method + "' is not allowed; allowed: sefa, pca", kExitUsage);
+  if (method == "sefa" && (line.has("--n") || line.has("--seed")))
+    return fail(program, "--n and --seed go with --method pca (sefa samples nothing)", kExitUsage);
+  auto top = line.integer("--top", 10, 1, DirectionFile::kMaxNz);
+  if (!top) return fail(program, top.error(), kExitUsage);
+  auto n = line.integer("--n", 10000, 2, 10000000);
+  if (!n) return fail(program, n.error(), kExitUsage);
+  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
+  if (!seed) return fail(program, seed.error(), kExitUsage);
+  const std::string format = line.value("--format", "json");
+  if (format != "json" && format != "npy")
+    return fail(program, "option '--format': '" + format + "' is not allowed; allowed: json, npy", kExitUsage);
+  if (line.has("--format") && !line.has("--save")) return fail(program, "--format goes with --save", kExitUsage);
+  if (line.has("--out")) return fail(program, "--out goes with --export", kExitUsage);
+  std::string run;
+  if (line.has("--save")) {
+    if (Status s = DirectionFile::checkName(line.value("--save")); !s) return fail(program, "option '--save': " + s.error(), kExitUsage);
+    run = runOf(line, line.value("--checkpoint"));
+    if (run.empty())
+      return fail(program, line.value("--checkpoint") + " is not in a run's checkpoints/ folder: give --run DIR to save into",
+                  kExitUsage);
+  }
+  auto model = modelOptionsFrom(line, use);
+  if (!model) return fail(program, model.error(), kExitUsage);
+
+  setComputeThreads(model->threads);
+  auto loaded = loadCheckpointGenerator(model->checkpoint, torch::Device(torch::kCPU));
+  if (!loaded) return fail(program, loaded.error(), kExitFailure);
+  const auto started = std::chrono::steady_clock::now();
+  Result<std::vector<FoundDirection>> found = makeError("");
+  if (method == "sefa") {
+    found = SemanticDirections::closedForm(SemanticDirections::firstWeight(*loaded->generator), static_cast<int>(*top));
+  } else {
+    PrincipalDirectionsOptions options;
+    options.samples = *n;
+    options.seed = static_cast<std::uint64_t>(*seed);
+    found = SemanticDirections::principal(*loaded->generator, static_cast<int>(*top), options);
+  }
+  if (!found) {
+    std::string message = found.error();  // "directions: …": the program's name says that already
+    if (message.rfind("directions: ", 0) == 0) message = message.substr(12);
+    return fail(program, message, message.rfind("--top", 0) == 0 || message.rfind("--n ", 0) == 0 ? kExitUsage : kExitFailure);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto kind = method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
+  double total = 0;  // sefa: shares of the eigenvalues' sum over all nz
+  if (method == "sefa") {
+    const torch::Tensor a = SemanticDirections::firstWeight(*loaded->generator).flatten(1);
+    total = a.square().sum().item<double>();  // the trace of AᵀA
+  }
+  nlohmann::json out = {{"checkpoint", model->checkpoint}, {"step", loaded->progress.step}, {"method", method},
+                        {"nz", loaded->config.nz}, {"seconds", seconds}, {"directions", nlohmann::json::array()}};
+  if (!line.has("--json"))
+    std::printf("# %s directions of %s (step %lld, nz %lld) in %.3f s\n%-5s %-14s %s\n", DirectionFile::kindName(kind),
+                model->checkpoint.c_str(), static_cast<long long>(loaded->progress.step),
+                static_cast<long long>(loaded->config.nz), seconds, "rank", DirectionFile::strengthName(kind),
+                method == "sefa" ? "share of the sum" : "");
+  for (std::size_t i = 0; i < found->size(); ++i) {
+    const FoundDirection& d = (*found)[i];
+    if (line.has("--json")) {
+      out["directions"].push_back({{"rank", i + 1}, {DirectionFile::strengthName(kind), d.strength}, {"vector", floats(d.vector)}});
+    } else if (method == "sefa") {
+      std::printf("%-5zu %-14.6g %.4f\n", i + 1, d.strength, total > 0 ? d.strength / total : 0.0);
+    } else {
+      std::printf("%-5zu %-14.6g\n", i + 1, d.strength);
+    }
+  }
+  if (line.has("--json")) std::printf("%s\n", out.dump().c_str());
+  if (!line.has("--save")) return kExitOk;
+  for (std::size_t i = 0; i < found->size(); ++i) {
+    LatentDirection d;
+    d.name = found->size() == 1 ? line.value("--save") : line.value("--save") + "-" + std::to_string(i + 1);
+    if (Status s = DirectionFile::checkName(d.name); !s) return fail(program, "option '--save': " + s.error(), kExitUsage);
+    d.kind = kind;
+    d.checkpoint = model->checkpoint;
+    d.step = loaded->progress.step;
+    d.vector = floats((*found)[i].vector);
+    d.rank = static_cast<int>(i + 1);
+    d.strength = (*found)[i].strength;
+    const std::string path = DirectionFile::pathIn(run, d.name);
+    if (Status s = DirectionFile::write(path, d); !s) return fail(program, s.error(), kExitFailure);
+    if (format == "npy") {
+      const std::string npy = run + "/directions/" + d.name + ".npy";
+      if (Status s = DirectionFile::writeNpy(npy, d.vector); !s) return fail(program, s.error(), kExitFailure);
+    }
+    std::fprintf(stderr, "saved %s\n", path.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli

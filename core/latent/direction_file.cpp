@@ -1,0 +1,256 @@
+#include "core/latent/direction_file.h"
+
+#include "core/util/atomic_file.h"
+#include "core/util/json_value.h"
+#include "core/util/regular_file.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace streetgan {
+namespace {
+
+using json = nlohmann::json;
+constexpr int kVersion = 1;
+constexpr std::size_t kMaxDepth = 4;  // {"labelled": {"has": [[…]]}}
+
+std::string keyError(const std::string& path, const std::string& key, const std::string& what) {
+  return path + ": \"" + key + "\" " + what;
+}
+
+json latentsJson(const std::vector<std::vector<float>>& latents) {
+  json out = json::array();
+  for (const auto& latent : latents) out.push_back(latent);
+  return out;
+}
+
+// A finite float from a JSON number (a double beyond a float's range is refused, not made Inf).
+std::optional<float> finiteFloat(const json& value) {
+  const std::optional<double> number = jsonNumberValue(value);
+  if (!number || !std::isfinite(*number) || std::fabs(*number) > 3.0e38) return std::nullopt;
+  return static_cast<float>(*number);
+}
+
+Result<std::vector<float>> vectorOf(const json& value, const std::string& path, const std::string& key,
+                                    std::optional<std::size_t> length) {
+  if (!value.is_array() || value.empty() || value.size() > static_cast<std::size_t>(DirectionFile::kMaxNz))
+    return makeError(keyError(path, key, "must be a list of 1 to " + std::to_string(DirectionFile::kMaxNz) + " numbers"));
+  if (length && value.size() != *length)
+    return makeError(keyError(path, key, "has " + std::to_string(value.size()) + " values, expected " +
+                                             std::to_string(*length)));
+  std::vector<float> out;
+  out.reserve(value.size());
+  for (const json& element : value) {
+    const std::optional<float> number = finiteFloat(element);
+    if (!number) return makeError(keyError(path, key, "must hold finite numbers only"));
+    out.push_back(*number);
+  }
+  return out;
+}
+
+Result<std::vector<std::vector<float>>> latentsOf(const json& value, const std::string& path, const std::string& key,
+                                                  std::size_t nz) {
+  if (!value.is_array() || value.size() > static_cast<std::size_t>(DirectionFile::kMaxLatents))
+    return makeError(keyError(path, key, "must be a list of at most " + std::to_string(DirectionFile::kMaxLatents) +
+                                             " latents"));
+  std::vector<std::vector<float>> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    auto latent = vectorOf(value[i], path, key + "[" + std::to_string(i) + "]", nz);
+    if (!latent) return makeError(latent.error());
+    out.push_back(std::move(*latent));
+  }
+  return out;
+}
+
+std::optional<LatentDirection::Kind> kindOf(const std::string& name) {
+  for (auto kind : {LatentDirection::Kind::ClosedForm, LatentDirection::Kind::PrincipalComponent,
+                    LatentDirection::Kind::Labelled})
+    if (name == DirectionFile::kindName(kind)) return kind;
+  return std::nullopt;
+}
+
+}  // namespace
+
+const char* DirectionFile::kindName(LatentDirection::Kind kind) {
+  switch (kind) {
+    case LatentDirection::Kind::ClosedForm: return "closed-form";
+    case LatentDirection::Kind::PrincipalComponent: return "principal-component";
+    case LatentDirection::Kind::Labelled: return "labelled";
+  }
+  return "closed-form";
+}
+
+const char* DirectionFile::strengthName(LatentDirection::Kind kind) {
+  switch (kind) {
+    case LatentDirection::Kind::ClosedForm: return "eigenvalue";
+    case LatentDirection::Kind::PrincipalComponent: return "variance_share";
+    case LatentDirection::Kind::Labelled: return "accuracy";
+  }
+  return "eigenvalue";
+}
+
+Status DirectionFile::checkName(const std::string& name) {
+  if (name.empty() || name.size() > 64)
+    return makeError("a direction's name must have 1 to 64 characters, got " + std::to_string(name.size()));
+  if (name.front() == '.') return makeError("a direction's name must not start with '.': \"" + name + "\"");
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      return makeError("a direction's name may hold letters, digits, '.', '_' and '-' only: \"" + name + "\"");
+  return {};
+}
+
+std::string DirectionFile::pathIn(const std::string& run, const std::string& name) {
+  return run + "/directions/" + name + ".json";
+}
+
+Status DirectionFile::write(const std::string& path, const LatentDirection& d) {
+  if (d.vector.empty() || d.vector.size() > static_cast<std::size_t>(kMaxNz))
+    return makeError("cannot write " + path + ": the direction has " + std::to_string(d.vector.size()) + " values");
+  json body = {{"v", kVersion},
+               {"time", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
+               {"name", d.name},
+               {"kind", kindName(d.kind)},
+               {"checkpoint", d.checkpoint},
+               {"step", d.step},
+               {"nz", d.vector.size()},
+               {"vector", d.vector},
+               {strengthName(d.kind), d.strength}};
+  if (d.kind == LatentDirection::Kind::Labelled) {
+    body["held_out"] = d.held_out;
+    body["labelled"] = {{"has", latentsJson(d.has)}, {"lacks", latentsJson(d.lacks)}};
+  } else {
+    body["rank"] = d.rank;
+  }
+  std::string text;
+  try {
+    text = body.dump(2) + "\n";
+  } catch (const json::exception& e) {  // a checkpoint path that is not UTF-8
+    return makeError("cannot write " + path + ": " + e.what());
+  }
+  std::error_code error;
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder, error);
+  if (error) return makeError("cannot create " + folder.string() + ": " + error.message());
+  return writeFileAtomically(path, text);
+}
+
+Result<LatentDirection> DirectionFile::read(const std::string& path, std::optional<int> nz) {
+  auto text = RegularFile::readAll(path, kMaxBytes);  // its errors begin with the path
+  if (!text) return makeError(text.error());
+  if (jsonNestingDepth(*text) > kMaxDepth)
+    return makeError(path + ": nested deeper than " + std::to_string(kMaxDepth) + " levels, which no direction file is");
+  json body;
+  try {
+    body = json::parse(*text);
+  } catch (const json::exception& e) {
+    return makeError(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!body.is_object()) return makeError(path + ": not a direction file (a JSON object)");
+  const std::optional<std::int64_t> version = jsonInteger(body, "v");
+  if (!version || *version != kVersion)
+    return makeError(keyError(path, "v", "must be " + std::to_string(kVersion) + " (a direction file of this version)"));
+  LatentDirection d;
+  const auto kind = kindOf(jsonString(body, "kind"));
+  if (!kind) return makeError(keyError(path, "kind", "must be \"closed-form\", \"principal-component\" or \"labelled\""));
+  d.kind = *kind;
+  d.name = jsonString(body, "name");
+  d.checkpoint = jsonString(body, "checkpoint");
+  d.step = jsonInteger(body, "step").value_or(0);
+  if (!body.contains("vector")) return makeError(keyError(path, "vector", "is missing"));
+  auto vector = vectorOf(body["vector"], path, "vector", std::nullopt);
+  if (!vector) return makeError(vector.error());
+  if (nz && static_cast<int>(vector->size()) != *nz)
+    return makeError(path + ": the direction has " + std::to_string(vector->size()) + " values, the generator's latent " +
+                     std::to_string(*nz));
+  double norm = 0;
+  for (float v : *vector) norm += static_cast<double>(v) * v;
+  norm = std::sqrt(norm);
+  if (!(norm > 1e-6)) return makeError(keyError(path, "vector", "is zero"));
+  for (float& v : *vector) v = static_cast<float>(v / norm);  // unit length, whatever wrote it
+  d.vector = std::move(*vector);
+  const std::optional<double> strength = jsonNumber(body, strengthName(d.kind));
+  if (!strength || !std::isfinite(*strength))
+    return makeError(keyError(path, strengthName(d.kind), "must be a number"));
+  d.strength = *strength;
+  if (d.kind == LatentDirection::Kind::Labelled) {
+    d.held_out = std::max<std::int64_t>(0, jsonInteger(body, "held_out").value_or(0));
+    if (body.contains("labelled")) {
+      const json& labelled = body["labelled"];
+      if (!labelled.is_object()) return makeError(keyError(path, "labelled", "must be an object"));
+      for (const char* key : {"has", "lacks"}) {
+        if (!labelled.contains(key)) continue;
+        auto latents = latentsOf(labelled[key], path, std::string("labelled.") + key, d.vector.size());
+        if (!latents) return makeError(latents.error());
+        (std::strcmp(key, "has") == 0 ? d.has : d.lacks) = std::move(*latents);
+      }
+    }
+  } else {
+    d.rank = static_cast<int>(std::clamp<std::int64_t>(jsonInteger(body, "rank").value_or(0), 0, kMaxNz));
+  }
+  return d;
+}
+
+std::vector<std::string> DirectionFile::list(const std::string& run) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(run + "/directions", error), end; !error && it != end; it.increment(error)) {
+    const std::filesystem::path file = it->path();
+    if (file.extension() != ".json") continue;
+    const std::string name = file.stem().string();
+    if (checkName(name) && read(file.string())) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status DirectionFile::rename(const std::string& run, const std::string& from, const std::string& to) {
+  if (Status s = checkName(to); !s) return s;
+  if (Status s = checkName(from); !s) return s;
+  auto direction = read(pathIn(run, from));
+  if (!direction) return makeError(direction.error());
+  const std::string target = pathIn(run, to);
+  std::error_code error;
+  if (std::filesystem::exists(target, error)) return makeError(target + " already exists: choose another name");
+  direction->name = to;
+  if (Status s = write(target, *direction); !s) return s;
+  if (!std::filesystem::remove(pathIn(run, from), error) || error)
+    return makeError("cannot remove " + pathIn(run, from) + ": " + (error ? error.message() : "it is gone"));
+  return {};
+}
+
+Status DirectionFile::remove(const std::string& run, const std::string& name) {
+  if (Status s = checkName(name); !s) return s;
+  std::error_code error;
+  const std::string path = pathIn(run, name);
+  if (!std::filesystem::remove(path, error))
+    return makeError("cannot delete " + path + ": " + (error ? error.message() : "no such direction"));
+  return {};
+}
+
+Status DirectionFile::writeNpy(const std::string& path, const std::vector<float>& vector) {
+  // NumPy's format 1.0: magic, version, a little-endian header length, a dict padded to 64 bytes.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(vector.size()) + ",), }";
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes.push_back(static_cast<char>(header.size() & 0xff));
+  bytes.push_back(static_cast<char>((header.size() >> 8) & 0xff));
+  bytes += header;
+  for (float v : vector) {  // little-endian, as every machine we build for
+    char raw[4];
+    std::memcpy(raw, &v, 4);
+    bytes.append(raw, 4);
+  }
+  return writeFileAtomically(path, bytes);
+}
+
+}  // namespace streetgan
