@@ -4,6 +4,7 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
 #include "app/cli/model_options.h"
+#include "app/cli/stop_signal.h"
 #include "core/latent/direction_file.h"
 #include "core/latent/semantic_directions.h"
 #include "core/train/checkpoint.h"
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -28,24 +30,58 @@ std::string runOf(const CommandLine& line, const std::string& checkpoint) {
   return "";
 }
 
+// An option given that the chosen action does not take: its name, or "".
+std::string strayOption(const CommandLine& line, const std::vector<OptionSpec>& specs,
+                        const std::vector<std::string>& allowed) {
+  for (const OptionSpec& spec : specs)
+    if (line.has(spec.name) && std::find(allowed.begin(), allowed.end(), spec.name) == allowed.end()) return spec.name;
+  return "";
+}
+
+// A run folder the management actions read: it must be there.
+Status checkRunFolder(const std::string& run) {
+  if (run.empty()) return makeError("option '--run': give a run folder");
+  std::error_code error;
+  if (!std::filesystem::is_directory(run, error)) return makeError(run + ": no such run folder");
+  return {};
+}
+
 std::vector<float> floats(const torch::Tensor& v) {
   const torch::Tensor f = v.to(torch::kFloat32).contiguous();
   return std::vector<float>(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
 }
 
 // --list, --rename, --delete and --export on a run's saved directions.
-int manage(const CommandLine& line) {
+int manage(const CommandLine& line, const std::vector<OptionSpec>& specs) {
   const std::string program = line.program(), run = line.value("--run");
+  const char* action = line.has("--list") ? "--list" : line.has("--rename") ? "--rename" : line.has("--delete") ? "--delete" : "--export";
+  std::vector<std::string> allowed = {"--run", action};
+  if (line.has("--rename")) allowed.push_back("--to");
+  if (line.has("--export")) allowed.push_back("--out");
+  if (const std::string stray = strayOption(line, specs, allowed); !stray.empty())
+    return fail(program, stray + " cannot go with " + action, kExitUsage);
+  if (!line.positionals().empty())
+    return fail(program, "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
+  for (const char* named : {"--rename", "--to", "--delete", "--export"})
+    if (line.has(named))
+      if (Status s = DirectionFile::checkName(line.value(named)); !s)
+        return fail(program, std::string("option '") + named + "': " + s.error(), kExitUsage);
+  if (Status s = checkRunFolder(run); !s) return fail(program, s.error(), line.value("--run").empty() ? kExitUsage : kExitFailure);
   if (line.has("--list")) {
     const std::vector<std::string> names = DirectionFile::list(run);
     if (names.empty()) std::fprintf(stderr, "%s has no saved directions (%s/directions/*.json)\n", run.c_str(), run.c_str());
+    int unreadable = 0;
     for (const std::string& name : names) {
       auto d = DirectionFile::read(DirectionFile::pathIn(run, name));
-      if (!d) continue;
+      if (!d) {
+        std::fprintf(stderr, "not read: %s\n", d.error().c_str());
+        ++unreadable;
+        continue;
+      }
       std::printf("%-24s %-20s %s %.6g  nz %zu  step %lld\n", name.c_str(), DirectionFile::kindName(d->kind),
                   DirectionFile::strengthName(d->kind), d->strength, d->vector.size(), static_cast<long long>(d->step));
     }
-    return kExitOk;
+    return unreadable ? kExitFailure : kExitOk;
   }
   if (line.has("--rename")) {
     if (!line.has("--to")) return fail(program, "--rename OLD needs --to NEW", kExitUsage);
@@ -61,8 +97,7 @@ int manage(const CommandLine& line) {
     return kExitOk;
   }
   // --export NAME --out FILE.npy
-  if (!line.has("--out")) return fail(program, "--export NAME needs --out FILE.npy", kExitUsage);
-  if (Status s = DirectionFile::checkName(line.value("--export")); !s) return fail(program, s.error(), kExitUsage);
+  if (!line.has("--out") || line.value("--out").empty()) return fail(program, "--export NAME needs --out FILE.npy", kExitUsage);
   auto d = DirectionFile::read(DirectionFile::pathIn(run, line.value("--export")));
   if (!d) return fail(program, d.error(), kExitFailure);
   if (Status s = DirectionFile::writeNpy(line.value("--out"), d->vector); !s) return fail(program, s.error(), kExitFailure);
@@ -92,7 +127,9 @@ int runDirections(const Args& args) {
       {"--export", "NAME", "write a saved direction as a NumPy .npy file (with --run and --out)"},
       {"--out", "FILE", "with --export: the .npy file to write"}};
   for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  CommandLine line("directions", "--checkpoint FILE [--method sefa|pca] [--top K] [--save NAME] | --run DIR --list",
+  CommandLine line("directions",
+                   "--checkpoint FILE [--method sefa|pca] [--top K] [--save NAME]\n"
+                   "       streetgan directions --run DIR (--list | --rename OLD --to NEW | --delete NAME | --export NAME --out F.npy)",
                    "Finds directions in the latent space of a checkpoint's generator along which\n"
                    "the images change in one way. sefa: the eigenvectors of the first layer's\n"
                    "weight (Shen and Zhou 2021), instant. pca: the principal components of the\n"
@@ -109,9 +146,7 @@ int runDirections(const Args& args) {
     if (line.has("--checkpoint"))
       return fail(program, "--checkpoint finds new directions; it cannot go with --list, --rename, --delete or --export",
                   kExitUsage);
-    if (!line.positionals().empty())
-      return fail(program, "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
-    return manage(line);
+    return manage(line, specs);
   }
   if (!line.positionals().empty())
     return fail(program, "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
@@ -122,7 +157,7 @@ int runDirections(const Args& args) {
     return fail(program, "option '--method': '" + method + "' is not allowed; allowed: sefa, pca", kExitUsage);
   if (method == "sefa" && (line.has("--n") || line.has("--seed")))
     return fail(program, "--n and --seed go with --method pca (sefa samples nothing)", kExitUsage);
-  auto top = line.integer("--top", 10, 1, DirectionFile::kMaxNz);
+  auto top = line.integer("--top", 10, 1, DirectionFile::kMaxNz);  // 10 or nz, the smaller, when not given
   if (!top) return fail(program, top.error(), kExitUsage);
   auto n = line.integer("--n", 10000, 2, 10000000);
   if (!n) return fail(program, n.error(), kExitUsage);
@@ -135,6 +170,10 @@ int runDirections(const Args& args) {
   if (line.has("--out")) return fail(program, "--out goes with --export", kExitUsage);
   std::string run;
   if (line.has("--save")) {
+    if (line.has("--run")) {
+      if (Status s = checkRunFolder(line.value("--run")); !s)
+        return fail(program, s.error(), line.value("--run").empty() ? kExitUsage : kExitFailure);
+    }
     if (Status s = DirectionFile::checkName(line.value("--save")); !s) return fail(program, "option '--save': " + s.error(), kExitUsage);
     run = runOf(line, line.value("--checkpoint"));
     if (run.empty())
@@ -147,20 +186,43 @@ int runDirections(const Args& args) {
   setComputeThreads(model->threads);
   auto loaded = loadCheckpointGenerator(model->checkpoint, torch::Device(torch::kCPU));
   if (!loaded) return fail(program, loaded.error(), kExitFailure);
+  const auto nz = static_cast<long long>(loaded->config.nz);
+  const long long count = line.has("--top") ? *top : std::min(10LL, nz);
+  if (count > nz)
+    return fail(program, "option '--top': the model's latent has " + std::to_string(nz) + " values, so at most " +
+                std::to_string(nz) + " directions; got " + std::to_string(count), kExitUsage);
+  if (method == "pca" && *n <= nz)
+    return fail(program, "option '--n': principal components need more latents than the latent size (" +
+                std::to_string(nz) + "), got " + std::to_string(*n), kExitUsage);
+  // Every name and file is checked before anything is computed or written.
+  std::vector<std::string> names;
+  for (long long i = 1; line.has("--save") && i <= count; ++i) {
+    names.push_back(count == 1 ? line.value("--save") : line.value("--save") + "-" + std::to_string(i));
+    if (Status s = DirectionFile::checkName(names.back()); !s)
+      return fail(program, "option '--save': with --top " + std::to_string(count) + " the last name is " + names.back() +
+                  ": " + s.error(), kExitUsage);
+    std::error_code error;
+    if (std::filesystem::exists(std::filesystem::symlink_status(DirectionFile::pathIn(run, names.back()), error)))
+      return fail(program, DirectionFile::pathIn(run, names.back()) +
+                  " already exists: choose another name, or delete it first (--run DIR --delete NAME)", kExitUsage);
+  }
+  const std::atomic<bool>& stop = installStopHandlers();  // a stop ends the search, never a save halfway
   const auto started = std::chrono::steady_clock::now();
   Result<std::vector<FoundDirection>> found = makeError("");
   if (method == "sefa") {
-    found = SemanticDirections::closedForm(SemanticDirections::firstWeight(*loaded->generator), static_cast<int>(*top));
+    found = SemanticDirections::closedForm(SemanticDirections::firstWeight(*loaded->generator), static_cast<int>(count));
   } else {
     PrincipalDirectionsOptions options;
     options.samples = *n;
     options.seed = static_cast<std::uint64_t>(*seed);
-    found = SemanticDirections::principal(*loaded->generator, static_cast<int>(*top), options);
+    options.progress = [&](double) { return !stop.load(); };
+    found = SemanticDirections::principal(*loaded->generator, static_cast<int>(count), options);
   }
+  if (stop.load()) return fail(program, "stopped; nothing was saved", kExitFailure);
   if (!found) {
     std::string message = found.error();  // "directions: …": the program's name says that already
     if (message.rfind("directions: ", 0) == 0) message = message.substr(12);
-    return fail(program, message, message.rfind("--top", 0) == 0 || message.rfind("--n ", 0) == 0 ? kExitUsage : kExitFailure);
+    return fail(program, model->checkpoint + ": " + message, kExitFailure);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto kind = method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
@@ -188,10 +250,14 @@ int runDirections(const Args& args) {
   }
   if (line.has("--json")) std::printf("%s\n", out.dump().c_str());
   if (!line.has("--save")) return kExitOk;
+  std::vector<std::string> written;  // removed again when one fails: the set whole, or none of it
+  const auto undo = [&] {
+    std::error_code error;
+    for (const std::string& file : written) std::filesystem::remove(file, error);
+  };
   for (std::size_t i = 0; i < found->size(); ++i) {
     LatentDirection d;
-    d.name = found->size() == 1 ? line.value("--save") : line.value("--save") + "-" + std::to_string(i + 1);
-    if (Status s = DirectionFile::checkName(d.name); !s) return fail(program, "option '--save': " + s.error(), kExitUsage);
+    d.name = names[i];
     d.kind = kind;
     d.checkpoint = model->checkpoint;
     d.step = loaded->progress.step;
@@ -199,13 +265,21 @@ int runDirections(const Args& args) {
     d.rank = static_cast<int>(i + 1);
     d.strength = (*found)[i].strength;
     const std::string path = DirectionFile::pathIn(run, d.name);
-    if (Status s = DirectionFile::write(path, d); !s) return fail(program, s.error(), kExitFailure);
+    if (Status s = DirectionFile::write(path, d); !s) {
+      undo();
+      return fail(program, s.error() + "; nothing was saved", kExitFailure);
+    }
+    written.push_back(path);
     if (format == "npy") {
       const std::string npy = run + "/directions/" + d.name + ".npy";
-      if (Status s = DirectionFile::writeNpy(npy, d.vector); !s) return fail(program, s.error(), kExitFailure);
+      if (Status s = DirectionFile::writeNpy(npy, d.vector); !s) {
+        undo();
+        return fail(program, s.error() + "; nothing was saved", kExitFailure);
+      }
+      written.push_back(npy);
     }
-    std::fprintf(stderr, "saved %s\n", path.c_str());
   }
+  for (const std::string& file : written) std::fprintf(stderr, "saved %s\n", file.c_str());
   return kExitOk;
 }
 

@@ -289,8 +289,8 @@ private:
       if (auto problem = QualitySuite::unmet(request_.n_samples, request_.n_train, size, request_.suite))
         return fail(line_.program(), *problem, kExitFailure);
     // With --n, a seeded draw of that many of the folder's images; else all of them.
-    const std::optional<std::size_t> count =
-        line_.has("--n") ? std::optional<std::size_t>(static_cast<std::size_t>(request_.n_samples)) : std::nullopt;
+    std::optional<std::size_t> count;
+    if (line_.has("--n")) count.emplace(static_cast<std::size_t>(request_.n_samples));
     auto samples = imagesOf(line_.value("--samples"), "--samples", count, request_.seed, size, 1.0);
     if (!samples) return fail(line_.program(), samples.error(), kExitFailure);
     auto train = trainImages(line_.value("--dataroot"), size, 1.0);

@@ -11,10 +11,13 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
+#include <system_error>
 
 namespace streetgan::cli {
 
@@ -99,11 +102,11 @@ CommandLine walkCommandLine(const ModelOptionsUse& use) {
       {"--walk", "FILE", "keyframes and settings from a walk file (JSON)"},
       {"--grid", "RxC", "R×C tiles, each its own walk (e.g. 3x3)"},
       {"--direction", "FILE", "walk along a saved direction (<run>/directions/NAME.json) from --seed's latent"},
-      {"--range", "A,B", "with --direction: from A to B times the direction (default -3,3)"},
+      {"--range", "A,B", "with --direction: from A to B times the direction, each within ±1000 (default -3,3)"},
       {"--keys", "N", "with --grid: keyframes per tile (default 3)"},
       {"--seed", "N", "with --grid: first seed; with --direction: the latent walked from (default 0)"},
       {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
-      {"--mode", "M", "slerp or lerp (default slerp)"},
+      {"--mode", "M", "slerp or lerp (default slerp; lerp with --direction)"},
       {"--easing", "E", "linear, ease-in-out, ease-in or ease-out (default ease-in-out)"},
       {"--loop", "", "return to the first keyframe, so the video repeats seamlessly"},
       {"--out", "FILE", "video file; .gif, .mp4 or .webm chooses the format"},
@@ -130,8 +133,8 @@ CommandLine walkCommandLine(const ModelOptionsUse& use) {
       "keyframe to the next; --loop returns to the first keyframe. --grid renders R×C tiles,\n"
       "each walking through --keys seeds of its own, starting at --seed. --direction walks\n"
       "from --seed's latent plus A times a saved direction to plus B times it (--range A,B;\n"
-      "linear, since the point is the direction). SIGINT or SIGTERM cancels the export and\n"
-      "leaves nothing at the output path.",
+      "lerp unless --mode says otherwise). SIGINT or SIGTERM cancels the export and leaves\n"
+      "nothing at the output path.",
       specs);
 }
 
@@ -147,22 +150,23 @@ struct WalkRequest {
   std::pair<double, double> range{-3, 3};   ///< --range, with --direction
 };
 
-// "A,B": two finite numbers, A ≠ B, each within ±1000.
+// "A,B": two different decimal numbers, each within ±1000 (no spaces, no hexadecimal).
 Result<std::pair<double, double>> parseRange(const std::string& text) {
-  const std::string bad = "option '--range': '" + text + "' is not allowed; allowed: A,B, two different numbers (e.g. -3,3)";
+  const std::string bad = "option '--range': '" + text +
+                          "' is not allowed; allowed: A,B, two different numbers from -1000 to 1000 (e.g. -3,3)";
   const auto comma = text.find(',');
   if (comma == std::string::npos) return makeError(bad);
-  try {
-    std::size_t used_a = 0, used_b = 0;
-    const std::string a_text = text.substr(0, comma), b_text = text.substr(comma + 1);
-    const double a = std::stod(a_text, &used_a), b = std::stod(b_text, &used_b);
-    if (used_a != a_text.size() || used_b != b_text.size() || !std::isfinite(a) || !std::isfinite(b) || a == b ||
-        std::fabs(a) > 1000 || std::fabs(b) > 1000)
-      return makeError(bad);
-    return std::make_pair(a, b);
-  } catch (const std::exception&) {
-    return makeError(bad);
-  }
+  const auto parse = [](const std::string& part) -> std::optional<double> {
+    double value = 0;
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value, std::chars_format::general);
+    if (part.empty() || error != std::errc() || end != part.data() + part.size() || !std::isfinite(value) ||
+        std::fabs(value) > 1000)
+      return std::nullopt;
+    return value;
+  };
+  const std::optional<double> a = parse(text.substr(0, comma)), b = parse(text.substr(comma + 1));
+  if (!a || !b || *a == *b) return makeError(bad);
+  return std::make_pair(*a, *b);
 }
 
 // The options read and checked against each other; every error is a usage error.
@@ -177,6 +181,8 @@ Result<WalkRequest> walkRequestFrom(const CommandLine& line, const ModelOptionsU
   if (!line.has("--grid") && !line.has("--direction") && line.has("--seed"))
     return makeError("--seed goes with --grid or --direction (use --seeds for a single walk)");
   if (!line.has("--direction") && line.has("--range")) return makeError("--range goes with --direction");
+  if (line.has("--direction") && line.value("--direction").empty())
+    return makeError("option '--direction': give a direction file (<run>/directions/NAME.json)");
   WalkRequest request;
   auto video = videoOptions(line);
   if (!video) return Error{video.error()};

@@ -139,7 +139,7 @@ DirectionsPanel::DirectionsPanel(QWidget* parent) : QWidget(parent) {
   auto* progress = new QTimer(this);
   progress->setInterval(200);
   connect(progress, &QTimer::timeout, this, [this] {
-    if (isFinding() && percent_) setStatus(QString("Finding directions … %1%").arg(percent_->load()));
+    if (watcher_.isRunning() && percent_) setStatus(QString("Finding directions … %1%").arg(percent_->load()));
   });
   progress->start();
 }
@@ -157,13 +157,21 @@ void DirectionsPanel::setExplorer(std::shared_ptr<LatentExplorer> explorer) {
   clearMarks();
   if (explorer_) {
     std::vector<LatentDirection> saved;
+    QStringList unreadable;
     const std::string run = runFolder().toStdString();
     if (!run.empty())
-      for (const std::string& name : DirectionFile::list(run))
-        if (auto d = DirectionFile::read(DirectionFile::pathIn(run, name), explorer_->nz())) saved.push_back(std::move(*d));
+      for (const std::string& name : DirectionFile::list(run)) {
+        auto d = DirectionFile::read(DirectionFile::pathIn(run, name), explorer_->nz());
+        if (d) saved.push_back(std::move(*d));
+        else unreadable << QString::fromStdString(name);
+      }
     addRows(std::move(saved));
-    setStatus(rows_.empty() ? "Find the generator's strongest directions, or mark samples for a labelled one."
-                            : QString("%1 saved directions of this run.").arg(rows_.size()));
+    if (!unreadable.isEmpty())
+      setStatus(QString("%1 saved directions of this run; not read (damaged, or of another latent size): %2")
+                    .arg(rows_.size()).arg(unreadable.join(", ")), true);
+    else
+      setStatus(rows_.empty() ? "Find the generator's strongest directions, or mark samples for a labelled one."
+                              : QString("%1 saved directions of this run.").arg(rows_.size()));
   } else {
     rebuildTable();
     setStatus("Open a checkpoint, then Find.");
@@ -188,6 +196,7 @@ void DirectionsPanel::find() {
   percent_ = std::make_shared<std::atomic<int>>(0);
   const auto stop = stop_;
   const auto percent = percent_;
+  finding_ = true;
   find_->setEnabled(false);
   cancel_->setEnabled(method == "pca");
   setStatus("Finding directions …");
@@ -212,6 +221,7 @@ void DirectionsPanel::cancel() {
 }
 
 void DirectionsPanel::showFound() {
+  finding_ = false;
   find_->setEnabled(true);
   cancel_->setEnabled(false);
   FoundDirections found = watcher_.result();

@@ -46,7 +46,8 @@ public:
   /// Finds the strongest directions on a worker; they replace the found rows (saved ones stay).
   void find();
   void cancel();
-  bool isFinding() const { return watcher_.isRunning(); }
+  /// From find() until its result is shown (also while the finished worker's result waits).
+  bool isFinding() const { return finding_; }
 
   int rowCount() const { return static_cast<int>(rows_.size()); }
   const LatentDirection& direction(int row) const { return rows_.at(static_cast<std::size_t>(row)); }
@@ -100,6 +101,7 @@ private:
   QFutureWatcher<FoundDirections> watcher_;
   std::shared_ptr<std::atomic<bool>> stop_;
   std::shared_ptr<std::atomic<int>> percent_;
+  bool finding_ = false;
 };
 
 }  // namespace streetgan::studio

@@ -176,7 +176,7 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
     result.nearest_distances = samples_nn->distances;
     result.nearest_index = samples_nn->indices.select(1, 0).contiguous();
     result.nearest_distance = samples_nn->distances.select(1, 0).contiguous();
-    result.copy_rate = (result.nearest_distance < result.threshold).sum().item<double>() / static_cast<double>(n);
+    result.copy_rate = (result.nearest_distance <= result.threshold).sum().item<double>() / static_cast<double>(n);
     result.ratio = result.nearest_distance / result.train_nn_median;
     result.mean_ratio = result.ratio.mean().item<double>();
     result.median_ratio = percentile(toVector(result.ratio), 50.0);

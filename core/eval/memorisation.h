@@ -42,7 +42,7 @@ struct MemorisationResult {
   torch::Tensor train_nn_distance;  ///< (m) float64: their distance to the nearest other training image
   double threshold = 0;             ///< the percentile of train_nn_distance
   double train_nn_median = 0;       ///< the median of train_nn_distance
-  double copy_rate = 0;             ///< share of samples with nearest_distance < threshold
+  double copy_rate = 0;             ///< share of samples with nearest_distance ≤ threshold (exact copies count when it is 0)
   double mean_ratio = 0;
   double median_ratio = 0;
   /// The spread: the median distance of a row to its nearest other row of the same set, for

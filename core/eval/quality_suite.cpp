@@ -305,10 +305,16 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
     memorisation.seed = options.seed;
     auto result = evaluateMemorisation(samples, train, memorisation, pixel_space ? &*pixel_space : nullptr,
                                        fake_features, real_features);
-    if (!result) return makeError(result.error());  // it begins "memorisation: "
-    out.metrics[figure::kCopyRate] = result->copy_rate;
-    out.metrics[figure::kNearestRatio] = result->median_ratio;
-    if (std::isfinite(result->spread_ratio)) out.metrics[figure::kSpreadRatio] = result->spread_ratio;
+    if (result) {
+      out.metrics[figure::kCopyRate] = result->copy_rate;
+      out.metrics[figure::kNearestRatio] = result->median_ratio;
+      if (std::isfinite(result->spread_ratio)) out.metrics[figure::kSpreadRatio] = result->spread_ratio;
+    } else if (result.error().find("(mostly duplicates)") != std::string::npos) {
+      // A training set of copies has no yardstick: the other figures still stand.
+      out.notes.push_back(result.error() + "; no copy rate, distance ratio or spread");
+    } else {
+      return makeError(result.error());  // it begins "memorisation: "
+    }
     stages.done("memorisation");
   }
   if (!stages.finish()) return cancelled();

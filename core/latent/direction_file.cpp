@@ -22,6 +22,14 @@ using json = nlohmann::json;
 constexpr int kVersion = 1;
 constexpr std::size_t kMaxDepth = 4;  // {"labelled": {"has": [[…]]}}
 
+// A parser's message for one line: at most 160 bytes, printable ASCII (nlohmann quotes what it
+// last read, which a hostile file makes megabytes of control characters or invalid UTF-8).
+std::string shortened(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, 160)) out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+  return text.size() > 160 ? out + " …" : out;
+}
+
 std::string keyError(const std::string& path, const std::string& key, const std::string& what) {
   return path + ": \"" + key + "\" " + what;
 }
@@ -137,7 +145,7 @@ Status DirectionFile::write(const std::string& path, const LatentDirection& d) {
   }
   std::error_code error;
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  if (!folder.empty()) std::filesystem::create_directories(folder, error);
+  if (!folder.empty()) std::filesystem::create_directory(folder, error);  // not the folders above it
   if (error) return makeError("cannot create " + folder.string() + ": " + error.message());
   return writeFileAtomically(path, text);
 }
@@ -151,7 +159,7 @@ Result<LatentDirection> DirectionFile::read(const std::string& path, std::option
   try {
     body = json::parse(*text);
   } catch (const json::exception& e) {
-    return makeError(path + ": not valid JSON (" + std::string(e.what()) + ")");
+    return makeError(path + ": not valid JSON (" + shortened(e.what()) + ")");
   }
   if (!body.is_object()) return makeError(path + ": not a direction file (a JSON object)");
   const std::optional<std::int64_t> version = jsonInteger(body, "v");
@@ -167,18 +175,24 @@ Result<LatentDirection> DirectionFile::read(const std::string& path, std::option
   if (!body.contains("vector")) return makeError(keyError(path, "vector", "is missing"));
   auto vector = vectorOf(body["vector"], path, "vector", std::nullopt);
   if (!vector) return makeError(vector.error());
+  if (const std::optional<std::int64_t> declared = jsonInteger(body, "nz");
+      body.contains("nz") && (!declared || *declared != static_cast<std::int64_t>(vector->size())))
+    return makeError(keyError(path, "nz", "must be the vector's length, " + std::to_string(vector->size())));
   if (nz && static_cast<int>(vector->size()) != *nz)
     return makeError(path + ": the direction has " + std::to_string(vector->size()) + " values, the generator's latent " +
                      std::to_string(*nz));
   double norm = 0;
   for (float v : *vector) norm += static_cast<double>(v) * v;
   norm = std::sqrt(norm);
-  if (!(norm > 1e-6)) return makeError(keyError(path, "vector", "is zero"));
+  if (!(norm > 0)) return makeError(keyError(path, "vector", "is zero"));
   for (float& v : *vector) v = static_cast<float>(v / norm);  // unit length, whatever wrote it
   d.vector = std::move(*vector);
   const std::optional<double> strength = jsonNumber(body, strengthName(d.kind));
   if (!strength || !std::isfinite(*strength))
     return makeError(keyError(path, strengthName(d.kind), "must be a number"));
+  if (*strength < 0 || (d.kind != LatentDirection::Kind::ClosedForm && *strength > 1))
+    return makeError(keyError(path, strengthName(d.kind),
+                              d.kind == LatentDirection::Kind::ClosedForm ? "must be at least 0" : "must be between 0 and 1"));
   d.strength = *strength;
   if (d.kind == LatentDirection::Kind::Labelled) {
     d.held_out = std::max<std::int64_t>(0, jsonInteger(body, "held_out").value_or(0));
@@ -205,7 +219,8 @@ std::vector<std::string> DirectionFile::list(const std::string& run) {
     const std::filesystem::path file = it->path();
     if (file.extension() != ".json") continue;
     const std::string name = file.stem().string();
-    if (checkName(name) && read(file.string())) names.push_back(name);
+    std::error_code status_error;
+    if (checkName(name) && std::filesystem::is_regular_file(it->symlink_status(status_error))) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -223,6 +238,10 @@ Status DirectionFile::rename(const std::string& run, const std::string& from, co
   if (Status s = write(target, *direction); !s) return s;
   if (!std::filesystem::remove(pathIn(run, from), error) || error)
     return makeError("cannot remove " + pathIn(run, from) + ": " + (error ? error.message() : "it is gone"));
+  const std::string npy = run + "/directions/" + from + ".npy", new_npy = run + "/directions/" + to + ".npy";
+  if (std::filesystem::is_regular_file(std::filesystem::symlink_status(npy, error)) &&
+      !std::filesystem::exists(new_npy, error))
+    std::filesystem::rename(npy, new_npy, error);  // the NumPy copy follows; its loss is no failure
   return {};
 }
 
@@ -230,12 +249,24 @@ Status DirectionFile::remove(const std::string& run, const std::string& name) {
   if (Status s = checkName(name); !s) return s;
   std::error_code error;
   const std::string path = pathIn(run, name);
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, error)))
+    return makeError("cannot delete " + path + ": " +
+                     (std::filesystem::exists(std::filesystem::symlink_status(path, error)) ? "not a direction file"
+                                                                                           : "no such direction"));
   if (!std::filesystem::remove(path, error))
     return makeError("cannot delete " + path + ": " + (error ? error.message() : "no such direction"));
+  const std::string npy = run + "/directions/" + name + ".npy";
+  if (std::filesystem::is_regular_file(std::filesystem::symlink_status(npy, error))) std::filesystem::remove(npy, error);
   return {};
 }
 
 Status DirectionFile::writeNpy(const std::string& path, const std::vector<float>& vector) {
+  if (path.empty()) return makeError("give a file to write the .npy to");
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    return makeError("cannot write " + path + ": " +
+                     (std::filesystem::is_symlink(status) ? "a symbolic link; give the file itself" : "not a regular file"));
   // NumPy's format 1.0: magic, version, a little-endian header length, a dict padded to 64 bytes.
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(vector.size()) + ",), }";
   const std::size_t unpadded = 10 + header.size() + 1;

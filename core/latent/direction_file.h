@@ -35,8 +35,9 @@ struct LatentDirection {
 
 class DirectionFile {
 public:
-  static constexpr std::int64_t kMaxBytes = std::int64_t(64) << 20;
-  static constexpr std::int64_t kMaxLatents = 100000;  ///< marked latents per file, each kind
+  /// Parsed, a file takes about 20× its size: 16 MiB holds 2,000 marks at nz 512.
+  static constexpr std::int64_t kMaxBytes = std::int64_t(16) << 20;
+  static constexpr std::int64_t kMaxLatents = 10000;  ///< marked latents per file, each kind
   static constexpr int kMaxNz = 4096;
 
   /// "closed-form", "principal-component", "labelled".
@@ -49,19 +50,24 @@ public:
   /// <run>/directions/<name>.json.
   static std::string pathIn(const std::string& run, const std::string& name);
 
-  /// Writes `direction` to `path` (its folder made when missing), atomically.
+  /// Writes `direction` to `path` atomically; its folder is made when missing, the one above it
+  /// must exist (a mistyped run folder is not made).
   static Status write(const std::string& path, const LatentDirection& direction);
-  /// Reads `path`; with `nz` set, a vector of another length is refused, naming both.
+  /// Reads `path`; with `nz` set, a vector of another length is refused, naming both. The
+  /// strength must be in range (an eigenvalue ≥ 0, a share or an accuracy in [0, 1]).
   static Result<LatentDirection> read(const std::string& path, std::optional<int> nz = std::nullopt);
 
-  /// The directions of a run, by name (files that cannot be read are left out; see read()).
+  /// The names of a run's direction files (regular files NAME.json with a valid name), sorted;
+  /// they are not read: read() each, and say which could not be.
   static std::vector<std::string> list(const std::string& run);
-  /// Renames <run>/directions/<from>.json to <to>.json (its "name" too); refuses to overwrite.
+  /// Renames <run>/directions/<from>.json to <to>.json (its "name" too, and a NAME.npy beside
+  /// it); refuses to overwrite.
   static Status rename(const std::string& run, const std::string& from, const std::string& to);
-  /// Deletes <run>/directions/<name>.json.
+  /// Deletes <run>/directions/<name>.json (a regular file only) and a <name>.npy beside it.
   static Status remove(const std::string& run, const std::string& name);
 
-  /// The vector as a NumPy .npy file (float32, shape (nz,)), atomically, for Python.
+  /// The vector as a NumPy .npy file (float32, shape (nz,)), atomically, for Python. A path that
+  /// is there and is not a regular file (a FIFO, a device, a symbolic link) is refused.
   static Status writeNpy(const std::string& path, const std::vector<float>& vector);
 };
 

@@ -111,6 +111,20 @@ Result<std::vector<FoundDirection>> SemanticDirections::closedForm(const torch::
 
 Result<std::vector<FoundDirection>> SemanticDirections::principalOf(const torch::Tensor& latents,
                                                                     const torch::Tensor& activations, int top) {
+  if (!activations.defined() || activations.dim() != 2)
+    return makeError(prefixed("the latents and the activations must be matrices with one row per latent"));
+  try {
+    // A copy to centre in place (principal() hands over outputs it made itself).
+    const torch::Tensor copy = activations.size(1) <= kExactLimit ? activations.to(torch::kFloat64, false, true)
+                                                                  : activations.clone();
+    return principalInPlace(latents, copy, top);
+  } catch (const c10::Error& e) {
+    return makeError(prefixed(e.what_without_backtrace()));
+  }
+}
+
+Result<std::vector<FoundDirection>> SemanticDirections::principalInPlace(const torch::Tensor& latents,
+                                                                         const torch::Tensor& activations, int top) {
   if (!latents.defined() || !activations.defined() || latents.dim() != 2 || activations.dim() != 2 ||
       latents.size(0) != activations.size(0))
     return makeError(prefixed("the latents and the activations must be matrices with one row per latent"));
@@ -125,8 +139,9 @@ Result<std::vector<FoundDirection>> SemanticDirections::principalOf(const torch:
     // A large model's outputs stay float32 (principal() makes them so); the rest is float64.
     const bool exact = d <= kExactLimit;
     const torch::Tensor z = latents.to(torch::kFloat64);
-    const torch::Tensor h = exact ? activations.to(torch::kFloat64) : activations;
-    const torch::Tensor centred = h - h.mean(0, true);
+    TORCH_CHECK(!exact || activations.scalar_type() == torch::kFloat64, "directions: float64 rows expected");
+    const torch::Tensor centred = activations.contiguous();
+    centred.sub_(centred.mean(0, true));  // in place: the rows can be gigabytes
     const double total = centred.square().sum(torch::kFloat64).item<double>();
     if (!std::isfinite(total)) return makeError(prefixed("the activations hold NaN or Inf"));
     if (!(total > 0)) return makeError(prefixed("the first block's outputs do not vary: no principal components"));
@@ -157,8 +172,10 @@ Result<std::vector<FoundDirection>> SemanticDirections::principal(GeneratorImpl&
     torch::NoGradGuard no_grad;
     const torch::Tensor w = firstWeight(g);
     const std::int64_t nz = w.size(0), n = options.samples, d = w.size(1) * w.size(2) * w.size(3);
-    // The outputs are kept (float32 above kExactLimit values a row): bounded before allocating.
-    const double bytes = static_cast<double>(n) * static_cast<double>(d) * (d <= kExactLimit ? 8.0 : 4.0);
+    // The outputs are kept once (float32 above kExactLimit values a row; the exact path also
+    // makes a d × d matrix per thread part): bounded before allocating.
+    const double bytes = static_cast<double>(n) * static_cast<double>(d) * (d <= kExactLimit ? 8.0 : 4.0) +
+                         (d <= kExactLimit ? 5.0 * static_cast<double>(d) * static_cast<double>(d) * 8.0 : 0.0);
     if (bytes > kMaxActivationBytes) {
       const auto fits = static_cast<std::int64_t>(kMaxActivationBytes / (bytes / static_cast<double>(n)));
       return makeError(prefixed("principal components of " + std::to_string(n) + " latents keep " +
@@ -166,16 +183,21 @@ Result<std::vector<FoundDirection>> SemanticDirections::principal(GeneratorImpl&
                                 " MiB of this model's first-block outputs, above the 2048 MiB allowed: use at most " +
                                 std::to_string(fits) + " latents (--n)"));
     }
+    if (top < 1 || top > std::min(nz, d))
+      return makeError(prefixed("--top must be 1 to " + std::to_string(std::min(nz, d)) + ", got " + std::to_string(top)));
+    if (n < nz + 1)
+      return makeError(prefixed("--n must be more than the latent size (" + std::to_string(nz) + "), got " +
+                                std::to_string(n)));
     at::Generator generator = at::detail::createCPUGenerator(options.seed);
     const torch::Tensor z = torch::randn({n, nz}, generator, torch::kFloat64);
-    std::vector<torch::Tensor> parts;
+    const torch::Tensor h = torch::empty({n, d}, d <= kExactLimit ? torch::kFloat64 : torch::kFloat32);
     for (std::int64_t i0 = 0; i0 < n; i0 += options.block) {
-      const torch::Tensor block = firstBlock(g, z.narrow(0, i0, std::min(options.block, n - i0)));
-      parts.push_back(d <= kExactLimit ? block : block.to(torch::kFloat32));
-      if (options.progress && !options.progress(0.8 * static_cast<double>(i0 + parts.back().size(0)) / n))
+      const std::int64_t count = std::min(options.block, n - i0);
+      h.narrow(0, i0, count).copy_(firstBlock(g, z.narrow(0, i0, count)));
+      if (options.progress && !options.progress(0.8 * static_cast<double>(i0 + count) / static_cast<double>(n)))
         return makeError(prefixed("cancelled"));
     }
-    return principalOf(z, torch::cat(parts), top);
+    return principalInPlace(z, h, top);
   } catch (const c10::Error& e) {
     return makeError(prefixed(e.what_without_backtrace()));
   }

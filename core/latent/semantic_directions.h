@@ -78,6 +78,11 @@ public:
   /// `direction` less its parts along `others` (each (nz)), unit length: editing along it leaves
   /// the others' projections unchanged. An Error when nothing is left.
   static Result<torch::Tensor> conditional(const torch::Tensor& direction, const std::vector<torch::Tensor>& others);
+
+private:
+  /// principalOf() on outputs it may centre in place (float64 up to 4,096 values a row).
+  static Result<std::vector<FoundDirection>> principalInPlace(const torch::Tensor& latents,
+                                                              const torch::Tensor& activations, int top);
 };
 
 }  // namespace streetgan

@@ -149,7 +149,25 @@ void TestDirectionsCli::errors_data() {
                                   << "option '--method': 'ica' is not allowed; allowed: sefa, pca";
   QTest::newRow("top 0") << QStringList{"directions", "--checkpoint", "@", "--top", "0"} << 2 << "--top";
   QTest::newRow("top above nz") << QStringList{"directions", "--checkpoint", "@", "--top", "17"} << 2
-                                << "streetgan directions: --top must be 1 to 16, got 17";
+                                << "option '--top': the model's latent has 16 values, so at most 16 directions; got 17";
+  QTest::newRow("pca: --n not above nz") << QStringList{"directions", "--checkpoint", "@", "--method", "pca", "--n", "16"}
+                                         << 2 << "option '--n': principal components need more latents than the latent size (16)";
+  QTest::newRow("a name too long for K directions")
+      << QStringList{"directions", "--checkpoint", "@", "--top", "10", "--save", QString(62, 'a')} << 2
+      << "with --top 10 the last name is " + QString(62, 'a') + "-10";
+  QTest::newRow("saving over a saved direction")
+      << QStringList{"directions", "--checkpoint", "@", "--top", "1", "--save", "taken"} << 2 << "taken.json already exists";
+  QTest::newRow("a stray option with --delete") << QStringList{"directions", "--run", "@run", "--delete", "x", "--to", "y"}
+                                                << 2 << "--to cannot go with --delete";
+  QTest::newRow("a bad name for --delete") << QStringList{"directions", "--run", "@run", "--delete", "../x"} << 2
+                                           << "option '--delete': a direction's name must not start with '.'";
+  QTest::newRow("no such run") << QStringList{"directions", "--run", "@run/nothing", "--list"} << 1 << "no such run folder";
+  QTest::newRow("walk: an empty direction")
+      << QStringList{"walk", "--checkpoint", "@", "--direction", "", "--out-dir", "@out"} << 2
+      << "option '--direction': give a direction file";
+  QTest::newRow("walk: a hexadecimal range")
+      << QStringList{"walk", "--checkpoint", "@", "--direction", "@small", "--range", "0x10,1", "--out-dir", "@out"} << 2
+      << "two different numbers from -1000 to 1000";
   QTest::newRow("a path as the name") << QStringList{"directions", "--checkpoint", "@", "--save", "../x"} << 2
                                       << "option '--save': a direction's name must not start with '.'";
   QTest::newRow("--n with sefa") << QStringList{"directions", "--checkpoint", "@", "--n", "100"} << 2
@@ -165,7 +183,7 @@ void TestDirectionsCli::errors_data() {
       << "none.json";
   QTest::newRow("walk: an empty range")
       << QStringList{"walk", "--checkpoint", "@", "--direction", "@small", "--range", "1,1", "--out-dir", "@out"} << 2
-      << "option '--range': '1,1' is not allowed; allowed: A,B, two different numbers";
+      << "option '--range': '1,1' is not allowed; allowed: A,B, two different numbers from -1000 to 1000";
   QTest::newRow("walk: --range without --direction")
       << QStringList{"walk", "--checkpoint", "@", "--seeds", "1,2", "--range", "-1,1", "--out-dir", "@out"} << 2
       << "--range goes with --direction";
@@ -188,6 +206,8 @@ void TestDirectionsCli::errors() {
     else if (arg == "@out") arg = out;
     else if (arg.startsWith("@run")) arg = run_ + arg.mid(4);
   }
+  if (!QFile::exists(run_ + "/directions/taken.json"))
+    QVERIFY(runCli({"directions", "--checkpoint", checkpoint_, "--top", "1", "--save", "taken"}).exit_code == 0);
   const QStringList before = QDir(run_ + "/directions").entryList(QDir::Files);
   const CliResult r = runCli(args);
   QCOMPARE(r.exit_code, code);

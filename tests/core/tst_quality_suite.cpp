@@ -64,6 +64,7 @@ private slots:
   void copiedTrainingImagesAreCaught();
   void distancesGrowWithShiftAndBlur();
   void onlyTheAskedMetrics();
+  void duplicatedTrainingImagesLeaveANote();
   void fileRoundTrip();
   void badInputAndCancel();
   void unmetNeedsAreSaidFirstOrLeftOut();
@@ -175,6 +176,23 @@ void TestQualitySuite::onlyTheAskedMetrics() {
   auto bad = QualitySuiteOptions::parseMetricList("fid,inception");
   QVERIFY(!bad.ok());
   QVERIFY2(QString::fromStdString(bad.error()).contains("\"inception\" is not a metric"), bad.error().c_str());
+}
+
+void TestQualitySuite::duplicatedTrainingImagesLeaveANote() {
+  // A training set of copies of 3 images: the memorisation check has no yardstick (the median
+  // distance to the nearest other training image is 0), but the other figures still come back.
+  auto parsed = QualitySuiteOptions::parseMetricList("swd,memorisation");
+  QVERIFY(parsed.ok());
+  QualitySuiteOptions options = smallOptions();
+  options.metrics = *parsed;
+  const torch::Tensor train = smoothImages(3, 32, 9).repeat({20, 1, 1, 1});
+  auto result = QualitySuite::evaluate(smoothImages(60, 32, 10), train, options);
+  QVERIFY2(result.ok(), result.error().c_str());
+  QCOMPARE(result->metrics.count(figure::kSwd), std::size_t{1});
+  QCOMPARE(result->metrics.count(figure::kCopyRate), std::size_t{0});
+  bool noted = false;
+  for (const std::string& note : result->notes) noted = noted || note.find("(mostly duplicates)") != std::string::npos;
+  QVERIFY(noted);
 }
 
 void TestQualitySuite::fileRoundTrip() {

@@ -285,6 +285,7 @@ void TestSemanticDirections::fileRoundTrip() {
   d.held_out = 4;
   d.has = {{1, 2, 3}, {0.5f, 0.25f, -1}};
   d.lacks = {{-1, -2, -3}};
+  QVERIFY(QDir(dir.path()).mkdir("run"));
   const std::string path = DirectionFile::pathIn(dir.path().toStdString() + "/run", "night");
   QVERIFY(DirectionFile::write(path, d));
   auto back = DirectionFile::read(path, 3);
@@ -298,6 +299,9 @@ void TestSemanticDirections::fileRoundTrip() {
   QCOMPARE(back->held_out, d.held_out);
   QCOMPARE(back->has, d.has);
   QCOMPARE(back->lacks, d.lacks);
+  // A folder that is not there is not made: a mistyped run is an error.
+  QVERIFY(!DirectionFile::write(dir.path().toStdString() + "/no-run/directions/x.json", d));
+  QVERIFY(!QDir(dir.filePath("no-run")).exists());
   auto other_nz = DirectionFile::read(path, 100);
   QVERIFY(!other_nz);
   QVERIFY2(QString::fromStdString(other_nz.error()).contains("the direction has 3 values, the generator's latent 100"),
@@ -314,6 +318,13 @@ void TestSemanticDirections::npyExport() {
   python.start("/usr/bin/python3", {"-c", "import sys, numpy; a = numpy.load(sys.argv[1]); print(a.dtype, a.shape, ' '.join(map(str, a)))", path});
   QVERIFY(python.waitForFinished(60000));
   QCOMPARE(QString(python.readAllStandardOutput()).trimmed(), QString("float32 (5,) 0.25 -0.5 1.0 2.5 -3.0"));
+  // A link or a FIFO in its place is refused, not replaced.
+  QVERIFY(QFile::link(path, dir.filePath("link.npy")));
+  auto link = DirectionFile::writeNpy(dir.filePath("link.npy").toStdString(), v);
+  QVERIFY(!link);
+  QVERIFY2(QString::fromStdString(link.error()).contains("a symbolic link"), link.error().c_str());
+  QVERIFY(QFileInfo(dir.filePath("link.npy")).isSymLink());
+  QVERIFY(!DirectionFile::writeNpy("", v));
 }
 
 void TestSemanticDirections::listRenameDelete() {
@@ -326,15 +337,26 @@ void TestSemanticDirections::listRenameDelete() {
     QVERIFY(DirectionFile::write(DirectionFile::pathIn(run, name), d));
   }
   writeText(dir.filePath("directions/broken.json"), "{\"v\": 1, \"kind\": \"closed-form\"");
-  QCOMPARE(DirectionFile::list(run), (std::vector<std::string>{"a", "b"}));  // the broken file left out
+  QVERIFY(QDir(dir.path()).mkpath("directions/folder.json"));
+  // Listed by name (the folder is no file), not read: the broken one is the reader's to report.
+  QCOMPARE(DirectionFile::list(run), (std::vector<std::string>{"a", "b", "broken"}));
+  QVERIFY(!DirectionFile::read(DirectionFile::pathIn(run, "broken")));
+  QVERIFY(!DirectionFile::remove(run, "folder"));
+  QVERIFY(QDir(dir.filePath("directions/folder.json")).exists());
+  QVERIFY(DirectionFile::remove(run, "broken"));
   auto taken = DirectionFile::rename(run, "a", "b");
   QVERIFY(!taken);
   QVERIFY2(QString::fromStdString(taken.error()).contains("already exists"), taken.error().c_str());
+  QVERIFY(DirectionFile::writeNpy(dir.filePath("directions/a.npy").toStdString(), d.vector));
   QVERIFY(DirectionFile::rename(run, "a", "day"));
+  QVERIFY(QFile::exists(dir.filePath("directions/day.npy")) && !QFile::exists(dir.filePath("directions/a.npy")));
   QCOMPARE(DirectionFile::list(run), (std::vector<std::string>{"b", "day"}));
   QCOMPARE(DirectionFile::read(DirectionFile::pathIn(run, "day"))->name, std::string("day"));
   QVERIFY(DirectionFile::remove(run, "b"));
   QVERIFY(!DirectionFile::remove(run, "b"));
+  QVERIFY(DirectionFile::remove(run, "day"));
+  QVERIFY(!QFile::exists(dir.filePath("directions/day.npy")));  // its NumPy copy goes with it
+  QVERIFY(DirectionFile::write(DirectionFile::pathIn(run, "day"), d));
   QVERIFY(!DirectionFile::remove(run, "../../etc/passwd"));
   QCOMPARE(DirectionFile::list(run), (std::vector<std::string>{"day"}));
 }
@@ -360,6 +382,14 @@ void TestSemanticDirections::badFiles_data() {
   QTest::newRow("labelled latent of another size")
       << QByteArray(R"({"v": 1, "kind": "labelled", "accuracy": 0.9, "vector": [1, 0], "labelled": {"has": [[1, 2, 3]]}})")
       << "\"labelled.has[0]\" has 3 values, expected 2";
+  QTest::newRow("an accuracy above 1")
+      << QByteArray(R"({"v": 1, "kind": "labelled", "accuracy": 5, "vector": [1, 0]})") << "\"accuracy\" must be between 0 and 1";
+  QTest::newRow("a negative eigenvalue") << QByteArray(R"({"v": 1, "kind": "closed-form", "eigenvalue": -1, "vector": [1]})")
+                                         << "\"eigenvalue\" must be at least 0";
+  QTest::newRow("nz not the vector's length") << "{" + ok + R"(, "nz": 32, "vector": [1, 0]})"
+                                              << "\"nz\" must be the vector's length, 2";
+  QTest::newRow("a long token") << "{" + ok + R"(, "vector": [1, 0)" + QByteArray(100000, '7') + "\x01]}"
+                                << "not valid JSON";
   QTest::newRow("labelled not an object")
       << QByteArray(R"({"v": 1, "kind": "labelled", "accuracy": 0.9, "vector": [1, 0], "labelled": 3})")
       << "\"labelled\" must be an object";
@@ -375,6 +405,7 @@ void TestSemanticDirections::badFiles() {
   QVERIFY(!read);
   QVERIFY2(QString::fromStdString(read.error()).startsWith(path), read.error().c_str());
   QVERIFY2(QString::fromStdString(read.error()).contains(error), read.error().c_str());
+  QVERIFY2(read.error().size() < std::size_t(path.size() + 400), "one short line, whatever the file holds");
 }
 
 void TestSemanticDirections::badNames_data() {

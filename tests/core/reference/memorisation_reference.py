@@ -7,7 +7,7 @@ for H divisible by SIZE these are the plain block means) and flattened channel-m
   - each sample's K nearest training rows (Euclidean distance from the differences, float64);
   - each training row listed in SUBSET: the distance to its nearest other training row;
   - threshold = numpy.percentile(those distances, PERCENTILE), median = numpy.median(them);
-  - copy rate = share of samples whose nearest distance < threshold;
+  - copy rate = share of samples whose nearest distance <= threshold;
   - ratio = nearest distance / median, with its mean and median.
 
 Usage: memorisation_reference.py SAMPLES.npy TRAIN.npy SUBSET.npy SIZE PERCENTILE K
@@ -60,7 +60,7 @@ def main():
         "train_nn_distance": [float(v) for v in train_nn],
         "threshold": threshold,
         "train_nn_median": median,
-        "copy_rate": float(np.mean(nearest < threshold)),
+        "copy_rate": float(np.mean(nearest <= threshold)),
         "ratio": [float(v) for v in ratio],
         "mean_ratio": float(np.mean(ratio)),
         "median_ratio": float(np.median(ratio)),
