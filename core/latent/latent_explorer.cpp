@@ -256,11 +256,6 @@ torch::Tensor rowsOf(const std::vector<Latent>& latents, int nz) {
   return out;
 }
 
-Latent latentOf(const torch::Tensor& v) {
-  const torch::Tensor f = v.to(torch::kFloat32).contiguous();
-  return Latent(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
-}
-
 }  // namespace
 
 Result<std::vector<LatentDirection>> LatentExplorer::findDirections(const std::string& method, int top,
@@ -293,7 +288,7 @@ Result<std::vector<LatentDirection>> LatentExplorer::findDirections(const std::s
     d.kind = method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
     d.checkpoint = state_->path;
     d.step = state_->loaded.progress.step;
-    d.vector = latentOf((*found)[i].vector);
+    d.vector = toLatent((*found)[i].vector);
     d.rank = static_cast<int>(i + 1);
     d.strength = (*found)[i].strength;
     out.push_back(std::move(d));
@@ -316,7 +311,7 @@ Result<LatentDirection> LatentExplorer::labelledDirection(const std::vector<Late
     d.kind = LatentDirection::Kind::Labelled;
     d.checkpoint = state_->path;
     d.step = state_->loaded.progress.step;
-    d.vector = latentOf(found->vector);
+    d.vector = toLatent(found->vector);
     d.strength = found->accuracy;
     d.held_out = found->held_out;
     d.has = has;
@@ -330,10 +325,10 @@ Result<LatentDirection> LatentExplorer::labelledDirection(const std::vector<Late
 Result<Latent> LatentExplorer::conditional(const Latent& direction, const std::vector<Latent>& others) {
   try {
     std::vector<torch::Tensor> rows;
-    for (const Latent& other : others) rows.push_back(torch::tensor(other, torch::kFloat64));
-    auto kept = SemanticDirections::conditional(torch::tensor(direction, torch::kFloat64), rows);
+    for (const Latent& other : others) rows.push_back(toTensor(other));
+    auto kept = SemanticDirections::conditional(toTensor(direction), rows);
     if (!kept) return makeError(kept.error());
-    return latentOf(*kept);
+    return toLatent(*kept);
   } catch (const c10::Error& e) {
     return makeError(std::string("directions: ") + e.what_without_backtrace());
   }
