@@ -126,7 +126,7 @@ sg="$build/app/cli/streetgan"
 grep -q "USE_C10D_NCCL" "$build/build.ninja" && note "| NCCL (USE_C10D_NCCL) | compiled in | |" || note "| NCCL (USE_C10D_NCCL) | NOT compiled in | |"
 
 # --- what a researcher meets on the GPU -----------------------------------------------------------
-step "device auto picks the GPU" bash -c "'$sg' bench train --device auto --steps 2 --warmup 1 --batch 16 2>&1 | tee /dev/stderr | grep -q cuda"
+step "device auto picks the GPU" bash -c "'$sg' bench train --device auto --steps 2 --warmup 1 --batch 16 2>&1 | tee -a /dev/stderr | grep -q cuda"
 step "demo data" "$sg" demo-data --out "$work/demo"
 run="$out/run-cuda"; rm -rf "$run"
 for p in fp32 bf16 fp16; do
@@ -143,7 +143,7 @@ assert steps and all(math.isfinite(e["loss_d"]) and math.isfinite(e["loss_g"]) f
 print(f"{len(steps)} steps, last loss_d {steps[-1]['loss_d']:.3f} loss_g {steps[-1]['loss_g']:.3f}")
 EOF
 done
-step "system event has the GPU's figures (NVML)" bash -c "grep '\"type\":\"system\"' '$run-fp32/events.jsonl' | tail -n 1 | tee /dev/stderr | grep -q gpu"
+step "system event has the GPU's figures (NVML)" bash -c "grep '\"type\":\"system\"' '$run-fp32/events.jsonl' | tail -n 1 | tee -a /dev/stderr | grep -q gpu"
 step "resume on cuda" "$sg" train --dataroot "$work/demo" --device cuda --resume --epochs 3 --run-dir "$run-fp32"
 if [ "$gpus" -ge 2 ]; then
   rm -rf "$run-nccl"

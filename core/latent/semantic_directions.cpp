@@ -150,7 +150,7 @@ Result<std::vector<FoundDirection>> SemanticDirections::principalInPlace(const t
     // Each axis' projections, regressed on the latents: the latent direction that moves along it.
     const torch::Tensor projections =
         torch::mm(centred, pairs->vectors.to(centred.scalar_type())).to(torch::kFloat64);  // (N, top)
-    const torch::Tensor u = std::get<0>(torch::linalg_lstsq(z, projections, c10::nullopt, "gelsd"));
+    const torch::Tensor u = std::get<0>(torch::linalg_lstsq(z, projections, /*rcond=*/{}, "gelsd"));
     std::vector<FoundDirection> out;
     for (std::int64_t i = 0; i < top; ++i) {
       const torch::Tensor column = u.select(1, i);
