@@ -27,6 +27,8 @@ set(_rules
   # LatentExplorer opens a generator from a training checkpoint on a chosen device: the one unit
   # of core above train.
   "core/latent/latent_explorer=core/util core/config core/model core/data core/video core/latent core/train"
+  # LatentProjector minimises (1 − MS-SSIM): it uses the metric's own differentiable form.
+  "core/latent/latent_projector=core/util core/config core/model core/data core/video core/latent core/eval"
   "widgets=core"
   "app/studio/control=core"
   "app/studio=core widgets"

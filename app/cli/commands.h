@@ -23,6 +23,7 @@ int runParzen(const Args& args);
 int runMetrics(const Args& args);
 int runWalk(const Args& args);
 int runDirections(const Args& args);
+int runProject(const Args& args);
 int runRemote(const Args& args);
 int runTensorBoard(const Args& args);
 int runImport(const Args& args);

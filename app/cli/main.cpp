@@ -23,6 +23,7 @@ const char* kUsage =
     "  cache       pre-decode a data set into one file for fast loading (cache build, cache info)\n"
     "  walk        render a latent-space walk to GIF, MP4, WebM or PNG frames\n"
     "  directions  find, save and list semantic directions of a generator (SeFa, PCA)\n"
+    "  project     find the latents of photographs (a walk file of them)\n"
     "  metrics     quality metrics (SWD, MS-SSIM, NDB, FID, KID, precision/recall, copies)\n"
     "  parzen      Parzen-window log-likelihood of held-out images under a model's samples\n"
     "  tensorboard write TensorBoard event files from runs' events.jsonl\n"
@@ -50,6 +51,7 @@ const Command kCommands[] = {
     {"import", streetgan::cli::runImport, false}, {"export", streetgan::cli::runExport, false},
     {"serve", streetgan::cli::runServe, false},   {"metrics", streetgan::cli::runMetrics, false},
     {"directions", streetgan::cli::runDirections, false},
+    {"project", streetgan::cli::runProject, false},
 };
 
 // "streetgan walk", or with the subcommand ("streetgan cache build") as the command's own

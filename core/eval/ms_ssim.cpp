@@ -101,19 +101,21 @@ std::pair<torch::Tensor, torch::Tensor> ssimTerms(const torch::Tensor& x, const 
   return {cs.mean(map), (luminance * cs).mean(map)};
 }
 
-// MS-SSIM of checked pairs (B, C, H, W): (B) float64.
-torch::Tensor msSsimBlock(const torch::Tensor& a, const torch::Tensor& b, int scales) {
+// MS-SSIM of checked pairs (B, C, H, W) in `dtype`: (B). Terms below `floor` count as `floor`
+// (0 for the metric, as tf's relu; above 0 for a loss, whose gradient x^w has none at 0).
+torch::Tensor msSsimBlock(const torch::Tensor& a, const torch::Tensor& b, int scales, torch::ScalarType dtype = torch::kFloat64,
+                          double floor = 0.0) {
   const std::vector<double> w = MsSsim::weights(scales);
-  torch::Tensor x = (a.to(torch::kFloat64) + 1.0) * 0.5, y = (b.to(torch::kFloat64) + 1.0) * 0.5;
-  torch::Tensor product = torch::ones({a.size(0), a.size(1)}, torch::TensorOptions().dtype(torch::kFloat64));
+  torch::Tensor x = (a.to(dtype) + 1.0) * 0.5, y = (b.to(dtype) + 1.0) * 0.5;
+  torch::Tensor product;
   for (int s = 0; s < scales; ++s) {
     if (s > 0) {
       x = downsample(x);
       y = downsample(y);
     }
     const auto [cs, ssim] = ssimTerms(x, y);
-    const torch::Tensor term = (s + 1 == scales ? ssim : cs).clamp_min(0.0);
-    product.mul_(term.pow(w[static_cast<std::size_t>(s)]));
+    const torch::Tensor term = (s + 1 == scales ? ssim : cs).clamp_min(floor).pow(w[static_cast<std::size_t>(s)]);
+    product = s == 0 ? term : product * term;
   }
   return product.mean(1);
 }
@@ -166,6 +168,14 @@ Result<torch::Tensor> MsSsim::pairwise(const torch::Tensor& a, const torch::Tens
   } catch (const c10::Error& e) {  // out of memory
     return makeError(std::string("MS-SSIM: ") + e.what_without_backtrace());
   }
+}
+
+torch::Tensor MsSsim::differentiable(const torch::Tensor& a, const torch::Tensor& b, int scales) {
+  TORCH_CHECK(a.dim() == 4 && a.sizes() == b.sizes(), "MS-SSIM: the pairs must be images of one shape");
+  if (scales == 0) scales = scalesFor(a.size(2), a.size(3));
+  TORCH_CHECK(scales >= 1 && scales <= kMaxScales && std::min(a.size(2), a.size(3)) >= minimumSize(scales),
+              "MS-SSIM: the images are too small for ", scales, " scales");
+  return msSsimBlock(a, b, scales, a.scalar_type(), kLossFloor);
 }
 
 torch::Tensor MsSsim::pairIndices(std::int64_t images, std::int64_t pairs, std::uint64_t seed) {

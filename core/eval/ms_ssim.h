@@ -62,6 +62,14 @@ public:
   /// `scales` 0 chooses scalesFor(H, W).
   static Result<torch::Tensor> pairwise(const torch::Tensor& a, const torch::Tensor& b, int scales = 0);
 
+  /// The smallest value a term of differentiable() counts as: the gradient of x^w is infinite at 0.
+  static constexpr double kLossFloor = 1e-6;
+  /// MS-SSIM of each pair as a loss term: (N) in a's floating-point type and on its device, with
+  /// autograd kept, so that (1 − MS-SSIM) can be minimised. The same formula as pairwise(), except
+  /// that terms below kLossFloor count as kLossFloor instead of 0. The caller checks the inputs
+  /// (finite, one shape, ≥ minimumSize(scales) px); LibTorch's c10::Error otherwise.
+  static torch::Tensor differentiable(const torch::Tensor& a, const torch::Tensor& b, int scales = 0);
+
   /// The pairs the diversity scores: (pairs, 2) int64 rows (i, j), i ≠ j, each uniform over the
   /// ordered pairs of distinct images of `images` (≥ 2), drawn from `seed`.
   static torch::Tensor pairIndices(std::int64_t images, std::int64_t pairs, std::uint64_t seed);

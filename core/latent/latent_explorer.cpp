@@ -1,6 +1,9 @@
 #include "core/latent/latent_explorer.h"
 
 #include "core/data/image_grid.h"
+#include "core/latent/batch_statistics_scope.h"
+#include "core/latent/latent_projector.h"
+#include "core/data/sample_pipeline.h"
 #include "core/latent/latent_walk.h"
 #include "core/latent/semantic_directions.h"
 #include "core/latent/walk_exporter.h"
@@ -22,31 +25,6 @@ struct LatentExplorer::State {
 };
 
 namespace {
-
-/// While alive (and `on`): G's BatchNorm layers normalise with each call's batch statistics, and
-/// the running statistics they update are put back afterwards, so the model never changes.
-class BatchStatisticsScope {
-public:
-  BatchStatisticsScope(Generator& generator, bool on) : generator_(generator), on_(on) {
-    if (!on_) return;
-    for (const auto& buffer : generator_->buffers()) saved_.push_back(buffer.clone());
-    generator_->train();
-  }
-  ~BatchStatisticsScope() {
-    if (!on_) return;
-    torch::NoGradGuard no_grad;
-    std::size_t i = 0;
-    for (auto& buffer : generator_->buffers()) buffer.copy_(saved_[i++]);
-    generator_->eval();
-  }
-  BatchStatisticsScope(const BatchStatisticsScope&) = delete;
-  BatchStatisticsScope& operator=(const BatchStatisticsScope&) = delete;
-
-private:
-  Generator& generator_;
-  bool on_;
-  std::vector<torch::Tensor> saved_;
-};
 
 torch::Tensor toTensor(const Latent& latent) {
   return torch::from_blob(const_cast<float*>(latent.data()), {static_cast<std::int64_t>(latent.size())}, torch::kFloat32).clone();
@@ -132,7 +110,7 @@ Result<std::vector<RgbImage>> LatentExplorer::render(const std::vector<Latent>& 
   std::lock_guard lock(state_->mutex);
   try {
     torch::NoGradGuard no_grad;
-    BatchStatisticsScope scope(state_->loaded.generator, state_->batch_statistics);
+    BatchStatisticsScope scope(*state_->loaded.generator, state_->batch_statistics);
     const torch::Tensor out = state_->loaded.generator->forward(torch::cat(rows).to(state_->device)).to(torch::kCPU);
     for (std::int64_t i = 0; i < out.size(0); ++i) images.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
   } catch (const c10::Error& e) {
@@ -185,7 +163,7 @@ Result<std::vector<RgbImage>> LatentExplorer::renderFrames(const WalkPlan& plan,
   try {
     torch::NoGradGuard no_grad;
     Generator& g = state_->loaded.generator;
-    BatchStatisticsScope scope(g, state_->batch_statistics);
+    BatchStatisticsScope scope(*g, state_->batch_statistics);
     if (!grid) {
       const torch::Tensor out = g->forward(walk->frames(begin, count).to(state_->device)).to(torch::kCPU);
       for (std::int64_t i = 0; i < count; ++i) frames.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
@@ -213,7 +191,7 @@ Status LatentExplorer::exportWalk(const WalkPlan& plan, const std::string& path,
   };
   std::lock_guard lock(state_->mutex);
   render.batch_statistics = state_->batch_statistics;
-  BatchStatisticsScope scope(state_->loaded.generator, state_->batch_statistics);
+  BatchStatisticsScope scope(*state_->loaded.generator, state_->batch_statistics);
   Result<WalkExportSummary> done =
       plan.rows * plan.columns > 1
           ? WalkExporter::exportWalk(state_->loaded.generator,
@@ -223,6 +201,63 @@ Status LatentExplorer::exportWalk(const WalkPlan& plan, const std::string& path,
           : WalkExporter::exportWalk(state_->loaded.generator, *walk, render, path, options, callback);
   if (!done) return makeError(done.error());
   return {};
+}
+
+namespace {
+
+Result<torch::Tensor> photoTensor(const std::string& path, const TrainConfig& config) {
+  AugmentConfig framing;
+  framing.shift = 0;
+  framing.noise_std = 0;
+  framing.flip = false;
+  framing.rotate_deg = 0;
+  framing.scale_jitter = 0;
+  framing.crop_scale = config.augment.crop_scale;
+  const SamplePipeline pipeline(framing, static_cast<int>(config.img_size), static_cast<int>(config.nc));
+  torch::Tensor out = torch::empty({config.nc, config.img_size, config.img_size}, torch::kFloat32);
+  if (Status s = pipeline.load(path, 0, out.data_ptr<float>()); !s) return makeError(s.error());
+  return out;
+}
+
+}  // namespace
+
+Result<RgbImage> LatentExplorer::photoAtModelSize(const std::string& path) const {
+  auto photo = photoTensor(path, state_->loaded.config);
+  if (!photo) return makeError(photo.error());
+  return toRgbImage(makeImageGrid(photo->unsqueeze(0), 1, 0));
+}
+
+Result<PhotoProjection> LatentExplorer::projectPhoto(const std::string& path, const ProjectionSettings& settings,
+                                                     const std::function<bool(const ProjectionUpdate&)>& progress) const {
+  auto photo = photoTensor(path, state_->loaded.config);
+  if (!photo) return makeError(photo.error());
+  std::lock_guard lock(state_->mutex);
+  LatentProjectorOptions options;
+  options.steps = settings.steps;
+  options.restarts = settings.restarts;
+  options.seed = settings.seed;
+  options.learning_rate = settings.learning_rate;
+  options.ms_ssim_weight = settings.ms_ssim_weight;
+  options.prior_weight = settings.prior_weight;
+  options.batch_statistics = state_->batch_statistics;
+  if (progress)
+    options.progress = [&progress](const LatentProjectorProgress& p) {
+      ProjectionUpdate update{p.step, p.steps, p.best_loss, toRgbImage(makeImageGrid(p.best_image.unsqueeze(0), 1, 0))};
+      return progress(update);
+    };
+  auto projection = LatentProjector::project(*state_->loaded.generator, *photo, options);
+  if (!projection) return makeError(path + ": " + projection.error());
+  PhotoProjection out;
+  out.latent = toLatent(projection->latent);
+  out.photo = toRgbImage(makeImageGrid(photo->unsqueeze(0), 1, 0));
+  out.reconstruction = toRgbImage(makeImageGrid(projection->image.unsqueeze(0), 1, 0));
+  out.loss = projection->loss;
+  out.pixel_rmse = projection->pixel_rmse;
+  out.ms_ssim = projection->ms_ssim;
+  out.restart = projection->restart;
+  out.steps = projection->steps;
+  out.batch_statistics = options.batch_statistics;
+  return out;
 }
 
 Status LatentExplorer::saveWalk(const WalkPlan& plan, const std::string& path) {

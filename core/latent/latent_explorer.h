@@ -41,6 +41,33 @@ struct ExplorerExportProgress {
   std::int64_t rendered = 0, encoded = 0, total = 0;
 };
 
+/// How a photograph is projected (LatentProjectorOptions, docs/explore.md).
+struct ProjectionSettings {
+  int steps = 500;              ///< Adam steps
+  int restarts = 8;             ///< random starts, the best kept
+  std::uint64_t seed = 0;       ///< start r is the latent of seed + r
+  double learning_rate = 0.05;
+  double ms_ssim_weight = 1.0;  ///< weight of (1 − MS-SSIM) beside the pixel error
+  double prior_weight = 0.01;   ///< weight of the latent-norm prior
+};
+
+struct ProjectionUpdate {
+  int step = 0, steps = 0;
+  double loss = 0;             ///< the best start's loss at this step
+  RgbImage reconstruction;     ///< that start's image
+};
+
+struct PhotoProjection {
+  Latent latent;
+  RgbImage photo;              ///< the photograph as the model sees it (its training crop, its size)
+  RgbImage reconstruction;     ///< the image of `latent`
+  double loss = 0;
+  double pixel_rmse = 0;       ///< root mean squared error in 0..255 units
+  double ms_ssim = 0;          ///< 1 is identical
+  int restart = 0, steps = 0;
+  bool batch_statistics = false;  ///< the BatchNorm mode it was projected (and is to be rendered) in
+};
+
 class LatentExplorer {
 public:
   /// Restores the generator of `checkpoint` on `device` ("cpu", "cuda", "cuda:N").
@@ -95,6 +122,16 @@ public:
   Result<LatentDirection> labelledDirection(const std::vector<Latent>& has, const std::vector<Latent>& lacks) const;
   /// `direction` less its parts along `others` (conditional editing), unit length.
   static Result<Latent> conditional(const Latent& direction, const std::vector<Latent>& others);
+
+  /// The photograph at `path` as the model saw its training images: the checkpoint's centre crop
+  /// (crop_scale × the model's size, black beyond the photograph) at the model's size, with no
+  /// shift, flip or noise. An Error names the file and the reason.
+  Result<RgbImage> photoAtModelSize(const std::string& path) const;
+  /// Places the photograph at `path` in latent space (LatentProjector) in the explorer's current
+  /// BatchNorm mode; `progress` is told the best start's loss and image every 10 steps, false
+  /// cancels ("projection: cancelled"). Holds the explorer for the whole projection.
+  Result<PhotoProjection> projectPhoto(const std::string& path, const ProjectionSettings& settings = {},
+                                       const std::function<bool(const ProjectionUpdate&)>& progress = {}) const;
 
   /// The walk file of `streetgan walk --save-walk` (keys, seeds and settings; not the grid).
   static Status saveWalk(const WalkPlan& plan, const std::string& path);

@@ -1,0 +1,146 @@
+// streetgan project: places photographs in a generator's latent space (LatentProjector through
+// LatentExplorer) and writes their latents as a walk file, so `streetgan walk --walk FILE` walks
+// from one photograph to the next.
+#include "app/cli/command_line.h"
+#include "app/cli/commands.h"
+#include "app/cli/model_options.h"
+#include "app/cli/stop_signal.h"
+#include "core/data/image_grid.h"
+#include "core/latent/latent_explorer.h"
+#include "core/latent/latent_walk.h"
+#include "core/train/compute_device.h"
+#include "core/util/atomic_file.h"
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <limits>
+
+namespace streetgan::cli {
+namespace {
+
+constexpr std::size_t kMaxPhotos = 1000;
+
+torch::Tensor imageTensor(const RgbImage& image) {
+  std::vector<std::uint8_t> bytes = image.pixels;
+  return torch::from_blob(bytes.data(), {image.height, image.width, image.channels}, torch::kUInt8)
+      .permute({2, 0, 1})
+      .to(torch::kFloat32)
+      .div(127.5)
+      .sub(1.0);
+}
+
+}  // namespace
+
+int runProject(const Args& args) {
+  ModelOptionsUse use;
+  use.checkpoint_help = "checkpoint (.pt) of the generator to project into";
+  std::vector<OptionSpec> specs = {
+      checkpointOptionSpec(use),
+      {"--out", "FILE", "JSON file to write: the latents, as a walk file (see below)"},
+      {"--steps", "N", "Adam steps per photograph (default 500)"},
+      {"--restarts", "N", "random starts, the best kept (default 8)"},
+      {"--seed", "N", "start r is the latent of seed N + r (default 0)"},
+      {"--lr", "X", "Adam's peak learning rate (default 0.05)"},
+      {"--ms-ssim-weight", "X", "weight of (1 - MS-SSIM) beside the pixel error (default 1)"},
+      {"--prior", "X", "weight of the latent-norm prior (default 0.01)"},
+      {"--preview", "FILE", "also write a PNG: each photograph beside its reconstruction"},
+      {"--train-mode", "", "use batch statistics in BatchNorm (render the latents with --train-mode too)"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  CommandLine line("project", "PHOTO... --checkpoint FILE --out FILE.json [options]",
+                   "Finds, for each photograph, the latent whose generated image is nearest to it: the\n"
+                   "photograph is cut as the model's training images were (the centre crop, at the\n"
+                   "model's size), then the latent is optimised with Adam on the pixel error plus\n"
+                   "(1 - MS-SSIM), from several random starts, with a prior that keeps it a latent the\n"
+                   "model knows. The output is a walk file whose keyframes are the latents in the order\n"
+                   "given: `streetgan walk --checkpoint FILE --walk FILE.json --out photos.mp4` walks from\n"
+                   "one photograph to the next. Each keyframe also records its photograph and errors.",
+                   specs);
+  if (auto done = line.parseOrExit(args)) return *done;
+  const std::string program = line.program();
+  if (Status given = checkpointGiven(line); !given) return fail(program, given.error(), kExitUsage);
+  if (!line.has("--out")) return fail(program, "missing --out FILE.json", kExitUsage);
+  const std::vector<std::string>& photos = line.positionals();
+  if (photos.empty()) return fail(program, "no photograph given (PHOTO...)", kExitUsage);
+  if (photos.size() > kMaxPhotos)
+    return fail(program, "at most " + std::to_string(kMaxPhotos) + " photographs at a time, got " + std::to_string(photos.size()),
+                kExitUsage);
+  auto steps = line.integer("--steps", 500, 1, 100000);
+  if (!steps) return fail(program, steps.error(), kExitUsage);
+  auto restarts = line.integer("--restarts", 8, 1, 256);
+  if (!restarts) return fail(program, restarts.error(), kExitUsage);
+  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
+  if (!seed) return fail(program, seed.error(), kExitUsage);
+  auto lr = line.number("--lr", 0.05, 1e-6, 10.0);
+  if (!lr) return fail(program, lr.error(), kExitUsage);
+  auto ms_ssim_weight = line.number("--ms-ssim-weight", 1.0, 0.0, 1000.0);
+  if (!ms_ssim_weight) return fail(program, ms_ssim_weight.error(), kExitUsage);
+  auto prior = line.number("--prior", 0.01, 0.0, 1000.0);
+  if (!prior) return fail(program, prior.error(), kExitUsage);
+  auto model = modelOptionsFrom(line, use);
+  if (!model) return fail(program, model.error(), kExitUsage);
+
+  setComputeThreads(model->threads);
+  auto explorer = LatentExplorer::open(model->checkpoint, model->device.str());
+  if (!explorer) return fail(program, explorer.error(), kExitFailure);
+  (*explorer)->setBatchStatistics(line.has("--train-mode"));
+  // Every photograph is read before the first is projected: a bad file costs no minutes.
+  for (const std::string& photo : photos)
+    if (auto read = (*explorer)->photoAtModelSize(photo); !read) return fail(program, read.error(), kExitFailure);
+
+  ProjectionSettings settings;
+  settings.steps = static_cast<int>(*steps);
+  settings.restarts = static_cast<int>(*restarts);
+  settings.seed = static_cast<std::uint64_t>(*seed);
+  settings.learning_rate = *lr;
+  settings.ms_ssim_weight = *ms_ssim_weight;
+  settings.prior_weight = *prior;
+  const std::atomic<bool>& stop = installStopHandlers();
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  const auto started = std::chrono::steady_clock::now();
+  LatentWalk walk;
+  nlohmann::json records = nlohmann::json::array();
+  std::vector<torch::Tensor> preview;
+  for (std::size_t i = 0; i < photos.size(); ++i) {
+    const auto progress = [&](const ProjectionUpdate& u) {
+      if (terminal || u.step % 100 == 0 || u.step == u.steps)
+        std::fprintf(stderr, terminal ? "\rphotograph %zu/%zu: step %d/%d, loss %.4f " : "photograph %zu/%zu: step %d/%d, loss %.4f\n",
+                     i + 1, photos.size(), u.step, u.steps, u.loss);
+      return !stop.load();
+    };
+    auto projected = (*explorer)->projectPhoto(photos[i], settings, progress);
+    if (terminal) std::fputc('\n', stderr);
+    if (stop.load()) return fail(program, "stopped; nothing was written", kExitFailure);
+    if (!projected) return fail(program, projected.error(), kExitFailure);
+    std::fprintf(stderr, "%s: loss %.4f, pixel RMSE %.2f (of 255), MS-SSIM %.4f (start %d)\n", photos[i].c_str(), projected->loss,
+                 projected->pixel_rmse, projected->ms_ssim, projected->restart);
+    torch::Tensor latent = torch::from_blob(projected->latent.data(), {static_cast<std::int64_t>(projected->latent.size())},
+                                            torch::kFloat32).clone();
+    walk.keyframes.push_back({latent, std::nullopt});
+    records.push_back({{"photo", photos[i]}, {"loss", projected->loss}, {"pixel_rmse", projected->pixel_rmse},
+                       {"ms_ssim", projected->ms_ssim}, {"restart", projected->restart}});
+    if (line.has("--preview")) {
+      preview.push_back(imageTensor(projected->photo));
+      preview.push_back(imageTensor(projected->reconstruction));
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  nlohmann::json out = walk.toJson();
+  for (std::size_t i = 0; i < records.size(); ++i) out["keyframes"][i].update(records[i]);
+  out["projection"] = {{"checkpoint", model->checkpoint}, {"step", (*explorer)->step()}, {"steps", *steps},
+                       {"restarts", *restarts}, {"seed", *seed}, {"learning_rate", *lr}, {"ms_ssim_weight", *ms_ssim_weight},
+                       {"prior_weight", *prior}, {"batch_statistics", line.has("--train-mode")}, {"seconds", seconds}};
+  if (Status written = writeFileAtomically(line.value("--out"), out.dump(1) + "\n"); !written)
+    return fail(program, written.error(), kExitFailure);
+  if (line.has("--preview"))
+    if (Status written = writeImageGrid(torch::stack(preview), line.value("--preview"), 2); !written)
+      return fail(program, written.error(), kExitFailure);
+  std::fprintf(stderr, "wrote %zu latent%s (BatchNorm: %s statistics) to %s in %.1f s\n", photos.size(),
+               photos.size() == 1 ? "" : "s", line.has("--train-mode") ? "batch" : "running", line.value("--out").c_str(), seconds);
+  return kExitOk;
+}
+
+}  // namespace streetgan::cli
