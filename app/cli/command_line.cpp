@@ -110,16 +110,16 @@ Result<long long> CommandLine::integer(const std::string& name, long long fallba
   return n;
 }
 
-Result<double> CommandLine::number(const std::string& name, double fallback, double lo, double hi) const {
+Result<double> CommandLine::number(const std::string& name, double fallback, double lo, double hi, bool lo_included) const {
   const auto it = values_.find(name);
   if (it == values_.end()) return fallback;
   const std::string& text = it->second;
   char* end = nullptr;
   errno = 0;
   const double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(x) || x <= lo || x > hi) {
+  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(x) || x < lo || (x == lo && !lo_included) || x > hi) {
     std::ostringstream range;
-    range << "a number above " << lo << " and at most " << hi;
+    range << (lo_included ? "a number from " : "a number above ") << lo << (lo_included ? " to " : " and at most ") << hi;
     return makeError("option '" + name + "': '" + text + "' is not allowed; allowed: " + range.str());
   }
   return x;

@@ -40,7 +40,8 @@ public:
   Result<long long> integer(const std::string& name, long long fallback, long long lo,
                             long long hi) const;
   /// The option as a finite number in (lo, hi], or an Error naming the option and the value.
-  Result<double> number(const std::string& name, double fallback, double lo, double hi) const;
+  /// --name X: a number above `lo` (from `lo` with lo_included) and at most `hi`.
+  Result<double> number(const std::string& name, double fallback, double lo, double hi, bool lo_included = false) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
   /// "streetgan <command>", for messages.
   std::string program() const { return "streetgan " + command_; }

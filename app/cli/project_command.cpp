@@ -76,9 +76,9 @@ int runProject(const Args& args) {
   if (!seed) return fail(program, seed.error(), kExitUsage);
   auto lr = line.number("--lr", 0.05, 1e-6, 10.0);
   if (!lr) return fail(program, lr.error(), kExitUsage);
-  auto ms_ssim_weight = line.number("--ms-ssim-weight", 1.0, 0.0, 1000.0);
+  auto ms_ssim_weight = line.number("--ms-ssim-weight", 1.0, 0.0, 1000.0, true);
   if (!ms_ssim_weight) return fail(program, ms_ssim_weight.error(), kExitUsage);
-  auto prior = line.number("--prior", 0.01, 0.0, 1000.0);
+  auto prior = line.number("--prior", 0.01, 0.0, 1000.0, true);
   if (!prior) return fail(program, prior.error(), kExitUsage);
   auto model = modelOptionsFrom(line, use);
   if (!model) return fail(program, model.error(), kExitUsage);
