@@ -6,6 +6,7 @@
 #include "widgets/thumbnail_model.h"
 #include "widgets/worker_pool.h"
 
+#include <QAction>
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
@@ -113,6 +114,17 @@ DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
   });
   connect(grid_->selectionModel(), &QItemSelectionModel::currentChanged, this, [this](const QModelIndex& current) {
     if (current.isValid()) augmentation_->setImage(current.data(widgets::ThumbnailModel::PathRole).toString());
+    find_in_latent_space_->setEnabled(current.isValid());
+  });
+  // Right-click on an image: find it in the latent space of the model open in Explore.
+  find_in_latent_space_ = new QAction("Find in Latent Space…", grid_);
+  find_in_latent_space_->setToolTip("Find the latent of the model open in Explore whose image is nearest this photograph");
+  find_in_latent_space_->setEnabled(false);
+  grid_->addAction(find_in_latent_space_);
+  grid_->setContextMenuPolicy(Qt::ActionsContextMenu);
+  connect(find_in_latent_space_, &QAction::triggered, this, [this] {
+    const QModelIndex current = grid_->currentIndex();
+    if (current.isValid()) emit findInLatentSpaceRequested(current.data(widgets::ThumbnailModel::PathRole).toString());
   });
   connect(augmentation_, &widgets::AugmentationPanel::settingsChosen, this, [this](const AugmentConfig& augment, int img_size) {
     QMap<QString, QString> keys;

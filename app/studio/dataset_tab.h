@@ -12,6 +12,7 @@
 #include <QStringList>
 #include <QWidget>
 
+class QAction;
 class QListView;
 class QTableWidget;
 class QTreeWidget;
@@ -53,6 +54,8 @@ public:
   /// Shows only the images of tree item (group, sequence); empty strings: every image.
   void showGroup(const QString& group, const QString& sequence = {});
   int listedImages() const { return static_cast<int>(listing_.paths.size()); }
+  /// The grid's "Find in Latent Space…" (right-click; enabled while an image is current).
+  QAction& findInLatentSpaceAction() { return *find_in_latent_space_; }
 
 signals:
   /// A listing finished (error empty when it worked).
@@ -60,6 +63,8 @@ signals:
   /// "Use These Settings": the folder, and config keys with their text (the filters, the
   /// augmentation, img_size), for the Train tab's form.
   void settingsForTraining(const QString& root, const QMap<QString, QString>& keys);
+  /// "Find in Latent Space…" on an image: its path, for the Explore tab.
+  void findInLatentSpaceRequested(const QString& path);
 
 private:
   void relist();
@@ -73,6 +78,7 @@ private:
   QTableWidget* counts_ = nullptr;
   QChartView* chart_ = nullptr;
   widgets::AugmentationPanel* augmentation_ = nullptr;
+  QAction* find_in_latent_space_ = nullptr;
   DatasetListing listing_;
   QFutureWatcher<DatasetListing> lister_;
   bool pending_ = false;

@@ -5,6 +5,7 @@
 #include "app/studio/directions_panel.h"
 #include "app/studio/export_walk_dialog.h"
 #include "app/studio/latent_arithmetic_panel.h"
+#include "app/studio/projection_dialog.h"
 #include "app/studio/walk_preview.h"
 #include "widgets/keyframe_strip.h"
 #include "widgets/rgb_image.h"
@@ -117,6 +118,23 @@ QTabWidget* ExploreTab::buildLatentPickers() {
   return left;
 }
 
+ProjectionDialog* ExploreTab::findInLatentSpace(const QString& photo) {
+  if (!explorer_) {
+    setStatus("Open a checkpoint first: a photograph is found in a generator's latent space.", true);
+    return nullptr;
+  }
+  auto* dialog = new ProjectionDialog(photo, QString::fromStdString(explorer_->checkpointPath()), device_,
+                                      explorer_->batchStatistics(), this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &ProjectionDialog::keyframeRequested, this, [this](const Latent& latent, const QImage& image) {
+    strip_->addKeyframe(latent, std::nullopt, image);
+    setStatus("Added the photograph's latent as a keyframe.");
+  });
+  dialog->show();
+  dialog->start();
+  return dialog;
+}
+
 void ExploreTab::walkAlongDirection(int row) {
   const std::vector<Latent> keys = directions_->walkAlong(row, seeds_->firstSeed());
   if (!explorer_ || keys.empty()) return;
@@ -146,6 +164,18 @@ QWidget* ExploreTab::buildWalkPanel() {
   auto* keys_box = new QGroupBox("Keyframes", this);
   auto* keys_layout = new QVBoxLayout(keys_box);
   keys_layout->addWidget(strip_);
+  auto* find_photo = new QPushButton("Find in Latent Space…", this);
+  find_photo->setToolTip("Find the latent whose image is nearest a photograph, to make it a keyframe: "
+                         "a walk from one real street photograph to another");
+  auto* key_buttons = new QHBoxLayout();
+  key_buttons->addWidget(find_photo);
+  key_buttons->addStretch(1);
+  keys_layout->addLayout(key_buttons);
+  connect(find_photo, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Find a Photograph in Latent Space", QString(),
+                                                      "Images (*.jpg *.jpeg *.png *.webp *.bmp *.tif *.tiff)");
+    if (!path.isEmpty()) findInLatentSpace(path);
+  });
   auto* walk_buttons = new QHBoxLayout();
   walk_buttons->addWidget(save_walk);
   walk_buttons->addWidget(load_walk);

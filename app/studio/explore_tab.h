@@ -28,6 +28,7 @@ namespace streetgan::studio {
 
 class DirectionsPanel;
 class ExportWalkDialog;
+class ProjectionDialog;
 class LatentArithmeticPanel;
 class WalkPreview;
 
@@ -67,6 +68,11 @@ public:
   /// Replaces the keyframes with a walk along direction row `row` of the Directions panel, from
   /// the page's first seed (its two ends rendered on a worker).
   void walkAlongDirection(int row);
+
+  /// "Find in Latent Space…": a dialog (deleted when closed) that projects `photo` into the open
+  /// generator on a worker and can add the latent as a keyframe; it starts at once. Null, with
+  /// the reason in the status, when no checkpoint is open.
+  ProjectionDialog* findInLatentSpace(const QString& photo);
 
   /// Saves the keyframes and walk settings as a walk file; false with the reason in statusText().
   bool saveWalk(const QString& path);

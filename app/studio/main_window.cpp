@@ -148,6 +148,10 @@ MainWindow::MainWindow(QString program, QWidget* parent)
       statusBar()->showMessage(train_tab_->statusText(), 10000);
     }
   });
+  connect(dataset_tab_, &DatasetTab::findInLatentSpaceRequested, this, [this](const QString& path) {
+    tabs_->setCurrentWidget(explore_tab_);
+    explore_tab_->findInLatentSpace(path);
+  });
   connect(dataset_tab_, &DatasetTab::settingsForTraining, this, [this](const QString& root, const QMap<QString, QString>& keys) {
     train_tab_->setDataroot(root);
     for (auto it = keys.begin(); it != keys.end(); ++it) train_tab_->form().enterText(it.key(), it.value());

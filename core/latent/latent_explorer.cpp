@@ -246,7 +246,7 @@ Result<PhotoProjection> LatentExplorer::projectPhoto(const std::string& path, co
       return progress(update);
     };
   auto projection = LatentProjector::project(*state_->loaded.generator, *photo, options);
-  if (!projection) return makeError(path + ": " + projection.error());
+  if (!projection) return makeError(projection.error() == "projection: cancelled" ? projection.error() : path + ": " + projection.error());
   PhotoProjection out;
   out.latent = toLatent(projection->latent);
   out.photo = toRgbImage(makeImageGrid(photo->unsqueeze(0), 1, 0));

@@ -8,6 +8,8 @@
 #include "app/studio/export_walk_dialog.h"
 #include "app/studio/latent_arithmetic_panel.h"
 #include "app/studio/main_window.h"
+#include "app/studio/projection_dialog.h"
+#include "app/studio/dataset_tab.h"
 #include "app/studio/walk_preview.h"
 #include "tests/support/decoded_video.h"
 #include "tests/support/test_support.h"
@@ -16,9 +18,11 @@
 #include "widgets/seed_grid.h"
 
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QListWidget>
 #include <QProgressDialog>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -38,6 +42,7 @@ private slots:
   void previewPlaysFromItsCache();
   void latentArithmetic();
   void directionsMoveThePage();
+  void findsAPhotographInLatentSpace();
   void walkFileRoundTrip();
   void exportThroughTheDialog();
   void exportCancelLeavesNothing();
@@ -279,6 +284,52 @@ void TestStudioExplore::directionsMoveThePage() {
   panel.setExplorer(tab.explorer());
   QCOMPARE(panel.rowCount(), 1);
   QCOMPARE(QString::fromStdString(panel.direction(0).name), QString("sefa-strongest"));
+  tab.keyframes().clear();
+}
+
+void TestStudioExplore::findsAPhotographInLatentSpace() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  tab.keyframes().clear();
+  QDirIterator images(data_, {"*.jpg"}, QDir::Files, QDirIterator::Subdirectories);
+  QVERIFY(images.hasNext());
+  const QString photo = images.next();
+  // From the Dataset tab's right-click: the Explore tab opens the dialog, which starts at once
+  // (500 steps from 8 starts); Cancel stops it and keeps nothing.
+  emit window_->datasetTab().findInLatentSpaceRequested(photo);
+  QCOMPARE(window_->tabs().currentWidget(), &tab);
+  auto* dialog = tab.findChild<ProjectionDialog*>();
+  QVERIFY(dialog);
+  QVERIFY(dialog->isRunning());
+  dialog->cancel();
+  QTRY_VERIFY_WITH_TIMEOUT(!dialog->isRunning(), 60000);
+  QVERIFY2(dialog->statusText().startsWith("Cancelled"), qPrintable(dialog->statusText()));
+  QVERIFY(!dialog->result());
+  // A short projection: the photograph, its reconstruction and their difference, the error said.
+  dialog->setSteps(40);
+  dialog->setRestarts(2);
+  dialog->start();
+  QTRY_VERIFY_WITH_TIMEOUT(!dialog->isRunning(), 120000);
+  QVERIFY2(dialog->result(), qPrintable(dialog->statusText()));
+  QVERIFY2(dialog->statusText().contains("pixel RMSE") && dialog->statusText().contains("BatchNorm: running statistics"),
+           qPrintable(dialog->statusText()));
+  QCOMPARE(dialog->photoImage().size(), QSize(64, 64));
+  QCOMPARE(dialog->reconstructionImage().size(), QSize(64, 64));
+  QCOMPARE(dialog->differenceImage().size(), QSize(64, 64));
+  // The reconstruction is the latent's own image, as the page renders it.
+  auto rendered = tab.explorer()->render({dialog->result()->latent});
+  QVERIFY(rendered);
+  QCOMPARE(rendered->front().pixels, dialog->result()->reconstruction.pixels);
+  const QString shot = testOutputDir() + "/studio-explore-find-in-latent-space.png";
+  QVERIFY(dialog->grab().save(shot));
+  qInfo("screenshot: %s", qPrintable(shot));
+  // Add as Keyframe: the latent joins the walk.
+  for (auto* button : dialog->findChildren<QPushButton*>())
+    if (button->text() == "Add as Keyframe") button->click();
+  QCOMPARE(tab.keyframes().count(), 1);
+  QCOMPARE(tab.keyframes().latents().front(), dialog->result()->latent);
+  dialog->close();
+  QTRY_VERIFY(!tab.findChild<ProjectionDialog*>());
   tab.keyframes().clear();
 }
 
