@@ -164,6 +164,8 @@ void SeedGrid::showContextMenu(int tile, const QPoint& at) {
   menu.addSeparator();
   menu.addAction("Mark: Has the Property", this, [this, tile] { markTile(tile, true); });
   menu.addAction("Mark: Lacks the Property", this, [this, tile] { markTile(tile, false); });
+  menu.addSeparator();
+  menu.addAction("Look Inside the Generator", this, [this, tile] { lookInside(tile); });
   menu.exec(at);
 }
 

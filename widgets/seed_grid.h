@@ -46,6 +46,8 @@ public:
   Latent latentOf(quint64 seed) const;
   /// Marks tile `tile` as having (`has`) or lacking the property (as the context menu does).
   void markTile(int tile, bool has);
+  /// The context menu's "Look Inside the Generator" for `tile` (insideRequested).
+  void lookInside(int tile) { emit insideRequested(seedAt(tile)); }
 
 signals:
   void keyframeRequested(quint64 seed, const QImage& image);
@@ -53,6 +55,8 @@ signals:
   void groupRequested(quint64 seed, int group, const QImage& image);
   /// A sample marked as having (`has`) or lacking the property being labelled, with its latent.
   void markRequested(const streetgan::Latent& latent, bool has, const QImage& image);
+  /// "Look Inside the Generator" on a sample.
+  void insideRequested(quint64 seed);
   /// The page was rendered (or failed: `error` set).
   void rendered(const QString& error);
 

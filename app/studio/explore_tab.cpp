@@ -4,6 +4,7 @@
 #include "app/studio/control/run_checkpoints.h"
 #include "app/studio/directions_panel.h"
 #include "app/studio/export_walk_dialog.h"
+#include "app/studio/generator_inside_panel.h"
 #include "app/studio/latent_arithmetic_panel.h"
 #include "app/studio/projection_dialog.h"
 #include "app/studio/walk_preview.h"
@@ -97,6 +98,7 @@ QHBoxLayout* ExploreTab::buildOpenBar() {
     seeds_->setExplorer(explorer_);
     arithmetic_->setExplorer(explorer_);
     preview_->setExplorer(explorer_);
+    inside_->setExplorer(explorer_);
   });
   return top;
 }
@@ -111,6 +113,15 @@ QTabWidget* ExploreTab::buildLatentPickers() {
   left->addTab(seeds_, "Samples");
   left->addTab(arithmetic_, "Arithmetic");
   left->addTab(directions_, "Directions");
+  inside_ = new GeneratorInsidePanel(this);
+  left->addTab(inside_, "Inside");
+  connect(seeds_, &widgets::SeedGrid::insideRequested, this, [this, left](quint64 seed) {
+    std::vector<Latent> page;
+    for (int tile = 0; tile < seeds_->tileCount(); ++tile)
+      if (seeds_->seedAt(tile) != seed) page.push_back(seeds_->latentOf(seeds_->seedAt(tile)));
+    inside_->setSample(seeds_->latentOf(seed), page, QString("Seed %1").arg(seed));
+    left->setCurrentWidget(inside_);
+  });
   connect(directions_, &DirectionsPanel::offsetChanged, seeds_, &widgets::SeedGrid::setLatentOffset);
   connect(seeds_, &widgets::SeedGrid::markRequested, this,
           [this](const Latent& latent, bool has, const QImage&) { directions_->mark(latent, has); });
@@ -231,6 +242,7 @@ void ExploreTab::showOpenedCheckpoint() {
     seeds_->setExplorer(explorer_);
     arithmetic_->setExplorer(explorer_);
     directions_->setExplorer(explorer_);
+    inside_->setExplorer(explorer_);
     preview_->setExplorer(explorer_);
     setStatus(QString("%1 — step %2, epoch %3; %4×%4 images, latent size %5%6")
                   .arg(path).arg(explorer_->step()).arg(explorer_->epoch()).arg(explorer_->imageSize()).arg(explorer_->nz())

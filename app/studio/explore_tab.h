@@ -3,7 +3,7 @@
 // following it: a new checkpoint of a running run is loaded as it lands) or any file — on a
 // worker thread. Then: a page of samples by seed (SeedGrid); keyframes picked from them or from
 // latent arithmetic (KeyframeStrip, LatentArithmeticPanel); semantic directions that move the
-// whole page (DirectionsPanel); the walk through the keyframes, previewed live (WalkPreview),
+// whole page (DirectionsPanel); a look inside the generator for one sample (GeneratorInsidePanel); the walk through the keyframes, previewed live (WalkPreview),
 // saved or loaded as a walk file, and exported (ExportWalkDialog).
 #include "core/latent/latent_explorer.h"
 
@@ -28,6 +28,7 @@ namespace streetgan::studio {
 
 class DirectionsPanel;
 class ExportWalkDialog;
+class GeneratorInsidePanel;
 class ProjectionDialog;
 class LatentArithmeticPanel;
 class WalkPreview;
@@ -65,6 +66,7 @@ public:
   WalkPreview& preview() { return *preview_; }
   LatentArithmeticPanel& arithmetic() { return *arithmetic_; }
   DirectionsPanel& directions() { return *directions_; }
+  GeneratorInsidePanel& inside() { return *inside_; }
   /// Replaces the keyframes with a walk along direction row `row` of the Directions panel, from
   /// the page's first seed (its two ends rendered on a worker).
   void walkAlongDirection(int row);
@@ -113,6 +115,7 @@ private:
   WalkPreview* preview_ = nullptr;
   LatentArithmeticPanel* arithmetic_ = nullptr;
   DirectionsPanel* directions_ = nullptr;
+  GeneratorInsidePanel* inside_ = nullptr;
   QFutureWatcher<OpenedExplorer> loader_;
   QTimer follow_timer_;
 };

@@ -260,6 +260,81 @@ Result<PhotoProjection> LatentExplorer::projectPhoto(const std::string& path, co
   return out;
 }
 
+bool LatentExplorer::hasDiscriminator() const { return static_cast<bool>(state_->loaded.discriminator); }
+
+Result<GeneratorInside> LatentExplorer::inside(const Latent& latent, const std::vector<Latent>& page,
+                                               const std::vector<ChannelAblation>& ablated) const {
+  std::vector<torch::Tensor> rows;
+  for (const Latent* z : [&] {
+         std::vector<const Latent*> all{&latent};
+         for (const Latent& p : page) all.push_back(&p);
+         return all;
+       }()) {
+    if (static_cast<int>(z->size()) != nz())
+      return makeError("a latent has " + std::to_string(z->size()) + " values but this generator takes " + std::to_string(nz()));
+    rows.push_back(toTensor(*z).view({1, -1, 1, 1}));
+  }
+  std::lock_guard lock(state_->mutex);
+  GeneratorImpl& g = *state_->loaded.generator;
+  const int blocks = g.blockCount();
+  for (const ChannelAblation& a : ablated) {
+    if (a.block < 0 || a.block >= blocks - 1)
+      return makeError("block " + std::to_string(a.block) + " is not a hidden block (0 to " + std::to_string(blocks - 2) + ")");
+    const std::int64_t width = state_->loaded.config.ngf * (std::int64_t(1) << (blocks - 2 - a.block));
+    if (a.channel < 0 || a.channel >= width)
+      return makeError("block " + std::to_string(a.block) + " has " + std::to_string(width) + " channels, not channel " +
+                       std::to_string(a.channel));
+  }
+  try {
+    torch::NoGradGuard no_grad;
+    BatchStatisticsScope scope(g, state_->batch_statistics);
+    GeneratorInside out;
+    out.batch_statistics = state_->batch_statistics;
+    out.layers.resize(static_cast<std::size_t>(blocks));
+    std::vector<std::shared_ptr<torch::nn::Module>> norms;  // each block's BatchNorm, in order
+    for (const auto& child : g.children())
+      for (const auto& layer : child->children())
+        if (layer->as<torch::nn::BatchNorm2d>()) norms.push_back(layer);
+    auto toVector = [](const torch::Tensor& t) {
+      const torch::Tensor c = t.to(torch::kCPU, torch::kFloat64).contiguous();
+      return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+    };
+    const auto visit = [&](int block, GeneratorImpl::BlockStage stage, torch::Tensor& x) {
+      GeneratorLayerView& view = out.layers[static_cast<std::size_t>(block)];
+      view.block = block;
+      if (stage == GeneratorImpl::BlockStage::Convolved) {
+        if (block + 1 < blocks) {
+          auto* norm = norms[static_cast<std::size_t>(block)]->as<torch::nn::BatchNorm2d>();
+          view.running_mean = toVector(norm->running_mean);
+          view.running_var = toVector(norm->running_var);
+          view.batch_mean = toVector(x.mean({0, 2, 3}));
+          view.batch_var = toVector(x.var({0, 2, 3}, /*unbiased=*/false));
+        }
+        return;
+      }
+      for (const ChannelAblation& a : ablated)
+        if (a.block == block) x[0][a.channel].zero_();
+      const torch::Tensor sample = x[0].to(torch::kCPU, torch::kFloat32).contiguous();
+      view.channels = static_cast<int>(sample.size(0));
+      view.height = static_cast<int>(sample.size(1));
+      view.width = static_cast<int>(sample.size(2));
+      view.activations.assign(sample.data_ptr<float>(), sample.data_ptr<float>() + sample.numel());
+      const torch::Tensor means = sample.mean({1, 2}).contiguous();
+      view.channel_means.assign(means.data_ptr<float>(), means.data_ptr<float>() + means.numel());
+    };
+    const torch::Tensor images = g.forward(torch::cat(rows).to(state_->device), visit);
+    const torch::Tensor image = images.narrow(0, 0, 1);
+    out.image = toRgbImage(makeImageGrid(image.to(torch::kCPU), 1, 0));
+    if (state_->loaded.discriminator) {
+      state_->loaded.discriminator->eval();
+      out.discriminator_score = torch::sigmoid(state_->loaded.discriminator->forward(image.contiguous()))[0].item<double>();
+    }
+    return out;
+  } catch (const c10::Error& e) {
+    return makeError(std::string("looking inside the generator failed: ") + e.what_without_backtrace());
+  }
+}
+
 Status LatentExplorer::saveWalk(const WalkPlan& plan, const std::string& path) {
   auto walk = toWalk(plan);
   if (!walk) return makeError(walk.error());

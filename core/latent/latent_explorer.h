@@ -68,6 +68,27 @@ struct PhotoProjection {
   bool batch_statistics = false;  ///< the BatchNorm mode it was projected (and is to be rendered) in
 };
 
+/// One block of G for one sample ("Inside the generator", docs/explore.md).
+struct GeneratorLayerView {
+  int block = 0;                       ///< 0 is the 4×4 block; the last block makes the image
+  int channels = 0, height = 0, width = 0;
+  std::vector<float> activations;      ///< channels·height·width: the sample's output after ReLU (tanh: the image)
+  std::vector<float> channel_means;    ///< each channel's mean activation for the sample
+  std::vector<double> running_mean, running_var;  ///< BatchNorm's running statistics (empty: the last block)
+  std::vector<double> batch_mean, batch_var;      ///< the same over the batch rendered (before BatchNorm)
+};
+
+struct ChannelAblation {
+  int block = 0, channel = 0;  ///< a hidden block's channel, set to zero in the sample
+};
+
+struct GeneratorInside {
+  RgbImage image;                             ///< the sample, with the ablations
+  std::vector<GeneratorLayerView> layers;     ///< every block, the first first
+  std::optional<double> discriminator_score;  ///< σ(D(image)): D's probability that it is real; none without D
+  bool batch_statistics = false;              ///< the BatchNorm mode it was rendered in
+};
+
 class LatentExplorer {
 public:
   /// Restores the generator of `checkpoint` on `device` ("cpu", "cuda", "cuda:N").
@@ -132,6 +153,15 @@ public:
   /// cancels ("projection: cancelled"). Holds the explorer for the whole projection.
   Result<PhotoProjection> projectPhoto(const std::string& path, const ProjectionSettings& settings = {},
                                        const std::function<bool(const ProjectionUpdate&)>& progress = {}) const;
+
+  /// G's blocks for `latent`, rendered as the first of a batch with `page` after it (the batch
+  /// whose statistics are compared with the running ones, and used in the batch-statistics mode),
+  /// with the `ablated` channels of hidden blocks set to zero in the sample (GAN Dissection's
+  /// ablation); D's score of the resulting image when the checkpoint has a discriminator.
+  Result<GeneratorInside> inside(const Latent& latent, const std::vector<Latent>& page = {},
+                                 const std::vector<ChannelAblation>& ablated = {}) const;
+  /// Whether the checkpoint has a discriminator (for inside()'s score).
+  bool hasDiscriminator() const;
 
   /// The walk file of `streetgan walk --save-walk` (keys, seeds and settings; not the grid).
   static Status saveWalk(const WalkPlan& plan, const std::string& path);

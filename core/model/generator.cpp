@@ -37,16 +37,21 @@ GeneratorImpl::GeneratorImpl(const GeneratorOptions& options) : options_(options
   register_module("main", net_);
 }
 
-torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) {
+torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) { return forward(z, {}); }
+
+torch::Tensor GeneratorImpl::forward(const torch::Tensor& z, const BlockVisitor& visit) {
   torch::Tensor x = z;
   std::size_t index = 0;
+  int block = -1;
   for (auto& layer : *net_) {
     auto* conv = layer.ptr()->as<torch::nn::ConvTranspose2d>();
+    if (conv) ++block;
     if (index++ == 0 && z.size(2) == 1 && z.size(3) == 1) {
       // The first layer maps a 1×1 input to 4×4: as a ConvTranspose it is exactly the matrix
       // product z·W, which runs ~10× faster as one.
       const auto& w = conv->weight;
       x = torch::mm(z.flatten(1), w.flatten(1)).view({z.size(0), w.size(1), w.size(2), w.size(3)});
+      if (visit) visit(block, BlockStage::Convolved, x);
       continue;
     }
     if (conv) x = inConvLayout(x, x.size(2), x.size(2) * 2);
@@ -56,8 +61,12 @@ torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) {
         continue;
       }
     x = layer.forward(x);
+    if (visit && conv) visit(block, BlockStage::Convolved, x);
+    if (visit && (layer.ptr()->as<torch::nn::ReLU>() || layer.ptr()->as<torch::nn::Tanh>())) visit(block, BlockStage::Activated, x);
   }
   return x;
 }
+
+int GeneratorImpl::blockCount() const { return options_.img_size == 64 ? 5 : 6; }
 
 }  // namespace streetgan

@@ -215,6 +215,14 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     if (Status restored = loadModule(*loaded.generator, generator, path, "generator"); !restored)
       return makeError(restored.error());
     loaded.generator->to(device);
+    torch::serialize::InputArchive discriminator;
+    if (archive.try_read("discriminator", discriminator)) {
+      loaded.discriminator = Discriminator(DiscriminatorOptions{config->ndf, config->nc, config->img_size});
+      if (Status restored = loadModule(*loaded.discriminator, discriminator, path, "discriminator"); !restored)
+        return makeError(restored.error());
+      loaded.discriminator->to(device);
+      loaded.discriminator->eval();
+    }
     archive.read("fixed_noise", loaded.fixed_noise);
     loaded.progress.epoch = readCounter(archive, "epoch");
     loaded.progress.step = readCounter(archive, "step");

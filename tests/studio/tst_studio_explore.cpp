@@ -5,6 +5,8 @@
 // checkpoint; a screenshot of the tab.
 #include "app/studio/directions_panel.h"
 #include "app/studio/explore_tab.h"
+#include "app/studio/channel_grid_view.h"
+#include "app/studio/generator_inside_panel.h"
 #include "app/studio/export_walk_dialog.h"
 #include "app/studio/latent_arithmetic_panel.h"
 #include "app/studio/main_window.h"
@@ -25,6 +27,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -43,6 +46,7 @@ private slots:
   void latentArithmetic();
   void directionsMoveThePage();
   void findsAPhotographInLatentSpace();
+  void looksInsideTheGenerator();
   void walkFileRoundTrip();
   void exportThroughTheDialog();
   void exportCancelLeavesNothing();
@@ -331,6 +335,56 @@ void TestStudioExplore::findsAPhotographInLatentSpace() {
   dialog->close();
   QTRY_VERIFY(!tab.findChild<ProjectionDialog*>());
   tab.keyframes().clear();
+}
+
+void TestStudioExplore::looksInsideTheGenerator() {
+  ExploreTab& tab = window_->exploreTab();
+  openModel(tab);
+  SeedGrid& grid = tab.seedGrid();
+  grid.setFirstSeed(40);
+  QTRY_VERIFY_WITH_TIMEOUT(!grid.isRendering() && !grid.imageAt(3).isNull(), 30000);
+  GeneratorInsidePanel& panel = tab.inside();
+  grid.lookInside(3);  // the sample's context menu
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isRendering() && panel.inside(), 30000);
+  QVERIFY2(panel.statusText().startsWith("Seed 43: 0 channels switched off; BatchNorm: running statistics"),
+           qPrintable(panel.statusText()));
+  // The sample as the page shows it; the naive-64 model's blocks: 512×4×4 … 64×32×32, the image.
+  QCOMPARE(panel.sampleImage(), grid.imageAt(3).convertToFormat(panel.sampleImage().format()));
+  QCOMPARE(panel.inside()->layers.size(), std::size_t(5));
+  QVERIFY(panel.inside()->discriminator_score && *panel.inside()->discriminator_score > 0);
+  panel.setBlock(2);  // 128 channels of 16×16
+  QCOMPARE(panel.statistics().rowCount(), 128);
+  // Rows sorted by mean activation, the strongest first; its tile is the grid's first.
+  const double first = panel.statistics().item(0, 1)->data(Qt::UserRole).toDouble();
+  QVERIFY(first >= panel.statistics().item(1, 1)->data(Qt::UserRole).toDouble());
+  const int strongest = panel.statistics().item(0, 0)->data(Qt::UserRole).toInt();
+  QCOMPARE(panel.grid().channelAt(panel.grid().tileRect(strongest).center()), strongest);
+  // A click switches the channel off: the sample is drawn again without it.
+  const QImage whole = panel.sampleImage();
+  QTest::mouseClick(&panel.grid(), Qt::LeftButton, {}, panel.grid().tileRect(strongest).center());
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isRendering() && panel.statusText().contains("1 channel switched off"), 30000);
+  QVERIFY(panel.sampleImage() != whole);
+  QCOMPARE(panel.grid().channelAt(panel.grid().tileRect(strongest).center()), strongest);  // the tiles stay put
+  QCOMPARE(panel.grid().tileRect(strongest).topLeft(), QPoint(0, 0));
+  const auto& view = panel.inside()->layers[2];
+  const std::size_t plane = std::size_t(view.height * view.width);
+  for (std::size_t i = 0; i < plane; ++i) QCOMPARE(view.activations[std::size_t(strongest) * plane + i], 0.0f);
+  const QString png = dir_.filePath("inside.png");
+  QVERIFY(panel.savePng(png));
+  QVERIFY(!QImage(png).isNull());
+  window_->tabs().setCurrentWidget(&tab);
+  QTest::qWait(300);
+  const QString shot = testOutputDir() + "/studio-explore-inside.png";
+  QVERIFY(window_->grab().save(shot));
+  qInfo("screenshot: %s", qPrintable(shot));
+  // Switched back on, the sample is whole again; the image's own channels cannot be switched off.
+  panel.clearAblations();
+  QTRY_VERIFY_WITH_TIMEOUT(!panel.isRendering() && panel.statusText().contains("0 channels switched off"), 30000);
+  QCOMPARE(panel.sampleImage(), whole);
+  panel.setBlock(4);
+  panel.toggleChannel(0);
+  QVERIFY2(panel.statusText().contains("cannot be switched off"), qPrintable(panel.statusText()));
+  grid.setFirstSeed(0);
 }
 
 void TestStudioExplore::walkFileRoundTrip() {
