@@ -49,7 +49,9 @@ int runBenchExplore(const Args& args) {
                                    {"--job", "N", "frames per render call (default 8, the preview's)"},
                                    {"--repeats", "N", "timed renders of the whole walk (default 3)"},
                                    {"--warmup", "N", "untimed jobs first (default 1)"},
-                                   {"--target", "FPS", "frames per second to compare with (default 30)"}};
+                                   {"--target", "FPS", "frames per second to compare with (default 30)"},
+                                   {"--page", "N", "time the Directions sliders instead: each frame renders a page of N samples "
+                                                   "(the Samples page has 16) moved along a direction"}};
   for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
   specs.push_back({"--json", "", "print one JSON object"});
   CommandLine line("bench explore", "--checkpoint FILE [--keys N --frames-per-key N --job N --repeats N ...]",
@@ -88,11 +90,37 @@ int runBenchExplore(const Args& args) {
   }
   auto total = (*explorer)->frameCount(plan);
   if (!total) return fail(program, total.error(), kExitUsage);
+  auto page = line.integer("--page", 0, 1, 4096);
+  if (!page) return fail(program, page.error(), kExitUsage);
+  // The sliders: a frame is the page of seeds 0..N−1 plus t times SeFa's strongest direction,
+  // t sweeping −3 to 3 over the walk's frame count, as a slider dragged across.
+  std::vector<Latent> seeds;
+  Latent direction;
+  if (*page > 0) {
+    auto found = (*explorer)->findDirections("sefa", 1);
+    if (!found) return fail(program, found.error(), kExitFailure);
+    direction = found->front().vector;
+    for (long long i = 0; i < *page; ++i) seeds.push_back((*explorer)->latentOfSeed(static_cast<std::uint64_t>(i)));
+  }
+  auto renderPage = [&](std::int64_t frame) -> Status {
+    const float t = static_cast<float>(-3.0 + 6.0 * static_cast<double>(frame) / static_cast<double>(*total));
+    std::vector<Latent> latents = seeds;
+    for (Latent& z : latents)
+      for (std::size_t i = 0; i < z.size(); ++i) z[i] += t * direction[i];
+    auto images = (*explorer)->render(latents);
+    if (!images) return makeError(images.error());
+    return {};
+  };
 
   // One pass over the walk, job after job, as the preview's worker goes; the seconds it took.
   auto renderWalk = [&](long long jobs_limit) -> Result<double> {
     const auto start = Clock::now();
     long long jobs = 0;
+    if (*page > 0) {
+      for (std::int64_t frame = 0; frame < *total && (jobs_limit < 0 || frame < jobs_limit); ++frame)
+        if (Status s = renderPage(frame); !s) return makeError(s.error());
+      return std::chrono::duration<double>(Clock::now() - start).count();
+    }
     for (std::int64_t begin = 0; begin < *total && (jobs_limit < 0 || jobs < jobs_limit); begin += *job, ++jobs) {
       auto frames = (*explorer)->renderFrames(plan, begin, std::min<std::int64_t>(*job, *total - begin));
       if (!frames) return makeError(frames.error());
@@ -113,7 +141,9 @@ int runBenchExplore(const Args& args) {
   const double rate = median(rates);
   const bool met = rate >= *target;
 
-  nlohmann::json result = {{"benchmark", "explore preview"},
+  const std::string name = *page > 0 ? "direction sliders" : "explore preview";
+  nlohmann::json result = {{"benchmark", name},
+                           {"page", *page},
                            {"checkpoint", line.value("--checkpoint")},
                            {"image_size", (*explorer)->imageSize()},
                            {"nz", (*explorer)->nz()},
@@ -129,10 +159,10 @@ int runBenchExplore(const Args& args) {
     std::printf("%s\n", result.dump().c_str());
     return kExitOk;
   }
-  std::printf("%-16s %6s %5s %4s %7s %7s %10s %10s %4s\n", "benchmark", "frames", "image", "job", "threads", "repeats",
+  std::printf("%-17s %6s %5s %4s %7s %7s %10s %10s %4s\n", "benchmark", "frames", "image", *page > 0 ? "page" : "job", "threads", "repeats",
               "frames/s", "target", "met");
-  std::printf("%-16s %6lld %5d %4lld %7d %7lld %10.1f %10.1f %4s\n", "explore preview", static_cast<long long>(*total),
-              (*explorer)->imageSize(), *job, at::get_num_threads(), *repeats, rate, *target, met ? "yes" : "no");
+  std::printf("%-17s %6lld %5d %4lld %7d %7lld %10.1f %10.1f %4s\n", name.c_str(), static_cast<long long>(*total),
+              (*explorer)->imageSize(), *page > 0 ? *page : *job, at::get_num_threads(), *repeats, rate, *target, met ? "yes" : "no");
   std::printf("runs (frames/s):");
   for (double r : rates) std::printf(" %.1f", r);
   std::printf("\n");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <limits>
 
@@ -33,6 +34,25 @@ torch::Tensor imageTensor(const RgbImage& image) {
       .sub(1.0);
 }
 
+// An output the run may write: refused before any work when it is empty, one of the inputs,
+// something that is not a regular file (a device, a FIFO, a link, a folder: never replaced), or
+// in a folder that is missing or not writable.
+Status checkOutput(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return makeError("option '" + option + "': give a file name");
+  std::error_code error;
+  const fs::file_status status = fs::symlink_status(path, error);
+  if (fs::exists(status) && !fs::is_regular_file(status))
+    return makeError("option '" + option + "': " + path + " exists and is not a regular file; it is not replaced");
+  for (const std::string& input : inputs)
+    if (fs::exists(status) && fs::equivalent(path, input, error))
+      return makeError("option '" + option + "': " + path + " is one of the inputs; it would be overwritten");
+  const fs::path folder = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  if (!fs::is_directory(folder, error)) return makeError("option '" + option + "': no folder " + folder.string());
+  if (::access(folder.c_str(), W_OK) != 0) return makeError("option '" + option + "': cannot write into " + folder.string());
+  return {};
+}
+
 }  // namespace
 
 int runProject(const Args& args) {
@@ -48,7 +68,8 @@ int runProject(const Args& args) {
       {"--ms-ssim-weight", "X", "weight of (1 - MS-SSIM) beside the pixel error (default 1)"},
       {"--prior", "X", "weight of the latent-norm prior (default 0.01)"},
       {"--preview", "FILE", "also write a PNG: each photograph beside its reconstruction"},
-      {"--train-mode", "", "use batch statistics in BatchNorm (render the latents with --train-mode too)"}};
+      {"--train-mode", "", "use batch statistics in BatchNorm, each start a batch of one (render the latents with "
+                           "walk --train-mode --batch 1 to see them as projected)"}};
   for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
   CommandLine line("project", "PHOTO... --checkpoint FILE --out FILE.json [options]",
                    "Finds, for each photograph, the latent whose generated image is nearest to it: the\n"
@@ -82,6 +103,16 @@ int runProject(const Args& args) {
   if (!prior) return fail(program, prior.error(), kExitUsage);
   auto model = modelOptionsFrom(line, use);
   if (!model) return fail(program, model.error(), kExitUsage);
+  std::vector<std::string> inputs = photos;
+  inputs.push_back(model->checkpoint);
+  if (Status s = checkOutput("--out", line.value("--out"), inputs); !s) return fail(program, s.error(), kExitUsage);
+  if (line.has("--preview")) {
+    if (Status s = checkOutput("--preview", line.value("--preview"), inputs); !s) return fail(program, s.error(), kExitUsage);
+    std::error_code error;
+    if (std::filesystem::weakly_canonical(line.value("--preview"), error) ==
+        std::filesystem::weakly_canonical(line.value("--out"), error))
+      return fail(program, "--out and --preview name the same file", kExitUsage);
+  }
 
   setComputeThreads(model->threads);
   auto explorer = LatentExplorer::open(model->checkpoint, model->device.str());
@@ -111,7 +142,7 @@ int runProject(const Args& args) {
                      i + 1, photos.size(), u.step, u.steps, u.loss);
       return !stop.load();
     };
-    auto projected = (*explorer)->projectPhoto(photos[i], settings, progress);
+    auto projected = (*explorer)->projectPhoto(photos[i], settings, progress, [&] { return stop.load(); });
     if (terminal) std::fputc('\n', stderr);
     if (stop.load()) return fail(program, "stopped; nothing was written", kExitFailure);
     if (!projected) return fail(program, projected.error(), kExitFailure);
@@ -133,11 +164,18 @@ int runProject(const Args& args) {
   out["projection"] = {{"checkpoint", model->checkpoint}, {"step", (*explorer)->step()}, {"steps", *steps},
                        {"restarts", *restarts}, {"seed", *seed}, {"learning_rate", *lr}, {"ms_ssim_weight", *ms_ssim_weight},
                        {"prior_weight", *prior}, {"batch_statistics", line.has("--train-mode")}, {"seconds", seconds}};
-  if (Status written = writeFileAtomically(line.value("--out"), out.dump(1) + "\n"); !written)
-    return fail(program, written.error(), kExitFailure);
+  // Both files or neither: the preview first, removed again if the latents cannot be written.
+  // Paths that are not UTF-8 are kept in the JSON with the bad bytes replaced (U+FFFD).
+  const std::string text = out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (line.has("--preview"))
     if (Status written = writeImageGrid(torch::stack(preview), line.value("--preview"), 2); !written)
-      return fail(program, written.error(), kExitFailure);
+      return fail(program, written.error() + "; nothing was written", kExitFailure);
+  if (Status written = writeFileAtomically(line.value("--out"), text); !written) {
+    if (line.has("--preview")) std::filesystem::remove(line.value("--preview"));
+    return fail(program, written.error() + "; nothing was written", kExitFailure);
+  }
+  if (photos.size() == 1)
+    std::fprintf(stderr, "note: a walk needs at least two keyframes; project two or more photographs to walk between them\n");
   std::fprintf(stderr, "wrote %zu latent%s (BatchNorm: %s statistics) to %s in %.1f s\n", photos.size(),
                photos.size() == 1 ? "" : "s", line.has("--train-mode") ? "batch" : "running", line.value("--out").c_str(), seconds);
   return kExitOk;

@@ -167,7 +167,7 @@ void ProjectionDialog::start() {
         QMutexLocker lock(&latest->mutex);
         latest->update = update;
         return !stop->load();
-      });
+      }, [stop] { return stop->load(); });
       if (projected) out.projection = std::move(*projected);
       else out.error = QString::fromStdString(projected.error());
     } catch (const std::exception& e) {  // the worker's boundary

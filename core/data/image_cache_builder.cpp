@@ -31,7 +31,7 @@ public:
   TemporaryOutput& operator=(const TemporaryOutput&) = delete;
 
   Status open() {
-    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd_ = createTemporaryFile(temp_);
     if (fd_ < 0) return makeError(final_ + ": cannot create the cache file (" + std::strerror(errno) + ")");
     return {};
   }

@@ -36,7 +36,9 @@ int readFlags(int channels, int reduction) {
 }  // namespace
 
 Result<std::vector<std::uint8_t>> ImageDecoder::readFile(const std::string& path, std::int64_t max_bytes) {
-  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below as not a regular
+  // file); reads of a regular file are not affected by it.
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (file.fd < 0) return makeError(path + ": cannot open (" + std::strerror(errno) + ")");
   struct stat info {};
   if (::fstat(file.fd, &info) != 0) return makeError(path + ": cannot read (" + std::strerror(errno) + ")");

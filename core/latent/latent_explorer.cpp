@@ -2,6 +2,7 @@
 
 #include "core/data/image_grid.h"
 #include "core/latent/batch_statistics_scope.h"
+#include "core/latent/folded_generator.h"
 #include "core/latent/latent_projector.h"
 #include "core/data/sample_pipeline.h"
 #include "core/latent/latent_walk.h"
@@ -22,6 +23,17 @@ struct LatentExplorer::State {
   c10::Device device = c10::kCPU;
   bool batch_statistics = false;  // guarded by mutex
   mutable std::mutex mutex;       // one generator call at a time
+  std::optional<FoldedGenerator> folded;  // made at the first eval-mode render (under mutex)
+
+  // G on latents (B, nz, 1, 1), under the mutex: in eval mode through the BatchNorm-folded copy
+  // (the same function, faster at these batches), else G itself with the batch's statistics.
+  torch::Tensor generate(const torch::Tensor& latents) {
+    if (!batch_statistics) {
+      if (!folded) folded.emplace(*loaded.generator);
+      if (folded->usable()) return folded->forward(latents);
+    }
+    return loaded.generator->forward(latents);
+  }
 };
 
 namespace {
@@ -111,7 +123,7 @@ Result<std::vector<RgbImage>> LatentExplorer::render(const std::vector<Latent>& 
   try {
     torch::NoGradGuard no_grad;
     BatchStatisticsScope scope(*state_->loaded.generator, state_->batch_statistics);
-    const torch::Tensor out = state_->loaded.generator->forward(torch::cat(rows).to(state_->device)).to(torch::kCPU);
+    const torch::Tensor out = state_->generate(torch::cat(rows).to(state_->device)).to(torch::kCPU);
     for (std::int64_t i = 0; i < out.size(0); ++i) images.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
   } catch (const c10::Error& e) {
     return makeError(std::string("sampling failed: ") + e.what_without_backtrace());
@@ -165,12 +177,12 @@ Result<std::vector<RgbImage>> LatentExplorer::renderFrames(const WalkPlan& plan,
     Generator& g = state_->loaded.generator;
     BatchStatisticsScope scope(*g, state_->batch_statistics);
     if (!grid) {
-      const torch::Tensor out = g->forward(walk->frames(begin, count).to(state_->device)).to(torch::kCPU);
+      const torch::Tensor out = state_->generate(walk->frames(begin, count).to(state_->device)).to(torch::kCPU);
       for (std::int64_t i = 0; i < count; ++i) frames.push_back(toRgbImage(makeImageGrid(out.narrow(0, i, 1), 1, 0)));
     } else {
       std::vector<torch::Tensor> latents;
       for (std::int64_t i = begin; i < begin + count; ++i) latents.push_back(tiles.frame(i));
-      const torch::Tensor out = g->forward(torch::cat(latents).to(state_->device)).to(torch::kCPU);
+      const torch::Tensor out = state_->generate(torch::cat(latents).to(state_->device)).to(torch::kCPU);
       const std::int64_t n = plan.rows * plan.columns;
       for (std::int64_t i = 0; i < count; ++i) frames.push_back(toRgbImage(makeImageGrid(out.narrow(0, i * n, n), plan.columns, 2)));
     }
@@ -228,7 +240,8 @@ Result<RgbImage> LatentExplorer::photoAtModelSize(const std::string& path) const
 }
 
 Result<PhotoProjection> LatentExplorer::projectPhoto(const std::string& path, const ProjectionSettings& settings,
-                                                     const std::function<bool(const ProjectionUpdate&)>& progress) const {
+                                                     const std::function<bool(const ProjectionUpdate&)>& progress,
+                                                     const std::function<bool()>& should_stop) const {
   auto photo = photoTensor(path, state_->loaded.config);
   if (!photo) return makeError(photo.error());
   std::lock_guard lock(state_->mutex);
@@ -240,6 +253,7 @@ Result<PhotoProjection> LatentExplorer::projectPhoto(const std::string& path, co
   options.ms_ssim_weight = settings.ms_ssim_weight;
   options.prior_weight = settings.prior_weight;
   options.batch_statistics = state_->batch_statistics;
+  options.should_stop = should_stop;
   if (progress)
     options.progress = [&progress](const LatentProjectorProgress& p) {
       ProjectionUpdate update{p.step, p.steps, p.best_loss, toRgbImage(makeImageGrid(p.best_image.unsqueeze(0), 1, 0))};

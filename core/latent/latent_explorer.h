@@ -150,9 +150,11 @@ public:
   Result<RgbImage> photoAtModelSize(const std::string& path) const;
   /// Places the photograph at `path` in latent space (LatentProjector) in the explorer's current
   /// BatchNorm mode; `progress` is told the best start's loss and image every 10 steps, false
-  /// cancels ("projection: cancelled"). Holds the explorer for the whole projection.
+  /// cancels ("projection: cancelled"), and so does `should_stop`, asked before every step.
+  /// Holds the explorer for the whole projection.
   Result<PhotoProjection> projectPhoto(const std::string& path, const ProjectionSettings& settings = {},
-                                       const std::function<bool(const ProjectionUpdate&)>& progress = {}) const;
+                                       const std::function<bool(const ProjectionUpdate&)>& progress = {},
+                                       const std::function<bool()>& should_stop = {}) const;
 
   /// G's blocks for `latent`, rendered as the first of a batch with `page` after it (the batch
   /// whose statistics are compared with the running ones, and used in the batch-statistics mode),

@@ -43,6 +43,8 @@ struct LatentProjectorOptions {
   int report_every = 10;        ///< steps between progress calls (and after the last step)
   /// Told the progress; returning false cancels ("projection: cancelled").
   std::function<bool(const LatentProjectorProgress&)> progress;
+  /// Asked before every step (a step of many starts takes seconds); true cancels, as above.
+  std::function<bool()> should_stop;
 };
 
 struct LatentProjection {

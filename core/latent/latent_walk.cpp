@@ -1,8 +1,8 @@
 #include "core/latent/latent_walk.h"
 
-#include "core/util/regular_file.h"
-
 #include "core/util/atomic_file.h"
+#include "core/util/json_value.h"
+#include "core/util/regular_file.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace streetgan {
@@ -104,7 +105,8 @@ Result<LatentWalk> LatentWalk::fromJson(const json& in, const std::string& sourc
       return bad(where + ": \"latent\" must be a list of numbers");
     std::vector<float> values;
     for (const auto& v : key["latent"]) {
-      if (!v.is_number() || !std::isfinite(v.get<double>())) return bad(where + ": \"latent\" holds a value that is not a finite number");
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || std::abs(v.get<double>()) > std::numeric_limits<float>::max())
+        return bad(where + ": \"latent\" holds a value that is not a finite number within a float's range");
       values.push_back(static_cast<float>(v.get<double>()));
     }
     WalkKeyframe frame{torch::tensor(values, torch::kFloat32), std::nullopt};
@@ -119,7 +121,7 @@ Result<LatentWalk> LatentWalk::fromJson(const json& in, const std::string& sourc
   if (in.contains("nz") && !walk.keyframes.empty()) {
     const std::int64_t nz = walk.keyframes.front().latent.size(0);
     if (!in["nz"].is_number_integer() || in["nz"].get<long long>() != nz)
-      return bad("\"nz\" must be the length of every latent (" + std::to_string(nz) + "), not " + in["nz"].dump());
+      return bad("\"nz\" must be the length of every latent (" + std::to_string(nz) + ")");
   }
   return walk;
 }
@@ -140,6 +142,9 @@ Result<LatentWalk> LatentWalk::load(const std::string& path) {
   if (!text) return makeError(text.error());
   if (const std::size_t nul = text->find('\0'); nul != std::string::npos)
     return makeError(path + ": not a walk file (a NUL byte at offset " + std::to_string(nul) + ")");
+  // A walk nests 3 levels ({"keyframes": [{"latent": [...]}]}, and "projection" of `streetgan
+  // project`); deeper text is refused before it is parsed into a tree many times its size.
+  if (jsonNestingDepth(*text) > 4) return makeError(path + ": nested deeper than 4 levels, which no walk file is");
   json parsed;
   try {
     parsed = json::parse(*text);

@@ -217,11 +217,15 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     loaded.generator->to(device);
     torch::serialize::InputArchive discriminator;
     if (archive.try_read("discriminator", discriminator)) {
+      // Only for its score in Explore: a discriminator that does not load leaves none, and the
+      // generator still opens.
       loaded.discriminator = Discriminator(DiscriminatorOptions{config->ndf, config->nc, config->img_size});
-      if (Status restored = loadModule(*loaded.discriminator, discriminator, path, "discriminator"); !restored)
-        return makeError(restored.error());
-      loaded.discriminator->to(device);
-      loaded.discriminator->eval();
+      if (loadModule(*loaded.discriminator, discriminator, path, "discriminator")) {
+        loaded.discriminator->to(device);
+        loaded.discriminator->eval();
+      } else {
+        loaded.discriminator = nullptr;
+      }
     }
     archive.read("fixed_noise", loaded.fixed_noise);
     loaded.progress.epoch = readCounter(archive, "epoch");

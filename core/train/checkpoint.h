@@ -47,7 +47,7 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
 /// A generator restored from a checkpoint, for sampling.
 struct CheckpointGenerator {
   Generator generator{nullptr};
-  /// The discriminator when the checkpoint holds one (null otherwise), in eval mode.
+  /// The discriminator when the checkpoint holds one that loads (null otherwise), in eval mode.
   Discriminator discriminator{nullptr};
   TrainConfig config;
   torch::Tensor fixed_noise;

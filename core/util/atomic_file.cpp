@@ -44,9 +44,19 @@ Status commitTemporaryFile(const std::string& temporary, const std::string& path
   return {};
 }
 
+int createTemporaryFile(const std::string& temporary) {
+  // Created new, never through a link: the name is predictable, and in a folder others can write
+  // to a link planted there would otherwise be written through. A leftover of the same name (a
+  // killed process with our pid, or such a link) is removed first: unlink removes a link itself.
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::open(temporary.c_str(), flags, 0644);
+  if (fd < 0 && errno == EEXIST && ::unlink(temporary.c_str()) == 0) fd = ::open(temporary.c_str(), flags, 0644);
+  return fd;
+}
+
 Status writeFileAtomically(const std::string& path, const std::string& bytes) {
   const std::string temporary = temporaryPathFor(path);
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = createTemporaryFile(temporary);
   if (fd < 0) return makeError(systemError(path, "cannot create the file"));
   std::size_t written = 0;
   while (written < bytes.size()) {

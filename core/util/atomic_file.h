@@ -14,6 +14,9 @@ std::string temporaryPathFor(const std::string& path);
 
 /// Writes `bytes` to `path` atomically.
 Status writeFileAtomically(const std::string& path, const std::string& bytes);
+/// Creates `temporary` for writing, new (O_EXCL) and never through a symbolic link (a leftover of
+/// the name is removed first): a file descriptor, or −1 with errno set.
+int createTemporaryFile(const std::string& temporary);
 
 /// Makes an already written temporary file durable and renames it to `path`; removes it on failure.
 Status commitTemporaryFile(const std::string& temporary, const std::string& path);

@@ -15,6 +15,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <sys/stat.h>
 
 using namespace streetgan::test;
 
@@ -132,6 +133,23 @@ void TestProjectCli::errors_data() {
   QTest::newRow("no such photograph") << QStringList{"@photo", "@dir/none.jpg", "--checkpoint", "@", "--out", "@out"} << 1
                                       << "none.jpg";
   QTest::newRow("not an image") << QStringList{"@photo", "@text", "--checkpoint", "@", "--out", "@out"} << 1 << "text.jpg";
+  QTest::newRow("--out is the checkpoint") << QStringList{"@photo", "--checkpoint", "@", "--out", "@"} << 2
+                                          << "is one of the inputs; it would be overwritten";
+  QTest::newRow("--out is a photograph") << QStringList{"@photo", "--checkpoint", "@", "--out", "@photo"} << 2
+                                         << "is one of the inputs";
+  QTest::newRow("--out is a FIFO") << QStringList{"@photo", "--checkpoint", "@", "--out", "@fifo"} << 2
+                                   << "exists and is not a regular file; it is not replaced";
+  QTest::newRow("--out is empty") << QStringList{"@photo", "--checkpoint", "@", "--out", ""} << 2
+                                  << "option '--out': give a file name";
+  QTest::newRow("--out in a missing folder") << QStringList{"@photo", "--checkpoint", "@", "--out", "@dir/no/o.json"} << 2
+                                             << "option '--out': no folder";
+  QTest::newRow("--preview is --out") << QStringList{"@photo", "--checkpoint", "@", "--out", "@out", "--preview", "@out"} << 2
+                                      << "--out and --preview name the same file";
+  QTest::newRow("--preview in a missing folder")
+      << QStringList{"@photo", "--checkpoint", "@", "--out", "@out", "--preview", "@dir/no/p.png"} << 2
+      << "option '--preview': no folder";
+  QTest::newRow("a FIFO as a photograph") << QStringList{"@photo", "@fifo", "--checkpoint", "@", "--out", "@out"} << 1
+                                          << "not a regular file";
   QTest::newRow("no such checkpoint") << QStringList{"@photo", "--checkpoint", "@dir/none.pt", "--out", "@out"} << 1
                                       << "none.pt";
 }
@@ -146,8 +164,11 @@ void TestProjectCli::errors() {
   QVERIFY(file.open(QIODevice::WriteOnly));
   file.write("not a photograph\n");
   file.close();
+  const QString fifo = scratch.filePath("fifo");
+  QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
   for (QString& arg : args) {
-    if (arg == "@") arg = checkpoint_;
+    if (arg == "@fifo") arg = fifo;
+    else if (arg == "@") arg = checkpoint_;
     else if (arg == "@out") arg = out;
     else if (arg == "@photo") arg = photos_[0];
     else if (arg == "@text") arg = text;
@@ -155,7 +176,7 @@ void TestProjectCli::errors() {
   }
   if (!args.contains("--steps")) args << "--steps" << "3";
   if (!args.contains("--restarts")) args << "--restarts" << "1";
-  const CliResult r = runCli(QStringList{"project"} + args);
+  const CliResult r = runCli(QStringList{"project"} + args, 120000);  // a FIFO must not hang it
   QCOMPARE(r.exit_code, code);
   QVERIFY2(r.err.contains(message), qPrintable(r.err));
   QCOMPARE(r.err.trimmed().count('\n'), 0);  // one line
