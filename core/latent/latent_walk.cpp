@@ -121,7 +121,8 @@ Result<LatentWalk> LatentWalk::fromJson(const json& in, const std::string& sourc
   if (in.contains("nz") && !walk.keyframes.empty()) {
     const std::int64_t nz = walk.keyframes.front().latent.size(0);
     if (!in["nz"].is_number_integer() || in["nz"].get<long long>() != nz)
-      return bad("\"nz\" must be the length of every latent (" + std::to_string(nz) + ")");
+      return bad("\"nz\" must be the length of every latent (" + std::to_string(nz) + "), not " +
+                 (in["nz"].is_number_integer() ? std::to_string(in["nz"].get<long long>()) : std::string(in["nz"].type_name())));
   }
   return walk;
 }
