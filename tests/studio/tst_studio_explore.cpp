@@ -320,10 +320,13 @@ void TestStudioExplore::findsAPhotographInLatentSpace() {
   QCOMPARE(dialog->photoImage().size(), QSize(64, 64));
   QCOMPARE(dialog->reconstructionImage().size(), QSize(64, 64));
   QCOMPARE(dialog->differenceImage().size(), QSize(64, 64));
-  // The reconstruction is the latent's own image, as the page renders it.
+  // The reconstruction is the latent's own image, as the page renders it (the page through the
+  // BatchNorm-folded copy: equal up to float rounding, at most one level of 255).
   auto rendered = tab.explorer()->render({dialog->result()->latent});
   QVERIFY(rendered);
-  QCOMPARE(rendered->front().pixels, dialog->result()->reconstruction.pixels);
+  QCOMPARE(rendered->front().pixels.size(), dialog->result()->reconstruction.pixels.size());
+  for (std::size_t i = 0; i < rendered->front().pixels.size(); ++i)
+    QVERIFY(std::abs(int(rendered->front().pixels[i]) - int(dialog->result()->reconstruction.pixels[i])) <= 1);
   const QString shot = testOutputDir() + "/studio-explore-find-in-latent-space.png";
   QVERIFY(dialog->grab().save(shot));
   qInfo("screenshot: %s", qPrintable(shot));
@@ -349,7 +352,15 @@ void TestStudioExplore::looksInsideTheGenerator() {
   QVERIFY2(panel.statusText().startsWith("Seed 43: 0 channels switched off; BatchNorm: running statistics"),
            qPrintable(panel.statusText()));
   // The sample as the page shows it; the naive-64 model's blocks: 512×4×4 … 64×32×32, the image.
-  QCOMPARE(panel.sampleImage(), grid.imageAt(3).convertToFormat(panel.sampleImage().format()));
+  // (The page renders through the BatchNorm-folded copy, the Inside page through G's own layers:
+  // equal up to float rounding, at most one level of 255.)
+  {
+    const QImage a = panel.sampleImage().convertToFormat(QImage::Format_RGB888);
+    const QImage b = grid.imageAt(3).convertToFormat(QImage::Format_RGB888);
+    QCOMPARE(a.size(), b.size());
+    for (int y = 0; y < a.height(); ++y)
+      for (int x = 0; x < a.width() * 3; ++x) QVERIFY(std::abs(int(a.constScanLine(y)[x]) - int(b.constScanLine(y)[x])) <= 1);
+  }
   QCOMPARE(panel.inside()->layers.size(), std::size_t(5));
   QVERIFY(panel.inside()->discriminator_score && *panel.inside()->discriminator_score > 0);
   panel.setBlock(2);  // 128 channels of 16×16
