@@ -19,12 +19,11 @@ public:
   /// `activations` is channels·height·width floats; `order` the channels in display order.
   void setChannels(const std::vector<float>& activations, int channels, int height, int width, std::vector<int> order);
   void setAblated(const QSet<int>& channels);
-  /// The grid as an image (tiles of `tilePixels()` with a 1 px gap), as drawn.
+  /// The grid as an image, as drawn.
   QImage gridImage() const;
   int channelAt(const QPoint& point) const;
   /// Where channel `channel`'s tile is drawn (for tests and clicks).
   QRect tileRect(int channel) const;
-  int columns() const { return columns_; }
 
 signals:
   void channelClicked(int channel);
@@ -36,7 +35,6 @@ protected:
 
 private:
   void layoutTiles();
-  int tilePixels() const { return tile_; }
 
   QImage grid_;                // the tiles at their own pixels, before scaling
   std::vector<int> order_;

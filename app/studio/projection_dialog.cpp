@@ -217,7 +217,7 @@ void ProjectionDialog::finished() {
   start_->setEnabled(true);
   cancel_->setEnabled(false);
   ProjectionOutcome outcome = watcher_.result();
-  if (outcome.error == "projection: cancelled" || (outcome.error.endsWith(": projection: cancelled")))
+  if (outcome.error == "projection: cancelled")  // LatentExplorer passes a cancel on as it is
     return setStatus("Cancelled; nothing was kept.");
   if (!outcome.projection) return setStatus(outcome.error, true);
   result_ = std::move(outcome.projection);

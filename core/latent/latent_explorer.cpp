@@ -278,12 +278,10 @@ bool LatentExplorer::hasDiscriminator() const { return static_cast<bool>(state_-
 
 Result<GeneratorInside> LatentExplorer::inside(const Latent& latent, const std::vector<Latent>& page,
                                                const std::vector<ChannelAblation>& ablated) const {
+  std::vector<const Latent*> all{&latent};  // the sample first, then its page
+  for (const Latent& p : page) all.push_back(&p);
   std::vector<torch::Tensor> rows;
-  for (const Latent* z : [&] {
-         std::vector<const Latent*> all{&latent};
-         for (const Latent& p : page) all.push_back(&p);
-         return all;
-       }()) {
+  for (const Latent* z : all) {
     if (static_cast<int>(z->size()) != nz())
       return makeError("a latent has " + std::to_string(z->size()) + " values but this generator takes " + std::to_string(nz()));
     rows.push_back(toTensor(*z).view({1, -1, 1, 1}));
