@@ -134,11 +134,15 @@ Result<LatentProjection> LatentProjector::project(GeneratorImpl& g, const torch:
     const torch::Tensor images = render(g, final_z, options.batch_statistics);
     const torch::Tensor losses = objective(final_z, images, target, options);
     const std::int64_t best = losses.argmin().item<std::int64_t>();
+    // The winner is rendered again on its own: a batch of one is how every other path (the explorer, a walk)
+    // renders a latent, and a batched product may round differently (oneDNN picks kernels by batch size).
+    const torch::Tensor best_z = final_z.narrow(0, best, 1);
+    const torch::Tensor best_image = render(g, best_z, options.batch_statistics);
     LatentProjection out;
-    out.loss = losses[best].item<double>();
+    out.loss = objective(best_z, best_image, target, options)[0].item<double>();
     if (!std::isfinite(out.loss)) return makeError("projection: the loss is not finite (the model gives NaN or Inf images)");
-    out.latent = final_z[best].to(torch::kCPU, torch::kFloat32).contiguous();
-    out.image = images[best].to(torch::kCPU, torch::kFloat32).contiguous();
+    out.latent = best_z[0].to(torch::kCPU, torch::kFloat32).contiguous();
+    out.image = best_image[0].to(torch::kCPU, torch::kFloat32).contiguous();
     out.pixel_rmse = std::sqrt((out.image - target_cpu[0]).square().mean().item<double>()) * 127.5;
     auto similarity = MsSsim::pairwise(out.image.unsqueeze(0), target_cpu);
     if (!similarity) return makeError("projection: " + similarity.error());
