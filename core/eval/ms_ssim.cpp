@@ -1,5 +1,7 @@
 #include "core/eval/ms_ssim.h"
 
+#include "core/eval/gaussian_window.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
@@ -14,7 +16,7 @@ namespace streetgan {
 namespace {
 
 constexpr double kWeights[MsSsim::kMaxScales] = {0.0448, 0.2856, 0.3001, 0.2363, 0.1333};
-constexpr double kSigma = 1.5;
+static_assert(MsSsim::kWindow == GaussianWindow::kTaps, "MS-SSIM's window is GaussianWindow's");
 constexpr double kC1 = 0.01 * 0.01;  // (K1·L)², L = 1
 constexpr double kC2 = 0.03 * 0.03;  // (K2·L)²
 constexpr std::int64_t kBlock = 64;  // pairs at a time (64 px: about 25 MB of filtered maps)
@@ -53,32 +55,6 @@ Result<int> resolveScales(int requested, std::int64_t height, std::int64_t width
   return requested;
 }
 
-std::array<double, MsSsim::kWindow> gaussianTaps() {
-  std::array<double, MsSsim::kWindow> taps{};
-  double sum = 0;
-  for (int i = 0; i < MsSsim::kWindow; ++i) {
-    const double x = i - (MsSsim::kWindow - 1) / 2.0;
-    taps[static_cast<std::size_t>(i)] = std::exp(-x * x / (2 * kSigma * kSigma));
-    sum += taps[static_cast<std::size_t>(i)];
-  }
-  for (double& t : taps) t /= sum;
-  return taps;
-}
-
-// The Gaussian window over every plane of (B, K, H, W), valid: (B, K, H − 10, W − 10).
-torch::Tensor gaussianValid(const torch::Tensor& x) {
-  static const std::array<double, MsSsim::kWindow> taps = gaussianTaps();
-  const std::int64_t h = x.size(2) - MsSsim::kWindow + 1, w = x.size(3) - MsSsim::kWindow + 1;
-  // Each tap's product is rounded on its own before the sum (no add_ with alpha: ATen fuses that
-  // into an FMA in its vector loops only), so that equal planes filter to equal bits wherever they
-  // lie and identical pairs give exactly 1.
-  torch::Tensor across = x.narrow(3, 0, w) * taps[0];
-  for (int t = 1; t < MsSsim::kWindow; ++t) across.add_(x.narrow(3, t, w) * taps[static_cast<std::size_t>(t)]);
-  torch::Tensor out = across.narrow(2, 0, h) * taps[0];
-  for (int t = 1; t < MsSsim::kWindow; ++t) out.add_(across.narrow(2, t, h) * taps[static_cast<std::size_t>(t)]);
-  return out;
-}
-
 // 2×2 average; an odd side first repeats its last row or column.
 torch::Tensor downsample(const torch::Tensor& x) {
   const std::int64_t pad_h = x.size(2) % 2, pad_w = x.size(3) % 2;
@@ -91,7 +67,7 @@ torch::Tensor downsample(const torch::Tensor& x) {
 // Per pair and channel, (B, C) each: the mean over the map of cs, and of luminance·cs.
 std::pair<torch::Tensor, torch::Tensor> ssimTerms(const torch::Tensor& x, const torch::Tensor& y) {
   const std::int64_t c = x.size(1);
-  const torch::Tensor f = gaussianValid(torch::cat({x, y, x * y, x * x + y * y}, 1));
+  const torch::Tensor f = GaussianWindow::filterValid(torch::cat({x, y, x * y, x * x + y * y}, 1));
   const torch::Tensor mu_x = f.narrow(1, 0, c), mu_y = f.narrow(1, c, c);
   const torch::Tensor xy = f.narrow(1, 2 * c, c), squares = f.narrow(1, 3 * c, c);
   const torch::Tensor num0 = mu_x * mu_y * 2.0, den0 = mu_x.square() + mu_y.square();
