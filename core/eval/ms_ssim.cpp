@@ -64,17 +64,29 @@ torch::Tensor downsample(const torch::Tensor& x) {
   return (top.slice(3, 0, w, 2) + top.slice(3, 1, w, 2) + bottom.slice(3, 0, w, 2) + bottom.slice(3, 1, w, 2)) * 0.25;
 }
 
-// Per pair and channel, (B, C) each: the mean over the map of cs, and of luminance·cs.
-std::pair<torch::Tensor, torch::Tensor> ssimTerms(const torch::Tensor& x, const torch::Tensor& y) {
-  const std::int64_t c = x.size(1);
-  const torch::Tensor f = GaussianWindow::filterValid(torch::cat({x, y, x * y, x * x + y * y}, 1));
-  const torch::Tensor mu_x = f.narrow(1, 0, c), mu_y = f.narrow(1, c, c);
-  const torch::Tensor xy = f.narrow(1, 2 * c, c), squares = f.narrow(1, 3 * c, c);
+// Per pair and channel, (B, C) each: the mean over the map of cs, and of luminance·cs, from the
+// window's means of x, y, xy and x² + y².
+std::pair<torch::Tensor, torch::Tensor> termsFromMeans(const torch::Tensor& mu_x, const torch::Tensor& mu_y, const torch::Tensor& xy,
+                                                       const torch::Tensor& squares) {
   const torch::Tensor num0 = mu_x * mu_y * 2.0, den0 = mu_x.square() + mu_y.square();
   const torch::Tensor luminance = (num0 + kC1) / (den0 + kC1);
   const torch::Tensor cs = (xy * 2.0 - num0 + kC2) / (squares - den0 + kC2);
   const std::vector<std::int64_t> map{2, 3};
   return {cs.mean(map), (luminance * cs).mean(map)};
+}
+
+std::pair<torch::Tensor, torch::Tensor> ssimTerms(const torch::Tensor& x, const torch::Tensor& y) {
+  const std::int64_t c = x.size(1);
+  const torch::Tensor f = GaussianWindow::filterValid(torch::cat({x, y, x * y, x * x + y * y}, 1));
+  return termsFromMeans(f.narrow(1, 0, c), f.narrow(1, c, c), f.narrow(1, 2 * c, c), f.narrow(1, 3 * c, c));
+}
+
+// Against a prepared target: the target's means are computed once, so only x, xy and x² are filtered.
+std::pair<torch::Tensor, torch::Tensor> ssimTerms(const torch::Tensor& x, const MsSsimTarget& target, int scale) {
+  const std::int64_t c = x.size(1);
+  const auto s = static_cast<std::size_t>(scale);
+  const torch::Tensor f = GaussianWindow::filterValid(torch::cat({x, x * target.image[s], x * x}, 1));
+  return termsFromMeans(f.narrow(1, 0, c), target.mean[s], f.narrow(1, c, c), f.narrow(1, 2 * c, c) + target.mean_of_squares[s]);
 }
 
 // MS-SSIM of checked pairs (B, C, H, W) in `dtype`: (B). Terms below `floor` count as `floor`
@@ -97,6 +109,42 @@ torch::Tensor msSsimBlock(const torch::Tensor& a, const torch::Tensor& b, int sc
 }
 
 }  // namespace
+
+MsSsimTarget MsSsim::prepareTarget(const torch::Tensor& b, int scales) {
+  TORCH_CHECK(b.dim() == 4 && b.size(0) == 1, "MS-SSIM: the target must be one image (1, C, H, W)");
+  if (scales == 0) scales = scalesFor(b.size(2), b.size(3));
+  TORCH_CHECK(scales >= 1 && scales <= kMaxScales && std::min(b.size(2), b.size(3)) >= minimumSize(scales),
+              "MS-SSIM: the images are too small for ", scales, " scales");
+  torch::NoGradGuard no_grad;
+  MsSsimTarget target;
+  target.scales = scales;
+  const std::int64_t c = b.size(1);
+  torch::Tensor y = (b.detach() + 1.0) * 0.5;
+  for (int s = 0; s < scales; ++s) {
+    if (s > 0) y = downsample(y);
+    const torch::Tensor f = GaussianWindow::filterValid(torch::cat({y, y * y}, 1));
+    target.image.push_back(y);
+    target.mean.push_back(f.narrow(1, 0, c));
+    target.mean_of_squares.push_back(f.narrow(1, c, c));
+  }
+  return target;
+}
+
+torch::Tensor MsSsim::differentiable(const torch::Tensor& a, const MsSsimTarget& target) {
+  TORCH_CHECK(a.dim() == 4 && !target.image.empty() && a.sizes().slice(1) == target.image.front().sizes().slice(1) &&
+                  a.scalar_type() == target.image.front().scalar_type(),
+              "MS-SSIM: the images and the prepared target differ in shape or type");
+  const std::vector<double> w = weights(target.scales);
+  torch::Tensor x = (a + 1.0) * 0.5;
+  torch::Tensor product;
+  for (int s = 0; s < target.scales; ++s) {
+    if (s > 0) x = downsample(x);
+    const auto [cs, ssim] = ssimTerms(x, target, s);
+    const torch::Tensor term = (s + 1 == target.scales ? ssim : cs).clamp_min(kLossFloor).pow(w[static_cast<std::size_t>(s)]);
+    product = s == 0 ? term : product * term;
+  }
+  return product.mean(1);
+}
 
 int MsSsim::scalesFor(std::int64_t height, std::int64_t width) {
   std::int64_t size = std::min(height, width);

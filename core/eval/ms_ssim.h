@@ -44,6 +44,15 @@ struct MsSsimDiversity {
   std::int64_t size = 0;   ///< the image side (the smaller of height and width)
 };
 
+/// A fixed image prepared once for MsSsim::differentiable(images, target) (a loss against one
+/// photograph): per scale the image mapped to [0, 1], the window's means of it and of its square.
+struct MsSsimTarget {
+  int scales = 0;
+  std::vector<torch::Tensor> image;            ///< (1, C, h, w) per scale
+  std::vector<torch::Tensor> mean;             ///< the window's mean of the image, per scale
+  std::vector<torch::Tensor> mean_of_squares;  ///< the window's mean of its square, per scale
+};
+
 class MsSsim {
 public:
   static constexpr int kMaxScales = 5;
@@ -69,6 +78,11 @@ public:
   /// that terms below kLossFloor count as kLossFloor instead of 0. The caller checks the inputs
   /// (finite, one shape, ≥ minimumSize(scales) px); LibTorch's c10::Error otherwise.
   static torch::Tensor differentiable(const torch::Tensor& a, const torch::Tensor& b, int scales = 0);
+  /// One image b (1, C, H, W) prepared as the fixed side of differentiable(); `scales` as there.
+  static MsSsimTarget prepareTarget(const torch::Tensor& b, int scales = 0);
+  /// differentiable(a, b expanded to a's batch), with b's side computed once (the same sums but
+  /// for x² + y², whose two window means are added after filtering: equal to rounding).
+  static torch::Tensor differentiable(const torch::Tensor& a, const MsSsimTarget& target);
 
   /// The pairs the diversity scores: (pairs, 2) int64 rows (i, j), i ≠ j, each uniform over the
   /// ordered pairs of distinct images of `images` (≥ 2), drawn from `seed`.

@@ -76,7 +76,7 @@ torch::Tensor LatentProjector::objective(const torch::Tensor& latents, const tor
                                          const LatentProjectorOptions& options) {
   torch::Tensor loss = (images - target).square().flatten(1).mean(1);
   if (options.ms_ssim_weight > 0)
-    loss = loss + options.ms_ssim_weight * (1.0 - MsSsim::differentiable(images, target.expand_as(images)));
+    loss = loss + options.ms_ssim_weight * (1.0 - MsSsim::differentiable(images, MsSsim::prepareTarget(target)));
   if (options.prior_weight > 0) {
     const double root_nz = std::sqrt(static_cast<double>(latents.size(1)));
     loss = loss + options.prior_weight * (latents.flatten(1).norm(2, 1) / root_nz - 1.0).square();

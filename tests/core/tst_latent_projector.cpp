@@ -194,6 +194,17 @@ private slots:
     const torch::Tensor metric = *MsSsim::pairwise(a, b);
     const torch::Tensor loss = MsSsim::differentiable(a, b);
     QVERIFY((metric - loss).abs().max().item<double>() < 1e-12);
+    // Against a prepared target (the projector's form): the same values and gradients.
+    const torch::Tensor one = b.narrow(0, 0, 1);
+    torch::Tensor p = a.clone().requires_grad_(true), q = a.clone().requires_grad_(true);
+    const torch::Tensor prepared = MsSsim::differentiable(p, MsSsim::prepareTarget(one));
+    const torch::Tensor expanded = MsSsim::differentiable(q, one.expand_as(a));
+    QVERIFY((prepared - expanded).abs().max().item<double>() < 1e-12);
+    prepared.sum().backward();
+    expanded.sum().backward();
+    QVERIFY((p.grad() - q.grad()).abs().max().item<double>() < 1e-10);
+    QVERIFY_THROWS_EXCEPTION(std::exception, MsSsim::differentiable(p.to(torch::kFloat32), MsSsim::prepareTarget(one)));
+    QVERIFY_THROWS_EXCEPTION(std::exception, MsSsim::prepareTarget(b));
     // In float32, with gradients: finite, also for identical images and flat ones (cs = 1).
     torch::Tensor x = a.to(torch::kFloat32).clone().requires_grad_(true);
     MsSsim::differentiable(x, b.to(torch::kFloat32)).sum().backward();
