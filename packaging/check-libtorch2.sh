@@ -13,10 +13,26 @@
 #                         suites of tests/core and tests/cli, everything that runs LibTorch (the
 #                         widgets and studio suites drive the same CLI); what .ci/run uses, at
 #                         about half the build and test time
+#   STREETGAN_LIBTORCH    cpu (default): trixie's libtorch-dev; cuda: its CUDA build instead
+#                         (contrib's libtorch-cuda-dev with NCCL, non-free's CUDA 12.4 toolkit and
+#                         libraries; tree /var/cache/streetgan/trixie-cuda, about 10 GB). No GPU
+#                         is needed: the project is built with USE_C10D_NCCL and everything behind
+#                         the CUDA headers, and the suites run on the CPU. cuDNN cannot be had
+#                         offline (contrib's nvidia-cudnn downloads it from NVIDIA when installed):
+#                         a local placeholder package stands in for that installer, and a stub
+#                         libcudnn.so.9 defines the 84 functions LibTorch imports, each of which
+#                         stops the process with a message if it is ever called (LibTorch is
+#                         linked with BIND_NOW, so the loader wants every one of them defined).
 set -euo pipefail
 
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
-tree="$(realpath -m "${STREETGAN_TRIXIE_DIR:-/var/cache/streetgan/trixie}")"
+variant="${STREETGAN_LIBTORCH:-cpu}"
+case "$variant" in
+  cpu) default_tree=/var/cache/streetgan/trixie ;;
+  cuda) default_tree=/var/cache/streetgan/trixie-cuda ;;
+  *) echo "check-libtorch2: STREETGAN_LIBTORCH is '$variant'; allowed: cpu, cuda" >&2; exit 2 ;;
+esac
+tree="$(realpath -m "${STREETGAN_TRIXIE_DIR:-$default_tree}")"
 jobs="${STREETGAN_CHECK_JOBS:-2}"
 scope="${STREETGAN_CHECK_SCOPE:-all}"
 case "$scope" in
@@ -49,6 +65,18 @@ packages=(
   # and scipy, the quality metrics' references in tests/core/reference
   python3-torch python3-numpy python3-scipy
 )
+if [ "$variant" = cuda ]; then
+  # The CUDA build of the same LibTorch, Gloo and PyTorch, NCCL, and CUDA 12.4's compiler (its
+  # CMake files enable the CUDA language) with the GCC it supports.
+  for i in "${!packages[@]}"; do
+    case "${packages[$i]}" in
+      libtorch-dev) packages[i]=libtorch-cuda-dev ;;
+      libgloo-dev) packages[i]=libgloo-cuda-dev ;;
+      python3-torch) packages[i]=python3-torch-cuda ;;
+    esac
+  done
+  packages+=(libnccl-dev nvidia-cuda-toolkit g++-13)
+fi
 
 say() { echo "check-libtorch2: $*"; }
 fail() { echo "check-libtorch2: $*" >&2; exit 1; }
@@ -159,6 +187,14 @@ phase_end phase_tree
 
 mount_into_tree
 cp /etc/resolv.conf "$tree/etc/resolv.conf" 2>/dev/null || true
+if [ "$variant" = cuda ]; then
+  # contrib (LibTorch's CUDA build, NCCL) and non-free (CUDA) beside main.
+  sources="$tree/etc/apt/sources.list"
+  if ! grep -qs '^deb .* trixie main contrib non-free' "$sources"; then
+    echo "deb $(host_mirror) trixie main contrib non-free" >"$sources"
+    rm -f "$stamp"
+  fi
+fi
 
 # 2. The packages: whatever of the list the tree lacks (all of it the first time).
 phase_start
@@ -170,11 +206,46 @@ done
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing ${#missing[@]} packages in the tree"
   in_tree apt-get update -qq
+  if [ "$variant" = cuda ] && ! in_tree dpkg-query -W -f='${Status}' nvidia-cudnn 2>/dev/null | grep -q "install ok installed"; then
+    # contrib's nvidia-cudnn is an installer that downloads cuDNN from NVIDIA: a placeholder of
+    # the version LibTorch asks for, built with equivs, stands in for it.
+    say "building a placeholder for the nvidia-cudnn installer (equivs)"
+    in_tree apt-get install -y -qq --no-install-recommends equivs >/dev/null
+    in_tree sh -c 'mkdir -p /tmp/streetgan-cudnn && cd /tmp/streetgan-cudnn &&
+      printf "Section: contrib/libs\nPriority: optional\nStandards-Version: 4.6.2\nPackage: nvidia-cudnn\nVersion: 9.0.0.312~cuda12+streetgan\nArchitecture: all\nDescription: placeholder for the cuDNN installer\n StreetGAN check tree: no network for NVIDIA downloads; libcudnn.so.9 is a stub.\n" >nvidia-cudnn.ctl &&
+      equivs-build nvidia-cudnn.ctl >/dev/null && dpkg -i nvidia-cudnn_*.deb >/dev/null && cd / && rm -rf /tmp/streetgan-cudnn' ||
+      fail "could not build or install the nvidia-cudnn placeholder in the tree"
+  fi
   in_tree apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$tree/var/log/streetgan-apt.log" 2>&1 || {
     tail -n 20 "$tree/var/log/streetgan-apt.log" >&2
     fail "apt-get install failed in the tree; see $tree/var/log/streetgan-apt.log"
   }
   in_tree apt-get clean
+fi
+if [ "$variant" = cuda ]; then
+  # The stub cuDNN: every cudnn* function LibTorch imports (under their version node), each one
+  # stopping the process with a message; the loader needs them defined (BIND_NOW), nothing here
+  # calls them (no GPU).
+  lib_dir="$tree/usr/lib/x86_64-linux-gnu"
+  if [ ! -e "$lib_dir/libcudnn.so.9" ] || ! grep -qs "is a stub" "$lib_dir/libcudnn.so.9"; then
+    say "making a stub libcudnn.so.9 from the functions LibTorch imports"
+    stub_c="$tree/tmp/streetgan-cudnn-stub.c" stub_map="$tree/tmp/streetgan-cudnn-stub.map"
+    mapfile -t cudnn_functions < <(for l in "$lib_dir"/libtorch_cuda.so.* "$lib_dir"/libtorch_python.so.*; do
+      [ -f "$l" ] && [ ! -L "$l" ] && nm -D --undefined-only --with-symbol-versions "$l"; done |
+      awk '{print $2}' | grep '@libcudnn\.so\.9$' | sed 's/@.*//' | sort -u)
+    [ "${#cudnn_functions[@]}" -gt 0 ] || fail "found no cuDNN imports in $lib_dir/libtorch_cuda.so.*"
+    {
+      echo '#include <stdio.h>'
+      echo '#include <stdlib.h>'
+      echo 'static void trap(const char* name) { fprintf(stderr, "%s called, but libcudnn.so.9 is a stub (the StreetGAN check tree has no cuDNN)\n", name); abort(); }'
+      for f in "${cudnn_functions[@]}"; do echo "void $f(void) { trap(\"$f\"); }"; done
+    } >"$stub_c"
+    { printf 'libcudnn.so.9 { global: '; printf '%s; ' "${cudnn_functions[@]}"; echo 'local: *; };'; } >"$stub_map"
+    in_tree gcc -shared -fPIC -O1 -Wl,-soname,libcudnn.so.9 -Wl,--version-script=/tmp/streetgan-cudnn-stub.map \
+      -o /usr/lib/x86_64-linux-gnu/libcudnn.so.9 /tmp/streetgan-cudnn-stub.c || fail "could not build the stub libcudnn.so.9"
+    rm -f "$stub_c" "$stub_map"
+    say "stub libcudnn.so.9: ${#cudnn_functions[@]} functions"
+  fi
 fi
 touch "$stamp"
 phase_end phase_packages
@@ -182,16 +253,24 @@ phase_end phase_packages
 version_h="$tree/usr/include/torch/csrc/api/include/torch/version.h"
 [ -f "$version_h" ] || fail "$version_h is missing: libtorch-dev is not installed in the tree"
 torch_version="$(awk '/define TORCH_VERSION_(MAJOR|MINOR|PATCH)/ { v = v (v == "" ? "" : ".") $3 } END { print v }' "$version_h")"
-say "building against LibTorch $torch_version (torch/version.h in the tree)"
+say "building against LibTorch $torch_version, $variant build (torch/version.h in the tree)"
 
 # 3. Configure and build: the whole project (CLI, core, widgets, studio and the tests), or the
 # engine's part of it.
 phase_start
+cuda_flags=()
+# nvcc 12.4 accepts GCC up to 13 (trixie's default is 14).
+[ "$variant" = cuda ] && cuda_flags=(-DCMAKE_CUDA_HOST_COMPILER=g++-13)
 in_tree mkdir -p "$build_dir"
 # Optimised as the README's build is (-O2), without its debug information: faster to compile
 # and link, and a smaller cache.
 in_tree cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSTREETGAN_CLI_ONLY=OFF >/dev/null || fail "cmake could not configure the project against LibTorch $torch_version"
+  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSTREETGAN_CLI_ONLY=OFF "${cuda_flags[@]}" >/dev/null ||
+  fail "cmake could not configure the project against LibTorch $torch_version"
+if [ "$variant" = cuda ]; then
+  grep -q -- '-DUSE_C10D_NCCL' "$tree$build_dir/build.ninja" || fail "the CUDA build does not define USE_C10D_NCCL"
+  say "configured against LibTorch $torch_version with CUDA: USE_C10D_NCCL is on"
+fi
 # The engine scope builds the CLI and the suites of tests/core and tests/cli (their names are
 # their sources' names), and nothing of the widgets or the studio window.
 build_targets=()

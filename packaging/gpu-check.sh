@@ -16,6 +16,7 @@
 #   --jobs N     parallel compile jobs (default: all cores)
 #   --quick      the benchmark on fewer configurations (what fits a 15-minute GPU lease)
 #   --no-bench   build and check only
+#   --dry-run    say which GPU, LibTorch and bundle it found and what it would run; build nothing
 #
 # Needs: an NVIDIA driver (nvidia-smi), CUDA's nvcc (LibTorch's CMake files look for it), CMake
 # 3.24+, Ninja, g++ 10+, pkg-config and nlohmann-json, and python3 with torch for the PyTorch side
@@ -23,21 +24,27 @@
 set -uo pipefail
 
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
-out="gpu-check-out"; torch_prefix=""; deps=""; jobs="$(nproc)"; quick=0; bench=1
+out="gpu-check-out"; torch_prefix=""; deps=""; jobs="$(nproc)"; quick=0; bench=1; dry_run=0
+# value OPTION PLACEHOLDER "$@": the option's value, or a usage error as the CLI words it.
+value() {
+  if [ $# -lt 3 ] || [ -z "$3" ]; then echo "gpu-check: option '$1' needs a value ($1 $2), not an empty one" >&2; exit 2; fi
+  printf '%s' "$3"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out) out="${2:?--out needs a folder}"; shift 2 ;;
-    --torch) torch_prefix="${2:?--torch needs a folder}"; shift 2 ;;
-    --deps) deps="${2:?--deps needs a file}"; shift 2 ;;
-    --jobs) jobs="${2:?--jobs needs a number}"; shift 2 ;;
+    --out) out="$(value --out DIR "${@:2}")" || exit 2; shift 2 ;;
+    --torch) torch_prefix="$(value --torch DIR "${@:2}")" || exit 2; shift 2 ;;
+    --deps) deps="$(value --deps FILE "${@:2}")" || exit 2; shift 2 ;;
+    --jobs) jobs="$(value --jobs N "${@:2}")" || exit 2; shift 2 ;;
     --quick) quick=1; shift ;;
     --no-bench) bench=0; shift ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --dry-run) dry_run=1; shift ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "gpu-check: --jobs must be a positive number, not '$jobs'" >&2; exit 2; }
-mkdir -p "$out" || exit 2
+mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || { echo "gpu-check: --out: cannot write to the folder '$out'" >&2; exit 2; }
 out="$(cd "$out" && pwd)"
 work="$out/work"; mkdir -p "$work"
 log="$out/gpu-check.log"; summary="$out/summary.md"
@@ -64,12 +71,32 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   say "no NVIDIA GPU is visible (nvidia-smi is missing or lists none); this script proves a GPU host"
   exit 3
 fi
-if [ -z "$torch_prefix" ] && command -v python3 >/dev/null; then
-  torch_prefix="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)"
+# LibTorch: --torch, else the installed PyTorch's, else Debian's; the first that has CMake files,
+# and it must be a CUDA build (libtorch_cuda.so beside its libraries).
+torch_config_of() { [ -n "$1" ] && [ -d "$1" ] && find "$1" -maxdepth 4 -name TorchConfig.cmake 2>/dev/null | head -n 1; }
+if [ -n "$torch_prefix" ]; then
+  torch_from="--torch"
+  torch_config="$(torch_config_of "$torch_prefix")"
+  [ -n "$torch_config" ] || { say "--torch: no LibTorch CMake files (TorchConfig.cmake) under '$torch_prefix'"; exit 2; }
+else
+  candidate=""
+  command -v python3 >/dev/null && candidate="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)"
+  torch_config="$(torch_config_of "$candidate")"
+  if [ -n "$torch_config" ]; then torch_prefix="$candidate"; torch_from="the installed PyTorch"
+  else
+    torch_config="$(torch_config_of /usr/lib/x86_64-linux-gnu/cmake/Torch)"
+    [ -n "$torch_config" ] || {
+      say "no LibTorch found: give --torch DIR (a folder holding share/cmake/Torch), or install PyTorch or Debian's libtorch-cuda-dev"
+      exit 2
+    }
+    torch_prefix=/usr; torch_from="Debian's libtorch"
+  fi
 fi
-if [ -z "$torch_prefix" ] && [ -d /usr/lib/x86_64-linux-gnu/cmake/Torch ]; then torch_prefix=/usr; fi
-if [ -z "$torch_prefix" ] || ! find "$torch_prefix" -maxdepth 4 -name TorchConfig.cmake | grep -q .; then
-  say "no LibTorch found: give --torch DIR (a folder holding share/cmake/Torch), or install PyTorch or Debian's libtorch-cuda-dev"
+# A CUDA build has libtorch_cuda.so beside libtorch_cpu.so: <root>/lib (PyTorch, LibTorch's zip)
+# or Debian's multiarch folder (<root> = /usr/lib/x86_64-linux-gnu/cmake/Torch/../../..).
+torch_root="$(cd "$(dirname "$torch_config")/../../.." && pwd)"
+if ! find "$torch_root" "$(dirname "$(dirname "$(dirname "$torch_config")")")" -maxdepth 2 -name 'libtorch_cuda.so*' 2>/dev/null | grep -q .; then
+  say "the LibTorch in $torch_prefix (from $torch_from) has no CUDA (no libtorch_cuda.so beside it): install a CUDA build (PyTorch for CUDA, or Debian's libtorch-cuda-dev)"
   exit 2
 fi
 gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
@@ -108,6 +135,19 @@ if [ -n "$deps" ]; then
   export PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1
   export LIBRARY_PATH="$dl${LIBRARY_PATH:+:$LIBRARY_PATH}"
   linker_flags="-Wl,-rpath-link,$dl"
+fi
+
+if [ "$dry_run" -eq 1 ]; then
+  echo "GPU: $gpu x $gpus, driver $driver, CUDA (nvcc) ${cuda:-none}"
+  echo "LibTorch: $torch_prefix (from $torch_from)"
+  host_packages="the host's own packages"
+  echo "dependencies: ${deps:-$host_packages}"
+  echo "would run: configure and build streetgan ($jobs jobs); device auto; train on cuda in fp32, bf16, fp16; the system event; resume$([ "$gpus" -ge 2 ] && echo "; 2 ranks over NCCL")"
+  if [ "$bench" -eq 0 ]; then echo "benchmark: none (--no-bench)"
+  elif [ "$quick" -eq 1 ]; then echo "benchmark: 3 configurations, 3 runs each (--quick)"
+  else echo "benchmark: naive-64 and safe-128 at batch 256 and 1024 in fp32, bf16 and fp16, 5 runs each"; fi
+  echo "output: $out"
+  exit 0
 fi
 
 # --- build --------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include "app/cli/stop_signal.h"
 #include "core/runs/event_fields.h"
 #include "core/runs/run_event.h"
+#include "core/train/compute_device.h"
 #include "core/train/trainer.h"
 #include "core/util/json_value.h"
 
@@ -204,7 +205,7 @@ int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerO
   if (!trainer)  // a bad config is a usage error; a folder or file the machine refuses is a runtime one
     return fail(program, trainer.error(), failure == PrepareFailure::Runtime ? kExitFailure : kExitUsage);
   const bool rank0 = (*trainer)->rank() == 0;
-  if (rank0) std::fprintf(stderr, "run directory: %s\n", (*trainer)->runDirectory().c_str());
+  if (rank0) std::fprintf(stderr, "device: %s\nrun directory: %s\n", (*trainer)->deviceChoice().c_str(), (*trainer)->runDirectory().c_str());
   auto outcome = (*trainer)->run();
   if (!outcome) return fail(program, outcome.error(), kExitFailure);
   if (!rank0) return kExitOk;
@@ -259,6 +260,16 @@ int runTrain(const Args& args) {
   }
 
   if (launcher) {
+    // Each rank of --device cuda takes its own GPU (rank i: cuda:i); refused here, plainly, rather
+    // than by every rank alone.
+    const std::string spec = options.resume ? options.device.value_or("") : config.device;
+    if (spec.rfind("cuda", 0) == 0) {
+      if (spec != "cuda")
+        return fail(line.program(), "--device " + spec + " would put every rank on one GPU; with --nproc use --device cuda (rank i trains on cuda:i)", kExitUsage);
+      if (const int gpus = visibleCudaDevices(); gpus < launch.nproc)
+        return fail(line.program(), "--nproc " + std::to_string(launch.nproc) + " --device cuda needs a CUDA device for each rank: " +
+                    (gpus == 0 ? cudaAbsence() : std::to_string(gpus) + " visible"), kExitUsage);
+    }
     launch.rank_args = rankArguments(args);
     if (launch.node_rank == 0) {
       const std::string run_dir = options.run_dir.empty()

@@ -4,6 +4,7 @@
 #include "core/util/torch_compat.h"
 
 #include <ATen/Parallel.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/cuda.h>
 
 #include <dlfcn.h>
@@ -14,6 +15,24 @@
 #include <thread>
 
 namespace streetgan {
+
+bool libtorchHasCuda() { return c10::impl::hasDeviceGuardImpl(c10::DeviceType::CUDA); }
+
+int visibleCudaDevices() {
+  // device_count() is size_t in LibTorch 1.13 and c10::DeviceIndex (int8) in 2.x.
+  return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+}
+
+std::string cudaAbsence() {
+  if (!libtorchHasCuda()) return "this LibTorch was built without CUDA";
+  return "no CUDA device is visible (this LibTorch has CUDA: check the NVIDIA driver, nvidia-smi and CUDA_VISIBLE_DEVICES)";
+}
+
+std::string describeDeviceChoice(const std::string& spec, const c10::Device& device, Precision precision) {
+  std::string line = deviceName(device) + ", " + precisionName(precision);
+  if (spec == "auto") line += device.is_cpu() ? " (auto: " + cudaAbsence() + ")" : " (auto: the first CUDA device)";
+  return line;
+}
 
 Result<c10::Device> resolveDevice(const std::string& spec) {
   const bool has_cuda = torch::cuda::is_available();
@@ -31,8 +50,7 @@ Result<c10::Device> resolveDevice(const std::string& spec) {
   std::smatch match;
   if (!std::regex_match(spec, match, cuda_pattern))
     return makeError("device \"" + spec + "\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu");
-  if (!has_cuda)
-    return makeError("device \"" + spec + "\" is not available: this build of LibTorch sees no CUDA device (available: cpu)");
+  if (!has_cuda) return makeError("device \"" + spec + "\" is not available: " + cudaAbsence() + " (available: cpu)");
   const int index = match[2].matched ? std::stoi(match[2].str()) : 0;
   const int count = static_cast<int>(torch::cuda::device_count());
   if (index >= count)

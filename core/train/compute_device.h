@@ -15,6 +15,15 @@ namespace streetgan {
 enum class Precision { Fp32, Fp16, Bf16 };
 
 Result<c10::Device> resolveDevice(const std::string& spec);
+/// Whether this LibTorch was built with CUDA (its CUDA library is loaded), GPU or not.
+bool libtorchHasCuda();
+/// CUDA devices this process can use: 0 without a GPU, a driver, or a CUDA build.
+int visibleCudaDevices();
+/// Why there is no CUDA device, in one phrase: "this LibTorch was built without CUDA" or "no CUDA
+/// device is visible (...)".
+std::string cudaAbsence();
+/// One line for the start of a run: the device and precision, and for "auto" why it chose them.
+std::string describeDeviceChoice(const std::string& spec, const c10::Device& device, Precision precision);
 Result<Precision> resolvePrecision(const std::string& spec, const c10::Device& device);
 std::string precisionName(Precision precision);
 std::string deviceName(const c10::Device& device);

@@ -8,6 +8,7 @@ Trainer::Trainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Trainer::~Trainer() = default;
 const std::string& Trainer::runDirectory() const { return state_->run.path(); }
 int Trainer::rank() const { return state_->group ? state_->group->rank() : 0; }
+const std::string& Trainer::deviceChoice() const { return state_->device_choice; }
 
 Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
                                                   const TrainerOptions& options,
@@ -68,6 +69,7 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
       return makeError(options.resume ? precision.error() + " (resume with --precision to choose another)"
                                       : precision.error());
     s->precision = *precision;
+    s->device_choice = describeDeviceChoice(s->config.device, s->device, s->precision);
     setComputeThreads(s->config.threads);
 
     if (s->config.dataroot.empty())

@@ -58,6 +58,8 @@ public:
 
   Result<RunOutcome> run();
   const std::string& runDirectory() const;
+  /// The device and precision it trains with, and for "auto" why: "cpu, fp32 (auto: ...)".
+  const std::string& deviceChoice() const;
   /// 0 alone; this process's rank in a distributed run.
   int rank() const;
 

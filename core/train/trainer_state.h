@@ -65,6 +65,7 @@ struct Trainer::State {
   RunDirectory run{""};
   c10::Device device{c10::kCPU};
   Precision precision = Precision::Fp32;
+  std::string device_choice;  // "cpu, fp32 (auto: ...)": said at the start of a run
   std::unique_ptr<BatchLoader> loader;
   std::unique_ptr<DcganStep> model;
   EventLog events;

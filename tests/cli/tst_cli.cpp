@@ -1,4 +1,5 @@
 #include "core/data/image_dataset.h"
+#include "tests/support/test_device.h"
 #include "tests/support/test_support.h"
 
 #include <QCryptographicHash>
@@ -32,6 +33,7 @@ private slots:
   void tensorboardFiles();
   void tensorboardReadsSamplesOnlyInsideTheRun();
   void tensorboardBoundsWhatItWrites();
+  void cudaAbsenceIsExplained();
 
 private:
   QTemporaryDir dir_;
@@ -458,6 +460,41 @@ void TestCli::tensorboardBoundsWhatItWrites() {
   QVERIFY2(full.err.contains("No space left on device") && full.err.count('\n') == 1, qPrintable(full.err));
   QCOMPARE(eventFiles(small + "/tensorboard-repeated"), QStringList{});
   QVERIFY2(!QFileInfo::exists(small + "/tensorboard-repeated"), "the folder made for the failed file was left");
+}
+
+// Without a GPU (this suite's default device is the CPU): --device cuda says why in one line (a
+// LibTorch built without CUDA, or one with CUDA that sees no device), --nproc with --device cuda
+// is refused before any rank starts, and --device auto says what it chose and why.
+void TestCli::cudaAbsenceIsExplained() {
+  if (QString::fromStdString(testDeviceName()).startsWith("cuda")) QSKIP("a CUDA device is in use: nothing is absent");
+  const QRegularExpression reason(R"((this LibTorch was built without CUDA|no CUDA device is visible \(this LibTorch has CUDA: )"
+                                  R"(check the NVIDIA driver, nvidia-smi and CUDA_VISIBLE_DEVICES\)))");
+  QTemporaryDir dir;
+  const auto single = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/a", "--device", "cuda"});
+  QCOMPARE(single.exit_code, 2);
+  QVERIFY2(single.err.startsWith("streetgan train: device \"cuda\" is not available: "), qPrintable(single.err));
+  QVERIFY2(reason.match(single.err).hasMatch() && single.err.trimmed().endsWith("(available: cpu)"), qPrintable(single.err));
+  QCOMPARE(single.err.trimmed().count('\n'), 0);
+
+  const auto ranks = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/b", "--device", "cuda", "--nproc", "2"});
+  QCOMPARE(ranks.exit_code, 2);
+  QVERIFY2(ranks.err.startsWith("streetgan train: --nproc 2 --device cuda needs a CUDA device for each rank: "), qPrintable(ranks.err));
+  QVERIFY2(reason.match(ranks.err).hasMatch(), qPrintable(ranks.err));
+  QCOMPARE(ranks.err.trimmed().count('\n'), 0);
+  QVERIFY(!QFileInfo::exists(dir.path() + "/b"));
+
+  const auto one_gpu = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/c", "--device", "cuda:1", "--nproc", "2"});
+  QCOMPARE(one_gpu.exit_code, 2);
+  QCOMPARE(one_gpu.err.trimmed(), QString("streetgan train: --device cuda:1 would put every rank on one GPU; with --nproc use "
+                                          "--device cuda (rank i trains on cuda:i)"));
+
+  QStringList args = tinyTrainArgs(data_, dir.path() + "/d", 1);
+  args[args.indexOf("--device") + 1] = "auto";
+  const auto automatic = runCli(args);
+  QCOMPARE(automatic.exit_code, 0);
+  const QStringList lines = automatic.err.split('\n');
+  QVERIFY2(lines.first().startsWith("device: cpu, fp32 (auto: "), qPrintable(automatic.err));
+  QVERIFY2(reason.match(lines.first()).hasMatch(), qPrintable(lines.first()));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

@@ -213,7 +213,7 @@ void TestCliErrors::failures_data() {
   const QString data = "@DATA@";
   const QStringList none;
   const QStringList tiny{"--threads", "1", "--workers", "1", "-t", R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16})"};
-  const QStringList trainProgress{"run directory: ", "warning: "};
+  const QStringList trainProgress{"device: ", "run directory: ", "warning: "};
 
   // Usage and config errors: exit 2, nothing started.
   QTest::newRow("unknown option") << "" << QStringList{"train", "--dataroot", data, "--speed", "9"} << 0 << 2

@@ -1,0 +1,139 @@
+// packaging/gpu-check.sh as far as a machine without a GPU can run it: its options and their
+// errors, the "no GPU visible" exit, the LibTorch it finds (--torch, the installed PyTorch's,
+// Debian's) and its refusal of one without CUDA, the --deps bundle checks, and the plan --dry-run
+// prints. nvidia-smi and python3 are stand-ins on PATH (a GPU that is not there, a PyTorch that
+// points at a LibTorch made of empty files); nothing is built.
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+void writeScript(const QString& path, const QByteArray& text) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(text);
+  f.close();
+  QVERIFY(f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+}
+
+void touch(const QString& path) {
+  QVERIFY(QDir().mkpath(QFileInfo(path).path()));
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+}
+
+}  // namespace
+
+class TestGpuCheck : public QObject {
+  Q_OBJECT
+
+private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    const QString root = dir_.path();
+    // LibTorch prefixes as TorchConfig.cmake looks for them: a CUDA build and a CPU-only one.
+    touch(root + "/cuda-torch/share/cmake/Torch/TorchConfig.cmake");
+    touch(root + "/cuda-torch/lib/libtorch_cuda.so");
+    touch(root + "/cpu-torch/share/cmake/Torch/TorchConfig.cmake");
+    touch(root + "/cpu-torch/lib/libtorch_cpu.so");
+    touch(root + "/not-a-bundle.tar.xz");
+    QFile garbage(root + "/not-a-bundle.tar.xz");
+    QVERIFY(garbage.open(QIODevice::WriteOnly));
+    garbage.write("this is not an xz archive\n");
+    garbage.close();
+    for (const char* bin : {"no-gpu", "one-gpu", "two-gpus"}) QVERIFY(QDir().mkpath(root + "/" + bin));
+    writeScript(root + "/no-gpu/nvidia-smi",
+                "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"\nexit 9\n");
+    const QByteArray gpu =
+        "#!/bin/sh\ncase \"$*\" in\n  -L) echo 'GPU 0: Stand-in GPU (UUID: GPU-0)'; [ \"$GPUS\" = 2 ] && echo 'GPU 1: Stand-in GPU (UUID: GPU-1)';;\n"
+        "  *query-gpu=name*) echo 'Stand-in GPU';;\n  *driver_version*) echo '999.1';;\n  *compute_cap*) echo '9.0';;\nesac\nexit 0\n";
+    writeScript(root + "/one-gpu/nvidia-smi", QByteArray(gpu).replace("$GPUS", "1"));
+    writeScript(root + "/two-gpus/nvidia-smi", QByteArray(gpu).replace("$GPUS", "2"));
+    // python3 stand-ins: a PyTorch whose CMake prefix is the CUDA LibTorch above, and none.
+    QVERIFY(QDir().mkpath(root + "/pytorch"));
+    writeScript(root + "/pytorch/python3", "#!/bin/sh\necho '" + root.toUtf8() + "/cuda-torch/share/cmake'\n");
+    QVERIFY(QDir().mkpath(root + "/no-pytorch"));
+    writeScript(root + "/no-pytorch/python3", "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n");
+  }
+
+  void options_data() {
+    QTest::addColumn<QString>("bins");  // stand-in folders put first on PATH, ':'-separated
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("expected");  // a regular expression over stdout and stderr together
+
+    const QString out = "@ROOT@/out";
+    QTest::newRow("help") << "" << QStringList{"--help"} << 0 << "One command that proves a GPU host(.|\\n)*--dry-run";
+    QTest::newRow("unknown option") << "" << QStringList{"--fast"} << 2
+                                    << "^gpu-check: unknown option '--fast' \\(see --help\\)\\n$";
+    QTest::newRow("--out without its folder") << "" << QStringList{"--out"} << 2
+                                              << "^gpu-check: option '--out' needs a value \\(--out DIR\\), not an empty one\\n$";
+    QTest::newRow("an empty --torch") << "" << QStringList{"--torch", ""} << 2
+                                      << "^gpu-check: option '--torch' needs a value \\(--torch DIR\\), not an empty one\\n$";
+    QTest::newRow("--jobs 0") << "" << QStringList{"--jobs", "0", "--out", out} << 2
+                              << "^gpu-check: --jobs must be a positive number, not '0'\\n$";
+    QTest::newRow("--jobs not a number") << "" << QStringList{"--jobs", "all", "--out", out} << 2
+                                         << "^gpu-check: --jobs must be a positive number, not 'all'\\n$";
+    QTest::newRow("an output folder it cannot write") << "" << QStringList{"--out", "/proc/streetgan-gpu-check"} << 2
+                                                      << "^gpu-check: --out: cannot write to the folder '/proc/streetgan-gpu-check'\\n$";
+    QTest::newRow("no GPU visible") << "@ROOT@/no-gpu" << QStringList{"--out", out} << 3
+                                    << "no NVIDIA GPU is visible \\(nvidia-smi is missing or lists none\\)";
+    QTest::newRow("--torch without LibTorch") << "@ROOT@/one-gpu" << QStringList{"--out", out, "--torch", "@ROOT@/no-such"} << 2
+                                              << "gpu-check: --torch: no LibTorch CMake files \\(TorchConfig.cmake\\) under '@ROOT@/no-such'";
+    QTest::newRow("a LibTorch without CUDA") << "@ROOT@/one-gpu" << QStringList{"--out", out, "--torch", "@ROOT@/cpu-torch"} << 2
+                                             << "gpu-check: the LibTorch in @ROOT@/cpu-torch \\(from --torch\\) has no CUDA";
+    QTest::newRow("the installed PyTorch's LibTorch") << "@ROOT@/one-gpu:@ROOT@/pytorch" << QStringList{"--out", out, "--dry-run"} << 0
+        << "GPU: Stand-in GPU x 1, driver 999.1(.|\\n)*LibTorch: @ROOT@/cuda-torch/share/cmake \\(from the installed PyTorch\\)"
+           "(.|\\n)*benchmark: naive-64 and safe-128 at batch 256 and 1024 in fp32, bf16 and fp16, 5 runs each";
+    // Without PyTorch it falls back to Debian's LibTorch, which on a machine with Debian's CPU
+    // build (this one) is refused for want of CUDA, and elsewhere is missing or is the CUDA one.
+    QTest::newRow("no PyTorch: Debian's LibTorch") << "@ROOT@/one-gpu:@ROOT@/no-pytorch" << QStringList{"--out", out, "--dry-run"} << -1
+        << "(from Debian's libtorch|no LibTorch found: give --torch DIR)";
+    QTest::newRow("two GPUs: NCCL, --quick") << "@ROOT@/two-gpus" << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--quick", "--dry-run"} << 0
+        << "GPU: Stand-in GPU x 2(.|\\n)*LibTorch: @ROOT@/cuda-torch \\(from --torch\\)(.|\\n)*resume; 2 ranks over NCCL"
+           "(.|\\n)*benchmark: 3 configurations, 3 runs each \\(--quick\\)(.|\\n)*output: @ROOT@/out";
+    QTest::newRow("--no-bench") << "@ROOT@/one-gpu" << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--no-bench", "--dry-run"} << 0
+                                << "benchmark: none \\(--no-bench\\)";
+    QTest::newRow("--deps: a missing file") << "@ROOT@/one-gpu"
+        << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--deps", "@ROOT@/no-such.tar.xz", "--dry-run"} << 2
+        << "gpu-check: --deps: no file '@ROOT@/no-such.tar.xz'";
+    QTest::newRow("--deps: not a bundle") << "@ROOT@/one-gpu"
+        << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--deps", "@ROOT@/not-a-bundle.tar.xz", "--dry-run"} << 2
+        << "gpu-check: --deps: '@ROOT@/not-a-bundle.tar.xz' is not a bundle of packaging/gpu-deps.sh";
+  }
+
+  void options() {
+    QFETCH(QString, bins);
+    QFETCH(QStringList, args);
+    QFETCH(int, code);
+    QFETCH(QString, expected);
+    const QString root = dir_.path();
+    for (QString& a : args) a.replace("@ROOT@", root);
+    expected.replace("@ROOT@", QRegularExpression::escape(root));
+    bins.replace("@ROOT@", root);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("PATH", (bins.isEmpty() ? QString() : bins + ":") + env.value("PATH"));
+    QProcess script;
+    script.setProcessEnvironment(env);
+    script.setProcessChannelMode(QProcess::MergedChannels);
+    script.start("bash", QStringList{QStringLiteral(STREETGAN_SOURCE_DIR) + "/packaging/gpu-check.sh"} + args);
+    QVERIFY(script.waitForStarted());
+    QVERIFY2(script.waitForFinished(120000), "gpu-check.sh did not finish in 2 minutes");
+    const QString output = QString::fromUtf8(script.readAll());
+    if (code >= 0) QVERIFY2(script.exitCode() == code, qPrintable(QString("exit %1: %2").arg(script.exitCode()).arg(output)));
+    else QVERIFY2(script.exitCode() == 0 || script.exitCode() == 2, qPrintable(output));
+    QVERIFY2(QRegularExpression(expected).match(output).hasMatch(), qPrintable("output was: " + output));
+    // Whatever it refused, it built nothing.
+    QVERIFY(!QFileInfo::exists(root + "/out/work/build"));
+  }
+
+private:
+  QTemporaryDir dir_;
+};
+
+QTEST_GUILESS_MAIN(TestGpuCheck)
+#include "tst_gpu_check.moc"
