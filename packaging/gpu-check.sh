@@ -43,12 +43,23 @@ while [ $# -gt 0 ]; do
     *) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "gpu-check: --jobs must be a positive number, not '$jobs'" >&2; exit 2; }
-mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || { echo "gpu-check: --out: cannot write to the folder '$out'" >&2; exit 2; }
-out="$(cd "$out" && pwd)"
-work="$out/work"; mkdir -p "$work"
-log="$out/gpu-check.log"; summary="$out/summary.md"
-: > "$log"; : > "$summary"
+[[ "$jobs" =~ ^[1-9][0-9]{0,3}$ ]] && [ "$jobs" -le 1024 ] ||
+  { echo "gpu-check: --jobs must be a number from 1 to 1024, not '$jobs'" >&2; exit 2; }
+# No GPU, nothing written: checked before the output folder is made.
+gpus=0
+command -v nvidia-smi >/dev/null && gpus="$(timeout 60 nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)"
+if [ "${gpus:-0}" -lt 1 ]; then
+  echo "gpu-check: no NVIDIA GPU is visible (nvidia-smi is missing or lists none); this script proves a GPU host" >&2
+  exit 3
+fi
+# A relative --out is taken as a path ("-" and CDPATH mean nothing special here).
+case "$out" in /*) ;; *) out="./$out" ;; esac
+mkdir -p -- "$out" 2>/dev/null && [ -d "$out" ] && [ -w "$out" ] ||
+  { echo "gpu-check: --out: cannot write to the folder '$out'" >&2; exit 2; }
+out="$(CDPATH='' cd -- "$out" && pwd -P)"
+work="$out/work"; log="$out/gpu-check.log"; summary="$out/summary.md"
+{ mkdir -p -- "$work" && : > "$log" && : > "$summary"; } 2>/dev/null ||
+  { echo "gpu-check: --out: cannot make $work, $log and $summary in it" >&2; exit 2; }
 failures=0
 start_all=$(date +%s)
 
@@ -67,20 +78,22 @@ step() {
 }
 
 # --- the host ---------------------------------------------------------------------------------
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-  say "no NVIDIA GPU is visible (nvidia-smi is missing or lists none); this script proves a GPU host"
-  exit 3
-fi
 # LibTorch: --torch, else the installed PyTorch's, else Debian's; the first that has CMake files,
 # and it must be a CUDA build (libtorch_cuda.so beside its libraries).
-torch_config_of() { [ -n "$1" ] && [ -d "$1" ] && find "$1" -maxdepth 4 -name TorchConfig.cmake 2>/dev/null | head -n 1; }
+# The TorchConfig.cmake under a prefix (5 levels: Debian's is lib/x86_64-linux-gnu/cmake/Torch/),
+# the shallowest first, as CMake's search would find it.
+torch_config_of() {
+  [ -n "$1" ] && [ -d "$1" ] || return 0
+  find "$1" -maxdepth 5 -type f -name TorchConfig.cmake -printf '%d %p\n' 2>/dev/null | sort -n | head -n 1 | cut -d' ' -f2-
+}
 if [ -n "$torch_prefix" ]; then
   torch_from="--torch"
   torch_config="$(torch_config_of "$torch_prefix")"
   [ -n "$torch_config" ] || { say "--torch: no LibTorch CMake files (TorchConfig.cmake) under '$torch_prefix'"; exit 2; }
 else
   candidate=""
-  command -v python3 >/dev/null && candidate="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)"
+  command -v python3 >/dev/null &&
+    candidate="$(timeout 120 python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)"
   torch_config="$(torch_config_of "$candidate")"
   if [ -n "$torch_config" ]; then torch_prefix="$candidate"; torch_from="the installed PyTorch"
   else
@@ -92,18 +105,18 @@ else
     torch_prefix=/usr; torch_from="Debian's libtorch"
   fi
 fi
-# A CUDA build has libtorch_cuda.so beside libtorch_cpu.so: <root>/lib (PyTorch, LibTorch's zip)
-# or Debian's multiarch folder (<root> = /usr/lib/x86_64-linux-gnu/cmake/Torch/../../..).
-torch_root="$(cd "$(dirname "$torch_config")/../../.." && pwd)"
-if ! find "$torch_root" "$(dirname "$(dirname "$(dirname "$torch_config")")")" -maxdepth 2 -name 'libtorch_cuda.so*' 2>/dev/null | grep -q .; then
+# A CUDA build has libtorch_cuda.so, a file, beside libtorch_cpu.so: in <root>/lib for PyTorch and
+# LibTorch's zip (TorchConfig.cmake in <root>/share/cmake/Torch), in the multiarch folder for
+# Debian (TorchConfig.cmake in /usr/lib/x86_64-linux-gnu/cmake/Torch).
+torch_cmake_dir="$(dirname "$torch_config")"
+if [ ! -f "$torch_cmake_dir/../../../lib/libtorch_cuda.so" ] && [ ! -f "$torch_cmake_dir/../../libtorch_cuda.so" ]; then
   say "the LibTorch in $torch_prefix (from $torch_from) has no CUDA (no libtorch_cuda.so beside it): install a CUDA build (PyTorch for CUDA, or Debian's libtorch-cuda-dev)"
   exit 2
 fi
 gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
-gpus="$(nvidia-smi -L | grep -c '^GPU')"
 driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)"
 cuda="$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
-torch_version="$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || echo "?")"
+torch_version="$(timeout 120 python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || echo "?")"
 note "# StreetGAN GPU check, $(date -u '+%F %H:%M UTC')"
 note ""
 note "- GPU: $gpu × $gpus, driver $driver, CUDA (nvcc) ${cuda:-none}"
@@ -118,13 +131,23 @@ note "|---|---|---|"
 prefix_path="$torch_prefix"
 linker_flags=""
 if [ -n "$deps" ]; then
-  [ -f "$deps" ] || { say "--deps: no file '$deps'"; exit 2; }
+  [ -f "$deps" ] || { say "--deps: no file '$deps' (a bundle of packaging/gpu-deps.sh)"; exit 2; }
+  not_bundle() { say "--deps: '$deps' is not a bundle of packaging/gpu-deps.sh ($1)"; exit 2; }
   rm -rf "$work/deps"; mkdir -p "$work/deps"
-  tar -C "$work/deps" -xJf "$deps" || { say "--deps: '$deps' is not a bundle of packaging/gpu-deps.sh"; exit 2; }
+  # --force-local: a name with a colon is a file here, not a remote archive.
+  tar --force-local --no-same-owner -C "$work/deps" -xJf "$deps" >>"$log" 2>&1 || not_bundle "not an xz tar archive"
+  [ -f "$work/deps/usr/README.streetgan" ] && [ -d "$work/deps/usr/lib" ] && [ ! -L "$work/deps/usr" ] &&
+    [ ! -L "$work/deps/usr/lib" ] || not_bundle "no usr/README.streetgan and usr/lib"
+  # Every link in it must stay inside it: removing a stub below must never reach the host.
+  while IFS= read -r -d '' link; do
+    case "$(realpath -m -- "$link")" in "$work/deps/"*) ;; *) not_bundle "a link leads out of it: ${link#"$work/deps/"}" ;; esac
+  done < <(find "$work/deps" -type l -print0)
   dl="$work/deps/usr/lib"
   # A stub is only for a library the host lacks: where the host has the real one, use that.
+  host_libraries="$( { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | awk 'NR > 1 {print $1}')"
   for s in $(sed -n 's/^stubs (every function traps): //p' "$work/deps/usr/README.streetgan"); do
-    if ldconfig -p | awk '{print $1}' | grep -qxF "$s"; then rm -f "$dl/$s"; fi
+    [[ "$s" =~ ^[A-Za-z0-9._+-]+$ ]] || not_bundle "a stub named '$s'"
+    if grep -qxF -- "$s" <<<"$host_libraries"; then rm -f -- "${dl:?}/$s"; fi
   done
   prefix_path="$torch_prefix;$work/deps/usr"
   export PKG_CONFIG_PATH="$dl/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -144,8 +167,8 @@ if [ "$dry_run" -eq 1 ]; then
   echo "dependencies: ${deps:-$host_packages}"
   echo "would run: configure and build streetgan ($jobs jobs); device auto; train on cuda in fp32, bf16, fp16; the system event; resume$([ "$gpus" -ge 2 ] && echo "; 2 ranks over NCCL")"
   if [ "$bench" -eq 0 ]; then echo "benchmark: none (--no-bench)"
-  elif [ "$quick" -eq 1 ]; then echo "benchmark: 3 configurations, 3 runs each (--quick)"
-  else echo "benchmark: naive-64 and safe-128 at batch 256 and 1024 in fp32, bf16 and fp16, 5 runs each"; fi
+  elif [ "$quick" -eq 1 ]; then echo "benchmark: 3 configurations, 3 runs each (--quick); naive-64 256 bf16 also with torch.compile and real batches"
+  else echo "benchmark: naive-64 and safe-128 at batch 256 and 1024 in fp32, bf16 and fp16, 5 runs each; naive-64 256 bf16 also with torch.compile and real batches"; fi
   echo "output: $out"
   exit 0
 fi
@@ -166,7 +189,8 @@ sg="$build/app/cli/streetgan"
 grep -q "USE_C10D_NCCL" "$build/build.ninja" && note "| NCCL (USE_C10D_NCCL) | compiled in | |" || note "| NCCL (USE_C10D_NCCL) | NOT compiled in | |"
 
 # --- what a researcher meets on the GPU -----------------------------------------------------------
-step "device auto picks the GPU" bash -c "'$sg' bench train --device auto --steps 2 --warmup 1 --batch 16 2>&1 | tee -a /dev/stderr | grep -q cuda"
+# Paths go to bash -c as arguments, never inside its script: a quote in --out must stay a quote.
+step "device auto picks the GPU" bash -c '"$1" bench train --device auto --steps 2 --warmup 1 --batch 16 2>&1 | tee -a /dev/stderr | grep cuda >/dev/null' _ "$sg"
 step "demo data" "$sg" demo-data --out "$work/demo"
 run="$out/run-cuda"; rm -rf "$run"
 for p in fp32 bf16 fp16; do
@@ -183,7 +207,7 @@ assert steps and all(math.isfinite(e["loss_d"]) and math.isfinite(e["loss_g"]) f
 print(f"{len(steps)} steps, last loss_d {steps[-1]['loss_d']:.3f} loss_g {steps[-1]['loss_g']:.3f}")
 EOF
 done
-step "system event has the GPU's figures (NVML)" bash -c "grep '\"type\":\"system\"' '$run-fp32/events.jsonl' | tail -n 1 | tee -a /dev/stderr | grep -q gpu"
+step "system event has the GPU's figures (NVML)" bash -c 'grep "\"type\":\"system\"" "$1" | tail -n 1 | tee -a /dev/stderr | grep gpu >/dev/null' _ "$run-fp32/events.jsonl"
 step "resume on cuda" "$sg" train --dataroot "$work/demo" --device cuda --resume --epochs 3 --run-dir "$run-fp32"
 if [ "$gpus" -ge 2 ]; then
   rm -rf "$run-nccl"
@@ -203,20 +227,38 @@ else
     configs+=("$preset $batch $p"); done; done; done
   repeats=5
 fi
-note ""
-note "Training step, images/s, median of $repeats (bench/bench_train.py; synthetic batches on the GPU):"
-note ""
+# The headline configuration also gets torch.compile of the same step (PyTorch 2; each run
+# compiles anew, about a minute) and the engine on real batches from an image cache of the demo
+# data, as a share of the synthetic rate (is the loader keeping up?).
+headline="naive-64 256 bf16"
+headline_extra=()
+if [ "${#configs[@]}" -gt 0 ]; then
+  python3 -c 'import sys, torch; sys.exit(0 if int(torch.__version__.split(".")[0]) >= 2 else 1)' 2>/dev/null &&
+    headline_extra+=(--compile)
+  step "image cache of the demo data (64 px)" "$sg" cache build --dataroot "$work/demo" --out "$work/demo-64.cache" \
+    --preset naive-64 && headline_extra+=(--data "$work/demo-64.cache" --dataroot "$work/demo")
+fi
+if [ "${#configs[@]}" -gt 0 ]; then
+  note ""
+  note "Training step, images/s, median of $repeats (bench/bench_train.py; synthetic batches on the GPU; $headline also with torch.compile and real batches):"
+  note ""
+fi
+tables=()
 for c in ${configs[@]+"${configs[@]}"}; do
   read -r preset batch p <<< "$c"
+  tables+=("$work/bench-$preset-$batch-$p.md")
+  extra=()
+  [ "$c" = "$headline" ] && extra=(${headline_extra[@]+"${headline_extra[@]}"})
   step "bench $preset batch $batch $p" python3 "$source_dir/bench/bench_train.py" --streetgan "$sg" --device cuda \
     --preset "$preset" --batch "$batch" --precision "$p" --repeats "$repeats" --steps 30 --warmup 5 \
-    --table-out "$work/bench-$preset-$batch-$p.md"
+    ${extra[@]+"${extra[@]}"} --table-out "$work/bench-$preset-$batch-$p.md"
 done
-first=1
-for f in "$work"/bench-*.md; do
-  [ -f "$f" ] || continue
-  if [ $first -eq 1 ]; then cat "$f" >> "$summary"; first=0; else tail -n +3 "$f" >> "$summary"; fi
-done
+# One table of every configuration that produced one (bench/bench_table.py: the union of columns).
+made=()
+for f in ${tables[@]+"${tables[@]}"}; do [ -f "$f" ] && made+=("$f"); done
+if [ "${#made[@]}" -gt 0 ]; then
+  python3 "$source_dir/bench/bench_table.py" "${made[@]}" >> "$summary" || { say "could not merge the benchmark tables"; failures=$((failures + 1)); }
+fi
 
 note ""
 note "Total: $(( $(date +%s) - start_all )) s; $failures step(s) failed."

@@ -23,6 +23,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <regex>
 #include <string>
 
 namespace streetgan::cli {
@@ -260,15 +261,29 @@ int runTrain(const Args& args) {
   }
 
   if (launcher) {
-    // Each rank of --device cuda takes its own GPU (rank i: cuda:i); refused here, plainly, rather
-    // than by every rank alone.
+    // What every rank would refuse is refused here, once, before any starts: the device's
+    // spelling, a precision it cannot run, and GPUs too few for one a rank (rank i trains on
+    // cuda:i with --device cuda, and with auto where CUDA is visible). A resumed run without
+    // --device keeps its stored one, which only the ranks read.
     const std::string spec = options.resume ? options.device.value_or("") : config.device;
-    if (spec.rfind("cuda", 0) == 0) {
-      if (spec != "cuda")
+    if (!spec.empty()) {
+      static const std::regex one_gpu("cuda:[0-9]{1,2}");
+      const int gpus = visibleCudaDevices();
+      const std::string ranks = "--nproc " + std::to_string(launch.nproc);
+      if (std::regex_match(spec, one_gpu) && launch.nproc > 1)
         return fail(line.program(), "--device " + spec + " would put every rank on one GPU; with --nproc use --device cuda (rank i trains on cuda:i)", kExitUsage);
-      if (const int gpus = visibleCudaDevices(); gpus < launch.nproc)
-        return fail(line.program(), "--nproc " + std::to_string(launch.nproc) + " --device cuda needs a CUDA device for each rank: " +
+      if (spec == "cuda" && gpus < launch.nproc)
+        return fail(line.program(), ranks + " --device cuda needs a CUDA device for each rank: " +
                     (gpus == 0 ? cudaAbsence() : std::to_string(gpus) + " visible"), kExitUsage);
+      if (spec == "auto" && gpus > 0 && gpus < launch.nproc)
+        return fail(line.program(), ranks + " --device auto would put rank i on cuda:i, but " + std::to_string(gpus) +
+                    " CUDA device(s) are visible; use --device cpu, or --nproc " + std::to_string(gpus), kExitUsage);
+      auto device = resolveDevice(spec == "cuda" ? "cuda:0" : spec);
+      if (!device) return fail(line.program(), device.error(), kExitUsage);
+      const std::string precision = options.resume ? options.precision.value_or("") : config.precision;
+      if (!precision.empty())
+        if (auto resolved = resolvePrecision(precision, *device); !resolved)
+          return fail(line.program(), resolved.error(), kExitUsage);
     }
     launch.rank_args = rankArguments(args);
     if (launch.node_rank == 0) {

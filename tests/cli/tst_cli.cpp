@@ -488,6 +488,18 @@ void TestCli::cudaAbsenceIsExplained() {
   QCOMPARE(one_gpu.err.trimmed(), QString("streetgan train: --device cuda:1 would put every rank on one GPU; with --nproc use "
                                           "--device cuda (rank i trains on cuda:i)"));
 
+  // Refused once by the launcher, not by each rank: a precision the device cannot run, and one
+  // rank on cuda:0 where there is none.
+  const auto fp16 = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/e", "--device", "cpu", "--precision", "fp16",
+                            "--nproc", "2"});
+  QCOMPARE(fp16.exit_code, 2);
+  QCOMPARE(fp16.err.trimmed(), QString("streetgan train: precision \"fp16\" needs a CUDA device; on the CPU use fp32 or bf16"));
+  QVERIFY(!QFileInfo::exists(dir.path() + "/e"));
+  const auto one_rank = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/f", "--device", "cuda:0", "--nproc", "1"});
+  QCOMPARE(one_rank.exit_code, 2);
+  QVERIFY2(one_rank.err.startsWith("streetgan train: device \"cuda:0\" is not available: ") &&
+               one_rank.err.trimmed().count('\n') == 0, qPrintable(one_rank.err));
+
   QStringList args = tinyTrainArgs(data_, dir.path() + "/d", 1);
   args[args.indexOf("--device") + 1] = "auto";
   const auto automatic = runCli(args);

@@ -46,6 +46,21 @@ private slots:
     garbage.write("this is not an xz archive\n");
     garbage.close();
     for (const char* bin : {"no-gpu", "one-gpu", "two-gpus"}) QVERIFY(QDir().mkpath(root + "/" + bin));
+    // Archives: one of something else, and a bundle with a link that leads out of it.
+    touch(root + "/other/readme.txt");
+    touch(root + "/victim/libc.so.6");
+    QVERIFY(QDir().mkpath(root + "/escaping/usr/lib"));
+    touch(root + "/escaping/usr/README.streetgan");
+    QFile readme(root + "/escaping/usr/README.streetgan");
+    QVERIFY(readme.open(QIODevice::WriteOnly));
+    readme.write("stubs (every function traps): libc.so.6\n");
+    readme.close();
+    QVERIFY(QFile::link(root + "/victim/libc.so.6", root + "/escaping/usr/lib/libc.so.6"));
+    for (const char* name : {"other", "escaping"}) {
+      QProcess tar;
+      tar.start("tar", {"-C", root + "/" + name, "-cJf", root + "/" + name + ".tar.xz", "."});
+      QVERIFY(tar.waitForFinished(60000) && tar.exitCode() == 0);
+    }
     writeScript(root + "/no-gpu/nvidia-smi",
                 "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"\nexit 9\n");
     const QByteArray gpu =
@@ -75,13 +90,15 @@ private slots:
     QTest::newRow("an empty --torch") << "" << QStringList{"--torch", ""} << 2
                                       << "^gpu-check: option '--torch' needs a value \\(--torch DIR\\), not an empty one\\n$";
     QTest::newRow("--jobs 0") << "" << QStringList{"--jobs", "0", "--out", out} << 2
-                              << "^gpu-check: --jobs must be a positive number, not '0'\\n$";
+                              << "^gpu-check: --jobs must be a number from 1 to 1024, not '0'\\n$";
     QTest::newRow("--jobs not a number") << "" << QStringList{"--jobs", "all", "--out", out} << 2
-                                         << "^gpu-check: --jobs must be a positive number, not 'all'\\n$";
-    QTest::newRow("an output folder it cannot write") << "" << QStringList{"--out", "/proc/streetgan-gpu-check"} << 2
+                                         << "^gpu-check: --jobs must be a number from 1 to 1024, not 'all'\\n$";
+    QTest::newRow("--jobs too many") << "" << QStringList{"--jobs", "99999999999999999999", "--out", out} << 2
+                                     << "^gpu-check: --jobs must be a number from 1 to 1024, not '99999999999999999999'\\n$";
+    QTest::newRow("an output folder it cannot write") << "@ROOT@/one-gpu" << QStringList{"--out", "/proc/streetgan-gpu-check"} << 2
                                                       << "^gpu-check: --out: cannot write to the folder '/proc/streetgan-gpu-check'\\n$";
-    QTest::newRow("no GPU visible") << "@ROOT@/no-gpu" << QStringList{"--out", out} << 3
-                                    << "no NVIDIA GPU is visible \\(nvidia-smi is missing or lists none\\)";
+    QTest::newRow("no GPU visible") << "@ROOT@/no-gpu" << QStringList{"--out", "@ROOT@/no-gpu-out"} << 3
+                                    << "^gpu-check: no NVIDIA GPU is visible \\(nvidia-smi is missing or lists none\\); this script proves a GPU host\\n$";
     QTest::newRow("--torch without LibTorch") << "@ROOT@/one-gpu" << QStringList{"--out", out, "--torch", "@ROOT@/no-such"} << 2
                                               << "gpu-check: --torch: no LibTorch CMake files \\(TorchConfig.cmake\\) under '@ROOT@/no-such'";
     QTest::newRow("a LibTorch without CUDA") << "@ROOT@/one-gpu" << QStringList{"--out", out, "--torch", "@ROOT@/cpu-torch"} << 2
@@ -101,9 +118,19 @@ private slots:
     QTest::newRow("--deps: a missing file") << "@ROOT@/one-gpu"
         << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--deps", "@ROOT@/no-such.tar.xz", "--dry-run"} << 2
         << "gpu-check: --deps: no file '@ROOT@/no-such.tar.xz'";
-    QTest::newRow("--deps: not a bundle") << "@ROOT@/one-gpu"
+    QTest::newRow("--deps: not an archive") << "@ROOT@/one-gpu"
         << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--deps", "@ROOT@/not-a-bundle.tar.xz", "--dry-run"} << 2
-        << "gpu-check: --deps: '@ROOT@/not-a-bundle.tar.xz' is not a bundle of packaging/gpu-deps.sh";
+        << "^gpu-check: --deps: '@ROOT@/not-a-bundle.tar.xz' is not a bundle of packaging/gpu-deps.sh \\(not an xz tar archive\\)\\n$";
+    QTest::newRow("--deps: an archive of something else") << "@ROOT@/one-gpu"
+        << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--deps", "@ROOT@/other.tar.xz", "--dry-run"} << 2
+        << "is not a bundle of packaging/gpu-deps.sh \\(no usr/README.streetgan and usr/lib\\)\\n$";
+    // A bundle whose usr/lib/libc.so.6 links to a file outside it: removing that "stub" (the
+    // host has libc) must never reach the file it leads to.
+    QTest::newRow("--deps: a link out of the bundle") << "@ROOT@/one-gpu"
+        << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--deps", "@ROOT@/escaping.tar.xz", "--dry-run"} << 2
+        << "is not a bundle of packaging/gpu-deps.sh \\(a link leads out of it: usr/lib/libc.so.6\\)\\n$";
+    QTest::newRow("--out -: a folder named '-'") << "@ROOT@/one-gpu"
+        << QStringList{"--out", "-", "--torch", "@ROOT@/cuda-torch", "--dry-run"} << 0 << "\\noutput: @ROOT@/-\\n$";
   }
 
   void options() {
@@ -120,6 +147,7 @@ private slots:
     QProcess script;
     script.setProcessEnvironment(env);
     script.setProcessChannelMode(QProcess::MergedChannels);
+    script.setWorkingDirectory(root);
     script.start("bash", QStringList{QStringLiteral(STREETGAN_SOURCE_DIR) + "/packaging/gpu-check.sh"} + args);
     QVERIFY(script.waitForStarted());
     QVERIFY2(script.waitForFinished(120000), "gpu-check.sh did not finish in 2 minutes");
@@ -127,8 +155,46 @@ private slots:
     if (code >= 0) QVERIFY2(script.exitCode() == code, qPrintable(QString("exit %1: %2").arg(script.exitCode()).arg(output)));
     else QVERIFY2(script.exitCode() == 0 || script.exitCode() == 2, qPrintable(output));
     QVERIFY2(QRegularExpression(expected).match(output).hasMatch(), qPrintable("output was: " + output));
-    // Whatever it refused, it built nothing.
+    // Whatever it refused, it built nothing, and what it was given stays as it was.
     QVERIFY(!QFileInfo::exists(root + "/out/work/build"));
+    QVERIFY(QFileInfo::exists(root + "/victim/libc.so.6"));
+    QVERIFY(!QFileInfo::exists(root + "/no-gpu-out"));
+  }
+
+  // bench/bench_table.py, which gpu-check.sh uses to make one table of the per-configuration
+  // tables bench_train.py writes. The fp32 and bf16 rows are as the H100 lease recorded them
+  // (2026-11-26, bench/README.md); the third adds the headline's torch.compile and real-data
+  // columns (values made up for the test), which the others lack.
+  void tableFormatterOnARecordedSample() {
+    const QString root = dir_.path();
+    const QByteArray header = "| preset | batch | precision | streetgan img/s | pytorch eager img/s | ratio | pytorch peak MiB |\n"
+                              "|---|---|---|---|---|---|---|\n";
+    writeScript(root + "/t1.md", header + "| naive-64 | 256 | fp32 | 28027 | 27137 | 1.03 | 2061 |\n");
+    writeScript(root + "/t2.md", header + "| naive-64 | 256 | bf16 | 33969 | 30334 | 1.12 | 475 |\n");
+    writeScript(root + "/t3.md",
+                "| preset | batch | precision | streetgan img/s | pytorch eager img/s | ratio | torch.compile img/s | ratio | "
+                "real data share | pytorch peak MiB |\n|---|---|---|---|---|---|---|---|---|---|\n"
+                "| naive-64 | 1024 | bf16 | 74154 | 39640 | 1.87 | 52000 | 1.43 | 96% | 1744 |\n");
+    writeScript(root + "/broken.md", "| preset | batch |\n|---|---|\n| naive-64 |\n");
+    const QString formatter = QStringLiteral(STREETGAN_SOURCE_DIR) + "/bench/bench_table.py";
+    QProcess merge;
+    merge.start("/usr/bin/python3", {formatter, root + "/t1.md", root + "/t2.md", root + "/t3.md"});
+    QVERIFY(merge.waitForFinished(60000));
+    QCOMPARE(merge.exitCode(), 0);
+    QCOMPARE(QString::fromUtf8(merge.readAllStandardOutput()),
+             QString("| preset | batch | precision | streetgan img/s | pytorch eager img/s | ratio | torch.compile img/s | ratio | "
+                     "real data share | pytorch peak MiB |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|\n"
+                     "| naive-64 | 256 | fp32 | 28027 | 27137 | 1.03 |  |  |  | 2061 |\n"
+                     "| naive-64 | 256 | bf16 | 33969 | 30334 | 1.12 |  |  |  | 475 |\n"
+                     "| naive-64 | 1024 | bf16 | 74154 | 39640 | 1.87 | 52000 | 1.43 | 96% | 1744 |\n"));
+    QProcess broken;
+    broken.start("/usr/bin/python3", {formatter, root + "/t1.md", root + "/broken.md"});
+    QVERIFY(broken.waitForFinished(60000));
+    QCOMPARE(broken.exitCode(), 2);
+    QCOMPARE(QString::fromUtf8(broken.readAllStandardError()),
+             "bench_table.py: " + root + "/broken.md: its header has 2 cells, its row 1\n");
+    QVERIFY(broken.readAllStandardOutput().isEmpty());
   }
 
 private:
