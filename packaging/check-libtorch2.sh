@@ -213,7 +213,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     in_tree apt-get install -y -qq --no-install-recommends equivs >/dev/null
     in_tree sh -c 'mkdir -p /tmp/streetgan-cudnn && cd /tmp/streetgan-cudnn &&
       printf "Section: contrib/libs\nPriority: optional\nStandards-Version: 4.6.2\nPackage: nvidia-cudnn\nVersion: 9.0.0.312~cuda12+streetgan\nArchitecture: all\nDescription: placeholder for the cuDNN installer\n StreetGAN check tree: no network for NVIDIA downloads; libcudnn.so.9 is a stub.\n" >nvidia-cudnn.ctl &&
-      equivs-build nvidia-cudnn.ctl >/dev/null && dpkg -i nvidia-cudnn_*.deb >/dev/null && cd / && rm -rf /tmp/streetgan-cudnn' ||
+      equivs-build nvidia-cudnn.ctl >/dev/null 2>&1 && dpkg -i nvidia-cudnn_*.deb >/dev/null && cd / && rm -rf /tmp/streetgan-cudnn' ||
       fail "could not build or install the nvidia-cudnn placeholder in the tree"
   fi
   in_tree apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$tree/var/log/streetgan-apt.log" 2>&1 || {
