@@ -263,6 +263,11 @@ int GalleryRenderer::pendingJobs() const {
   return static_cast<int>(tasks_.size());
 }
 
+int GalleryRenderer::activeJobs() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return active_;
+}
+
 void GalleryRenderer::work(int index) {
   Worker worker;
   worker.index = index;
@@ -275,7 +280,16 @@ void GalleryRenderer::work(int index) {
         if (stopping_) return;
         task = std::move(tasks_.front());
         tasks_.pop_front();
+        ++active_;
       }
+      // serve() answers the task whatever happens; the count drops when it returns or throws.
+      struct Done {
+        GalleryRenderer* self;
+        ~Done() {
+          std::lock_guard<std::mutex> lock(self->mutex_);
+          --self->active_;
+        }
+      } done{this};
       serve(worker, task);
     }
   } catch (...) {

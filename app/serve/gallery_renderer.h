@@ -81,6 +81,8 @@ public:
   std::optional<std::future<Result<GalleryResult>>> submit(const GalleryJob& job);
   GalleryModelInfo model() const;
   int pendingJobs() const;
+  /// Jobs a worker is rendering now.
+  int activeJobs() const;
   /// Stops taking jobs: queued ones fail at once ("the server is stopping"), a walk being
   /// rendered stops at its next batch. Any thread; the workers end with the renderer.
   void cancel();
@@ -108,6 +110,7 @@ private:
   GalleryModelInfo model_;                // guarded by mutex_
   std::shared_ptr<const Loaded> loaded_;  // guarded by mutex_: the model the workers copy
   std::uint64_t generation_ = 0;          // bumped when model_ changes
+  int active_ = 0;                        // guarded by mutex_: jobs taken by a worker, not yet answered
   bool stopping_ = false;
   std::atomic<bool> cancelled_{false};    // cancel() was called: walks stop, new jobs are refused
   std::vector<std::thread> threads_;

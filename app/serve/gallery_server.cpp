@@ -184,7 +184,8 @@ bool GalleryServer::answer(int fd, std::string_view request, bool last) {
 
 void GalleryServer::routes() {
   http_->Get("/health", [this](const httplib::Request&, httplib::Response& response) {
-    const nlohmann::json body = {{"status", "ok"}, {"model", modelJson(renderer_.model())}, {"queued", renderer_.pendingJobs()}};
+    const nlohmann::json body = {{"status", "ok"}, {"model", modelJson(renderer_.model())}, {"queued", renderer_.pendingJobs()},
+                                  {"rendering", renderer_.activeJobs()}};
     response.set_header("Cache-Control", "no-store");
     response.set_content(body.dump() + "\n", "application/json");
   });
@@ -213,6 +214,8 @@ void GalleryServer::routes() {
     job.size = query->size;
     job.format = query->format;
     auto future = renderer_.submit(job);
+    // After SIGTERM the queue refuses everything: say so, not "busy" (a retry would find no server).
+    if (!future && renderer_.stopping()) return plain(response, 503, "the server is stopping");
     if (!future) {
       response.set_header("Retry-After", "1");
       return plain(response, 503, "busy: every render slot is taken; try again in a second");
