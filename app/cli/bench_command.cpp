@@ -10,6 +10,7 @@
 #include "core/data/sample_pipeline.h"
 #include "core/train/dcgan_step.h"
 #include "core/train/device_batch_feeder.h"
+#include "core/train/graphed_train_step.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -17,8 +18,11 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <optional>
 
 namespace streetgan::cli {
@@ -30,23 +34,26 @@ void synchronize(const c10::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
+// The step as training runs it: DcganStep's, or its CUDA graph (--cuda-graphs on).
+using TrainStep = std::function<torch::Tensor(const torch::Tensor& real, const torch::Tensor& noise)>;
+
 // Synthetic tensors already on the device: the step alone.
-double syntheticRate(DcganStep& model, const TrainConfig& config, const c10::Device& device,
+double syntheticRate(const TrainStep& model, const TrainConfig& config, const c10::Device& device,
                      long long batch, long long warmup, long long steps) {
   const auto options = torch::TensorOptions().device(device);
   torch::manual_seed(1);
   const auto real = torch::rand({batch, config.nc, config.img_size, config.img_size}, options) * 2 - 1;
-  for (long long i = 0; i < warmup; ++i) model.trainStep(real, torch::randn({batch, config.nz, 1, 1}, options));
+  for (long long i = 0; i < warmup; ++i) model(real, torch::randn({batch, config.nz, 1, 1}, options));
   synchronize(device);
   const auto start = Clock::now();
-  for (long long i = 0; i < steps; ++i) model.trainStep(real, torch::randn({batch, config.nz, 1, 1}, options));
+  for (long long i = 0; i < steps; ++i) model(real, torch::randn({batch, config.nz, 1, 1}, options));
   synchronize(device);
   return static_cast<double>(batch * steps) / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // Real batches through the whole loader as training runs it: the cache, the worker threads,
 // uint8 batches (pinned off the CPU), the copy and the noise on the device, then the step.
-Result<double> realRate(DcganStep& model, const TrainConfig& config, const c10::Device& device,
+Result<double> realRate(const TrainStep& model, const TrainConfig& config, const c10::Device& device,
                         const std::string& dataroot, const std::string& cache_path, long long batch,
                         long long warmup, long long steps) {
   auto dataset = ImageDataset::open(dataroot, config.data.filter, DatasetPart::Train);
@@ -83,7 +90,7 @@ Result<double> realRate(DcganStep& model, const TrainConfig& config, const c10::
     }
     DeviceBatch real = feeder.take();
     const auto n = real.images.size(0);
-    if (n > 0) model.trainStep(real.images, torch::randn({n, config.nz, 1, 1}, generator, options));
+    if (n > 0) model(real.images, torch::randn({n, config.nz, 1, 1}, generator, options));
     images += n;
     auto next = prefetcher.next();
     if (!next) return makeError(next.error());
@@ -103,6 +110,8 @@ std::vector<OptionSpec> benchTrainOptionSpecs(const ModelOptionsUse& use) {
   for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
   specs.insert(specs.end(),
                {{"--precision", "P", "fp32, fp16 or bf16 (default fp32)"},
+                {"--cuda-graphs", "on|off", "time the step recorded as a CUDA graph and replayed (the cuda_graphs key; "
+                                            "at least 4 untimed steps then; default off)"},
                 {"--data", "CACHE", "also time real batches from this image cache (streetgan cache build)"},
                 {"--dataroot", "DIR", "the data folder the cache was built from (needed with --data)"},
                 {"--workers", "N", "data loader threads with --data (0 = automatic; default 0)"},
@@ -140,13 +149,35 @@ int benchTrain(const Args& args) {
   if (!precision) return fail(line.program(), "option '--precision': " + precision.error(), kExitUsage);
   setComputeThreads(static_cast<int>(*threads));
 
+  const std::string graphs_value = line.value("--cuda-graphs", "off");
+  if (graphs_value != "on" && graphs_value != "off")
+    return fail(line.program(), "option '--cuda-graphs': '" + graphs_value + "' is not allowed; allowed: on or off", kExitUsage);
+  const bool graphs = graphs_value == "on";
+  if (graphs)
+    if (const std::string refused = cudaGraphsRefusal(*device, 1); !refused.empty())
+      return fail(line.program(), "option '--cuda-graphs': " + refused, kExitUsage);
+
   config->batch_size = static_cast<int>(*batch);
   config->data.workers = static_cast<int>(*workers);
   DcganStep model(*config, *device, *precision);
-  const double synthetic = syntheticRate(model, *config, *device, *batch, *warmup, *steps);
+  std::unique_ptr<GraphedTrainStep> graphed;
+  std::string graph_warning;
+  if (graphs) {
+    GraphedTrainStepOptions graph_options;
+    graph_options.batch_size = *batch;
+    graphed = std::make_unique<GraphedTrainStep>(
+        model, [&graph_warning](const std::string& message) { graph_warning = message; }, graph_options);
+  }
+  const TrainStep step = [&](const torch::Tensor& real, const torch::Tensor& noise) {
+    return graphed ? graphed->trainStep(real, noise) : model.trainStep(real, noise);
+  };
+  // The graph's warm-up steps and its recording stay out of the timing.
+  const long long untimed = graphs ? std::max<long long>(*warmup, GraphedTrainStepOptions{}.warmup_steps + 1) : *warmup;
+  const double synthetic = syntheticRate(step, *config, *device, *batch, untimed, *steps);
+  if (!graph_warning.empty()) return fail(line.program(), graph_warning, kExitFailure);
   std::optional<double> real;
   if (line.has("--data")) {
-    auto rate = realRate(model, *config, *device, line.value("--dataroot"), line.value("--data"),
+    auto rate = realRate(step, *config, *device, line.value("--dataroot"), line.value("--data"),
                          *batch, *warmup, *steps);
     if (!rate) return fail(line.program(), rate.error(), kExitFailure);
     real = *rate;
@@ -156,6 +187,7 @@ int benchTrain(const Args& args) {
                            {"steps", *steps},            {"device", deviceName(*device)},
                            {"precision", precisionName(*precision)},
                            {"threads", at::get_num_threads()},
+                           {"cuda_graphs", graphs},
                            {"images_per_s", synthetic}};
   if (real) {
     result["real_images_per_s"] = *real;

@@ -5,6 +5,7 @@
 #include "core/runs/event_fields.h"
 #include "core/runs/run_event.h"
 #include "core/train/compute_device.h"
+#include "core/train/graphed_train_step.h"
 #include "core/train/trainer.h"
 #include "core/util/json_value.h"
 
@@ -99,6 +100,8 @@ std::vector<OptionSpec> trainOptionSpecs() {
   specs.push_back({"--precision", "P", "auto, fp32, fp16 (CUDA) or bf16 (default auto)"});
   specs.push_back({"--events", "-", "also print every event as a JSON line on stdout"});
   specs.push_back({"--sync-batchnorm", "", "with several ranks: BatchNorm statistics of the whole job's batch (SyncBN)"});
+  specs.push_back({"--cuda-graphs", "on|off", "record the training step once as a CUDA graph and replay it (one process "
+                                           "on one CUDA device; default off; may change on --resume)"});
   specs.push_back({"--nproc", "N", "start N ranks on this host and supervise them (Gloo on the CPU, NCCL on "
                                    "CUDA: rank r trains on cuda:r); batch_size is per rank"});
   specs.push_back({"--nnodes", "N", "hosts in the job, each running --nproc ranks (default 1)"});
@@ -156,6 +159,15 @@ Status readLaunchOptions(const CommandLine& line, bool launcher, RankLaunchOptio
   return {};
 }
 
+// --cuda-graphs on|off, when given.
+Result<std::optional<bool>> cudaGraphsOption(const CommandLine& line) {
+  if (!line.has("--cuda-graphs")) return std::optional<bool>();
+  const std::string value = line.value("--cuda-graphs");
+  if (value == "on") return std::optional<bool>(true);
+  if (value == "off") return std::optional<bool>(false);
+  return makeError("option '--cuda-graphs': '" + value + "' is not allowed; allowed: on or off");
+}
+
 // On --resume the run keeps its stored config: only what may change (epochs, device, precision,
 // threads, data folder, cache, workers) goes into `options`. Every error is a usage error.
 Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
@@ -163,7 +175,7 @@ Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
   if (!refused.empty())
     return makeError("option '" + refused.front() +
                      "' cannot be used with --resume: a resumed run keeps its stored config "
-                     "(only --epochs, --device, --precision, --threads, --dataroot, --workers and --cache may change)");
+                     "(only --epochs, --device, --precision, --threads, --dataroot, --workers, --cache and --cuda-graphs may change)");
   if (!line.has("--run-dir")) return makeError("--resume needs --run-dir DIR (the run to continue)");
   if (line.has("--sync-batchnorm"))
     return makeError("option '--sync-batchnorm' cannot be used with --resume: a resumed run keeps its "
@@ -181,6 +193,9 @@ Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
   auto workers = line.integer("--workers", 0, 0, 1024);
   if (!workers) return makeError(workers.error());
   if (line.has("--workers")) options.workers = static_cast<int>(*workers);
+  auto graphs = cudaGraphsOption(line);
+  if (!graphs) return makeError(graphs.error());
+  options.cuda_graphs = *graphs;
   return {};
 }
 
@@ -190,6 +205,9 @@ Result<TrainConfig> newRunConfig(const CommandLine& line) {
   if (!built) return makeError(built.error());
   TrainConfig config = *built;
   if (line.has("--sync-batchnorm")) config.sync_batchnorm = true;
+  auto graphs = cudaGraphsOption(line);
+  if (!graphs) return makeError(graphs.error());
+  if (*graphs) config.cuda_graphs = **graphs;
   if (config.dataroot.empty()) return makeError("missing --dataroot DIR (the folder of training images)");
   return config;
 }
@@ -265,6 +283,11 @@ int runTrain(const Args& args) {
     // spelling, a precision it cannot run, and GPUs too few for one a rank (rank i trains on
     // cuda:i with --device cuda, and with auto where CUDA is visible). A resumed run without
     // --device keeps its stored one, which only the ranks read.
+    const bool graphs = options.resume ? options.cuda_graphs.value_or(false) : config.cuda_graphs;
+    if (graphs)
+      if (const std::string refused = cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), std::int64_t{launch.nproc} * launch.nnodes);
+          !refused.empty())
+        return fail(line.program(), refused, kExitUsage);
     const std::string spec = options.resume ? options.device.value_or("") : config.device;
     if (!spec.empty()) {
       static const std::regex one_gpu("cuda:[0-9]{1,2}");

@@ -259,6 +259,13 @@ std::vector<ConfigKey> runKeys() {
          return {};
        },
        [](const TrainConfig& c) { return json(c.sync_batchnorm); }},
+      {"cuda_graphs", G::Run,
+       [](TrainConfig& c, const json& v) -> std::string {
+         if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
+         c.cuda_graphs = v.get<bool>();
+         return {};
+       },
+       [](const TrainConfig& c) { return json(c.cuda_graphs); }},
       {"tensorboard", G::Run,
        [](TrainConfig& c, const json& v) -> std::string {
          if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";

@@ -86,6 +86,7 @@ struct TrainConfig {
   int sync_every_steps = 0;       ///< steps between copies of the step statistics to the host;
                                   ///< 0 = auto (every step on the CPU, about once a second elsewhere)
   bool sync_batchnorm = false;    ///< several ranks: BatchNorm statistics of the whole job's batch
+  bool cuda_graphs = false;       ///< one CUDA device: the training step recorded as a CUDA graph and replayed
   bool tensorboard = true;        ///< also write TensorBoard event files under <run>/tensorboard/
   int sample_count = 64;          ///< images in each sample grid (fixed noise batch)
   std::string preset = "custom";  ///< the preset this config started from, for display

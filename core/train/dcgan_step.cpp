@@ -136,11 +136,14 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   generator_->train();
   discriminator_->train();
   const auto batch = real.size(0);
-  if (!ones_.defined() || ones_.size(0) != batch) {
+  // The labels only grow: a short batch uses their first rows, so a CUDA graph recorded on a full
+  // batch (GraphedTrainStep) keeps reading tensors that still exist after one.
+  if (!ones_.defined() || ones_.size(0) < batch) {
     const auto options = torch::TensorOptions().device(device_).dtype(torch::kFloat32);
     ones_ = torch::ones({batch}, options);
     zeros_ = torch::zeros({batch}, options);
   }
+  const torch::Tensor ones = ones_.narrow(0, 0, batch), zeros = zeros_.narrow(0, 0, batch);
 
   if (group_ && !sync_batchnorm_) {
     torch::NoGradGuard no_grad;
@@ -159,8 +162,8 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
     fake = generator_->forward(noise);
     out_fake_d = discriminator_->forward(fake.detach()).to(torch::kFloat32);
   }
-  const auto loss_real = torch::binary_cross_entropy_with_logits(out_real, ones_);
-  const auto loss_fake = torch::binary_cross_entropy_with_logits(out_fake_d, zeros_);
+  const auto loss_real = torch::binary_cross_entropy_with_logits(out_real, ones);
+  const auto loss_fake = torch::binary_cross_entropy_with_logits(out_fake_d, zeros);
   scaler_.scale(loss_real).backward();
   scaler_.scale(loss_fake).backward();
   if (reduce_d_) reduce_d_->average();
@@ -172,7 +175,7 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
     AutocastScope autocast(precision_, device_);
     out_fake_g = discriminator_->forward(fake).to(torch::kFloat32);
   }
-  const auto loss_g = torch::binary_cross_entropy_with_logits(out_fake_g, ones_);
+  const auto loss_g = torch::binary_cross_entropy_with_logits(out_fake_g, ones);
   scaler_.scale(loss_g).backward();
   if (reduce_g_) reduce_g_->average();
   scaler_.step(*optimizer_g_);

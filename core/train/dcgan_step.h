@@ -81,7 +81,7 @@ private:
   std::unique_ptr<MultiTensorAdamW> optimizer_g_;
   std::unique_ptr<MultiTensorAdamW> optimizer_d_;
   LossScaler scaler_;
-  torch::Tensor ones_, zeros_;  ///< labels, kept for the last batch size
+  torch::Tensor ones_, zeros_;  ///< labels for the largest batch so far; a step uses its first rows
   RankGroup* group_ = nullptr;
   bool sync_batchnorm_ = false;
   std::unique_ptr<GradientAllReduce> reduce_g_, reduce_d_;

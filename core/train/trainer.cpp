@@ -52,6 +52,7 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
       if (options.threads) s->config.threads = *options.threads;
       if (options.cache) s->config.data.cache = *options.cache;
       if (options.workers) s->config.data.workers = *options.workers;
+      if (options.cuda_graphs) s->config.cuda_graphs = *options.cuda_graphs;
     } else if (s->writer && s->run.holdsRun()) {
       return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
                        "or choose another --run-dir or name");
@@ -70,6 +71,11 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
                                       : precision.error());
     s->precision = *precision;
     s->device_choice = describeDeviceChoice(s->config.device, s->device, s->precision);
+    if (s->config.cuda_graphs) {
+      const std::string refused = cudaGraphsRefusal(s->device, s->group ? s->group->worldSize() : 1, s->device_choice);
+      if (!refused.empty()) return makeError(options.resume && !options.cuda_graphs ? refused + " (resume with --cuda-graphs off)" : refused);
+      s->device_choice += "; the step runs as a CUDA graph";
+    }
     setComputeThreads(s->config.threads);
 
     if (s->config.dataroot.empty())

@@ -31,6 +31,7 @@ struct TrainerOptions {
   std::optional<int> threads;             ///< on resume: another CPU thread count
   std::optional<std::string> cache;       ///< on resume: another image cache ("" for none)
   std::optional<int> workers;             ///< on resume: another data worker count
+  std::optional<bool> cuda_graphs;        ///< on resume: turn `cuda_graphs` on or off
   bool events_to_stdout = false;          ///< also print every event line to stdout
   /// One rank of a distributed run (torchrun or `--nproc`): joins the other ranks in prepare().
   /// Rank 0 alone writes the run directory; the others write nothing and emit no events.

@@ -41,6 +41,13 @@ Status Trainer::State::prepareModel() {
     model->setRankGroup(group.get(), config.sync_batchnorm);
     model->broadcastFromRankZero();
   }
+  if (config.cuda_graphs) {
+    GraphedTrainStepOptions graph_options;
+    graph_options.batch_size = config.batch_size;
+    graphed = std::make_unique<GraphedTrainStep>(
+        *model, [this](const std::string& message) { emit(event_type::kWarning, {{field::kMessage, message}}); },
+        graph_options);
+  }
   if (writer)
     if (Status written = writeFileAtomically(run.configPath(), configToJson(config).dump(2) + "\n"); !written)
       return written;
@@ -131,7 +138,7 @@ Status Trainer::State::trainBatch(Staging& staging, EpochCounts& epoch, std::int
   ++progress.batch;
   if (agreed.any_empty) return {};
   const auto noise = drawNoise(n, agreed.n_job, agreed.equal_shares);
-  torch::Tensor values = model->trainStep(batch.images, noise);
+  torch::Tensor values = graphed ? graphed->trainStep(batch.images, noise) : model->trainStep(batch.images, noise);
   const auto t2 = Clock::now();
   // The next batch is fetched and its copy started while this step runs on an accelerator.
   if (Status staged = staging.stageNext(); !staged) return staged;

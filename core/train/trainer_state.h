@@ -22,6 +22,7 @@
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/dcgan_step.h"
+#include "core/train/graphed_train_step.h"
 #include "core/train/device_batch_feeder.h"
 #include "core/train/live_quality_metrics.h"
 #include "core/train/rank_group.h"
@@ -68,6 +69,7 @@ struct Trainer::State {
   std::string device_choice;  // "cpu, fp32 (auto: ...)": said at the start of a run
   std::unique_ptr<BatchLoader> loader;
   std::unique_ptr<DcganStep> model;
+  std::unique_ptr<GraphedTrainStep> graphed;  ///< cuda_graphs: the model's step as a CUDA graph
   EventLog events;
   TrainingProgress progress;
   torch::Tensor fixed_noise;

@@ -34,6 +34,7 @@ private slots:
   void tensorboardReadsSamplesOnlyInsideTheRun();
   void tensorboardBoundsWhatItWrites();
   void cudaAbsenceIsExplained();
+  void cudaGraphsRefusedPlainly();
 
 private:
   QTemporaryDir dir_;
@@ -507,6 +508,54 @@ void TestCli::cudaAbsenceIsExplained() {
   const QStringList lines = automatic.err.split('\n');
   QVERIFY2(lines.first().startsWith("device: cpu, fp32 (auto: "), qPrintable(automatic.err));
   QVERIFY2(reason.match(lines.first()).hasMatch(), qPrintable(lines.first()));
+}
+
+// cuda_graphs off a GPU: one line naming the key, exit 2, nothing written; --nproc refuses it
+// before any rank starts; a resumed run can turn it off (and on, which is then refused here).
+void TestCli::cudaGraphsRefusedPlainly() {
+  if (QString::fromStdString(testDeviceName()).startsWith("cuda")) QSKIP("a CUDA device is in use: graphs are allowed");
+  QTemporaryDir dir;
+  const QString key = "config key \"cuda_graphs\": true ";
+  const auto cpu = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/a", "--device", "cpu", "--cuda-graphs", "on"});
+  QCOMPARE(cpu.exit_code, 2);
+  QCOMPARE(cpu.err.trimmed(), "streetgan train: " + key + "needs a CUDA device, and this run trains on cpu, fp32; set it to false");
+  QVERIFY(!QFileInfo::exists(dir.path() + "/a"));
+
+  QFile file(dir.path() + "/graphs.json");
+  QVERIFY(file.open(QIODevice::WriteOnly));
+  file.write(R"({"cuda_graphs": true, "device": "auto"})");
+  file.close();
+  const auto automatic = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/b", "--config", file.fileName()});
+  QCOMPARE(automatic.exit_code, 2);
+  QVERIFY2(automatic.err.startsWith("streetgan train: " + key + "needs a CUDA device, and this run trains on cpu, fp32 (auto: ") &&
+               automatic.err.trimmed().endsWith("); set it to false") && automatic.err.trimmed().count('\n') == 0,
+           qPrintable(automatic.err));
+  QVERIFY(!QFileInfo::exists(dir.path() + "/b"));
+
+  const auto ranks = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/c", "--nproc", "2", "--cuda-graphs", "on"});
+  QCOMPARE(ranks.exit_code, 2);
+  QCOMPARE(ranks.err.trimmed(), "streetgan train: " + key +
+                                    "trains one process, and this job has 2 ranks (a graph does not hold the ranks' "
+                                    "all-reduce); set it to false");
+  QVERIFY(!QFileInfo::exists(dir.path() + "/c"));
+
+  const auto spelling = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/d", "--cuda-graphs", "yes"});
+  QCOMPARE(spelling.exit_code, 2);
+  QCOMPARE(spelling.err.trimmed(), QString("streetgan train: option '--cuda-graphs': 'yes' is not allowed; allowed: on or off"));
+
+  const auto bench = runCli({"bench", "train", "--device", "cpu", "--cuda-graphs", "on", "--steps", "1"});
+  QCOMPARE(bench.exit_code, 2);
+  QCOMPARE(bench.err.trimmed(), "streetgan bench train: option '--cuda-graphs': " + key +
+                                    "needs a CUDA device, and this run trains on cpu; set it to false");
+
+  const QString run = dir.path() + "/e";
+  QCOMPARE(runCli(tinyTrainArgs(data_, run, 1)).exit_code, 0);
+  const auto on = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--cuda-graphs", "on"});
+  QCOMPARE(on.exit_code, 2);
+  QVERIFY2(on.err.trimmed().endsWith("this run trains on cpu, fp32; set it to false"), qPrintable(on.err));
+  const auto off = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--cuda-graphs", "off"});
+  QCOMPARE(off.exit_code, 0);
+  QVERIFY2(!off.err.contains("CUDA graph"), qPrintable(off.err));
 }
 
 QTEST_GUILESS_MAIN(TestCli)

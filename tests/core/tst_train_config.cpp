@@ -34,6 +34,7 @@ void TestTrainConfig::defaults() {
   QCOMPARE(c.augment.shift, 0.2);
   QCOMPARE(c.augment.crop_scale, 4.0);
   QCOMPARE(c.augment.noise_std, 0.05);
+  QCOMPARE(c.cuda_graphs, false);
 }
 
 // scope: 0 all (config file), 1 training (-t), 2 checkpoint (-c).
@@ -61,6 +62,10 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("nz string") << R"({"nz":"100"})" << 1 << "\"nz\": \"100\" is not allowed";
   QTest::newRow("ngf 0") << R"({"ngf":0})" << 1 << "\"ngf\": 0 is not allowed";
   QTest::newRow("ndf negative") << R"({"ndf":-4})" << 1 << "\"ndf\": -4 is not allowed";
+  QTest::newRow("cuda_graphs true") << R"({"cuda_graphs":true})" << 0 << "";
+  QTest::newRow("cuda_graphs 1") << R"({"cuda_graphs":1})" << 0 << "config key \"cuda_graphs\": 1 is not allowed; allowed: true or false";
+  QTest::newRow("cuda_graphs \"on\"") << R"({"cuda_graphs":"on"})" << 0 << "\"cuda_graphs\": \"on\" is not allowed; allowed: true or false";
+  QTest::newRow("cuda_graphs in -t") << R"({"cuda_graphs":true})" << 1 << "config key \"cuda_graphs\" is not allowed here";
   QTest::newRow("lr ok") << R"({"lr":0.001})" << 1 << "";
   QTest::newRow("lr zero") << R"({"lr":0})" << 1 << "\"lr\": 0 is not allowed; allowed: a positive number";
   QTest::newRow("lr negative") << R"({"lr":-1e-4})" << 1 << "\"lr\": -0.0001 is not allowed";
@@ -163,7 +168,7 @@ void TestTrainConfig::presets() {
 
 void TestTrainConfig::roundTrip() {
   auto config = applyConfigText(TrainConfig{},
-                                R"({"nz":7,"lr":0.000123456789,"name":"r t","augment":{"flip":true,"shift":0.13}})",
+                                R"({"nz":7,"lr":0.000123456789,"name":"r t","cuda_graphs":true,"augment":{"flip":true,"shift":0.13}})",
                                 ConfigScope::All, "test");
   QVERIFY(config.ok());
   const auto json = configToJson(*config);
@@ -173,6 +178,7 @@ void TestTrainConfig::roundTrip() {
   QCOMPARE(back->lr, 0.000123456789);
   QCOMPARE(back->augment.shift, 0.13);
   QVERIFY(back->augment.flip);
+  QVERIFY(back->cuda_graphs);
 }
 
 void TestTrainConfig::everyKeyIsWrittenOut() {
