@@ -12,8 +12,10 @@ points; the reference keeps them on the device and copies them once at the end).
 On a GPU host, one command gives the GPU table (PyTorch eager and torch.compile of the same step,
 and real batches from a cache as a share of synthetic ones):
 
-  bench/bench_train.py --device cuda --precision bf16 --compile --batch 256 \
+  bench/bench_train.py --device cuda --precision bf16 --compile --cuda-graphs --batch 256 \
       --data CACHE --dataroot DIR
+
+(--cuda-graphs also times the engine's step recorded as a CUDA graph: `bench train --cuda-graphs on`.)
 
 Reference only: python3-torch is never a runtime dependency of StreetGAN.
 """
@@ -141,6 +143,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--compile", action="store_true",
                         help="also time torch.compile of the same step (PyTorch 2 only)")
+    parser.add_argument("--cuda-graphs", action="store_true",
+                        help="also time the engine's step as a CUDA graph (the cuda_graphs key; CUDA only)")
     parser.add_argument("--data", metavar="CACHE",
                         help="also time the engine on real batches from this image cache (needs --dataroot)")
     parser.add_argument("--dataroot", metavar="DIR", help="the data folder the cache was built from")
@@ -155,13 +159,15 @@ def main():
         return 0
     if args.data and not args.dataroot:
         parser.error("--data needs --dataroot DIR (the folder the cache was built from)")
+    if args.cuda_graphs and not args.device.startswith("cuda"):
+        parser.error("--cuda-graphs needs --device cuda (CUDA graphs are a GPU feature)")
 
     common = ["--preset", args.preset, "--batch", str(args.batch), "--steps", str(args.steps),
               "--warmup", str(args.warmup), "--threads", str(args.threads), "--device", args.device,
               "--precision", args.precision]
     reference_args = [a for a in common]
     engine_args = common + (["--data", args.data, "--dataroot", args.dataroot] if args.data else [])
-    engine, real, reference, reference_tuned, compiled = [], [], [], [], []
+    engine, real, reference, reference_tuned, compiled, graphed = [], [], [], [], [], []
     peak = 0.0
 
     def run_reference(extra, env=None):
@@ -177,6 +183,9 @@ def main():
         engine.append(out["images_per_s"])
         if args.data:
             real.append(out["real_images_per_s"])
+        if args.cuda_graphs:
+            graphed.append(json.loads(subprocess.run([args.streetgan, "bench", "train", "--json", "--cuda-graphs", "on"] + common,
+                                                     check=True, capture_output=True, text=True).stdout)["images_per_s"])
         rate, peak = run_reference([])
         reference.append(rate)
         # PyTorch as shipped runs a multi-threaded OpenBLAS under its OpenMP threads; the engine
@@ -190,6 +199,7 @@ def main():
             compiled.append(run_reference(["--compile"])[0])
         print(f"run {rep + 1}/{args.repeats}: streetgan {engine[-1]:.1f} img/s"
               + (f" (real data {real[-1]:.1f})" if real else "")
+              + (f", as a CUDA graph {graphed[-1]:.1f}" if graphed else "")
               + f", pytorch eager {reference[-1]:.1f}, eager with OPENBLAS_NUM_THREADS=1 {reference_tuned[-1]:.1f}"
               + (f", torch.compile {compiled[-1]:.1f}" if compiled else "") + " img/s", file=sys.stderr)
 
@@ -203,6 +213,9 @@ def main():
         c = med(compiled)
         header += f" {'compiled img/s':>14} {'ratio':>6}"
         row += f" {c:>14.1f} {e / c:>6.3f}"
+    if graphed:
+        header += f" {'graphs img/s':>12} {'ratio':>6}"
+        row += f" {med(graphed):>12.1f} {med(graphed) / r:>6.3f}"
     if real:
         header += f" {'real img/s':>10} {'real share':>10}"
         row += f" {med(real):>10.1f} {100 * med(real) / e:>9.1f}%"
@@ -216,6 +229,8 @@ def main():
                  ("streetgan img/s", f"{e:.0f}"), ("pytorch eager img/s", f"{r:.0f}"), ("ratio", f"{e / r:.2f}")]
         if compiled:
             cells += [("torch.compile img/s", f"{med(compiled):.0f}"), ("ratio", f"{e / med(compiled):.2f}")]
+        if graphed:
+            cells += [("streetgan CUDA graphs img/s", f"{med(graphed):.0f}"), ("graphs / eager", f"{med(graphed) / r:.2f}")]
         if real:
             cells += [("real data share", f"{100 * med(real) / e:.0f}%")]
         if args.device.startswith("cuda"):
@@ -228,6 +243,7 @@ def main():
           f"streetgan {', '.join(f'{x:.1f}' for x in engine)}; pytorch {', '.join(f'{x:.1f}' for x in reference)}; "
           f"pytorch blas=1 {', '.join(f'{x:.1f}' for x in reference_tuned)}"
           + (f"; compiled {', '.join(f'{x:.1f}' for x in compiled)}" if compiled else "")
+          + (f"; CUDA graphs {', '.join(f'{x:.1f}' for x in graphed)}" if graphed else "")
           + (f"; real {', '.join(f'{x:.1f}' for x in real)}" if real else "") + ")")
     return 0
 

@@ -264,12 +264,19 @@ cuda_flags=()
 in_tree mkdir -p "$build_dir"
 # Optimised as the README's build is (-O2), without its debug information: faster to compile
 # and link, and a smaller cache.
+# The engine scope is configured as packaging/gpu-check.sh configures a GPU host (Qt Core, Gui
+# and Test only), so that configuration is built on every change too.
+engine_only=OFF
+[ "$scope" = engine ] && engine_only=ON
 in_tree cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSTREETGAN_CLI_ONLY=OFF "${cuda_flags[@]}" >/dev/null ||
+  -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSTREETGAN_CLI_ONLY=OFF -DSTREETGAN_ENGINE_ONLY="$engine_only" \
+  "${cuda_flags[@]}" >/dev/null ||
   fail "cmake could not configure the project against LibTorch $torch_version"
 if [ "$variant" = cuda ]; then
   grep -q -- '-DUSE_C10D_NCCL' "$tree$build_dir/build.ninja" || fail "the CUDA build does not define USE_C10D_NCCL"
-  say "configured against LibTorch $torch_version with CUDA: USE_C10D_NCCL is on"
+  grep -q -- '-DSTREETGAN_CUDA_GRAPHS=1' "$tree$build_dir/build.ninja" ||
+    fail "the CUDA build has no CUDA graphs (ATen/cuda/CUDAGraph.h did not compile: see core/CMakeLists.txt)"
+  say "configured against LibTorch $torch_version with CUDA: USE_C10D_NCCL and CUDA graphs are on"
 fi
 # The engine scope builds the CLI and the suites of tests/core and tests/cli (their names are
 # their sources' names), and nothing of the widgets or the studio window.

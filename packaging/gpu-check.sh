@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One command that proves a GPU host: builds the streetgan CLI against the host's CUDA LibTorch,
-# trains on the GPU, checks what a researcher meets there (device choice, mixed precision, the
-# GPU figures of the `system` event), and times the training step beside PyTorch on the same GPU.
+# One command that proves a GPU host: builds the streetgan CLI and the engine's test suites against
+# the host's CUDA LibTorch, runs the suites that read STREETGAN_TEST_DEVICE on the GPU, trains on it,
+# checks what a researcher meets there (device choice, mixed precision, CUDA graphs, the GPU figures
+# of the `system` event), and times the training step beside PyTorch on the same GPU.
 # Everything goes under one output folder; the exit status is non-zero when any step failed.
 #
 #   bash packaging/gpu-check.sh [--out DIR] [--torch DIR] [--deps FILE] [--jobs N] [--quick]
@@ -10,21 +11,22 @@
 #   --torch DIR  LibTorch's CMake prefix (a folder holding share/cmake/Torch or lib/cmake/Torch);
 #                default: the installed PyTorch's (python3 -c 'import torch;
 #                print(torch.utils.cmake_prefix_path)'), else Debian trixie's libtorch-cuda-dev
-#   --deps FILE  OpenCV and FFmpeg for a host without Debian's: the bundle packaging/gpu-deps.sh
+#   --deps FILE  OpenCV, FFmpeg and Qt 6 for a host without Debian's: the bundle packaging/gpu-deps.sh
 #                makes on a Debian bookworm machine (headers, libraries, stubs of what they pull
 #                in); without it the host's own packages are used
 #   --jobs N     parallel compile jobs (default: all cores)
 #   --quick      the benchmark on fewer configurations (what fits a 15-minute GPU lease)
 #   --no-bench   build and check only
+#   --no-suites  build the CLI alone and run no test suite (a host without Qt 6 and no --deps)
 #   --dry-run    say which GPU, LibTorch and bundle it found and what it would run; build nothing
 #
 # Needs: an NVIDIA driver (nvidia-smi), CUDA's nvcc (LibTorch's CMake files look for it), CMake
-# 3.24+, Ninja, g++ 10+, pkg-config and nlohmann-json, and python3 with torch for the PyTorch side
-# of the benchmark. Docs: docs/gpu.md.
+# 3.24+, Ninja, g++ 10+, pkg-config and nlohmann-json, Qt 6 Core, Gui and Test (or --deps) for
+# the suites, and python3 with torch for the PyTorch side of the benchmark. Docs: docs/gpu.md.
 set -uo pipefail
 
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
-out="gpu-check-out"; torch_prefix=""; deps=""; jobs="$(nproc)"; quick=0; bench=1; dry_run=0
+out="gpu-check-out"; torch_prefix=""; deps=""; jobs="$(nproc)"; quick=0; bench=1; suites=1; dry_run=0
 # value OPTION PLACEHOLDER "$@": the option's value, or a usage error as the CLI words it.
 value() {
   if [ $# -lt 3 ] || [ -z "$3" ]; then echo "gpu-check: option '$1' needs a value ($1 $2), not an empty one" >&2; exit 2; fi
@@ -38,8 +40,9 @@ while [ $# -gt 0 ]; do
     --jobs) jobs="$(value --jobs N "${@:2}")" || exit 2; shift 2 ;;
     --quick) quick=1; shift ;;
     --no-bench) bench=0; shift ;;
+    --no-suites) suites=0; shift ;;
     --dry-run) dry_run=1; shift ;;
-    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -145,14 +148,16 @@ if [ -n "$deps" ]; then
   dl="$work/deps/usr/lib"
   # A stub is only for a library the host lacks: where the host has the real one, use that.
   host_libraries="$( { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | awk 'NR > 1 {print $1}')"
-  for s in $(sed -n 's/^stubs (every function traps): //p' "$work/deps/usr/README.streetgan"); do
+  for s in $(sed -n 's/^stubs (every function traps): //p; s/^the host.s own if it has one: //p' "$work/deps/usr/README.streetgan"); do
     [[ "$s" =~ ^[A-Za-z0-9._+-]+$ ]] || not_bundle "a stub named '$s'"
     if grep -qxF -- "$s" <<<"$host_libraries"; then rm -f -- "${dl:?}/$s"; fi
   done
   prefix_path="$torch_prefix;$work/deps/usr"
   export PKG_CONFIG_PATH="$dl/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
   export PKG_CONFIG_SYSROOT_DIR="$work/deps"
-  export LD_LIBRARY_PATH="$dl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # Qt keeps Debian's paths in the bundle (its CMake files find everything relative to themselves).
+  export LD_LIBRARY_PATH="$dl:$work/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export QT_PLUGIN_PATH="$work/deps/usr/lib/x86_64-linux-gnu/qt6/plugins"
   # pkgconf drops -L/usr/lib and -I/usr/include as system folders before it prefixes the sysroot;
   # keep them, and let the compiler driver search the bundle for -l too.
   export PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1
@@ -160,15 +165,22 @@ if [ -n "$deps" ]; then
   linker_flags="-Wl,-rpath-link,$dl"
 fi
 
+# The suites that read STREETGAN_TEST_DEVICE (tests/support/test_device.h): they run on the GPU.
+device_suites=()
+for f in "$source_dir"/tests/core/tst_*.cpp "$source_dir"/tests/cli/tst_*.cpp; do
+  grep -qE 'testDevice|STREETGAN_TEST_DEVICE' "$f" && device_suites+=("$(basename "$f" .cpp)")
+done
+
 if [ "$dry_run" -eq 1 ]; then
   echo "GPU: $gpu x $gpus, driver $driver, CUDA (nvcc) ${cuda:-none}"
   echo "LibTorch: $torch_prefix (from $torch_from)"
   host_packages="the host's own packages"
   echo "dependencies: ${deps:-$host_packages}"
-  echo "would run: configure and build streetgan ($jobs jobs); device auto; train on cuda in fp32, bf16, fp16; the system event; resume$([ "$gpus" -ge 2 ] && echo "; 2 ranks over NCCL")"
+  if [ "$suites" -eq 1 ]; then echo "suites on cuda: ${device_suites[*]}"; else echo "suites: none (--no-suites)"; fi
+  echo "would run: configure and build streetgan ($jobs jobs); device auto; train on cuda in fp32, bf16, fp16 and with CUDA graphs; the system event; resume$([ "$gpus" -ge 2 ] && echo "; 2 ranks over NCCL")"
   if [ "$bench" -eq 0 ]; then echo "benchmark: none (--no-bench)"
-  elif [ "$quick" -eq 1 ]; then echo "benchmark: 3 configurations, 3 runs each (--quick); naive-64 256 bf16 also with torch.compile and real batches"
-  else echo "benchmark: naive-64 and safe-128 at batch 256 and 1024 in fp32, bf16 and fp16, 5 runs each; naive-64 256 bf16 also with torch.compile and real batches"; fi
+  elif [ "$quick" -eq 1 ]; then echo "benchmark: 3 configurations, 3 runs each (--quick); naive-64 256 bf16 also with torch.compile, CUDA graphs and real batches"
+  else echo "benchmark: naive-64 and safe-128 at batch 256 and 1024 in fp32, bf16 and fp16, 5 runs each; naive-64 256 bf16 also with torch.compile, CUDA graphs and real batches"; fi
   echo "output: $out"
   exit 0
 fi
@@ -176,10 +188,26 @@ fi
 # --- build --------------------------------------------------------------------------------------
 build="$work/build"
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)}"
-step "configure (CLI only, Release)" cmake -S "$source_dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DSTREETGAN_CLI_ONLY=ON -DCMAKE_PREFIX_PATH="$prefix_path" -DCMAKE_EXE_LINKER_FLAGS="$linker_flags" \
-  -DCMAKE_SHARED_LINKER_FLAGS="$linker_flags"
-if ! step "build streetgan ($jobs jobs)" cmake --build "$build" --target streetgan -j "$jobs" -- -k 0; then
+configure() {
+  cmake -S "$source_dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix_path" \
+    -DCMAKE_EXE_LINKER_FLAGS="$linker_flags" -DCMAKE_SHARED_LINKER_FLAGS="$linker_flags" "$@"
+}
+targets=(streetgan)
+if [ "$suites" -eq 1 ]; then
+  # The engine and its suites need Qt 6 Core, Gui and Test (the host's, or the bundle's).
+  if step "configure (engine and suites, Release)" configure -DSTREETGAN_CLI_ONLY=OFF -DSTREETGAN_ENGINE_ONLY=ON; then
+    targets+=("${device_suites[@]}")
+  else
+    say "no suites: CMake could not configure them (Qt 6 Core, Gui and Test missing? pass --deps, or --no-suites)"
+    rm -rf "$build"
+    suites=0
+  fi
+fi
+[ "${#targets[@]}" -gt 1 ] || step "configure (CLI only, Release)" configure -DSTREETGAN_CLI_ONLY=ON -DSTREETGAN_ENGINE_ONLY=OFF
+grep -q "STREETGAN_CUDA_GRAPHS=1" "$build/build.ninja" 2>/dev/null && note "| CUDA graphs | compiled in | |" ||
+  note "| CUDA graphs | NOT compiled in (see the configure output in the log) | |"
+if ! step "build streetgan$([ "${#targets[@]}" -gt 1 ] && echo " and ${#device_suites[@]} suites") ($jobs jobs)" \
+    cmake --build "$build" --target "${targets[@]}" -j "$jobs" -- -k 0; then
   grep -E "error:|undefined reference" "$log" | head -n 40 > "$out/build-errors.txt"
   say "the build failed; the first errors are in $out/build-errors.txt"
   note ""; note "Build failed: the first errors are in build-errors.txt."
@@ -188,16 +216,23 @@ fi
 sg="$build/app/cli/streetgan"
 grep -q "USE_C10D_NCCL" "$build/build.ninja" && note "| NCCL (USE_C10D_NCCL) | compiled in | |" || note "| NCCL (USE_C10D_NCCL) | NOT compiled in | |"
 
+# --- the suites on the GPU -------------------------------------------------------------------------
+# Each suite that reads STREETGAN_TEST_DEVICE, on cuda: tolerances where the CPU compares exactly.
+if [ "${#targets[@]}" -gt 1 ]; then
+  for t in "${device_suites[@]}"; do
+    step "suite $t on cuda" env STREETGAN_TEST_DEVICE=cuda QT_QPA_PLATFORM=offscreen \
+      ctest --test-dir "$build" -R "^$t\$" --output-on-failure --timeout 900 --no-tests=error
+  done
+fi
+
 # --- what a researcher meets on the GPU -----------------------------------------------------------
 # Paths go to bash -c as arguments, never inside its script: a quote in --out must stay a quote.
 step "device auto picks the GPU" bash -c '"$1" bench train --device auto --steps 2 --warmup 1 --batch 16 2>&1 | tee -a /dev/stderr | grep cuda >/dev/null' _ "$sg"
 step "demo data" "$sg" demo-data --out "$work/demo"
 run="$out/run-cuda"; rm -rf "$run"
-for p in fp32 bf16 fp16; do
-  rm -rf "$run-$p"
-  step "train 2 epochs on cuda, $p" "$sg" train --dataroot "$work/demo" --device cuda --precision "$p" --preset demo \
-    --epochs 2 --run-dir "$run-$p" -c '{"log_frequency": 1, "save_frequency": 1}'
-  step "  run finished, losses finite ($p)" python3 - "$run-$p/events.jsonl" <<'EOF'
+# finished_and_finite EVENTS: the run completed and every step's losses are finite.
+finished_and_finite() {
+  python3 - "$1" <<'EOF'
 import json, math, sys
 events = [json.loads(l) for l in open(sys.argv[1])]
 finished = [e for e in events if e.get("type") == "run_finished"]
@@ -206,7 +241,21 @@ assert finished and finished[-1].get("status") == "completed", finished
 assert steps and all(math.isfinite(e["loss_d"]) and math.isfinite(e["loss_g"]) for e in steps), "non-finite loss"
 print(f"{len(steps)} steps, last loss_d {steps[-1]['loss_d']:.3f} loss_g {steps[-1]['loss_g']:.3f}")
 EOF
+}
+for p in fp32 bf16 fp16; do
+  rm -rf "$run-$p"
+  step "train 2 epochs on cuda, $p" "$sg" train --dataroot "$work/demo" --device cuda --precision "$p" --preset demo \
+    --epochs 2 --run-dir "$run-$p" -c '{"log_frequency": 1, "save_frequency": 1}'
+  step "  run finished, losses finite ($p)" finished_and_finite "$run-$p/events.jsonl"
 done
+rm -rf "$run-graphs"
+# Batches of 16: 4 a epoch, so the graph is recorded at the 4th step and replayed for 12 more.
+step "train 4 epochs on cuda, bf16, CUDA graphs" "$sg" train --dataroot "$work/demo" --device cuda --precision bf16 \
+  --preset demo --epochs 4 --cuda-graphs on --run-dir "$run-graphs" -t '{"batch_size": 16}' \
+  -c '{"log_frequency": 1, "save_frequency": 1}'
+step "  run finished, losses finite (CUDA graphs)" finished_and_finite "$run-graphs/events.jsonl"
+step "  the step ran as a CUDA graph, no warning" bash -c 'grep -q "the step runs as a CUDA graph" "$1" &&
+  ! grep "\"type\":\"warning\"" "$2" | grep -q "CUDA graph"' _ "$log" "$run-graphs/events.jsonl"
 step "system event has the GPU's figures (NVML)" bash -c 'grep "\"type\":\"system\"" "$1" | tail -n 1 | tee -a /dev/stderr | grep gpu >/dev/null' _ "$run-fp32/events.jsonl"
 step "resume on cuda" "$sg" train --dataroot "$work/demo" --device cuda --resume --epochs 3 --run-dir "$run-fp32"
 if [ "$gpus" -ge 2 ]; then
@@ -228,19 +277,20 @@ else
   repeats=5
 fi
 # The headline configuration also gets torch.compile of the same step (PyTorch 2; each run
-# compiles anew, about a minute) and the engine on real batches from an image cache of the demo
+# compiles anew, about a minute), the engine's step as a CUDA graph, and the engine on real batches from an image cache of the demo
 # data, as a share of the synthetic rate (is the loader keeping up?).
 headline="naive-64 256 bf16"
 headline_extra=()
 if [ "${#configs[@]}" -gt 0 ]; then
   python3 -c 'import sys, torch; sys.exit(0 if int(torch.__version__.split(".")[0]) >= 2 else 1)' 2>/dev/null &&
     headline_extra+=(--compile)
+  grep -q "STREETGAN_CUDA_GRAPHS=1" "$build/build.ninja" 2>/dev/null && headline_extra+=(--cuda-graphs)
   step "image cache of the demo data (64 px)" "$sg" cache build --dataroot "$work/demo" --out "$work/demo-64.cache" \
     --preset naive-64 && headline_extra+=(--data "$work/demo-64.cache" --dataroot "$work/demo")
 fi
 if [ "${#configs[@]}" -gt 0 ]; then
   note ""
-  note "Training step, images/s, median of $repeats (bench/bench_train.py; synthetic batches on the GPU; $headline also with torch.compile and real batches):"
+  note "Training step, images/s, median of $repeats (bench/bench_train.py; synthetic batches on the GPU; $headline also with torch.compile, CUDA graphs and real batches):"
   note ""
 fi
 tables=()

@@ -31,7 +31,22 @@ real_sonames=(
 )
 dev_packages=(libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
               libavcodec-dev libavformat-dev libavfilter-dev libavutil-dev libswscale-dev
-              libswresample-dev libpostproc-dev libcpp-httplib-dev)
+              libswresample-dev libpostproc-dev libcpp-httplib-dev libjpeg62-turbo-dev
+              libgl-dev libglx-dev libopengl-dev libegl-dev)
+# Qt 6 for the test suites that read STREETGAN_TEST_DEVICE (gpu-check.sh builds and runs them on
+# the GPU): Core, Gui, DBus and Test with their headers, CMake files, moc and image-format plugins,
+# kept at Debian's paths under usr/, since Qt's CMake files find everything relative to themselves.
+# What Qt Gui links and no test calls (OpenGL, X11, fonts, D-Bus itself) is stubbed like the rest;
+# the OpenGL headers and unversioned links above are for Qt's CMake check of OpenGL.
+qt_packages=(libqt6core6 libqt6gui6 libqt6dbus6 libqt6test6 qt6-base-dev qt6-base-dev-tools qmake6)
+qt_sonames=(libQt6Core.so.6 libQt6Gui.so.6 libQt6DBus.so.6 libQt6Test.so.6)
+# What Qt Core calls while it runs (Unicode, the event loop, number formatting, hashing): real.
+# Those after ICU are common libraries a host usually has, in a version as new or newer:
+# gpu-check.sh uses the host's where it has one (else the host's own programs, cmake among them,
+# would load Debian's copy from LD_LIBRARY_PATH).
+qt_runtime_sonames=(libicuuc.so.72 libicui18n.so.72 libicudata.so.72 libglib-2.0.so.0 libpcre2-16.so.0
+                    libpcre2-8.so.0 libdouble-conversion.so.3 libb2.so.1 libzstd.so.1)
+host_preferred=(libglib-2.0.so.0 libpcre2-16.so.0 libpcre2-8.so.0 libdouble-conversion.so.3 libb2.so.1 libzstd.so.1)
 # Stubbed functions that the carried libraries call while starting up or registering their
 # codecs, whatever the program does: they return 0 instead of trapping.
 harmless=(GDALAllRegister _ZN7Imf_3_114ChromaticitiesC1ERKN9Imath_3_14Vec2IfEES5_S5_S5_ aom_codec_version aom_codec_av1_cx aom_codec_get_caps x265_api_get_199)
@@ -41,8 +56,13 @@ system_re='^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libgomp|libz|
 for tool in readelf nm gcc tar xz dpkg; do
   command -v "$tool" >/dev/null || { say "needs $tool"; exit 2; }
 done
-for s in "${real_sonames[@]}"; do
+# Every library read for its imports: the carried ones and Qt's.
+analysed=("${real_sonames[@]}" "${qt_runtime_sonames[@]}" "${qt_sonames[@]}")
+for s in "${analysed[@]}"; do
   [ -e "$arch_dir/$s" ] || { say "$arch_dir/$s is missing: run packaging/install-deps.sh first"; exit 2; }
+done
+for p in "${dev_packages[@]}" "${qt_packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || { say "package $p is not installed: run packaging/install-deps.sh (and apt-get install $p)"; exit 2; }
 done
 
 stage="$(mktemp -d)"
@@ -65,6 +85,21 @@ done
 dpkg -L libgloo-dev libbrotli-dev | while read -r f; do
   case "$f" in /usr/include/gloo/* | /usr/include/brotli/*) [ -f "$f" ] && install -D -m 644 "$f" "$root/include/${f#/usr/include/}" ;; esac
 done
+# Qt at its own paths: the libraries named above, the headers, CMake files, tools, mkspecs and the
+# image-format plugins; not its other plugins and libraries (X11, EGL, input devices).
+for p in "${qt_packages[@]}"; do
+  dpkg -L "$p" | while read -r f; do
+    [ -f "$f" ] || [ -L "$f" ] || continue
+    case "$f" in
+      "$arch_dir"/libQt6Core.so* | "$arch_dir"/libQt6Gui.so* | "$arch_dir"/libQt6DBus.so* | "$arch_dir"/libQt6Test.so* | \
+        "$arch_dir"/cmake/* | "$arch_dir"/qt6/mkspecs/* | "$arch_dir"/qt6/plugins/imageformats/* | \
+        /usr/include/* | /usr/lib/qt6/* | /usr/bin/*) ;;
+      *) continue ;;
+    esac
+    mkdir -p "$stage$(dirname "$f")"
+    cp -P "$f" "$stage$f"
+  done
+done
 # The pkg-config files name /usr/lib/x86_64-linux-gnu; the host's pkg-config reads them with
 # PKG_CONFIG_SYSROOT_DIR set to the unpacked folder, so only the library folder changes.
 sed -i "s|^libdir=.*|libdir=\${prefix}/lib|" "$root"/lib/pkgconfig/*.pc
@@ -74,7 +109,7 @@ sed -i 's|^Requires.private:.*|Requires.private: openssl >= 1.1.1|' "$root/lib/p
 
 # The symbol versions the carried libraries require of the library with soname $1.
 required_versions() {
-  for s in "${real_sonames[@]}"; do
+  for s in "${analysed[@]}"; do
     readelf -V "$arch_dir/$s" | awk -v file="$1" '/File:/ { inside = ($NF == file || $(NF - 2) == file) }
                                                   inside && /Name:/ { print $3 }'
   done | sort -u | tr '\n' ' '
@@ -83,22 +118,15 @@ required_versions() {
 needed_of() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 
 declare -A real=()
-for s in "${real_sonames[@]}"; do
+for s in "${real_sonames[@]}" "${qt_runtime_sonames[@]}"; do
   cp -L "$arch_dir/$s" "$root/lib/$s"
   real[$s]=1
 done
-# The -dev packages' unversioned links name the full file (libavcodec.so.59.37.100); point them at
-# the soname copied above.
-for link in "$root"/lib/*.so; do
-  [ -e "$link" ] && continue
-  target="$(cd "$root/lib" && ls "$(basename "$link")".* 2>/dev/null | head -n 1)"
-  [ -n "$target" ] || { say "no library for $(basename "$link")"; exit 1; }
-  ln -sfn "$target" "$link"
-done
+for s in "${qt_sonames[@]}"; do real[$s]=1; done
 
 # Libraries the carried ones need that are neither carried nor the system's: stubbed.
 declare -A stub=()
-for s in "${real_sonames[@]}"; do
+for s in "${analysed[@]}"; do
   for n in $(needed_of "$arch_dir/$s"); do
     [[ -n "${real[$n]:-}" || "$n" =~ $system_re ]] && continue
     stub[$n]=1
@@ -107,7 +135,7 @@ done
 
 # Each carried library's undefined dynamic symbols, as NAME and NAME@VERSION.
 undefined="$stage/undefined.txt"
-for s in "${real_sonames[@]}"; do
+for s in "${analysed[@]}"; do
   nm -D --undefined-only --with-symbol-versions "$arch_dir/$s" | awk '{print $2}'
 done | sort -u > "$undefined"
 
@@ -161,13 +189,25 @@ for n in "${!stub[@]}"; do
   gcc -shared -nostdlib -Wl,-soname,"$n" "${extra[@]}" -o "$root/lib/$n" -x assembler "$asm"
 done
 
+# The -dev packages' unversioned links name the full file (libavcodec.so.59.37.100); point them at
+# the soname copied or stubbed above (libOpenGL.so: the stub, for Qt's CMake check).
+for link in "$root"/lib/*.so; do
+  [ -e "$link" ] && continue
+  target="$(cd "$root/lib" && ls "$(basename "$link")".* 2>/dev/null | head -n 1 || true)"
+  # libGL.so: nothing carried imports it, and CMake's OpenGL check takes libOpenGL and libGLX.
+  [ -z "$target" ] && [ "$(basename "$link")" = libGL.so ] && { rm -f "$link"; continue; }
+  [ -n "$target" ] || { say "no library for $(basename "$link")"; exit 1; }
+  ln -sfn "$target" "$link"
+done
+
 {
   echo "StreetGAN GPU-host dependencies, packed $(date -u +%F) on $(. /etc/os-release; echo "$PRETTY_NAME")"
-  echo "real: ${real_sonames[*]}"
+  echo "real: ${real_sonames[*]} ${qt_runtime_sonames[*]} ${qt_sonames[*]} (Qt at usr/lib/x86_64-linux-gnu)"
   echo "stubs (every function traps): ${!stub[*]}"
+  echo "the host's own if it has one: ${host_preferred[*]}"
 } > "$stage/usr/README.streetgan"
 
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -cJf "$out.tmp" usr
 mv "$out.tmp" "$out"
-say "wrote $out ($(du -h "$out" | cut -f1); ${#real_sonames[@]} libraries carried, ${#stub[@]} stubbed)"
+say "wrote $out ($(du -h "$out" | cut -f1); $(( ${#real_sonames[@]} + ${#qt_runtime_sonames[@]} + ${#qt_sonames[@]} )) libraries carried, ${#stub[@]} stubbed)"

@@ -113,6 +113,13 @@ private slots:
            "(.|\\n)*benchmark: 3 configurations, 3 runs each \\(--quick\\)(.|\\n)*output: @ROOT@/out";
     QTest::newRow("--no-bench") << "@ROOT@/one-gpu" << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--no-bench", "--dry-run"} << 0
                                 << "benchmark: none \\(--no-bench\\)";
+    // The suites that read STREETGAN_TEST_DEVICE run on the GPU: found in the sources, so a new one joins.
+    QTest::newRow("the device suites") << "@ROOT@/one-gpu" << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--dry-run"} << 0
+        << "\\nsuites on cuda: [a-z_ ]*tst_graphed_train_step[a-z_ ]*tst_training_step[a-z_ ]*\\n"
+           "(.|\\n)*train on cuda in fp32, bf16, fp16 and with CUDA graphs"
+           "(.|\\n)*naive-64 256 bf16 also with torch.compile, CUDA graphs and real batches";
+    QTest::newRow("--no-suites") << "@ROOT@/one-gpu" << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--no-suites", "--dry-run"} << 0
+                                 << "\\nsuites: none \\(--no-suites\\)\\n";
     QTest::newRow("--deps: a missing file") << "@ROOT@/one-gpu"
         << QStringList{"--out", out, "--torch", "@ROOT@/cuda-torch", "--deps", "@ROOT@/no-such.tar.xz", "--dry-run"} << 2
         << "gpu-check: --deps: no file '@ROOT@/no-such.tar.xz'";
