@@ -230,7 +230,7 @@ def main():
         if compiled:
             cells += [("torch.compile img/s", f"{med(compiled):.0f}"), ("ratio", f"{e / med(compiled):.2f}")]
         if graphed:
-            cells += [("streetgan CUDA graphs img/s", f"{med(graphed):.0f}"), ("graphs / eager", f"{med(graphed) / r:.2f}")]
+            cells += [("streetgan CUDA graphs img/s", f"{med(graphed):.0f}"), ("graphs / pytorch eager", f"{med(graphed) / r:.2f}")]
         if real:
             cells += [("real data share", f"{100 * med(real) / e:.0f}%")]
         if args.device.startswith("cuda"):

@@ -57,12 +57,25 @@ if [ "${gpus:-0}" -lt 1 ]; then
 fi
 # A relative --out is taken as a path ("-" and CDPATH mean nothing special here).
 case "$out" in /*) ;; *) out="./$out" ;; esac
+made_out=0; [ -e "$out" ] || [ -L "$out" ] || made_out=1
 mkdir -p -- "$out" 2>/dev/null && [ -d "$out" ] && [ -w "$out" ] ||
   { echo "gpu-check: --out: cannot write to the folder '$out'" >&2; exit 2; }
 out="$(CDPATH='' cd -- "$out" && pwd -P)"
-work="$out/work"; log="$out/gpu-check.log"; summary="$out/summary.md"
-{ mkdir -p -- "$work" && : > "$log" && : > "$summary"; } 2>/dev/null ||
-  { echo "gpu-check: --out: cannot make $work, $log and $summary in it" >&2; exit 2; }
+work="$out/work"
+made_work=0; [ -e "$work" ] || [ -L "$work" ] || made_work=1
+# Until the checks start (after the host is found usable and --dry-run has answered), the log and
+# the summary are kept aside: a dry run or a refusal leaves --out as it found it (an earlier
+# check's results included), removing only what it made.
+log="$(mktemp)" && summary="$(mktemp)" || { echo "gpu-check: cannot make temporary files (TMPDIR?)" >&2; exit 2; }
+committed=0
+discard() {
+  [ "$committed" -eq 1 ] && return
+  rm -f -- "$log" "$summary"
+  [ "$made_work" -eq 1 ] && rm -rf -- "$work"
+  [ "$made_out" -eq 1 ] && rmdir -- "$out" 2>/dev/null
+}
+trap discard EXIT
+mkdir -p -- "$work" 2>/dev/null || { echo "gpu-check: --out: cannot make $work in it" >&2; exit 2; }
 failures=0
 start_all=$(date +%s)
 
@@ -116,8 +129,8 @@ if [ ! -f "$torch_cmake_dir/../../../lib/libtorch_cuda.so" ] && [ ! -f "$torch_c
   say "the LibTorch in $torch_prefix (from $torch_from) has no CUDA (no libtorch_cuda.so beside it): install a CUDA build (PyTorch for CUDA, or Debian's libtorch-cuda-dev)"
   exit 2
 fi
-gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
-driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)"
+gpu="$(timeout 60 nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)"
+driver="$(timeout 60 nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1)"
 cuda="$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
 torch_version="$(timeout 120 python3 -c 'import torch; print(torch.__version__)' 2>/dev/null || echo "?")"
 note "# StreetGAN GPU check, $(date -u '+%F %H:%M UTC')"
@@ -148,7 +161,9 @@ if [ -n "$deps" ]; then
   dl="$work/deps/usr/lib"
   # A stub is only for a library the host lacks: where the host has the real one, use that.
   host_libraries="$( { ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null | awk 'NR > 1 {print $1}')"
-  for s in $(sed -n 's/^stubs (every function traps): //p; s/^the host.s own if it has one: //p' "$work/deps/usr/README.streetgan"); do
+  # read -a: a name such as '*' stays a name, never a glob of the current folder.
+  read -r -a listed <<< "$(sed -n 's/^stubs (every function traps): //p; s/^the host.s own if it has one: //p' "$work/deps/usr/README.streetgan" | tr '\n' ' ')"
+  for s in ${listed[@]+"${listed[@]}"}; do
     [[ "$s" =~ ^[A-Za-z0-9._+-]+$ ]] || not_bundle "a stub named '$s'"
     if grep -qxF -- "$s" <<<"$host_libraries"; then rm -f -- "${dl:?}/$s"; fi
   done
@@ -165,10 +180,10 @@ if [ -n "$deps" ]; then
   linker_flags="-Wl,-rpath-link,$dl"
 fi
 
-# The suites that read STREETGAN_TEST_DEVICE (tests/support/test_device.h): they run on the GPU.
+# The suites that read STREETGAN_TEST_DEVICE: those that include tests/support/test_device.h.
 device_suites=()
 for f in "$source_dir"/tests/core/tst_*.cpp "$source_dir"/tests/cli/tst_*.cpp; do
-  grep -qE 'testDevice|STREETGAN_TEST_DEVICE' "$f" && device_suites+=("$(basename "$f" .cpp)")
+  grep -q '^#include "tests/support/test_device.h"' "$f" && device_suites+=("$(basename "$f" .cpp)")
 done
 
 if [ "$dry_run" -eq 1 ]; then
@@ -185,9 +200,15 @@ if [ "$dry_run" -eq 1 ]; then
   exit 0
 fi
 
+# From here on everything stays under --out.
+{ cat "$log" > "$out/gpu-check.log" && cat "$summary" > "$out/summary.md"; } 2>/dev/null ||
+  { echo "gpu-check: --out: cannot write gpu-check.log and summary.md in $out" >&2; exit 2; }
+rm -f -- "$log" "$summary"
+log="$out/gpu-check.log"; summary="$out/summary.md"; committed=1
+
 # --- build --------------------------------------------------------------------------------------
 build="$work/build"
-export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)}"
+export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-$(timeout 60 nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)}"
 configure() {
   cmake -S "$source_dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix_path" \
     -DCMAKE_EXE_LINKER_FLAGS="$linker_flags" -DCMAKE_SHARED_LINKER_FLAGS="$linker_flags" "$@"

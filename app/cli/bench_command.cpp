@@ -154,8 +154,8 @@ int benchTrain(const Args& args) {
     return fail(line.program(), "option '--cuda-graphs': '" + graphs_value + "' is not allowed; allowed: on or off", kExitUsage);
   const bool graphs = graphs_value == "on";
   if (graphs)
-    if (const std::string refused = cudaGraphsRefusal(*device, 1); !refused.empty())
-      return fail(line.program(), "option '--cuda-graphs': " + refused, kExitUsage);
+    if (const std::string why = cudaGraphsUnavailable(*device, 1); !why.empty())
+      return fail(line.program(), "option '--cuda-graphs on' " + why, kExitUsage);
 
   config->batch_size = static_cast<int>(*batch);
   config->data.workers = static_cast<int>(*workers);

@@ -3,7 +3,9 @@
 #include "app/cli/rank_launcher.h"
 #include "app/cli/stop_signal.h"
 #include "core/runs/event_fields.h"
+#include "core/runs/run_directory.h"
 #include "core/runs/run_event.h"
+#include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/graphed_train_step.h"
 #include "core/train/trainer.h"
@@ -283,12 +285,20 @@ int runTrain(const Args& args) {
     // spelling, a precision it cannot run, and GPUs too few for one a rank (rank i trains on
     // cuda:i with --device cuda, and with auto where CUDA is visible). A resumed run without
     // --device keeps its stored one, which only the ranks read.
-    const bool graphs = options.resume ? options.cuda_graphs.value_or(false) : config.cuda_graphs;
-    if (graphs)
-      if (const std::string refused = cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), std::int64_t{launch.nproc} * launch.nnodes);
-          !refused.empty())
-        return fail(line.program(), refused, kExitUsage);
-    const std::string spec = options.resume ? options.device.value_or("") : config.device;
+    // A resumed run's stored config says what the options leave as it was (when it can be read;
+    // else the ranks find out and say).
+    std::optional<TrainConfig> stored;
+    if (options.resume) {
+      const auto checkpoints = RunDirectory(options.run_dir).checkpoints();
+      if (!checkpoints.empty())
+        if (auto read = readCheckpointConfig(checkpoints.back()); read) stored = *read;
+    }
+    const bool graphs = options.resume ? options.cuda_graphs.value_or(stored && stored->cuda_graphs) : config.cuda_graphs;
+    const std::string graphs_hint = options.resume && !options.cuda_graphs ? " (resume with --cuda-graphs off)" : "";
+    const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes;
+    if (graphs && world > 1)
+      return fail(line.program(), cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world) + graphs_hint, kExitUsage);
+    const std::string spec = options.resume ? options.device.value_or(stored ? stored->device : "") : config.device;
     if (!spec.empty()) {
       static const std::regex one_gpu("cuda:[0-9]{1,2}");
       const int gpus = visibleCudaDevices();
@@ -303,10 +313,20 @@ int runTrain(const Args& args) {
                     " CUDA device(s) are visible; use --device cpu, or --nproc " + std::to_string(gpus), kExitUsage);
       auto device = resolveDevice(spec == "cuda" ? "cuda:0" : spec);
       if (!device) return fail(line.program(), device.error(), kExitUsage);
-      const std::string precision = options.resume ? options.precision.value_or("") : config.precision;
-      if (!precision.empty())
-        if (auto resolved = resolvePrecision(precision, *device); !resolved)
-          return fail(line.program(), resolved.error(), kExitUsage);
+      const std::string precision =
+          options.resume ? options.precision.value_or(stored ? stored->precision : "") : config.precision;
+      std::optional<Precision> resolved_precision;
+      if (!precision.empty()) {
+        auto resolved = resolvePrecision(precision, *device);
+        if (!resolved) return fail(line.program(), resolved.error(), kExitUsage);
+        resolved_precision = *resolved;
+      }
+      // One rank: the device it will train on decides (the run says the same; see trainer.cpp).
+      if (graphs) {
+        const std::string said = resolved_precision ? describeDeviceChoice(spec, *device, *resolved_precision) : "";
+        if (const std::string refused = cudaGraphsRefusal(*device, 1, said); !refused.empty())
+          return fail(line.program(), refused + graphs_hint, kExitUsage);
+      }
     }
     launch.rank_args = rankArguments(args);
     if (launch.node_rank == 0) {

@@ -11,27 +11,27 @@
 namespace streetgan {
 namespace {
 
-constexpr const char* kKey = "config key \"cuda_graphs\": ";
-
 void clearGradients(torch::nn::Module& module) {
   for (auto& p : module.parameters()) p.mutable_grad() = torch::Tensor();
 }
 
 }  // namespace
 
-std::string cudaGraphsRefusal(const c10::Device& device, std::int64_t world_size, const std::string& device_said) {
+std::string cudaGraphsUnavailable(const c10::Device& device, std::int64_t world_size, const std::string& device_said) {
   if (world_size > 1)
-    return std::string(kKey) + "true trains one process, and this job has " + std::to_string(world_size) +
-           " ranks (a graph does not hold the ranks' all-reduce); set it to false";
+    return "trains one process, and this job has " + std::to_string(world_size) +
+           " ranks (a graph does not hold the ranks' all-reduce)";
   if (!device.is_cuda())
-    return std::string(kKey) + "true needs a CUDA device, and this run trains on " + (device_said.empty() ? device.str() : device_said) +
-           "; set it to false";
+    return "needs a CUDA device, and this run trains on " + (device_said.empty() ? device.str() : device_said);
   if (!torch_compat::hasFusedAdamW(device))
-    return std::string(kKey) + "true needs LibTorch's fused AdamW on CUDA (LibTorch 2.0 or newer); this is " +
-           std::string(TORCH_VERSION) + "; set it to false";
-  if (const std::string why = CudaGraph::unavailableReason(device); !why.empty())
-    return std::string(kKey) + "true cannot be used: " + why + "; set it to false";
+    return "needs LibTorch's fused AdamW on CUDA (LibTorch 2.0 or newer); this is " + std::string(TORCH_VERSION);
+  if (const std::string why = CudaGraph::unavailableReason(device); !why.empty()) return "cannot be used: " + why;
   return {};
+}
+
+std::string cudaGraphsRefusal(const c10::Device& device, std::int64_t world_size, const std::string& device_said) {
+  const std::string why = cudaGraphsUnavailable(device, world_size, device_said);
+  return why.empty() ? why : "config key \"cuda_graphs\": true " + why + "; set it to false";
 }
 
 GraphedTrainStep::GraphedTrainStep(DcganStep& step, std::function<void(const std::string&)> warn,

@@ -27,9 +27,12 @@ namespace streetgan {
 
 class CudaGraph;
 
-/// Why a run on `device` with `world_size` ranks cannot use `cuda_graphs: true`, in one plain line
-/// that names the key; empty when it can. `device_said` is how the device is named in it (the
-/// run's device line, which says why auto chose it); empty: the device's own name.
+/// Why a run on `device` with `world_size` ranks cannot use CUDA graphs ("needs a CUDA device, and
+/// this run trains on cpu"); empty when it can. `device_said` is how the device is named in it
+/// (the run's device line, which says why auto chose it); empty: the device's own name.
+std::string cudaGraphsUnavailable(const c10::Device& device, std::int64_t world_size, const std::string& device_said = {});
+/// cudaGraphsUnavailable() as a config error naming the key: `config key "cuda_graphs": true
+/// needs ...; set it to false`; empty when graphs can be used.
 std::string cudaGraphsRefusal(const c10::Device& device, std::int64_t world_size, const std::string& device_said = {});
 
 struct GraphedTrainStepOptions {

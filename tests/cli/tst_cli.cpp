@@ -539,20 +539,32 @@ void TestCli::cudaGraphsRefusedPlainly() {
                                     "all-reduce); set it to false");
   QVERIFY(!QFileInfo::exists(dir.path() + "/c"));
 
+  // One rank through the launcher: the device it would train on is named, as without --nproc.
+  const auto one_rank = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/c1", "--nproc", "1", "--device", "cpu",
+                                "--cuda-graphs", "on"});
+  QCOMPARE(one_rank.exit_code, 2);
+  QCOMPARE(one_rank.err.trimmed(), "streetgan train: " + key + "needs a CUDA device, and this run trains on cpu, fp32; set it to false");
+  QVERIFY(!QFileInfo::exists(dir.path() + "/c1"));
+
   const auto spelling = runCli({"train", "--dataroot", data_, "--run-dir", dir.path() + "/d", "--cuda-graphs", "yes"});
   QCOMPARE(spelling.exit_code, 2);
   QCOMPARE(spelling.err.trimmed(), QString("streetgan train: option '--cuda-graphs': 'yes' is not allowed; allowed: on or off"));
 
   const auto bench = runCli({"bench", "train", "--device", "cpu", "--cuda-graphs", "on", "--steps", "1"});
   QCOMPARE(bench.exit_code, 2);
-  QCOMPARE(bench.err.trimmed(), "streetgan bench train: option '--cuda-graphs': " + key +
-                                    "needs a CUDA device, and this run trains on cpu; set it to false");
+  QCOMPARE(bench.err.trimmed(), QString("streetgan bench train: option '--cuda-graphs on' needs a CUDA device, and this run "
+                                        "trains on cpu"));
 
   const QString run = dir.path() + "/e";
   QCOMPARE(runCli(tinyTrainArgs(data_, run, 1)).exit_code, 0);
   const auto on = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--cuda-graphs", "on"});
   QCOMPARE(on.exit_code, 2);
   QVERIFY2(on.err.trimmed().endsWith("this run trains on cpu, fp32; set it to false"), qPrintable(on.err));
+  const auto on_ranks = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--cuda-graphs", "on", "--nproc", "2"});
+  QCOMPARE(on_ranks.exit_code, 2);
+  QVERIFY2(on_ranks.err.trimmed().endsWith("this job has 2 ranks (a graph does not hold the ranks' all-reduce); set it to false") &&
+               on_ranks.err.trimmed().count('\n') == 0,
+           qPrintable(on_ranks.err));
   const auto off = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--cuda-graphs", "off"});
   QCOMPARE(off.exit_code, 0);
   QVERIFY2(!off.err.contains("CUDA graph"), qPrintable(off.err));

@@ -164,6 +164,33 @@ private slots:
     QVERIFY(!QFileInfo::exists(root + "/out/work/build"));
     QVERIFY(QFileInfo::exists(root + "/victim/libc.so.6"));
     QVERIFY(!QFileInfo::exists(root + "/no-gpu-out"));
+    // A dry run or a refusal leaves no output folder it made.
+    QVERIFY2(!QFileInfo::exists(root + "/out") && !QFileInfo::exists(root + "/-"), qPrintable("it left its output folder: " + output));
+  }
+
+  // An earlier check's results in --out survive a dry run (its log and summary were truncated).
+  void dryRunKeepsAnEarlierCheck() {
+    const QString root = dir_.path();
+    QVERIFY(QDir().mkpath(root + "/earlier/work/build"));
+    for (const QString name : {"/earlier/summary.md", "/earlier/gpu-check.log", "/earlier/work/build/kept"}) {
+      QFile file(root + name);
+      QVERIFY(file.open(QIODevice::WriteOnly));
+      file.write("an earlier check\n");
+    }
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("PATH", root + "/one-gpu:" + env.value("PATH"));
+    QProcess script;
+    script.setProcessEnvironment(env);
+    script.setProcessChannelMode(QProcess::MergedChannels);
+    script.start("bash", {QStringLiteral(STREETGAN_SOURCE_DIR) + "/packaging/gpu-check.sh", "--out", root + "/earlier",
+                          "--torch", root + "/cuda-torch", "--dry-run"});
+    QVERIFY(script.waitForFinished(120000));
+    QCOMPARE(script.exitCode(), 0);
+    for (const QString name : {"/earlier/summary.md", "/earlier/gpu-check.log", "/earlier/work/build/kept"}) {
+      QFile file(root + name);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      QCOMPARE(file.readAll(), QByteArray("an earlier check\n"));
+    }
   }
 
   // bench/bench_table.py, which gpu-check.sh uses to make one table of the per-configuration
