@@ -283,10 +283,9 @@ int runTrain(const Args& args) {
   if (launcher) {
     // What every rank would refuse is refused here, once, before any starts: the device's
     // spelling, a precision it cannot run, and GPUs too few for one a rank (rank i trains on
-    // cuda:i with --device cuda, and with auto where CUDA is visible). A resumed run without
-    // --device keeps its stored one, which only the ranks read.
-    // A resumed run's stored config says what the options leave as it was (when it can be read;
-    // else the ranks find out and say).
+    // cuda:i with --device cuda, and with auto where CUDA is visible). A resumed run's stored
+    // config says what its options leave as it was (when it can be read; else the ranks find out
+    // and say), and the messages then name it as the run's.
     std::optional<TrainConfig> stored;
     if (options.resume) {
       const auto checkpoints = RunDirectory(options.run_dir).checkpoints();
@@ -299,17 +298,19 @@ int runTrain(const Args& args) {
     if (graphs && world > 1)
       return fail(line.program(), cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world) + graphs_hint, kExitUsage);
     const std::string spec = options.resume ? options.device.value_or(stored ? stored->device : "") : config.device;
+    const bool stored_device = options.resume && !options.device;
+    const std::string device_said = (stored_device ? "the run's device " : "--device ") + spec;
+    const std::string ranks_with = "--nproc " + std::to_string(launch.nproc) + (stored_device ? " with " : " ") + device_said;
     if (!spec.empty()) {
       static const std::regex one_gpu("cuda:[0-9]{1,2}");
       const int gpus = visibleCudaDevices();
-      const std::string ranks = "--nproc " + std::to_string(launch.nproc);
       if (std::regex_match(spec, one_gpu) && launch.nproc > 1)
-        return fail(line.program(), "--device " + spec + " would put every rank on one GPU; with --nproc use --device cuda (rank i trains on cuda:i)", kExitUsage);
+        return fail(line.program(), device_said + " would put every rank on one GPU; with --nproc use --device cuda (rank i trains on cuda:i)", kExitUsage);
       if (spec == "cuda" && gpus < launch.nproc)
-        return fail(line.program(), ranks + " --device cuda needs a CUDA device for each rank: " +
+        return fail(line.program(), ranks_with + " needs a CUDA device for each rank: " +
                     (gpus == 0 ? cudaAbsence() : std::to_string(gpus) + " visible"), kExitUsage);
       if (spec == "auto" && gpus > 0 && gpus < launch.nproc)
-        return fail(line.program(), ranks + " --device auto would put rank i on cuda:i, but " + std::to_string(gpus) +
+        return fail(line.program(), ranks_with + " would put rank i on cuda:i, but " + std::to_string(gpus) +
                     " CUDA device(s) are visible; use --device cpu, or --nproc " + std::to_string(gpus), kExitUsage);
       auto device = resolveDevice(spec == "cuda" ? "cuda:0" : spec);
       if (!device) return fail(line.program(), device.error(), kExitUsage);

@@ -121,8 +121,8 @@ ConfigKey stringKey(std::string name, KeyGroup group, std::string TrainConfig::*
           [=](const TrainConfig& c) { return json(c.*member); }};
 }
 
-ConfigKey boolKey(std::string name, std::function<bool&(TrainConfig&)> field) {
-  return {name, KeyGroup::Data,
+ConfigKey boolKey(std::string name, KeyGroup group, std::function<bool&(TrainConfig&)> field) {
+  return {name, group,
           [=](TrainConfig& c, const json& v) -> std::string {
             if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
             field(c) = v.get<bool>();
@@ -252,27 +252,9 @@ std::vector<ConfigKey> runKeys() {
                 "auto, fp32, fp16 or bf16"),
       intKey("threads", G::Run, &TrainConfig::threads, 0, 1024),
       intKey("sync_every_steps", G::Run, &TrainConfig::sync_every_steps, 0, 1000000),
-      {"sync_batchnorm", G::Run,
-       [](TrainConfig& c, const json& v) -> std::string {
-         if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
-         c.sync_batchnorm = v.get<bool>();
-         return {};
-       },
-       [](const TrainConfig& c) { return json(c.sync_batchnorm); }},
-      {"cuda_graphs", G::Run,
-       [](TrainConfig& c, const json& v) -> std::string {
-         if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
-         c.cuda_graphs = v.get<bool>();
-         return {};
-       },
-       [](const TrainConfig& c) { return json(c.cuda_graphs); }},
-      {"tensorboard", G::Run,
-       [](TrainConfig& c, const json& v) -> std::string {
-         if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
-         c.tensorboard = v.get<bool>();
-         return {};
-       },
-       [](const TrainConfig& c) { return json(c.tensorboard); }},
+      boolKey("sync_batchnorm", G::Run, [](TrainConfig& c) -> bool& { return c.sync_batchnorm; }),
+      boolKey("cuda_graphs", G::Run, [](TrainConfig& c) -> bool& { return c.cuda_graphs; }),
+      boolKey("tensorboard", G::Run, [](TrainConfig& c) -> bool& { return c.tensorboard; }),
       intKey("sample_count", G::Run, &TrainConfig::sample_count, 1, 1024),
       stringKey("preset", G::Run, &TrainConfig::preset,
                 [](const std::string& s) { return !s.empty() && s.size() <= 64; },
@@ -293,13 +275,7 @@ std::vector<ConfigKey> augmentKeys() {
       numberKey("augment.noise_std", G::Augment,
                 [](TrainConfig& c) -> double& { return c.augment.noise_std; }, 0.0, 10.0, false,
                 "a number in [0, 10)"),
-      {"augment.flip", G::Augment,
-       [](TrainConfig& c, const json& v) -> std::string {
-         if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
-         c.augment.flip = v.get<bool>();
-         return {};
-       },
-       [](const TrainConfig& c) { return json(c.augment.flip); }},
+      boolKey("augment.flip", G::Augment, [](TrainConfig& c) -> bool& { return c.augment.flip; }),
       numberKey("augment.rotate_deg", G::Augment,
                 [](TrainConfig& c) -> double& { return c.augment.rotate_deg; }, 0.0, 180.0, false,
                 "a number of degrees in [0, 180)"),
@@ -320,7 +296,7 @@ std::vector<ConfigKey> dataKeys() {
                     {"all", "train_val", "test"}),
       dataChoiceKey("data.subset", [](TrainConfig& c) -> std::string& { return c.data.filter.subset; },
                     {"all", "database", "query"}),
-      boolKey("data.drop_panoramas", [](TrainConfig& c) -> bool& { return c.data.filter.drop_panoramas; }),
+      boolKey("data.drop_panoramas", KeyGroup::Data, [](TrainConfig& c) -> bool& { return c.data.filter.drop_panoramas; }),
       dataChoiceKey("data.time_of_day", [](TrainConfig& c) -> std::string& { return c.data.filter.time_of_day; },
                     {"all", "day", "night"}),
       nestedIntKey("data.max_per_sequence", G::Data,
@@ -343,7 +319,7 @@ std::vector<ConfigKey> dataKeys() {
          return {};
        },
        [](const TrainConfig& c) { return json(c.data.cache); }},
-      boolKey("data.reduced_decode", [](TrainConfig& c) -> bool& { return c.data.reduced_decode; }),
+      boolKey("data.reduced_decode", KeyGroup::Data, [](TrainConfig& c) -> bool& { return c.data.reduced_decode; }),
   };
 }
 
