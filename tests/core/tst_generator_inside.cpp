@@ -7,6 +7,7 @@
 #include "core/train/checkpoint.h"
 #include "core/train/dcgan_step.h"
 #include "tests/support/test_device.h"
+#include "tests/support/tiny_train_config.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -33,12 +34,7 @@ private:
 };
 
 void TestGeneratorInside::initTestCase() {
-  TrainConfig config;
-  config.nz = 16;
-  config.ngf = 8;
-  config.ndf = 8;
-  config.batch_size = 8;
-  config.seed = 3;
+  const TrainConfig config = streetgan::test::tinyTrainConfig(3);
   DcganStep model(config, testDevice(), Precision::Fp32);
   torch::manual_seed(3);
   const torch::Tensor real = torch::rand({8, 3, 64, 64}).to(testDevice()) * 2 - 1;

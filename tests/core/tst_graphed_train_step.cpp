@@ -10,6 +10,7 @@
 #include "core/train/multi_tensor_adamw.h"
 #include "core/util/torch_compat.h"
 #include "tests/support/test_device.h"
+#include "tests/support/tiny_train_config.h"
 
 #include <QtTest>
 #include <torch/torch.h>
@@ -18,18 +19,9 @@
 
 using namespace streetgan;
 using streetgan::test::testDevice;
+using streetgan::test::tinyTrainConfig;
 
 namespace {
-
-TrainConfig tinyConfig() {
-  TrainConfig config;
-  config.nz = 16;
-  config.ngf = 8;
-  config.ndf = 8;
-  config.batch_size = 8;
-  config.seed = 5;
-  return config;
-}
 
 double maxDifference(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.detach().cpu().to(torch::kFloat64) - b.detach().cpu().to(torch::kFloat64)).abs().max().item<double>();
@@ -97,7 +89,7 @@ void TestGraphedTrainStep::aCudaDeviceIsRefusedOnlyWhereTheBuildCannot() {
 
 // A graph is never made for a device the refusal names: that is a programming error.
 void TestGraphedTrainStep::noGraphOffCuda() {
-  DcganStep model(tinyConfig(), c10::Device(c10::kCPU), Precision::Fp32);
+  DcganStep model(tinyTrainConfig(), c10::Device(c10::kCPU), Precision::Fp32);
   bool threw = false;
   try {
     GraphedTrainStep graphed(model, nullptr);
@@ -122,7 +114,7 @@ void TestGraphedTrainStep::graphedStepsEqualEagerSteps() {
   if (!device.is_cuda()) QSKIP("needs STREETGAN_TEST_DEVICE=cuda (a GPU): the CPU path is the refusal above");
   if (const std::string why = cudaGraphsRefusal(device, 1); !why.empty()) QSKIP(why.c_str());
   QFETCH(int, precision);
-  const TrainConfig config = tinyConfig();
+  const TrainConfig config = tinyTrainConfig();
   DcganStep eager(config, device, static_cast<Precision>(precision));
   DcganStep model(config, device, static_cast<Precision>(precision));
   QStringList warnings;

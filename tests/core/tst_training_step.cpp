@@ -9,6 +9,7 @@
 #include "core/train/multi_tensor_adamw.h"
 #include "core/train/step_stats_queue.h"
 #include "tests/support/test_device.h"
+#include "tests/support/tiny_train_config.h"
 
 #include <QtTest>
 #include <torch/torch.h>
@@ -17,19 +18,10 @@
 
 using namespace streetgan;
 using streetgan::test::testDevice;
+using streetgan::test::tinyTrainConfig;
 using streetgan::test::testTolerance;
 
 namespace {
-
-TrainConfig tinyConfig() {
-  TrainConfig config;
-  config.nz = 16;
-  config.ngf = 8;
-  config.ndf = 8;
-  config.batch_size = 8;
-  config.seed = 5;
-  return config;
-}
 
 double maxRelativeDifference(const torch::Tensor& a, const torch::Tensor& b) {
   const auto da = a.detach().cpu().to(torch::kFloat64), db = b.detach().cpu().to(torch::kFloat64);
@@ -133,7 +125,7 @@ void TestTrainingStep::bf16AutocastIsReallyOn() {
 }
 
 void TestTrainingStep::bf16StepsGiveFiniteLosses() {
-  const TrainConfig config = tinyConfig();
+  const TrainConfig config = tinyTrainConfig();
   DcganStep model(config, testDevice(), Precision::Bf16);
   QVERIFY(!model.scaler().enabled());
   const auto options = torch::TensorOptions().device(testDevice());
@@ -150,7 +142,7 @@ void TestTrainingStep::bf16StepsGiveFiniteLosses() {
 }
 
 void TestTrainingStep::statisticsStayOnTheDeviceUntilFlushed() {
-  const TrainConfig config = tinyConfig();
+  const TrainConfig config = tinyTrainConfig();
   DcganStep queued(config, testDevice(), Precision::Fp32), direct(config, testDevice(), Precision::Fp32);
   const auto options = torch::TensorOptions().device(testDevice());
   torch::manual_seed(4);
