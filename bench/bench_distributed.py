@@ -12,6 +12,14 @@ all-reduce of both nets' gradients, and bucketed / flat (target: at most 1.2).
 
 On a GPU host with one GPU: --device cuda --world 1 gives NCCL's overhead at world size 1
 (step in group / step alone; target: at most 1.02).
+
+--hosts H (root, iproute2) also runs each job on H "hosts": Linux network namespaces joined by a
+bridge (prefix "sgb-", removed at the end and at the start), WORLD / H ranks each, Gloo on each
+host's own interface; a row per layout, and the hosts' all-reduce over one host's. veth is not a
+real network (no wire, no switch, the same kernel): the figure is for regressions, not for a
+cluster's speed.
+
+  bench/bench_distributed.py --streetgan build/app/cli/streetgan --world 4 --hosts 2
 """
 import argparse
 import json
@@ -28,14 +36,54 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_job(args, preset):
+PREFIX = "sgb"
+
+
+def ip(*words, check=True):
+    return subprocess.run(["ip", *words], check=check, capture_output=True, text=True)
+
+
+def remove_hosts():
+    for line in ip("netns", "list", check=False).stdout.splitlines():
+        if line.split(" ")[0].startswith(PREFIX + "-"):
+            ip("netns", "del", line.split(" ")[0], check=False)
+    for line in ip("-o", "link", "show", check=False).stdout.splitlines():
+        name = line.split(": ")[1].split("@")[0]
+        if name.startswith(PREFIX + "-"):
+            ip("link", "del", name, check=False)
+
+
+def make_hosts(count):
+    """count namespaces on one bridge; host h is 10.214.0.(h+1) on interface sgb-p<h>."""
+    remove_hosts()
+    ip("link", "add", PREFIX + "-br", "type", "bridge")
+    ip("link", "set", PREFIX + "-br", "up")
+    for h in range(count):
+        ns, outside, inside = f"{PREFIX}-h{h}", f"{PREFIX}-v{h}", f"{PREFIX}-p{h}"
+        ip("netns", "add", ns)
+        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+        ip("link", "set", inside, "netns", ns)
+        ip("link", "set", outside, "master", PREFIX + "-br")
+        ip("link", "set", outside, "up")
+        ip("-n", ns, "addr", "add", f"10.214.0.{h + 1}/24", "dev", inside)
+        ip("-n", ns, "link", "set", inside, "up")
+        ip("-n", ns, "link", "set", "lo", "up")
+
+
+def run_job(args, preset, hosts=0):
+    """One job of args.world ranks: on this host, or spread over `hosts` namespaces."""
     port = free_port()
     procs = []
+    per_host = args.world // hosts if hosts else args.world
     for rank in range(args.world):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(args.world), LOCAL_RANK=str(rank),
-                   LOCAL_WORLD_SIZE=str(args.world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(args.world), LOCAL_RANK=str(rank % per_host),
+                   LOCAL_WORLD_SIZE=str(per_host), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         cmd = [args.streetgan, "bench", "allreduce", "--preset", preset, "--batch", str(args.batch),
                "--repeats", str(args.steps), "--threads", str(args.threads), "--device", args.device]
+        if hosts:
+            host = rank // per_host
+            env.update(MASTER_ADDR="10.214.0.1", GLOO_SOCKET_IFNAME=f"{PREFIX}-p{host}", GROUP_RANK=str(host))
+            cmd = ["ip", "netns", "exec", f"{PREFIX}-h{host}", *cmd]
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     outputs = [p.communicate() for p in procs]
     for p, (out, err) in zip(procs, outputs):
@@ -54,7 +102,22 @@ def main():
     parser.add_argument("--steps", type=int, default=10, help="timed repeats inside each job")
     parser.add_argument("--repeats", type=int, default=5, help="jobs per preset (medians over them)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--hosts", type=int, default=0,
+                        help="also spread each job over this many network-namespace hosts (root; 0: off)")
     args = parser.parse_args()
+    if args.hosts:
+        if args.hosts < 2 or args.world % args.hosts:
+            sys.exit("bench_distributed.py: --hosts needs 2 or more hosts that divide --world")
+        try:
+            make_hosts(args.hosts)
+        except (subprocess.CalledProcessError, FileNotFoundError) as e:
+            remove_hosts()
+            sys.exit(f"bench_distributed.py: cannot make network namespaces (root and iproute2 are needed): {e}")
+        try:
+            compare_hosts(args)
+        finally:
+            remove_hosts()
+        return
 
     keys = ["step_ms", "step_in_group_ms", "bucketed_ms", "flat_ms", "bucketed_over_flat"]
     print(f"{'preset':<10} {'world':>5} {'backend':<7} {'grad MB':>8} {'buckets':>7} {'step ms':>9} "
@@ -68,6 +131,27 @@ def main():
               f"{m['flat_ms']:>9.2f} {m['bucketed_over_flat']:>7.2f} {m['bucketed_ms'] / m['step_ms']:>13.1%}")
         for k in ("bucketed_over_flat", "step_ms", "bucketed_ms"):
             print(f"  runs {k}: " + ", ".join(f"{r[k]:.3g}" for r in runs))
+
+
+def compare_hosts(args):
+    """Per preset: one host × WORLD ranks against HOSTS × WORLD/HOSTS, jobs alternating."""
+    per_host = args.world // args.hosts
+    print(f"{'preset':<10} {'layout':<14} {'step ms':>9} {'in group':>9} {'all-reduce ms':>13} "
+          f"{'all-reduce/step':>15} {'hosts/one host':>14}")
+    for preset in args.presets.split(","):
+        one, many = [], []
+        for _ in range(args.repeats):
+            one.append(run_job(args, preset))
+            many.append(run_job(args, preset, args.hosts))
+        rows = {}
+        for name, runs in ((f"1 x {args.world}", one), (f"{args.hosts} x {per_host}", many)):
+            m = {k: statistics.median(r[k] for r in runs) for k in ("step_ms", "step_in_group_ms", "bucketed_ms")}
+            rows[name] = m
+            ratio = f"{m['bucketed_ms'] / rows[f'1 x {args.world}']['bucketed_ms']:.2f}"
+            print(f"{preset:<10} {name:<14} {m['step_ms']:>9.1f} {m['step_in_group_ms']:>9.1f} "
+                  f"{m['bucketed_ms']:>13.2f} {m['bucketed_ms'] / m['step_ms']:>14.1%} {ratio:>14}")
+        for name, runs in ((f"1 x {args.world}", one), (f"{args.hosts} x {per_host}", many)):
+            print(f"  runs {name} bucketed_ms: " + ", ".join(f"{r['bucketed_ms']:.3g}" for r in runs))
 
 
 if __name__ == "__main__":

@@ -55,8 +55,8 @@ packages=(
   libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
   # remote training: the tests start a real sshd and drive the ssh client
   openssh-client openssh-server
-  # tools the tests drive
-  procps
+  # tools the tests drive (iproute2: the multi-node tests' hosts are network namespaces)
+  procps iproute2
   # studio and tests: Qt 6 (trixie's qt6-base-dev holds what bookworm's libqt6opengl6-dev did)
   qt6-base-dev qt6-charts-dev libgl-dev libxkbcommon-dev
   # tests: libjpeg writes the CMYK JPEG of the bad-input cases

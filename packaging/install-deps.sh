@@ -29,8 +29,8 @@ packages=(
   libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
   # remote training over SSH: the client the studio drives; the tests start a real sshd
   openssh-client openssh-server
-  # tools the tests drive
-  procps
+  # tools the tests drive (iproute2: the multi-node tests' hosts are network namespaces)
+  procps iproute2
 )
 if [ "$cli_only" -eq 0 ]; then
   packages+=(

@@ -4,7 +4,7 @@
 #include "app/cli/stop_signal.h"
 #include "core/runs/event_fields.h"
 #include "core/runs/event_log.h"
-#include "core/runs/event_stream_reader.h"
+#include "core/runs/event_log_tail.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,11 +14,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 namespace streetgan::cli {
@@ -31,6 +32,8 @@ namespace run_status = events::status;
 using Clock = std::chrono::steady_clock;
 constexpr int kGraceSeconds = 10;
 constexpr int kStopGraceSeconds = 60;
+// Between a failed attempt and the restart: the ports of the old ranks are let go.
+constexpr int kRestartPauseSeconds = 3;
 
 // A port nothing listens on now (the kernel's choice); rank 0 binds it a moment later.
 int freePort() {
@@ -49,6 +52,22 @@ int freePort() {
   return port;
 }
 
+// Whether something already listens on `port` here (rank 0's store binds every address). A port
+// left in TIME_WAIT by a job that just ended is free: the store reuses it as well.
+bool portTaken(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool taken = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 && errno == EADDRINUSE;
+  ::close(fd);
+  return taken;
+}
+
 std::string describeExit(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
@@ -59,24 +78,6 @@ std::string describeExit(int status) {
   return "ended";
 }
 
-// Whether the last line of events.jsonl is a run_finished event.
-bool logFinished(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EventStreamReader reader;  // its line limit bounds what is kept of a line
-  std::string last;
-  const auto keep = [&last](std::string_view line) {
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos) last.assign(line);
-  };
-  std::string chunk(1 << 16, '\0');
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    reader.feedLines(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())), keep);
-  }
-  reader.finishLines(keep);
-  const auto event = reader.parse(last);
-  return event && std::holds_alternative<events::RunFinished>(event->event);
-}
-
 struct Rank {
   int rank = 0;
   pid_t pid = -1;
@@ -84,18 +85,19 @@ struct Rank {
   int status = 0;
 };
 
-}  // namespace
+// One attempt: starts this host's ranks and supervises them to their end.
+struct AttemptOutcome {
+  bool failed = false;
+  bool could_not_start = false;  ///< a fork failed: the launcher itself cannot go on
+  std::string first_failure;     ///< "rank 1 of 4 exited with code 1"
+  std::string rank0_death;       ///< rank 0 was killed by a signal
+};
 
-int launchRanks(const RankLaunchOptions& options) {
+AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attempt, const std::atomic<bool>& stop) {
   const std::string program = "streetgan train";
-  int port = options.master_port;
-  if (port == 0) {
-    port = freePort();
-    if (port <= 0) return fail(program, std::string("cannot find a free port for the ranks' store: ") + std::strerror(errno), kExitUsage);
-  }
   const int world = options.nproc * options.nnodes;
-  const std::atomic<bool>& stop = installStopHandlers();
   const pid_t launcher = ::getpid();
+  AttemptOutcome outcome;
   std::vector<Rank> ranks;
   for (int local = 0; local < options.nproc && !stop.load(); ++local) {
     Rank r;
@@ -105,7 +107,8 @@ int launchRanks(const RankLaunchOptions& options) {
       fail(program, std::string("cannot start rank ") + std::to_string(r.rank) + ": " + std::strerror(errno), kExitFailure);
       for (auto& started : ranks) ::kill(started.pid, SIGKILL);  // each pid > 0: its fork() succeeded
       for (auto& started : ranks) ::waitpid(started.pid, nullptr, 0);
-      return kExitFailure;
+      outcome.failed = outcome.could_not_start = true;
+      return outcome;
     }
     if (pid == 0) {
       // The rank ends with its launcher: killed with it (the studio's Kill, `remote signal kill`,
@@ -120,9 +123,12 @@ int launchRanks(const RankLaunchOptions& options) {
       ::setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
       ::setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.nproc).c_str(), 1);
+      ::setenv("GROUP_RANK", std::to_string(options.node_rank).c_str(), 1);
       ::setenv("MASTER_ADDR", options.master_addr.c_str(), 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       ::setenv("STREETGAN_DIST_TIMEOUT", std::to_string(options.timeout_s).c_str(), 1);
+      ::setenv("TORCHELASTIC_RESTART_COUNT", std::to_string(attempt).c_str(), 1);
+      ::setenv("TORCHELASTIC_MAX_RESTARTS", std::to_string(options.max_restarts).c_str(), 1);
       ::unsetenv("TORCHELASTIC_USE_AGENT_STORE");
       std::vector<std::string> words{"streetgan", "train"};
       words.insert(words.end(), options.rank_args.begin(), options.rank_args.end());
@@ -139,9 +145,7 @@ int launchRanks(const RankLaunchOptions& options) {
   }
 
   bool forwarded = false;
-  bool failed = false;
   Clock::time_point kill_at = Clock::time_point::max();
-  std::string rank0_death;
   for (;;) {
     if (stop.load() && !forwarded) {
       forwarded = true;
@@ -163,14 +167,16 @@ int launchRanks(const RankLaunchOptions& options) {
         r.status = status;
         const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!ok) {
-          std::fprintf(stderr, "%s: rank %d of %d %s\n", program.c_str(), r.rank, world, describeExit(status).c_str());
-          if (!failed) {
-            failed = true;
+          const std::string said = "rank " + std::to_string(r.rank) + " of " + std::to_string(world) + " " + describeExit(status);
+          std::fprintf(stderr, "%s: %s\n", program.c_str(), said.c_str());
+          if (!outcome.failed) {
+            outcome.failed = true;
+            outcome.first_failure = said;
             // The others notice at once (its connections closed) and end by themselves after
             // saying why; one that hangs, or is busy outside a collective, is killed after this.
             kill_at = Clock::now() + std::chrono::seconds(std::min(options.timeout_s, kGraceSeconds));
           }
-          if (r.rank == 0 && WIFSIGNALED(status)) rank0_death = describeExit(status);
+          if (r.rank == 0 && WIFSIGNALED(status)) outcome.rank0_death = describeExit(status);
         }
       } else {
         any_running = true;
@@ -181,23 +187,64 @@ int launchRanks(const RankLaunchOptions& options) {
       for (auto& r : ranks)
         if (r.running) {
           std::fprintf(stderr, "%s: rank %d of %d did not end within %d s of the %s; killing it\n", program.c_str(),
-                       r.rank, world, failed ? std::min(options.timeout_s, kGraceSeconds) : kStopGraceSeconds,
-                       failed ? "failure" : "stop request");
+                       r.rank, world, outcome.failed ? std::min(options.timeout_s, kGraceSeconds) : kStopGraceSeconds,
+                       outcome.failed ? "failure" : "stop request");
           ::kill(r.pid, SIGKILL);
         }
       kill_at = Clock::time_point::max();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (!rank0_death.empty() && !options.events_path.empty() && ::access(options.events_path.c_str(), F_OK) == 0 &&
-      !logFinished(options.events_path)) {
-    const std::string message = "rank 0 " + rank0_death + " before it could finish the run";
-    if (auto log = EventLog::open(options.events_path, false)) {
-      (void)log->emit(event_type::kError, {{field::kMessage, message}});
-      (void)log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kFailed}, {field::kMessage, message}});
+  return outcome;
+}
+
+}  // namespace
+
+int launchRanks(const RankLaunchOptions& options) {
+  const std::string program = "streetgan train";
+  int port = options.master_port;
+  if (port == 0) {
+    port = freePort();
+    if (port <= 0) return fail(program, std::string("cannot find a free port for the ranks' store: ") + std::strerror(errno), kExitUsage);
+  } else if (options.node_rank == 0 && portTaken(port)) {
+    return fail(program, "option '--master-port': port " + std::to_string(port) + " is in use on this host (another "
+                "job's store, or another program); choose another port", kExitUsage);
+  }
+  const std::atomic<bool>& stop = installStopHandlers();
+  AttemptOutcome outcome;
+  for (int attempt = 0;; ++attempt) {
+    outcome = runAttempt(options, port, attempt, stop);
+    if (!outcome.failed || outcome.could_not_start || stop.load()) break;
+    if (attempt >= options.max_restarts) {
+      if (options.max_restarts > 0)
+        std::fprintf(stderr, "%s: giving up after %d restart(s) (--max-restarts %d); the last attempt failed: %s\n",
+                     program.c_str(), attempt, options.max_restarts, outcome.first_failure.c_str());
+      break;
+    }
+    // Every host's ranks end when one fails; each host's launcher restarts its own after the
+    // same pause, and the new ranks find each other in rank 0's new store (an older store is
+    // told apart by its attempt number).
+    std::fprintf(stderr, "%s: %s; restarting the ranks from the run's last checkpoint in %d s (restart %d of %d)\n",
+                 program.c_str(), outcome.first_failure.c_str(), kRestartPauseSeconds, attempt + 1, options.max_restarts);
+    const auto resume_at = Clock::now() + std::chrono::seconds(kRestartPauseSeconds);
+    while (Clock::now() < resume_at && !stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (stop.load()) break;
+  }
+  // Rank 0 writes run_finished itself; when it could not (it was killed, or a restart that would
+  // have continued the run was stopped or not allowed), the launcher of node 0 finishes the log.
+  if (outcome.failed && !options.events_path.empty()) {
+    const EventLogTail tail = readEventLogTail(options.events_path);
+    if (tail.exists && !tail.finished) {
+      const std::string message = !outcome.rank0_death.empty()
+                                      ? "rank 0 " + outcome.rank0_death + " before it could finish the run"
+                                      : (tail.last_error.empty() ? outcome.first_failure : tail.last_error);
+      if (auto log = EventLog::open(options.events_path, false)) {
+        if (!outcome.rank0_death.empty()) (void)log->emit(event_type::kError, {{field::kMessage, message}});
+        (void)log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kFailed}, {field::kMessage, message}});
+      }
     }
   }
-  return failed ? kExitFailure : kExitOk;
+  return outcome.failed ? kExitFailure : kExitOk;
 }
 
 }  // namespace streetgan::cli

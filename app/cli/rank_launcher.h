@@ -9,7 +9,10 @@
 // finishing the event log, the launcher writes the `error` and `run_finished` events for it.
 // The ranks stay in the launcher's process group (a studio's Kill of the group reaches them) and
 // get SIGKILL as their parent-death signal (PR_SET_PDEATHSIG): a launcher killed outright takes
-// its ranks with it instead of leaving them training.
+// its ranks with it instead of leaving them training. With --max-restarts K, a failed attempt
+// (every rank ended, one of them in failure) is followed by another, at most K times: the same
+// ranks, with TORCHELASTIC_RESTART_COUNT set as torchrun sets it, continue the run from its last
+// checkpoint; rank 0 writes a `restart` event. Each host's launcher restarts its own ranks.
 #include <string>
 #include <vector>
 
@@ -22,6 +25,7 @@ struct RankLaunchOptions {
   std::string master_addr = "127.0.0.1";  ///< host of rank 0 (the store)
   int master_port = 0;                    ///< 0: a free port (one host only)
   int timeout_s = 300;                    ///< the collective timeout the ranks get
+  int max_restarts = 0;                   ///< restarts of the whole group after a rank fails
   std::vector<std::string> rank_args;     ///< `train` arguments of every rank
   std::string events_path;                ///< rank 0's events.jsonl (node 0), for a dead rank 0
 };

@@ -51,6 +51,11 @@ void printProgress(const nlohmann::json& event) {
                  figure(end->seconds));
   } else if (const auto* warning = std::get_if<events::Warning>(&typed)) {
     std::fprintf(stderr, "warning: %s\n", warning->message.c_str());
+  } else if (const auto* restart = std::get_if<events::Restart>(&typed)) {
+    std::fprintf(stderr, "restart %lld of %lld: continuing from step %lld; the attempt before failed: %s\n",
+                 static_cast<long long>(restart->attempt.value_or(0)),
+                 static_cast<long long>(restart->max_restarts.value_or(0)),
+                 static_cast<long long>(restart->step.value_or(0)), restart->cause.c_str());
   }
 }
 
@@ -66,7 +71,7 @@ void quietDistributedLog() {
 constexpr std::int64_t kMaxWorldSize = 65536;
 
 const char* const kLauncherOptions[] = {"--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
-                                        "--dist-timeout"};
+                                        "--dist-timeout", "--max-restarts"};
 
 // The arguments every rank gets: the launcher's own options left out.
 std::vector<std::string> rankArguments(const Args& args) {
@@ -111,6 +116,8 @@ std::vector<OptionSpec> trainOptionSpecs() {
   specs.push_back({"--master-addr", "HOST", "the host of rank 0, where the ranks meet (default 127.0.0.1)"});
   specs.push_back({"--master-port", "PORT", "its port (default: a free port with one host, 29500 with several)"});
   specs.push_back({"--dist-timeout", "S", "seconds a rank waits for the others before the job fails (default 300)"});
+  specs.push_back({"--max-restarts", "K", "when a rank fails, restart every rank from the last checkpoint, at most K "
+                                          "times (default 0; give every host the same K)"});
   return specs;
 }
 
@@ -122,7 +129,8 @@ Status readLaunchOptions(const CommandLine& line, bool launcher, RankLaunchOptio
         {"--nnodes", &launch.nnodes, 1, 65536},
         {"--node-rank", &launch.node_rank, 0, 65535},
         {"--master-port", &launch.master_port, 1, 65535},
-        {"--dist-timeout", &launch.timeout_s, 1, 86400}}) {
+        {"--dist-timeout", &launch.timeout_s, 1, 86400},
+        {"--max-restarts", &launch.max_restarts, 0, 1000}}) {
     auto value = line.integer(name, *field, lo, hi);
     if (!value) return makeError(value.error());
     *field = static_cast<int>(*value);

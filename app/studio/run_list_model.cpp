@@ -165,7 +165,14 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
     case Preset: return QString::fromStdString(s.preset);
     case Host: return entry.host.isEmpty() ? QString("this computer") : entry.host;
     case Device:
-      // A distributed run: its ranks and their backend ("cpu × 2 ranks, gloo").
+      // A distributed run: its ranks and their backend ("cpu × 2 ranks, gloo"), on several
+      // hosts with each host's ranks ("cpu, 2 hosts × 2 ranks, gloo").
+      if (s.world_size > 1 && s.nodes > 1)
+        return QString("%1, %2 hosts × %3 ranks, %4")
+            .arg(QString::fromStdString(s.device))
+            .arg(s.nodes)
+            .arg(s.world_size / s.nodes)
+            .arg(QString::fromStdString(s.backend));
       return s.world_size > 1 ? QString("%1 × %2 ranks, %3")
                                     .arg(QString::fromStdString(s.device))
                                     .arg(s.world_size)

@@ -22,6 +22,7 @@ inline constexpr char kCheckpoint[] = "checkpoint";
 inline constexpr char kWarning[] = "warning";
 inline constexpr char kError[] = "error";
 inline constexpr char kRunFinished[] = "run_finished";
+inline constexpr char kRestart[] = "restart";
 }  // namespace type
 
 /// The values of run_finished's "status".
@@ -55,6 +56,11 @@ inline constexpr char kResumedFrom[] = "resumed_from";
 inline constexpr char kDataset[] = "dataset";
 inline constexpr char kBatchesPerEpoch[] = "batches_per_epoch";
 inline constexpr char kWorldSize[] = "world_size";
+inline constexpr char kNodes[] = "nodes";
+// restart
+inline constexpr char kAttempt[] = "attempt";
+inline constexpr char kMaxRestarts[] = "max_restarts";
+inline constexpr char kCause[] = "cause";
 inline constexpr char kBackend[] = "backend";
 inline constexpr char kDevices[] = "devices";
 inline constexpr char kThreads[] = "threads";

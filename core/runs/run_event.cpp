@@ -32,6 +32,7 @@ RunStarted runStarted(const json& body) {
   e.device = text(body, field::kDevice);
   e.backend = text(body, field::kBackend);
   e.world_size = count(body, field::kWorldSize);
+  e.nodes = count(body, field::kNodes);
   e.epoch = count(body, field::kEpoch);
   e.step = count(body, field::kStep);
   e.images_seen = count(body, field::kImagesSeen);
@@ -173,6 +174,9 @@ RunEvent parseRunEvent(const std::string& type_name, const json& body) {
   if (std::strcmp(t, type::kRunFinished) == 0)
     return RunFinished{text(body, field::kStatus), text(body, field::kMessage), count(body, field::kEpoch),
                        count(body, field::kStep), count(body, field::kImagesSeen)};
+  if (std::strcmp(t, type::kRestart) == 0)
+    return Restart{count(body, field::kAttempt), count(body, field::kMaxRestarts), count(body, field::kStep),
+                   count(body, field::kImagesSeen), text(body, field::kCause)};
   return std::monostate{};
 }
 

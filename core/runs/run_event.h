@@ -24,7 +24,7 @@ using Count = std::optional<std::int64_t>;
 
 struct RunStarted {
   std::string device, backend;  ///< rank 0's device; "" alone
-  Count world_size, epoch, step, images_seen, pid;
+  Count world_size, nodes, epoch, step, images_seen, pid;  ///< nodes: hosts of the job (absent: one)
   std::uint64_t pid_start_time = 0;  ///< 0: not logged
   bool has_config = false;           ///< "config" is an object
   std::string preset;                ///< config.preset
@@ -97,8 +97,14 @@ struct RunFinished {
   Count epoch, step, images_seen;
 };
 
+/// A distributed run's failed attempt was restarted (--max-restarts, torchrun's).
+struct Restart {
+  Count attempt, max_restarts, step, images_seen;
+  std::string cause;  ///< the failed attempt's error; "" when absent
+};
+
 using RunEvent = std::variant<std::monostate, RunStarted, Step, ImportedLosses, EpochEnd, Samples, Parzen, Metrics,
-                              System, Checkpoint, Warning, Error, RunFinished>;
+                              System, Checkpoint, Warning, Error, RunFinished, Restart>;
 
 /// The typed event of `type` read from `body` (the whole object); std::monostate for a type this
 /// version does not know.

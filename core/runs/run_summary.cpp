@@ -137,6 +137,7 @@ void RunSummaryBuilder::consumeEvent(const StreamEvent& event) {
     s.message.clear();
     s.device = started->device;
     s.world_size = started->world_size.value_or(1);
+    s.nodes = started->nodes.value_or(1);
     s.backend = started->backend;
     s.pid = started->pid.value_or(0);
     // Runs logged before the start time was: 0, and only the pid is checked (see process_identity.h).

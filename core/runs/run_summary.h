@@ -39,6 +39,7 @@ struct RunSummary {
   std::string preset;           ///< config.json "preset" ("" when unknown)
   std::string device;           ///< of the latest process ("cpu", "cuda:0"); rank 0's in a distributed run
   std::int64_t world_size = 1;  ///< ranks of the latest process (run_started "world_size")
+  std::int64_t nodes = 1;       ///< hosts those ranks ran on (run_started "nodes")
   std::string backend;          ///< their collective backend ("gloo", "nccl"); empty alone
   RunState state = RunState::NotStarted;
   std::string message;          ///< why it failed, or a problem reading it

@@ -9,8 +9,14 @@
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 
 namespace streetgan {
 namespace {
@@ -197,6 +203,30 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
   } catch (const c10::Error& e) {
     return readFailure(path, e);
   }
+}
+
+Result<CheckpointState> loadCheckpointBytes(const std::string& bytes, const std::string& name, DcganStep& model) {
+  // LibTorch's reader takes a path: the bytes go into an anonymous in-memory file, read through
+  // /proc like any file (the zip checks included), and gone when its descriptor closes.
+  const int fd = ::memfd_create("streetgan-checkpoint", MFD_CLOEXEC);
+  if (fd < 0) return makeError(name + ": cannot hold rank 0's checkpoint in memory (" + std::strerror(errno) + ")");
+  const std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* held) {
+    ::close(*held);
+    delete held;
+  });
+  for (std::size_t done = 0; done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return makeError(name + ": cannot hold rank 0's checkpoint in memory (" + std::strerror(errno) + ")");
+    done += static_cast<std::size_t>(n);
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  auto loaded = loadCheckpoint(path, model);
+  if (loaded) return loaded;
+  std::string message = loaded.error();
+  for (std::size_t at = message.find(path); at != std::string::npos; at = message.find(path, at + name.size()))
+    message.replace(at, path.size(), name);
+  return makeError(message);
 }
 
 Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,

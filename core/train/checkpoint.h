@@ -44,6 +44,10 @@ Result<TrainConfig> readCheckpointConfig(const std::string& path);
 /// Restores `model` (built from the checkpoint's config) and returns the rest of the state.
 Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model);
 
+/// loadCheckpoint() of a checkpoint's bytes (one rank 0 read and sent to the others): `name`
+/// stands for the file in messages.
+Result<CheckpointState> loadCheckpointBytes(const std::string& bytes, const std::string& name, DcganStep& model);
+
 /// A generator restored from a checkpoint, for sampling.
 struct CheckpointGenerator {
   Generator generator{nullptr};

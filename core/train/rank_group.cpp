@@ -14,7 +14,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
+#include <sstream>
 #include <thread>
+
+#include <unistd.h>
 
 namespace streetgan {
 namespace {
@@ -22,6 +26,159 @@ namespace {
 using Milliseconds = std::chrono::milliseconds;
 
 std::string failureKey(int rank) { return "streetgan/failure/" + std::to_string(rank); }
+
+std::string text(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+std::vector<std::uint8_t> bytesOf(const std::string& value) { return std::vector<std::uint8_t>(value.begin(), value.end()); }
+
+std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || !*name) return "?";
+  return name;
+}
+
+// What a rank tells rank 0 when it joins: "<world> <local world> <node> <host name>".
+struct JoinInfo {
+  int world = 0, local_world = 0, node = 0;
+  std::string host;
+};
+
+std::optional<JoinInfo> parseJoinInfo(const std::string& value) {
+  JoinInfo info;
+  std::istringstream in(value);
+  if (!(in >> info.world >> info.local_world >> info.node)) return std::nullopt;
+  std::getline(in >> std::ws, info.host);
+  return info;
+}
+
+// After a restart, a host's new ranks may reach the store of the attempt before, whose rank 0 has
+// not ended yet: rank 0 writes its attempt into its store, and a rank that finds an older one
+// connects again (every second, within the timeout) until it reaches its own attempt's store.
+Status joinCurrentAttempt(c10::intrusive_ptr<c10d::Store>& store, const RankPlacement& p,
+                          const c10d::TCPStoreOptions& options) {
+  const std::string key = "streetgan/attempt";
+  if (p.rank == 0) {
+    store->set(key, bytesOf(std::to_string(p.restart_count)));
+    return {};
+  }
+  const auto deadline = std::chrono::steady_clock::now() + Milliseconds(static_cast<std::int64_t>(p.timeout_s) * 1000);
+  for (;;) {
+    store->wait({key}, Milliseconds(static_cast<std::int64_t>(p.timeout_s) * 1000));
+    const int found = std::atoi(text(store->get(key)).c_str());
+    if (found == p.restart_count) return {};
+    if (found > p.restart_count)
+      return makeError("rank " + std::to_string(p.rank) + " was started for attempt " + std::to_string(p.restart_count) +
+                       " of the job, and rank 0 is at attempt " + std::to_string(found) +
+                       ": every host's launcher must restart its ranks together (give each the same --max-restarts)");
+    if (std::chrono::steady_clock::now() >= deadline)
+      return makeError("rank 0 of attempt " + std::to_string(p.restart_count) + " did not come within --dist-timeout " +
+                       std::to_string(p.timeout_s) + " s (the store at " + p.master_addr + ":" +
+                       std::to_string(p.master_port) + " still belongs to attempt " + std::to_string(found) + ")");
+    store.reset();
+    std::this_thread::sleep_for(Milliseconds(1000));
+    store = c10::make_intrusive<c10d::TCPStore>(p.master_addr, options);
+  }
+}
+
+// The ranks not yet joined, by host: "node 1 (ranks 2 and 3)", "rank 3 (node 1)"; at most 4 named.
+std::string missingRanks(const std::vector<bool>& joined, const RankPlacement& p) {
+  std::vector<std::string> parts;
+  int more = 0;
+  for (int node = 0; node < p.nodeCount(); ++node) {
+    const int first = node * p.local_world_size, end = std::min(p.world_size, first + p.local_world_size);
+    std::vector<int> ranks;
+    for (int r = first; r < end; ++r)
+      if (!joined[static_cast<std::size_t>(r)]) ranks.push_back(r);
+    if (ranks.empty()) continue;
+    if (parts.size() >= 4) {
+      ++more;
+      continue;
+    }
+    if (static_cast<int>(ranks.size()) == end - first && p.nodeCount() > 1) {
+      parts.push_back(describeNode(node, p.local_world_size, p.world_size));
+      continue;
+    }
+    std::string named = ranks.size() == 1 ? "rank " : "ranks ";
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+      named += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+    parts.push_back(p.nodeCount() > 1 ? named + " (node " + std::to_string(node) + ")" : named);
+  }
+  std::string text;
+  for (std::size_t i = 0; i < parts.size(); ++i) text += (i == 0 ? "" : ", ") + parts[i];
+  if (more > 0) text += " and " + std::to_string(more) + " more node(s)";
+  return text;
+}
+
+// Before Gloo's own rendezvous (which waits without a word for ranks that never come, and cannot
+// tell a wrong launch from a slow one), every rank signs in through the store: a rank number taken
+// twice, ranks started for another job size, and hosts missing when the timeout ends each fail the
+// join with one line saying so. Rank 0 gives the verdict; the others wait for it.
+Status checkJoin(c10d::Store& store, const RankPlacement& p) {
+  const std::string of = " of " + std::to_string(p.world_size);
+  const std::string node_option = "--node-rank " + std::to_string(p.node_rank);
+  if (store.add("streetgan/join/rank/" + std::to_string(p.rank), 1) > 1)
+    return makeError("rank " + std::to_string(p.rank) + of + " has already joined from another host: two hosts were "
+                     "started with " + node_option + " (give each host its own --node-rank, 0 to " +
+                     std::to_string(p.nodeCount() - 1) + ")");
+  const std::string mine = std::to_string(p.world_size) + " " + std::to_string(p.local_world_size) + " " +
+                           std::to_string(p.node_rank) + " " + hostName();
+  store.set("streetgan/join/info/" + std::to_string(p.rank), bytesOf(mine));
+  store.add("streetgan/join/count", 1);
+  const std::string verdict_key = "streetgan/join/verdict";
+  const auto timeout = Milliseconds(static_cast<std::int64_t>(p.timeout_s) * 1000);
+  if (p.rank != 0) {
+    // Rank 0 decides within the timeout; the margin covers its last look at the store.
+    store.wait({verdict_key}, timeout + Milliseconds(10000));
+    const std::string verdict = text(store.get(verdict_key));
+    if (verdict == "ok") return {};
+    return makeError(verdict);
+  }
+  const auto launch = [&](int world, int local_world) {
+    return std::to_string(world) + " ranks (" + std::to_string(world / std::max(1, local_world)) + " host(s) × " +
+           std::to_string(local_world) + ")";
+  };
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<bool> joined(static_cast<std::size_t>(p.world_size), false);
+  joined[0] = true;
+  std::string verdict;
+  std::int64_t read_at = 1;
+  int seen = 1;
+  for (;;) {
+    const bool late = std::chrono::steady_clock::now() >= deadline;
+    // The count is cheap to read; the ranks' lines are read again only when it has grown.
+    const std::int64_t count = store.add("streetgan/join/count", 0);
+    if (count > read_at || late) {
+      read_at = count;
+      seen = 1;
+      for (int r = 1; r < p.world_size && verdict.empty(); ++r) {
+        auto done = joined[static_cast<std::size_t>(r)];
+        if (!done && store.check({"streetgan/join/info/" + std::to_string(r)})) {
+          done = true;
+          const auto info = parseJoinInfo(text(store.get("streetgan/join/info/" + std::to_string(r))));
+          if (!info || info->world != p.world_size || info->local_world != p.local_world_size)
+            verdict = "rank " + std::to_string(r) + " (host " + (info ? info->host : "?") + ", --node-rank " +
+                      (info ? std::to_string(info->node) : "?") + ") was started for a job of " +
+                      (info ? launch(info->world, info->local_world) : "another size") + ", and rank 0 for " +
+                      launch(p.world_size, p.local_world_size) + ": give every host the same --nnodes and --nproc";
+        }
+        seen += done ? 1 : 0;
+      }
+    }
+    if (verdict.empty() && count > p.world_size)
+      verdict = std::to_string(count) + " ranks joined a job of " + std::to_string(p.world_size) +
+                ": a host was started with another --nnodes or --nproc, or twice";
+    if (!verdict.empty() || seen == p.world_size) break;
+    if (late) {
+      verdict = missingRanks(joined, p) + " did not join within --dist-timeout " + std::to_string(p.timeout_s) +
+                " s: is `streetgan train --node-rank N` running there, and can it reach " + p.master_addr + ":" +
+                std::to_string(p.master_port) + "?";
+      break;
+    }
+    std::this_thread::sleep_for(Milliseconds(50));
+  }
+  store.set(verdict_key, bytesOf(verdict.empty() ? "ok" : verdict));
+  if (verdict.empty()) return {};
+  return makeError(verdict);
+}
 
 bool isLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -90,8 +247,13 @@ Result<std::unique_ptr<RankGroup>> RankGroup::connect(const RankPlacement& place
     options.multiTenant = true;
     torch_compat::usePlainTcpStore(options);
     c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(placement.master_addr, options);
-    if (placement.agent_store) store = c10::make_intrusive<c10d::PrefixStore>(placement.store_prefix, store);
+    if (placement.agent_store) {
+      store = c10::make_intrusive<c10d::PrefixStore>(placement.store_prefix, store);
+    } else if (Status current = joinCurrentAttempt(store, placement, options); !current) {
+      return makeError(current.error());
+    }
     impl->store = store;
+    if (Status joined = checkJoin(*store, placement); !joined) return makeError(joined.error());
     auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
     gloo_options->devices.push_back(glooDevice(placement));
     impl->control = c10::make_intrusive<c10d::ProcessGroupGloo>(
@@ -178,10 +340,32 @@ std::vector<std::int64_t> RankGroup::sumOnHost(const std::vector<std::int64_t>& 
   return std::vector<std::int64_t>(sums, sums + values.size());
 }
 
+void RankGroup::broadcastBytesFromRankZero(std::string& bytes) {
+  const auto size = sumOnHost({rank() == 0 ? static_cast<std::int64_t>(bytes.size()) : 0}).front();
+  if (rank() != 0) bytes.assign(static_cast<std::size_t>(size), '\0');
+  if (size == 0) return;
+  std::vector<at::Tensor> tensors{torch::from_blob(bytes.data(), {size}, torch::kUInt8)};
+  impl_->wait(impl_->start([&] {
+    c10d::BroadcastOptions options;
+    options.rootRank = 0;
+    return impl_->control->broadcast(tensors, options);
+  }));
+}
+
 std::vector<std::int64_t> RankGroup::gatherOnHost(std::int64_t value) {
   std::vector<std::int64_t> slots(static_cast<std::size_t>(worldSize()), 0);
   slots[static_cast<std::size_t>(rank())] = value;
   return sumOnHost(slots);
+}
+
+std::string RankGroup::reportOf(int rank) {
+  try {
+    if (!impl_->store->check({failureKey(rank)})) return {};
+    const std::string value = text(impl_->store->get(failureKey(rank)));
+    return value.empty() ? value : value.substr(1);
+  } catch (...) {
+    return {};
+  }
 }
 
 std::string RankGroup::failureCause(const std::string& message, bool from_collective) {
@@ -216,9 +400,21 @@ std::string RankGroup::failureCause(const std::string& message, bool from_collec
     std::this_thread::sleep_for(Milliseconds(100));
   }
   const std::string of = " of " + std::to_string(p.world_size);
+  const bool hosts = p.nodeCount() > 1;
+  const auto on_node = [&](int r) { return hosts ? " (node " + std::to_string(r / p.local_world_size) + ")" : std::string(); };
   for (int r = 1; r < p.world_size; ++r)
     if (reports[static_cast<std::size_t>(r)].rfind("o", 0) == 0)
-      return "rank " + std::to_string(r) + of + " failed: " + reports[static_cast<std::size_t>(r)].substr(1);
+      return "rank " + std::to_string(r) + of + on_node(r) + " failed: " + reports[static_cast<std::size_t>(r)].substr(1);
+  std::vector<bool> reported(reports.size(), true);
+  bool silent = false;
+  for (int r = 1; r < p.world_size; ++r) {
+    reported[static_cast<std::size_t>(r)] = !reports[static_cast<std::size_t>(r)].empty();
+    silent = silent || !reported[static_cast<std::size_t>(r)];
+  }
+  if (silent && hosts)
+    return missingRanks(reported, p) + " of " + std::to_string(p.world_size) + " ranks stopped responding (the host "
+           "went away, its network failed, or its processes ended, were killed or hang), so training stopped on every "
+           "rank; rank 0 saw: " + message;
   for (int r = 1; r < p.world_size; ++r)
     if (reports[static_cast<std::size_t>(r)].empty())
       return "rank " + std::to_string(r) + of + " stopped responding (its process ended, was killed or hangs), so "

@@ -55,6 +55,9 @@ public:
   void broadcastFromRankZero(at::Tensor& tensor);
   /// Host integers summed over the ranks, through the CPU group.
   std::vector<std::int64_t> sumOnHost(const std::vector<std::int64_t>& values);
+  /// Rank 0's `bytes` on every rank, through the CPU group (what rank 0 read from its disk: a
+  /// checkpoint, a config; the other hosts need no copy of the run folder).
+  void broadcastBytesFromRankZero(std::string& bytes);
   /// One host integer from each rank, in rank order.
   std::vector<std::int64_t> gatherOnHost(std::int64_t value);
 
@@ -65,6 +68,8 @@ public:
   /// on rank 0 waits a little for the others' and returns one line naming the rank that failed
   /// first and why ("rank 1 stopped responding ..." for a rank that left nothing).
   std::string failureCause(const std::string& message, bool from_collective);
+  /// The message rank `rank` left with failureCause(), or "" when it left none (yet).
+  std::string reportOf(int rank);
 
 private:
   struct Impl;

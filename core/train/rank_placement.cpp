@@ -2,6 +2,7 @@
 
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <regex>
 
@@ -51,13 +52,29 @@ Result<std::optional<RankPlacement>> rankPlacementFromEnvironment() {
   auto timeout = envInteger("STREETGAN_DIST_TIMEOUT", p.timeout_s, 1, 86400);
   if (!timeout) return makeError(timeout.error());
   p.timeout_s = *timeout;
+  auto node = envInteger("GROUP_RANK", p.rank / p.local_world_size, 0, p.world_size - 1);
+  if (!node) return makeError(node.error());
+  p.node_rank = *node;
+  auto attempt = envInteger("TORCHELASTIC_RESTART_COUNT", 0, 0, 1000000);
+  if (!attempt) return makeError(attempt.error());
+  p.restart_count = *attempt;
+  auto most = envInteger("TORCHELASTIC_MAX_RESTARTS", 0, 0, 1000000);
+  if (!most) return makeError(most.error());
+  p.max_restarts = *most;
   if (const char* agent = env("TORCHELASTIC_USE_AGENT_STORE"); agent && std::string(agent) == "True") {
     p.agent_store = true;
-    auto attempt = envInteger("TORCHELASTIC_RESTART_COUNT", 0, 0, 1000000);
-    if (!attempt) return makeError(attempt.error());
-    p.store_prefix = "/worker/attempt_" + std::to_string(*attempt);
+    p.store_prefix = "/worker/attempt_" + std::to_string(p.restart_count);
   }
   return std::optional<RankPlacement>(p);
+}
+
+std::string describeNode(int node, int ranks_per_node, int world_size) {
+  const int first = node * ranks_per_node;
+  const int last = std::min(world_size, first + ranks_per_node) - 1;
+  std::string text = "node " + std::to_string(node) + " (rank";
+  if (last <= first) return text + " " + std::to_string(first) + ")";
+  if (last == first + 1) return text + "s " + std::to_string(first) + " and " + std::to_string(last) + ")";
+  return text + "s " + std::to_string(first) + " to " + std::to_string(last) + ")";
 }
 
 std::string rankDeviceSpec(const std::string& device, const RankPlacement& placement) {

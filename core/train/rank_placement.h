@@ -21,7 +21,18 @@ struct RankPlacement {
   bool agent_store = false;  ///< TORCHELASTIC_USE_AGENT_STORE=True: torchrun's agent hosts the store
   std::string store_prefix;  ///< with the agent's store: "/worker/attempt_<TORCHELASTIC_RESTART_COUNT>"
   int timeout_s = 300;       ///< STREETGAN_DIST_TIMEOUT: a collective or the rendezvous gives up after this
+  int node_rank = 0;         ///< GROUP_RANK: this host's place among the hosts (default RANK / LOCAL_WORLD_SIZE)
+  int restart_count = 0;     ///< TORCHELASTIC_RESTART_COUNT: 0 on the first attempt, k after the k-th restart
+  int max_restarts = 0;      ///< TORCHELASTIC_MAX_RESTARTS: restarts the launcher allows in all
+
+  /// Hosts in the job, when each runs LOCAL_WORLD_SIZE ranks.
+  int nodeCount() const { return (world_size + local_world_size - 1) / local_world_size; }
+  /// Whether a restart follows when this attempt fails.
+  bool restartFollows() const { return restart_count < max_restarts; }
 };
+
+/// The host a rank runs on, when every host runs `ranks_per_node` ranks: "node 1 (ranks 2 and 3)".
+std::string describeNode(int node, int ranks_per_node, int world_size);
 
 /// The placement the environment names (RANK and WORLD_SIZE set), nothing when it names none,
 /// or an Error naming the variable whose value is unusable.

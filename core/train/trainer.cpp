@@ -2,7 +2,51 @@
 
 #include "core/train/trainer_state.h"
 
+#include "core/runs/event_log_tail.h"
+#include "core/util/regular_file.h"
+
 namespace streetgan {
+
+namespace {
+
+// Rank 0 reads a checkpoint whole to send it to the other ranks; a file past this is not ours.
+constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{16} << 30;
+
+// The config a resumed or restarted run continues with, as rank 0 found it.
+struct StoredConfig {
+  std::optional<TrainConfig> config;  ///< none: nothing to resume (a restart starts afresh)
+  std::string error;                  ///< why it cannot continue
+  bool runtime = false;               ///< the error is the machine's (an unreadable checkpoint)
+};
+
+// Rank 0's finding, as bytes for the other ranks: "c" + the config's JSON, "n" for no checkpoint
+// (a restart before the first one), "e"/"r" + a config/runtime error.
+std::string storedConfigPayload(const RunDirectory& run, bool resume) {
+  const auto checkpoints = run.checkpoints();
+  if (checkpoints.empty())
+    return resume ? "e" + run.path() + ": no checkpoint to resume from (looked in " + run.checkpointsDir() + ")"
+                  : std::string("n");
+  auto stored = readCheckpointConfig(checkpoints.back());
+  if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
+  if (!stored) return "r" + stored.error();
+  return "c" + configToJson(*stored).dump();
+}
+
+StoredConfig parseStoredConfig(const std::string& payload) {
+  StoredConfig out;
+  if (payload.empty() || payload[0] == 'n') return out;
+  if (payload[0] == 'c') {
+    auto config = applyConfigText(TrainConfig{}, payload.substr(1), ConfigScope::All, "rank 0's stored config");
+    if (config) out.config = *config;
+    else out.error = config.error();
+    return out;
+  }
+  out.error = payload.substr(1);
+  out.runtime = payload[0] == 'r';
+  return out;
+}
+
+}  // namespace
 
 Trainer::Trainer(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Trainer::~Trainer() = default;
@@ -29,22 +73,29 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
     s->group = std::move(*group);
     s->writer = s->group->rank() == 0;
   }
+  const std::string run_path = options.run_dir.empty() ? (fs::path(requested.root) / requested.name).string()
+                                                       : options.run_dir;
+  s->run = RunDirectory(run_path);
+  // On resume, and when a failed attempt is restarted (torchrun's or --max-restarts'), rank 0 reads
+  // the stored config from its newest checkpoint and hands it to the other ranks: another host
+  // needs no copy of the run folder. A restart before the first checkpoint starts afresh.
+  const bool restart = options.placement && options.placement->restart_count > 0;
+  StoredConfig stored;
+  if (options.resume || restart) {
+    std::string payload = s->writer ? storedConfigPayload(s->run, options.resume) : std::string();
+    if (s->group) s->group->broadcastBytesFromRankZero(payload);
+    stored = parseStoredConfig(payload);
+    s->resuming = stored.config.has_value();
+  }
+  if (restart) {
+    s->restart_attempt = options.placement->restart_count;
+    if (s->writer) s->restart_cause = readEventLogTail(s->run.eventsPath()).last_error;
+  }
   // Everything checked before anything is written; with several ranks, all of them agree first.
   const Status checked = [&]() -> Status {
-    const std::string run_path = options.run_dir.empty()
-                                     ? (fs::path(requested.root) / requested.name).string()
-                                     : options.run_dir;
-    s->run = RunDirectory(run_path);
-
-    if (options.resume) {
-      const auto checkpoints = s->run.checkpoints();
-      if (checkpoints.empty())
-        return makeError(run_path + ": no checkpoint to resume from (looked in " +
-                         s->run.checkpointsDir() + ")");
-      auto stored = readCheckpointConfig(checkpoints.back());
-      if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
-      if (!stored) return runtime(stored.error());
-      s->config = *stored;
+    if (!stored.error.empty()) return stored.runtime ? runtime(stored.error) : makeError(stored.error);
+    if (s->resuming) {
+      s->config = *stored.config;
       if (options.dataroot) s->config.dataroot = *options.dataroot;
       if (options.epochs) s->config.epochs = *options.epochs;
       if (options.device) s->config.device = *options.device;
@@ -53,7 +104,7 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
       if (options.cache) s->config.data.cache = *options.cache;
       if (options.workers) s->config.data.workers = *options.workers;
       if (options.cuda_graphs) s->config.cuda_graphs = *options.cuda_graphs;
-    } else if (s->writer && s->run.holdsRun()) {
+    } else if (s->writer && !restart && s->run.holdsRun()) {
       return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
                        "or choose another --run-dir or name");
     }
@@ -112,12 +163,19 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
     return {};
   }();
   if (s->group) {
+    // A rank that cannot start leaves its reason for rank 0 first: it may be on another host.
+    if (!checked) (void)s->group->failureCause(checked.error(), false);
     const auto failed = s->group->gatherOnHost(checked ? 0 : 1);
     if (checked)
       for (std::size_t r = 0; r < failed.size(); ++r)
-        if (failed[r] != 0)
-          return runtime("rank " + std::to_string(r) + " of " + std::to_string(failed.size()) +
-                         " could not start (its message is on its own standard error), so no rank starts");
+        if (failed[r] != 0) {
+          const auto& p = *options.placement;
+          const std::string where = p.nodeCount() > 1 ? " (node " + std::to_string(static_cast<int>(r) / p.local_world_size) + ")" : "";
+          const std::string reason = s->group->reportOf(static_cast<int>(r));
+          return runtime("rank " + std::to_string(r) + " of " + std::to_string(failed.size()) + where +
+                         " could not start" + (reason.empty() ? " (its message is on its own standard error)" : ": " + reason) +
+                         ", so no rank starts");
+        }
   }
   if (!checked) return makeError(checked.error());
   if (!s->writer) return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
@@ -128,16 +186,33 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
 }
 
-// With several ranks, every rank tries the same checkpoint (the k-th newest) together, and a rank
-// keeps it only when every rank read it and they all read the same step: one rank falling back to
-// an older checkpoint alone would train from another step, and its collectives would not match.
+// With several ranks, rank 0 reads its checkpoints, newest first, and sends each to the other ranks
+// (they need no copy of the run folder); a rank keeps one only when every rank loaded it at the
+// same step: one rank falling back to an older checkpoint alone would train from another step, and
+// its collectives would not match.
 Status Trainer::State::restoreLatest() {
-  const auto checkpoints = run.checkpoints();
+  const auto checkpoints = writer ? run.checkpoints() : std::vector<std::string>();
+  auto count = static_cast<std::int64_t>(checkpoints.size());
+  if (group) count = group->sumOnHost({count}).front();
   constexpr std::int64_t kFailed = -1, kNoneLeft = -2;
-  for (std::size_t k = 0;; ++k) {
-    const bool have = k < checkpoints.size();
-    const std::string path = have ? checkpoints[checkpoints.size() - 1 - k] : std::string();
-    auto restored = have ? loadCheckpoint(path, *model) : Result<CheckpointState>(makeError("no checkpoint left"));
+  for (std::int64_t k = 0;; ++k) {
+    const bool have = k < count;
+    const std::string path = have && writer ? checkpoints[static_cast<std::size_t>(count - 1 - k)] : std::string();
+    Result<CheckpointState> restored = makeError("no checkpoint left");
+    if (have && group) {
+      std::string bytes, unread;
+      if (writer) {
+        auto read = RegularFile::readAll(path, kMaxCheckpointBytes);
+        if (read) bytes = std::move(*read);
+        else unread = read.error();
+      }
+      group->broadcastBytesFromRankZero(bytes);
+      if (!unread.empty()) restored = makeError(unread);
+      else if (bytes.empty()) restored = makeError("rank 0 could not read its checkpoint " + std::to_string(count - k) + " of " + std::to_string(count));
+      else restored = loadCheckpointBytes(bytes, writer ? path : "rank 0's checkpoint", *model);
+    } else if (have) {
+      restored = loadCheckpoint(path, *model);
+    }
     std::int64_t mine = have ? (restored ? restored->progress.step : kFailed) : kNoneLeft;
     if (group) {
       const auto all = group->gatherOnHost(mine);
@@ -148,8 +223,8 @@ Status Trainer::State::restoreLatest() {
         restored = makeError("rank " + std::to_string(other - all.begin()) +
                              (*other >= 0 ? " read step " + std::to_string(*other) + " from its checkpoint, this rank step " +
                                                 std::to_string(mine)
-                                          : " could not read its checkpoint " + std::to_string(checkpoints.size() - k) +
-                                                " of " + std::to_string(checkpoints.size())));
+                                          : " could not load checkpoint " + std::to_string(count - k) +
+                                                " of " + std::to_string(count)));
       }
     } else if (!have) {
       break;
@@ -183,7 +258,7 @@ Status Trainer::State::restoreLatest() {
     model = std::make_unique<DcganStep>(config, device, precision);
   }
   return makeError(run.path() + ": no readable checkpoint to resume from" +
-                   (group ? std::string(" that every rank could read") : std::string()));
+                   (group ? std::string(" that every rank could load") : std::string()));
 }
 
 void Trainer::State::emitSystem() {
@@ -346,8 +421,11 @@ Result<RunOutcome> Trainer::run() {
   // With several ranks: say which rank failed and why (rank 0 asks the others through the store).
   if (s.group) message = s.group->failureCause(message, s.group->collectiveFailed());
   s.emit(event_type::kError, {{field::kMessage, message}});
-  s.emit(event_type::kRunFinished,
-         {{field::kStatus, run_status::kFailed}, {field::kMessage, message}, {field::kStep, s.progress.step}});
+  // A restart follows (torchrun's or --max-restarts'): the run goes on, and the next attempt's
+  // rank 0 writes a `restart` event with this cause. The launcher finishes the log if none comes.
+  if (!(s.options.placement && s.options.placement->restartFollows()))
+    s.emit(event_type::kRunFinished,
+           {{field::kStatus, run_status::kFailed}, {field::kMessage, message}, {field::kStep, s.progress.step}});
   return makeError(message);
 }
 

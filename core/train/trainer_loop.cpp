@@ -33,7 +33,7 @@ Status Trainer::State::prepareModel() {
                              makeCpuGenerator(static_cast<std::uint64_t>(config.seed) * 2),
                              torch::kFloat32)
                     .to(device);
-  if (options.resume)
+  if (resuming)
     if (Status restored = restoreLatest(); !restored) return restored;
   continueWithWorldSize();
   if (group) {
@@ -56,6 +56,16 @@ Status Trainer::State::prepareModel() {
 
 // The run_started event, and the warnings known before the first step.
 void Trainer::State::announceRun(int removed, int workers) {
+  if (restart_attempt > 0)
+    emit(event_type::kRestart,
+         {{field::kAttempt, restart_attempt},
+          {field::kMaxRestarts, options.placement->max_restarts},
+          {field::kCause, restart_cause.empty() ? "the attempt before this one failed without an error event (a rank "
+                                                  "was killed or its host went away)"
+                                                : restart_cause},
+          {field::kStep, progress.step},
+          {field::kImagesSeen, progress.images_seen},
+          {field::kResumedFrom, resumed_from.empty() ? json(nullptr) : json(resumed_from)}});
   if (writer && config.tensorboard)
     tensorboard = std::make_unique<TensorBoardRecorder>(run.path(), (std::filesystem::path(run.path()) / "tensorboard").string());
   emit(event_type::kRunStarted, {{field::kConfig, configToJson(config)},
@@ -77,6 +87,7 @@ void Trainer::State::announceRun(int removed, int workers) {
                                    {field::kWorkers, workers}}},
                                  {field::kBatchesPerEpoch, loader->batchesPerEpoch()},
                                  {field::kWorldSize, group ? group->worldSize() : 1},
+                                 {field::kNodes, group ? group->placement().nodeCount() : 1},
                                  {field::kBackend, group ? json(group->backend()) : json(nullptr)},
                                  {field::kDevices, rankDevices()},
                                  {field::kThreads, at::get_num_threads()},

@@ -75,6 +75,9 @@ struct Trainer::State {
   torch::Tensor fixed_noise;
   at::Generator noise_rng;
   std::string resumed_from;
+  bool resuming = false;             ///< continues from the run's checkpoint (--resume, or a restart after one)
+  int restart_attempt = 0;           ///< the restart this attempt is (0: the first attempt)
+  std::string restart_cause;         ///< rank 0 of a restart: the last error the attempt before left
   std::int64_t last_checkpoint_step = -1;
   std::int64_t last_sample_step = -1;
   std::int64_t skipped_files = 0;

@@ -4,6 +4,7 @@
 // ranks stay in step, that a killed rank ends the job with the error event and the run resumes
 // with another world size, that a signal to one rank stops all, that a killed launcher takes its
 // ranks with it, and that only rank 0 writes.
+#include "core/runs/run_history.h"
 #include "core/runs/run_summary.h"
 #include "core/train/checkpoint.h"
 #include "tests/support/test_support.h"
@@ -282,23 +283,20 @@ private slots:
     qInfo("Parzen took %.1f s (the test needs more than --dist-timeout's 4 s to mean anything)", seconds);
   }
 
-  // Resuming, ranks that see different checkpoints (rank 1's newest is unreadable, as on a
-  // shared file system that has not shown it whole yet) agree on one: the newest every rank can
-  // read. Before, rank 1 fell back alone and trained from another step than rank 0.
-  void ranksResumeFromTheSameCheckpoint() {
+  // Resuming, rank 1 runs where the run folder is not (another host: its --run-dir is empty) and
+  // rank 0's newest checkpoint is cut short (a crash while a file system showed it half written).
+  // Rank 0 sends each checkpoint it tries to the others, so rank 1 needs no copy, and the ranks
+  // fall back together to the newest one every rank can load.
+  void ranksResumeFromRankZerosCheckpoint() {
     const QString first = dir_.path() + "/agree-0/run";
     auto r = runCli(trainArgs(data_, first, 8, 2));
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const QStringList checkpoints = QDir(first + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
     QCOMPARE(checkpoints.size(), 2);
-    // Rank 1 gets a copy of the run whose newest checkpoint is cut short.
-    const QString second = dir_.path() + "/agree-1/run";
-    QVERIFY(QDir().mkpath(second + "/checkpoints"));
-    for (const QString& name : QDir(first).entryList(QDir::Files)) QVERIFY(QFile::copy(first + "/" + name, second + "/" + name));
-    for (const QString& name : checkpoints)
-      QVERIFY(QFile::copy(first + "/checkpoints/" + name, second + "/checkpoints/" + name));
-    QFile newest(second + "/checkpoints/" + checkpoints.last());
+    QFile newest(first + "/checkpoints/" + checkpoints.last());
     QVERIFY(newest.resize(newest.size() / 2));
+    const QString second = dir_.path() + "/agree-1/run";
+    QVERIFY(QDir().mkpath(dir_.path() + "/agree-1"));
 
     const int port = freePort();
     QList<QProcess*> ranks;
@@ -312,9 +310,50 @@ private slots:
     }
     const QJsonObject started = lastEvent(first, "run_started");
     QCOMPARE(started.value("resumed_from").toString(), "checkpoints/" + checkpoints.first());
+    const QString warning = eventsOfType(readEvents(first), "warning").value(0).value("message").toString();
+    QVERIFY2(warning.contains("trying the previous checkpoint"), qPrintable(warning));
     QCOMPARE(lastEvent(first, "run_finished").value("status").toString(), QString("completed"));
     QCOMPARE(lastEvent(first, "run_finished").value("images_seen").toInt(), 3 * 32);
     verifyRanksInStep(first, 2);
+    QVERIFY(!QDir(second).exists());
+  }
+
+  // --max-restarts 2 and rank 1 killed once: the launcher restarts both ranks from the last
+  // checkpoint, rank 0 writes one `restart` event with the cause, and the run ends with as many
+  // images as an uninterrupted one, its charts' points once each.
+  void restartAfterAKilledRank() {
+    const QString run = dir_.path() + "/restarted";
+    QProcess launcher;
+    launcher.start(STREETGAN_CLI, trainArgs(data_, run, 8, 60, "2e-4") +
+                                      QStringList{"--nproc", "2", "--dist-timeout", "20", "--max-restarts", "2"});
+    QVERIFY(launcher.waitForStarted());
+    QVERIFY2(waitForCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
+    const auto ranks = childrenOf(launcher.processId());
+    QCOMPARE(ranks.size(), 2);
+    ::kill(static_cast<pid_t>(ranks.last()), SIGKILL);
+    QVERIFY2(launcher.waitForFinished(300000), "the job did not end within 300 s");
+    const QString err = QString::fromUtf8(launcher.readAllStandardError());
+    QVERIFY2(launcher.exitCode() == 0, qPrintable(err));
+    QVERIFY2(err.contains("rank 1 of 2 was killed by signal 9 (SIGKILL); restarting the ranks from the run's last "
+                          "checkpoint in 3 s (restart 1 of 2)"), qPrintable(err));
+    const auto restarts = eventsOfType(readEvents(run), "restart");
+    QCOMPARE(restarts.size(), 1);
+    QCOMPARE(restarts.first().value("attempt").toInt(), 1);
+    QCOMPARE(restarts.first().value("max_restarts").toInt(), 2);
+    const QString cause = restarts.first().value("cause").toString();
+    QVERIFY2(cause.startsWith("rank 1 of 2 stopped responding"), qPrintable(cause));
+    QVERIFY(restarts.first().value("step").toInt() > 0);
+    QCOMPARE(eventsOfType(readEvents(run), "run_finished").size(), 1);
+    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), 60 * 32);
+    verifyRanksInStep(run, 2);
+    // The charts' history: every step once, in order, though the steps after the checkpoint
+    // were logged twice.
+    streetgan::RunHistoryReader history;
+    history.feed(readFileBytes(run + "/events.jsonl").toStdString());
+    const auto& steps = history.history().steps;
+    QCOMPARE(static_cast<int>(steps.size()), 60 * 2);
+    for (std::size_t i = 1; i < steps.size(); ++i) QVERIFY(steps[i].images_seen > steps[i - 1].images_seen);
   }
 
   // SIGTERM to a launcher whose ranks wait to join a host that never comes: they cannot stop
@@ -430,6 +469,10 @@ private slots:
     QTest::newRow("node rank past nnodes") << QStringList{"--nproc", "1", "--nnodes", "2", "--node-rank", "2"}
                                            << QStringList() << 2
                                            << "option '--node-rank': 2 is not allowed; allowed: 0 to 1 (--nnodes 2)";
+    QTest::newRow("max restarts alone") << QStringList{"--max-restarts", "1"} << QStringList() << 2
+                                        << "option '--max-restarts' needs --nproc N (the ranks to start)";
+    QTest::newRow("max restarts negative") << QStringList{"--nproc", "1", "--max-restarts", "-1"} << QStringList() << 2
+                                           << "option '--max-restarts': '-1' is not allowed; allowed: an integer from 0 to 1000";
     QTest::newRow("master port alone") << QStringList{"--master-port", "29500"} << QStringList() << 2
                                        << "option '--master-port' needs --nproc N (the ranks to start)";
     QTest::newRow("nproc under torchrun") << QStringList{"--nproc", "2"} << QStringList{"RANK=0", "WORLD_SIZE=2"} << 2

@@ -208,7 +208,9 @@ void TestStudioRuns::qualityColumns() {
   QVERIFY(QDir().mkpath(saved));
   QFile saved_events(saved + "/events.jsonl");
   QVERIFY(saved_events.open(QIODevice::WriteOnly));
-  saved_events.write(R"({"v":1,"type":"run_started","time":100,"device":"cpu","pid":0,"images_seen":0})" "\n");
+  // A run of two hosts of two ranks each (streetgan train --nnodes 2 --nproc 2).
+  saved_events.write(R"({"v":1,"type":"run_started","time":100,"device":"cpu","pid":0,"images_seen":0,)"
+                     R"("world_size":4,"nodes":2,"backend":"gloo"})" "\n");
   saved_events.close();
   QualityEvaluation evaluation;
   evaluation.checkpoint = QualityEvaluation::Checkpoint{"step-0000000004.pt", 2, 4, 64};
@@ -236,6 +238,7 @@ void TestStudioRuns::qualityColumns() {
   QVERIFY2(swd_tip.contains("Copy rate 12.5%"), qPrintable(swd_tip));
   QCOMPARE(cell(model, saved, RunListModel::Swd), QString("35.50"));  // from evaluations/metrics-step-0000000004.json
   QCOMPARE(cell(model, saved, RunListModel::Alarms), QString());
+  QCOMPARE(cell(model, saved, RunListModel::Device), QString::fromUtf8("cpu, 2 hosts × 2 ranks, gloo"));
   QTableView view;
   view.setModel(&model);
   view.resize(1500, 160);
