@@ -89,11 +89,13 @@ struct Rank {
 struct AttemptOutcome {
   bool failed = false;
   bool could_not_start = false;  ///< a fork failed: the launcher itself cannot go on
+  bool usage_failure = false;    ///< a rank exited 2: its options, config or data are wrong
   std::string first_failure;     ///< "rank 1 of 4 exited with code 1"
   std::string rank0_death;       ///< rank 0 was killed by a signal
 };
 
-AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attempt, const std::atomic<bool>& stop) {
+AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attempt, const std::string& job,
+                          const std::atomic<bool>& stop) {
   const std::string program = "streetgan train";
   const int world = options.nproc * options.nnodes;
   const pid_t launcher = ::getpid();
@@ -129,6 +131,7 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
       ::setenv("STREETGAN_DIST_TIMEOUT", std::to_string(options.timeout_s).c_str(), 1);
       ::setenv("TORCHELASTIC_RESTART_COUNT", std::to_string(attempt).c_str(), 1);
       ::setenv("TORCHELASTIC_MAX_RESTARTS", std::to_string(options.max_restarts).c_str(), 1);
+      ::setenv("TORCHELASTIC_RUN_ID", job.c_str(), 1);
       ::unsetenv("TORCHELASTIC_USE_AGENT_STORE");
       std::vector<std::string> words{"streetgan", "train"};
       words.insert(words.end(), options.rank_args.begin(), options.rank_args.end());
@@ -177,6 +180,7 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
             kill_at = Clock::now() + std::chrono::seconds(std::min(options.timeout_s, kGraceSeconds));
           }
           if (r.rank == 0 && WIFSIGNALED(status)) outcome.rank0_death = describeExit(status);
+          if (WIFEXITED(status) && WEXITSTATUS(status) == kExitUsage) outcome.usage_failure = true;
         }
       } else {
         any_running = true;
@@ -198,6 +202,28 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
   return outcome;
 }
 
+// The launch every attempt of this job belongs to (TORCHELASTIC_RUN_ID): a restarted rank 0
+// continues a run only when its log was begun by this launch.
+std::string jobName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof(host) - 1) != 0 || !*host) std::strcpy(host, "host");
+  std::string name = "streetgan-" + std::string(host) + "-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch()).count());
+  for (char& c : name)
+    if (c < 0x21 || c > 0x7e) c = '_';
+  return name.substr(0, 256);
+}
+
+// Node 0's launcher writes into rank 0's log only what rank 0 could not: why rank 0 died, and the
+// end of a run whose last attempt did not finish it.
+void noteInLog(const std::string& path, const std::string& error, bool finish) {
+  if (auto log = EventLog::open(path, false)) {
+    if (!error.empty()) (void)log->emit(event_type::kError, {{field::kMessage, error}});
+    if (finish) (void)log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kFailed}, {field::kMessage, error}});
+  }
+}
+
 }  // namespace
 
 int launchRanks(const RankLaunchOptions& options) {
@@ -211,14 +237,35 @@ int launchRanks(const RankLaunchOptions& options) {
                 "job's store, or another program); choose another port", kExitUsage);
   }
   const std::atomic<bool>& stop = installStopHandlers();
+  const std::string job = jobName();
+  const bool node0 = !options.events_path.empty();
   AttemptOutcome outcome;
-  for (int attempt = 0;; ++attempt) {
-    outcome = runAttempt(options, port, attempt, stop);
+  int attempt = 0;
+  std::int64_t log_before = 0;  // node 0: the log's size when the attempt began
+  for (;; ++attempt) {
+    if (node0) log_before = readEventLogTail(options.events_path).bytes;
+    outcome = runAttempt(options, port, attempt, job, stop);
     if (!outcome.failed || outcome.could_not_start || stop.load()) break;
+    // The launcher writes only into a log this launch wrote (its job in the last run_started).
+    const EventLogTail tail = node0 ? readEventLogTail(options.events_path) : EventLogTail{};
+    const bool ours = tail.exists && tail.last_job == job;
+    // Rank 0 killed by a signal left no error event: the cause the next attempt's restart event
+    // reads, and the reason of run_finished if none follows.
+    if (ours && !tail.finished && !outcome.rank0_death.empty() && tail.last_started_at >= log_before)
+      noteInLog(options.events_path, "rank 0 " + outcome.rank0_death + " before it could finish the run", false);
+    if (options.max_restarts == 0) break;
+    if (outcome.usage_failure) {
+      std::fprintf(stderr, "%s: not restarted: a rank could not start with these options, config or data (exit code "
+                   "2), and a restart would fail the same way\n", program.c_str());
+      break;
+    }
+    if (ours && tail.finished) {
+      std::fprintf(stderr, "%s: the run had finished before %s; not restarted\n", program.c_str(), outcome.first_failure.c_str());
+      break;
+    }
     if (attempt >= options.max_restarts) {
-      if (options.max_restarts > 0)
-        std::fprintf(stderr, "%s: giving up after %d restart(s) (--max-restarts %d); the last attempt failed: %s\n",
-                     program.c_str(), attempt, options.max_restarts, outcome.first_failure.c_str());
+      std::fprintf(stderr, "%s: giving up after %d restart(s) (--max-restarts %d); the last attempt failed: %s\n",
+                   program.c_str(), attempt, options.max_restarts, outcome.first_failure.c_str());
       break;
     }
     // Every host's ranks end when one fails; each host's launcher restarts its own after the
@@ -228,23 +275,30 @@ int launchRanks(const RankLaunchOptions& options) {
                  program.c_str(), outcome.first_failure.c_str(), kRestartPauseSeconds, attempt + 1, options.max_restarts);
     const auto resume_at = Clock::now() + std::chrono::seconds(kRestartPauseSeconds);
     while (Clock::now() < resume_at && !stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (stop.load()) break;
+    if (stop.load()) {
+      std::fprintf(stderr, "%s: stopped before restart %d; not restarted\n", program.c_str(), attempt + 1);
+      break;
+    }
   }
   // Rank 0 writes run_finished itself; when it could not (it was killed, or a restart that would
   // have continued the run was stopped or not allowed), the launcher of node 0 finishes the log.
-  if (outcome.failed && !options.events_path.empty()) {
+  if (outcome.failed && node0) {
     const EventLogTail tail = readEventLogTail(options.events_path);
-    if (tail.exists && !tail.finished) {
-      const std::string message = !outcome.rank0_death.empty()
-                                      ? "rank 0 " + outcome.rank0_death + " before it could finish the run"
-                                      : (tail.last_error.empty() ? outcome.first_failure : tail.last_error);
-      if (auto log = EventLog::open(options.events_path, false)) {
-        if (!outcome.rank0_death.empty()) (void)log->emit(event_type::kError, {{field::kMessage, message}});
-        (void)log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kFailed}, {field::kMessage, message}});
-      }
+    if (tail.exists && tail.last_job == job && !tail.finished) {
+      const bool trained = tail.last_started_at >= log_before;  // the last attempt reached training
+      std::string message;
+      if (!outcome.rank0_death.empty() && trained) message = "rank 0 " + outcome.rank0_death + " before it could finish the run";
+      else if (trained && !tail.last_error.empty()) message = tail.last_error;
+      else if (attempt > 0) message = "restart " + std::to_string(attempt) + " of " + std::to_string(options.max_restarts) +
+                                      " failed before training started: " + outcome.first_failure +
+                                      " (the ranks' reasons are on their standard error)";
+      else message = outcome.first_failure;
+      const bool said = trained && (!tail.last_error.empty() || !outcome.rank0_death.empty());
+      noteInLog(options.events_path, said ? std::string() : message, false);
+      noteInLog(options.events_path, message, true);
     }
   }
-  return outcome.failed ? kExitFailure : kExitOk;
+  return outcome.failed ? (outcome.usage_failure && !stop.load() ? kExitUsage : kExitFailure) : kExitOk;
 }
 
 }  // namespace streetgan::cli

@@ -168,10 +168,11 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       // A distributed run: its ranks and their backend ("cpu × 2 ranks, gloo"), on several
       // hosts with each host's ranks ("cpu, 2 hosts × 2 ranks, gloo").
       if (s.world_size > 1 && s.nodes > 1)
-        return QString("%1, %2 hosts × %3 ranks, %4")
+        return QString("%1, %2 hosts × %3 %4, %5")
             .arg(QString::fromStdString(s.device))
             .arg(s.nodes)
             .arg(s.world_size / s.nodes)
+            .arg(s.world_size / s.nodes == 1 ? "rank" : "ranks")
             .arg(QString::fromStdString(s.backend));
       return s.world_size > 1 ? QString("%1 × %2 ranks, %3")
                                     .arg(QString::fromStdString(s.device))

@@ -8,9 +8,11 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace streetgan::studio {
@@ -44,6 +46,12 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   run_on_ = new QComboBox(this);
   run_on_->addItem("This computer");
   run_on_->setToolTip("Where new runs train: this computer, or a remote host over SSH");
+  also_on_ = new QToolButton(this);
+  also_on_->setText("Also on…");
+  also_on_->setPopupMode(QToolButton::InstantPopup);
+  also_on_->setMenu(new QMenu(also_on_));
+  also_on_->setToolTip("Train new runs on more hosts as well, one node each: the host in Run on is node 0 and "
+                       "keeps the run's files; every host runs the same ranks and reads the same data set path");
   auto* hosts = new QPushButton("Hosts…", this);
   hosts->setToolTip("Add or edit remote hosts and test their connection");
 
@@ -55,6 +63,7 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   top->addWidget(new QLabel("Run on", left), 1, 0);
   auto* run_on_row = new QHBoxLayout();
   run_on_row->addWidget(run_on_, 1);
+  run_on_row->addWidget(also_on_);
   run_on_row->addWidget(hosts);
   top->addLayout(run_on_row, 1, 1);
   top->addWidget(new QLabel("Data set", left), 2, 0, Qt::AlignTop);
@@ -118,6 +127,7 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     // A remote data set is a path on the host: this computer cannot count its images.
     const auto host = runOnHost();
     picker_->setEnabled(!host);
+    rebuildAlsoOn();
     if (host) dashboard_->setStatus("New runs train on " + host->label() + ": the data set folder is a path on that host.");
   });
   connect(form_, &widgets::ConfigForm::validityChanged, this, &TrainTab::updateButtons);
@@ -129,6 +139,7 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   auto preset = presetConfig("naive-64");
   if (preset) form_->setConfig(*preset);
   dashboard_->setStatus("Choose a data set folder, or Use Demo Data to train on procedural street scenes.");
+  rebuildAlsoOn();
   updateButtons();
 }
 
@@ -228,7 +239,7 @@ bool TrainTab::startRun() {
     return false;
   }
   QString error;
-  const auto request = launcher_.prepareNewRun(form_->config(), runs_root_, runOnHost(), &error);
+  const auto request = launcher_.prepareNewRun(form_->config(), runs_root_, runOnHost(), &error, alsoOnHosts());
   if (!request) {
     dashboard_->setStatus(error);
     return false;
@@ -355,6 +366,58 @@ void TrainTab::setHostProfiles(const QList<HostProfile>& hosts) {
   run_on_->addItem("This computer");
   for (const auto& host : hosts_) run_on_->addItem(host.label());
   run_on_->setCurrentIndex(std::max(0, run_on_->findText(chosen)));
+  rebuildAlsoOn();
+}
+
+// The hosts besides the one in "Run on", checkable; the checks of those still listed are kept.
+void TrainTab::rebuildAlsoOn() {
+  QStringList checked;
+  for (const QAction* action : also_on_->menu()->actions())
+    if (action->isChecked()) checked << action->text();
+  also_on_->menu()->clear();
+  const auto host = runOnHost();
+  for (const auto& profile : hosts_) {
+    if (host && profile.label() == host->label()) continue;
+    QAction* action = also_on_->menu()->addAction(profile.label());
+    action->setCheckable(true);
+    action->setChecked(checked.contains(profile.label()));
+    connect(action, &QAction::toggled, this, [this] {
+      const auto more = alsoOnHosts();
+      also_on_->setText(more.isEmpty() ? QString("Also on…") : QString("Also on %1 more").arg(more.size()));
+      if (const auto first = runOnHost(); first && !more.isEmpty())
+        dashboard_->setStatus(QString("New runs train on %1 hosts, one node each; %2 is node 0 and keeps the run's "
+                                      "files. The data set folder is a path on every host.")
+                                  .arg(more.size() + 1)
+                                  .arg(first->label()));
+    });
+  }
+  also_on_->setEnabled(host.has_value() && !also_on_->menu()->isEmpty());
+  const auto more = alsoOnHosts();
+  also_on_->setText(more.isEmpty() ? QString("Also on…") : QString("Also on %1 more").arg(more.size()));
+}
+
+bool TrainTab::setAlsoOn(const QStringList& labels) {
+  if (!runOnHost() && !labels.isEmpty()) return false;
+  QList<QAction*> chosen;
+  for (const QString& label : labels) {
+    QAction* found = nullptr;
+    for (QAction* action : also_on_->menu()->actions())
+      if (action->text() == label) found = action;
+    if (!found) return false;
+    chosen << found;
+  }
+  for (QAction* action : also_on_->menu()->actions()) action->setChecked(chosen.contains(action));
+  return true;
+}
+
+QList<HostProfile> TrainTab::alsoOnHosts() const {
+  QList<HostProfile> more;
+  if (!runOnHost()) return more;
+  for (const QAction* action : also_on_->menu()->actions())
+    if (action->isChecked())
+      for (const auto& profile : hosts_)
+        if (profile.label() == action->text()) more << profile;
+  return more;
 }
 
 bool TrainTab::setRunOn(const QString& label) {

@@ -21,6 +21,7 @@
 #include <optional>
 
 class QComboBox;
+class QToolButton;
 class QPushButton;
 
 namespace streetgan::widgets {
@@ -74,6 +75,12 @@ public:
   bool setRunOn(const QString& label);
   /// The host new runs train on, or nothing for this computer.
   std::optional<HostProfile> runOnHost() const;
+  /// With a host in "Run on": more hosts new runs also train on, one node each ("Also on"; the
+  /// host in "Run on" is node 0, where the run's files are). False when a label is unknown or is
+  /// the "Run on" host.
+  bool setAlsoOn(const QStringList& labels);
+  /// The hosts checked in "Also on" (none while "Run on" is this computer).
+  QList<HostProfile> alsoOnHosts() const;
   /// The shared-connection folder for remote runs (empty: the default), for tests.
   void setSshControlDir(const QString& dir) { launcher_.setSshControlDir(dir); }
   /// For a remote run shown: fetches its latest checkpoint into the local copy (for the Explore
@@ -119,7 +126,9 @@ private:
   QPushButton* resume_ = nullptr;
   QPushButton* fetch_checkpoint_ = nullptr;
   QComboBox* run_on_ = nullptr;
+  QToolButton* also_on_ = nullptr;
   QList<HostProfile> hosts_;
+  void rebuildAlsoOn();
   RunDashboard* dashboard_ = nullptr;
 };
 

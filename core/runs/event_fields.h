@@ -57,6 +57,7 @@ inline constexpr char kDataset[] = "dataset";
 inline constexpr char kBatchesPerEpoch[] = "batches_per_epoch";
 inline constexpr char kWorldSize[] = "world_size";
 inline constexpr char kNodes[] = "nodes";
+inline constexpr char kJob[] = "job";
 // restart
 inline constexpr char kAttempt[] = "attempt";
 inline constexpr char kMaxRestarts[] = "max_restarts";

@@ -36,20 +36,6 @@ std::string hostName() {
   return name;
 }
 
-// What a rank tells rank 0 when it joins: "<world> <local world> <node> <host name>".
-struct JoinInfo {
-  int world = 0, local_world = 0, node = 0;
-  std::string host;
-};
-
-std::optional<JoinInfo> parseJoinInfo(const std::string& value) {
-  JoinInfo info;
-  std::istringstream in(value);
-  if (!(in >> info.world >> info.local_world >> info.node)) return std::nullopt;
-  std::getline(in >> std::ws, info.host);
-  return info;
-}
-
 // After a restart, a host's new ranks may reach the store of the attempt before, whose rank 0 has
 // not ended yet: rank 0 writes its attempt into its store, and a rank that finds an older one
 // connects again (every second, within the timeout) until it reaches its own attempt's store.
@@ -114,60 +100,54 @@ std::string missingRanks(const std::vector<bool>& joined, const RankPlacement& p
 // join with one line saying so. Rank 0 gives the verdict; the others wait for it.
 Status checkJoin(c10d::Store& store, const RankPlacement& p) {
   const std::string of = " of " + std::to_string(p.world_size);
-  const std::string node_option = "--node-rank " + std::to_string(p.node_rank);
-  if (store.add("streetgan/join/rank/" + std::to_string(p.rank), 1) > 1)
-    return makeError("rank " + std::to_string(p.rank) + of + " has already joined from another host: two hosts were "
-                     "started with " + node_option + " (give each host its own --node-rank, 0 to " +
-                     std::to_string(p.nodeCount() - 1) + ")");
-  const std::string mine = std::to_string(p.world_size) + " " + std::to_string(p.local_world_size) + " " +
-                           std::to_string(p.node_rank) + " " + hostName();
-  store.set("streetgan/join/info/" + std::to_string(p.rank), bytesOf(mine));
-  store.add("streetgan/join/count", 1);
-  const std::string verdict_key = "streetgan/join/verdict";
+  const std::string job_key = "streetgan/join/job", verdict_key = "streetgan/join/verdict";
   const auto timeout = Milliseconds(static_cast<std::int64_t>(p.timeout_s) * 1000);
+  const auto launch = [](int world, int local_world) {
+    return std::to_string(world) + " ranks (" + std::to_string(world / std::max(1, local_world)) + " host(s) × " +
+           std::to_string(local_world) + ")";
+  };
+  const auto claim = [&]() -> Status {
+    if (store.add("streetgan/join/rank/" + std::to_string(p.rank), 1) == 1) return {};
+    return makeError("rank " + std::to_string(p.rank) + of + " has already joined from another host: two hosts were "
+                     "started with --node-rank " + std::to_string(p.node_rank) + " (give each host its own "
+                     "--node-rank, 0 to " + std::to_string(p.nodeCount() - 1) + ")");
+  };
   if (p.rank != 0) {
+    // Rank 0's job size first: a rank started for another one says so to every rank (the
+    // verdict) and never takes a place in this job.
+    store.wait({job_key}, timeout);
+    std::istringstream job(text(store.get(job_key)));
+    int world = 0, local_world = 0;
+    job >> world >> local_world;
+    if (world != p.world_size || local_world != p.local_world_size) {
+      const std::string message = "rank " + std::to_string(p.rank) + " (host " + hostName() + ", --node-rank " +
+                                  std::to_string(p.node_rank) + ") was started for a job of " +
+                                  launch(p.world_size, p.local_world_size) + ", and rank 0 for " +
+                                  launch(world, local_world) + ": give every host the same --nnodes and --nproc";
+      store.set(verdict_key, bytesOf(message));
+      return makeError(message);
+    }
+    if (Status claimed = claim(); !claimed) return claimed;
+    store.set("streetgan/join/in/" + std::to_string(p.rank), bytesOf(hostName()));
+    store.add("streetgan/join/count", 1);
     // Rank 0 decides within the timeout; the margin covers its last look at the store.
     store.wait({verdict_key}, timeout + Milliseconds(10000));
     const std::string verdict = text(store.get(verdict_key));
     if (verdict == "ok") return {};
     return makeError(verdict);
   }
-  const auto launch = [&](int world, int local_world) {
-    return std::to_string(world) + " ranks (" + std::to_string(world / std::max(1, local_world)) + " host(s) × " +
-           std::to_string(local_world) + ")";
-  };
+  if (Status claimed = claim(); !claimed) return claimed;
+  store.set(job_key, bytesOf(std::to_string(p.world_size) + " " + std::to_string(p.local_world_size)));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::vector<bool> joined(static_cast<std::size_t>(p.world_size), false);
-  joined[0] = true;
   std::string verdict;
-  std::int64_t read_at = 1;
-  int seen = 1;
   for (;;) {
-    const bool late = std::chrono::steady_clock::now() >= deadline;
-    // The count is cheap to read; the ranks' lines are read again only when it has grown.
-    const std::int64_t count = store.add("streetgan/join/count", 0);
-    if (count > read_at || late) {
-      read_at = count;
-      seen = 1;
-      for (int r = 1; r < p.world_size && verdict.empty(); ++r) {
-        auto done = joined[static_cast<std::size_t>(r)];
-        if (!done && store.check({"streetgan/join/info/" + std::to_string(r)})) {
-          done = true;
-          const auto info = parseJoinInfo(text(store.get("streetgan/join/info/" + std::to_string(r))));
-          if (!info || info->world != p.world_size || info->local_world != p.local_world_size)
-            verdict = "rank " + std::to_string(r) + " (host " + (info ? info->host : "?") + ", --node-rank " +
-                      (info ? std::to_string(info->node) : "?") + ") was started for a job of " +
-                      (info ? launch(info->world, info->local_world) : "another size") + ", and rank 0 for " +
-                      launch(p.world_size, p.local_world_size) + ": give every host the same --nnodes and --nproc";
-        }
-        seen += done ? 1 : 0;
-      }
-    }
-    if (verdict.empty() && count > p.world_size)
-      verdict = std::to_string(count) + " ranks joined a job of " + std::to_string(p.world_size) +
-                ": a host was started with another --nnodes or --nproc, or twice";
-    if (!verdict.empty() || seen == p.world_size) break;
-    if (late) {
+    // Two small requests a round, whatever the job's size: the count, and a refusal of another rank.
+    if (store.check({verdict_key})) return makeError(text(store.get(verdict_key)));
+    if (store.add("streetgan/join/count", 0) >= p.world_size - 1) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::vector<bool> joined(static_cast<std::size_t>(p.world_size), true);
+      for (int r = 1; r < p.world_size; ++r)
+        joined[static_cast<std::size_t>(r)] = store.check({"streetgan/join/in/" + std::to_string(r)});
       verdict = missingRanks(joined, p) + " did not join within --dist-timeout " + std::to_string(p.timeout_s) +
                 " s: is `streetgan train --node-rank N` running there, and can it reach " + p.master_addr + ":" +
                 std::to_string(p.master_port) + "?";

@@ -61,6 +61,16 @@ Result<std::optional<RankPlacement>> rankPlacementFromEnvironment() {
   auto most = envInteger("TORCHELASTIC_MAX_RESTARTS", 0, 0, 1000000);
   if (!most) return makeError(most.error());
   p.max_restarts = *most;
+  if (env("TORCHELASTIC_MAX_RESTARTS") && p.restart_count > p.max_restarts)
+    return makeError("environment variable TORCHELASTIC_RESTART_COUNT=\"" + std::to_string(p.restart_count) +
+                     "\" is more than TORCHELASTIC_MAX_RESTARTS=\"" + std::to_string(p.max_restarts) + "\"");
+  if (const char* job = env("TORCHELASTIC_RUN_ID")) {
+    static const std::regex printable("[\\x21-\\x7e]{1,256}");
+    if (!std::regex_match(job, printable))
+      return makeError(std::string("environment variable TORCHELASTIC_RUN_ID is not allowed; allowed: 1 to 256 "
+                                   "printable characters without spaces"));
+    p.job_id = job;
+  }
   if (const char* agent = env("TORCHELASTIC_USE_AGENT_STORE"); agent && std::string(agent) == "True") {
     p.agent_store = true;
     p.store_prefix = "/worker/attempt_" + std::to_string(p.restart_count);

@@ -20,8 +20,10 @@ struct StoredConfig {
 };
 
 // Rank 0's finding, as bytes for the other ranks: "c" + the config's JSON, "n" for no checkpoint
-// (a restart before the first one), "e"/"r" + a config/runtime error.
-std::string storedConfigPayload(const RunDirectory& run, bool resume) {
+// (a restart before the first one), "x" for none at all (a new run, as on a first attempt),
+// "e"/"r" + a config/runtime error. `continues`: a restart of the run this launch began.
+std::string storedConfigPayload(const RunDirectory& run, bool resume, bool continues) {
+  if (!resume && !continues) return "x";
   const auto checkpoints = run.checkpoints();
   if (checkpoints.empty())
     return resume ? "e" + run.path() + ": no checkpoint to resume from (looked in " + run.checkpointsDir() + ")"
@@ -34,7 +36,7 @@ std::string storedConfigPayload(const RunDirectory& run, bool resume) {
 
 StoredConfig parseStoredConfig(const std::string& payload) {
   StoredConfig out;
-  if (payload.empty() || payload[0] == 'n') return out;
+  if (payload.empty() || payload[0] == 'n' || payload[0] == 'x') return out;
   if (payload[0] == 'c') {
     auto config = applyConfigText(TrainConfig{}, payload.substr(1), ConfigScope::All, "rank 0's stored config");
     if (config) out.config = *config;
@@ -57,9 +59,11 @@ const std::string& Trainer::deviceChoice() const { return state_->device_choice;
 Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
                                                   const TrainerOptions& options,
                                                   PrepareFailure* failure) {
-  if (failure) *failure = PrepareFailure::Config;
+  PrepareFailure own_kind = PrepareFailure::Config;
+  if (!failure) failure = &own_kind;
+  *failure = PrepareFailure::Config;
   const auto runtime = [failure](const std::string& message) {
-    if (failure) *failure = PrepareFailure::Runtime;
+    *failure = PrepareFailure::Runtime;
     return makeError(message);
   };
   auto s = std::make_unique<State>();
@@ -79,17 +83,25 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   // On resume, and when a failed attempt is restarted (torchrun's or --max-restarts'), rank 0 reads
   // the stored config from its newest checkpoint and hands it to the other ranks: another host
   // needs no copy of the run folder. A restart before the first checkpoint starts afresh.
+  // A restart continues the run only where this launch began it (the log's last run_started has
+  // its job) and did not finish it; anything else is checked as a first attempt would be: a
+  // refused launch that is restarted never trains into a folder it was refused.
   const bool restart = options.placement && options.placement->restart_count > 0;
+  bool continues = false;
+  if (restart && s->writer) {
+    const EventLogTail tail = readEventLogTail(s->run.eventsPath());
+    continues = tail.exists && !tail.finished && tail.last_started_at >= 0 && tail.last_job == options.placement->job_id;
+    if (continues) {
+      s->restart_attempt = options.placement->restart_count;
+      s->restart_cause = tail.last_error;
+    }
+  }
   StoredConfig stored;
   if (options.resume || restart) {
-    std::string payload = s->writer ? storedConfigPayload(s->run, options.resume) : std::string();
+    std::string payload = s->writer ? storedConfigPayload(s->run, options.resume, continues) : std::string();
     if (s->group) s->group->broadcastBytesFromRankZero(payload);
     stored = parseStoredConfig(payload);
     s->resuming = stored.config.has_value();
-  }
-  if (restart) {
-    s->restart_attempt = options.placement->restart_count;
-    if (s->writer) s->restart_cause = readEventLogTail(s->run.eventsPath()).last_error;
   }
   // Everything checked before anything is written; with several ranks, all of them agree first.
   const Status checked = [&]() -> Status {
@@ -104,7 +116,7 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
       if (options.cache) s->config.data.cache = *options.cache;
       if (options.workers) s->config.data.workers = *options.workers;
       if (options.cuda_graphs) s->config.cuda_graphs = *options.cuda_graphs;
-    } else if (s->writer && !restart && s->run.holdsRun()) {
+    } else if (s->writer && !continues && s->run.holdsRun()) {
       return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
                        "or choose another --run-dir or name");
     }
@@ -165,16 +177,21 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   if (s->group) {
     // A rank that cannot start leaves its reason for rank 0 first: it may be on another host.
     if (!checked) (void)s->group->failureCause(checked.error(), false);
-    const auto failed = s->group->gatherOnHost(checked ? 0 : 1);
+    // 1: the machine's failure, 2: the options' (the job's failure is then the options' too: a
+    // launcher does not restart what would fail the same way).
+    const auto failed = s->group->gatherOnHost(checked ? 0 : *failure == PrepareFailure::Runtime ? 1 : 2);
     if (checked)
       for (std::size_t r = 0; r < failed.size(); ++r)
         if (failed[r] != 0) {
           const auto& p = *options.placement;
           const std::string where = p.nodeCount() > 1 ? " (node " + std::to_string(static_cast<int>(r) / p.local_world_size) + ")" : "";
           const std::string reason = s->group->reportOf(static_cast<int>(r));
-          return runtime("rank " + std::to_string(r) + " of " + std::to_string(failed.size()) + where +
-                         " could not start" + (reason.empty() ? " (its message is on its own standard error)" : ": " + reason) +
-                         ", so no rank starts");
+          const std::string message = "rank " + std::to_string(r) + " of " + std::to_string(failed.size()) + where +
+                                      " could not start" +
+                                      (reason.empty() ? " (its message is on its own standard error)" : ": " + reason) +
+                                      ", so no rank starts";
+          if (failed[r] == 2) return makeError(message);
+          return runtime(message);
         }
   }
   if (!checked) return makeError(checked.error());
@@ -200,16 +217,22 @@ Status Trainer::State::restoreLatest() {
     const std::string path = have && writer ? checkpoints[static_cast<std::size_t>(count - 1 - k)] : std::string();
     Result<CheckpointState> restored = makeError("no checkpoint left");
     if (have && group) {
-      std::string bytes, unread;
+      // Rank 0 loads it first, from its disk, and sends only a checkpoint that loads: a damaged
+      // or foreign file (a huge one included) costs the others nothing.
+      std::string bytes;
       if (writer) {
-        auto read = RegularFile::readAll(path, kMaxCheckpointBytes);
-        if (read) bytes = std::move(*read);
-        else unread = read.error();
+        restored = loadCheckpoint(path, *model);
+        if (restored) {
+          auto read = RegularFile::readAll(path, kMaxCheckpointBytes);
+          if (read) bytes = std::move(*read);
+          else restored = makeError(read.error());
+        }
       }
       group->broadcastBytesFromRankZero(bytes);
-      if (!unread.empty()) restored = makeError(unread);
-      else if (bytes.empty()) restored = makeError("rank 0 could not read its checkpoint " + std::to_string(count - k) + " of " + std::to_string(count));
-      else restored = loadCheckpointBytes(bytes, writer ? path : "rank 0's checkpoint", *model);
+      if (!writer)
+        restored = bytes.empty() ? Result<CheckpointState>(makeError("rank 0 could not load its checkpoint " +
+                                                                     std::to_string(count - k) + " of " + std::to_string(count)))
+                                 : loadCheckpointBytes(bytes, "rank 0's checkpoint", *model);
     } else if (have) {
       restored = loadCheckpoint(path, *model);
     }

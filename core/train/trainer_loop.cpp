@@ -88,6 +88,9 @@ void Trainer::State::announceRun(int removed, int workers) {
                                  {field::kBatchesPerEpoch, loader->batchesPerEpoch()},
                                  {field::kWorldSize, group ? group->worldSize() : 1},
                                  {field::kNodes, group ? group->placement().nodeCount() : 1},
+                                 // The launch this process belongs to: a restart continues only its own run.
+                                 {field::kJob, group && !group->placement().job_id.empty() ? json(group->placement().job_id)
+                                                                                           : json(nullptr)},
                                  {field::kBackend, group ? json(group->backend()) : json(nullptr)},
                                  {field::kDevices, rankDevices()},
                                  {field::kThreads, at::get_num_threads()},

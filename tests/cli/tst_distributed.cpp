@@ -356,6 +356,78 @@ private slots:
     for (std::size_t i = 1; i < steps.size(); ++i) QVERIFY(steps[i].images_seen > steps[i - 1].images_seen);
   }
 
+  // A restart continues only the run its launch began: a launch refused because the folder holds
+  // a run (exit 2) is not restarted, and a rank started as a restart (torchrun's variables) in a
+  // folder whose run has finished is refused as a first attempt would be. Nothing is written.
+  void restartNeverTrainsIntoAnotherRun() {
+    const QString run = dir_.path() + "/finished-before";
+    auto r = runCli(trainArgs(data_, run, 8, 1));
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const QByteArray log = readFileBytes(run + "/events.jsonl");
+    r = runCli(trainArgs(data_, run, 8, 2) + QStringList{"--nproc", "2", "--max-restarts", "2"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("this folder already holds a run; pass --resume to continue it"), qPrintable(r.err));
+    QVERIFY2(r.err.contains("not restarted: a rank could not start with these options"), qPrintable(r.err));
+    QVERIFY2(!r.err.contains("restarting"), qPrintable(r.err));
+    QCOMPARE(readFileBytes(run + "/events.jsonl"), log);
+
+    QProcess rank;
+    auto env = QProcessEnvironment::systemEnvironment();
+    for (const auto& [name, value] : {std::pair<QString, QString>{"RANK", "0"}, {"WORLD_SIZE", "1"},
+                                      {"MASTER_PORT", QString::number(freePort())}, {"TORCHELASTIC_RESTART_COUNT", "1"},
+                                      {"TORCHELASTIC_MAX_RESTARTS", "2"}, {"TORCHELASTIC_RUN_ID", "another-launch"}})
+      env.insert(name, value);
+    rank.setProcessEnvironment(env);
+    rank.start(STREETGAN_CLI, trainArgs(data_, run, 8, 2));
+    QVERIFY(rank.waitForFinished(120000));
+    QCOMPARE(rank.exitCode(), 2);
+    QVERIFY(QString::fromUtf8(rank.readAllStandardError()).contains("this folder already holds a run"));
+    QCOMPARE(readFileBytes(run + "/events.jsonl"), log);
+  }
+
+  // torchrun's own --max_restarts: it restarts the ranks with TORCHELASTIC_RESTART_COUNT set (and
+  // its store prefix for the attempt); rank 0 continues the run and writes the `restart` event.
+  void torchrunRestartsTheRanks() {
+    const QString torchrun = QStandardPaths::findExecutable("torchrun");
+    QVERIFY2(!torchrun.isEmpty(), "torchrun not found: install python3-torch (packaging/install-deps.sh does)");
+    const QString run = dir_.path() + "/torchrun-restarted";
+    QProcess process;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("USE_LIBUV", "0");
+    process.setProcessEnvironment(env);
+    process.start(torchrun, QStringList{"--nproc_per_node", "2", "--max_restarts", "1", "--master_port",
+                                        QString::number(freePort()), "--no_python", "--redirects", "2", "--tee", "1",
+                                        "--log_dir", dir_.path() + "/torchrun-restart-logs", STREETGAN_CLI} +
+                                trainArgs(data_, run, 8, 60, "2e-4"));
+    QVERIFY(process.waitForStarted());
+    QElapsedTimer clock;
+    clock.start();
+    while (lastEvent(run, "checkpoint").value("step").toInt() == 0 && clock.elapsed() < 120000 &&
+           !process.waitForFinished(100)) {
+    }
+    const QString early = process.state() == QProcess::NotRunning ? QString::fromUtf8(process.readAllStandardError()) : QString();
+    if (early.contains("use_libuv was requested but PyTorch was build without libuv support"))
+      QSKIP("this torchrun cannot create its own store (its PyTorch lacks libuv and its static rendezvous asks for it)");
+    QVERIFY2(process.state() != QProcess::NotRunning, qPrintable("torchrun ended before the first checkpoint: " + early));
+    // Rank 1: the `streetgan train` under torchrun's agent whose RANK is 1.
+    qint64 rank1 = 0;
+    for (const qint64 agent_child : childrenOf(process.processId()))
+      for (const qint64 pid : QList<qint64>{agent_child} + childrenOf(agent_child))
+        if (readFileBytes(QString("/proc/%1/environ").arg(pid)).split('\0').contains("RANK=1")) rank1 = pid;
+    QVERIFY2(rank1 > 0, "rank 1 not found among torchrun's children");
+    ::kill(static_cast<pid_t>(rank1), SIGKILL);
+    QVERIFY2(process.waitForFinished(300000), "torchrun did not end within 300 s");
+    QVERIFY2(process.exitCode() == 0, qPrintable(QString::fromUtf8(process.readAllStandardError())));
+    const auto restarts = eventsOfType(readEvents(run), "restart");
+    QCOMPARE(restarts.size(), 1);
+    QCOMPARE(restarts.first().value("attempt").toInt(), 1);
+    QVERIFY2(restarts.first().value("cause").toString().startsWith("rank 1 of 2 stopped responding"),
+             qPrintable(restarts.first().value("cause").toString()));
+    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), 60 * 32);
+    verifyRanksInStep(run, 2);
+  }
+
   // SIGTERM to a launcher whose ranks wait to join a host that never comes: they cannot stop
   // inside the join, which lasted the whole --dist-timeout (300 s). The launcher kills them a
   // minute after forwarding the stop.

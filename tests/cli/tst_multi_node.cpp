@@ -3,8 +3,8 @@
 // rank talking Gloo over its host's own interface (GLOO_SOCKET_IFNAME). Checks that 2 hosts × 2
 // ranks train like 1 host × 4 ranks and only node 0 writes; that a lost node (its link cut, or its
 // ranks killed) ends the job with one error naming it and a checkpoint that resumes on one host;
-// that a node that never comes, and wrong launches, fail with a plain message and no hang; and
-// that --max-restarts gives up on a node that always fails, naming why.
+// that a node that never comes, and wrong launches, fail with a plain message and no hang; that
+// --max-restarts gives up on a node that always fails, naming why, and never restarts a wrong launch.
 #include "core/runs/run_summary.h"
 #include "tests/support/network_hosts.h"
 #include "tests/support/test_support.h"
@@ -280,15 +280,15 @@ private slots:
     QVERIFY(!QDir(folder("port")).exists());
   }
 
-  // --max-restarts 1 on both hosts, and host 1's data folder is missing: every attempt fails at
-  // its start, and the job gives up after one restart, saying why.
+  // --max-restarts 1 on both hosts, and host 1 cannot reach host 0 (its --master-addr is nobody's):
+  // every attempt fails after the join timeout, and both give up after one restart, saying why.
   void restartsGiveUpOnANodeThatAlwaysFails() {
-    const QString run = folder("always/run");
-    QStringList bad = trainArgs(data_, folder("always-h1/run"), 4, 1) + nodeArgs(1, 2, 2, 20) +
-                      QStringList{"--max-restarts", "1"};
-    bad[bad.indexOf("--dataroot") + 1] = folder("no-such-data");
-    auto node1 = startOn(1, bad);
-    auto node0 = startOn(0, trainArgs(data_, run, 4, 1) + nodeArgs(0, 2, 2, 20) + QStringList{"--max-restarts", "1"});
+    QStringList lost = trainArgs(data_, folder("always-h1/run"), 4, 1) + nodeArgs(1, 2, 2, 5) +
+                       QStringList{"--max-restarts", "1"};
+    lost[lost.indexOf("--master-addr") + 1] = NetworkHosts::unreachableAddress();
+    auto node1 = startOn(1, lost);
+    auto node0 = startOn(0, trainArgs(data_, folder("always/run"), 4, 1) + nodeArgs(0, 2, 2, 5) +
+                                QStringList{"--max-restarts", "1"});
     const auto cleanup = qScopeGuard([&] {
       killTree(*node1->process);
       killTree(*node0->process);
@@ -296,12 +296,34 @@ private slots:
     QVERIFY2(node0->finish(300000) && node1->finish(300000), "the hosts did not end within 300 s");
     QCOMPARE(node0->process->exitCode(), 1);
     QCOMPARE(node1->process->exitCode(), 1);
+    for (const QString& err : {node0->err, node1->err}) {
+      QCOMPARE(err.count("(restart 1 of 1)"), 1);
+      QCOMPARE(err.count("giving up after 1 restart(s) (--max-restarts 1)"), 1);
+    }
+    QVERIFY2(node0->err.count("node 1 (ranks 2 and 3) did not join within --dist-timeout 5 s") >= 2, qPrintable(node0->err));
+  }
+
+  // A launch that is wrong is not restarted: host 1's data folder is missing, so its ranks cannot
+  // start (exit 2), and another attempt would fail the same way.
+  void aWrongLaunchIsNotRestarted() {
+    QStringList bad = trainArgs(data_, folder("wrong-data-h1/run"), 4, 1) + nodeArgs(1, 2, 2, 20) +
+                      QStringList{"--max-restarts", "3"};
+    bad[bad.indexOf("--dataroot") + 1] = folder("no-such-data");
+    auto node1 = startOn(1, bad);
+    auto node0 = startOn(0, trainArgs(data_, folder("wrong-data/run"), 4, 1) + nodeArgs(0, 2, 2, 20) +
+                                QStringList{"--max-restarts", "3"});
+    const auto cleanup = qScopeGuard([&] {
+      killTree(*node1->process);
+      killTree(*node0->process);
+    });
+    QVERIFY2(node0->finish(300000) && node1->finish(300000), "the hosts did not end within 300 s");
+    QCOMPARE(node0->process->exitCode(), 2);
+    QCOMPARE(node1->process->exitCode(), 2);
     QVERIFY2(node0->err.contains("rank 2 of 4 (node 1) could not start: " + folder("no-such-data")), qPrintable(node0->err));
-    QVERIFY2(node0->err.contains("restarting the ranks from the run's last checkpoint in 3 s (restart 1 of 1)"),
+    QVERIFY2(node0->err.contains("not restarted: a rank could not start with these options, config or data"),
              qPrintable(node0->err));
-    QVERIFY2(node0->err.contains("giving up after 1 restart(s) (--max-restarts 1)"), qPrintable(node0->err));
-    QVERIFY2(node0->err.count("rank 2 of 4 (node 1) could not start: ") >= 2, qPrintable(node0->err));
-    QCOMPARE(node0->err.count("giving up"), 1);
+    QVERIFY2(!node0->err.contains("restarting") && !node1->err.contains("restarting"), qPrintable(node0->err + node1->err));
+    QVERIFY(!QDir(folder("wrong-data")).exists());
   }
 };
 

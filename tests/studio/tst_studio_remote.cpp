@@ -244,6 +244,81 @@ private slots:
     QCOMPARE(config.value("threads").toInt(), 2);
   }
 
+  // A run on two hosts (two sshd on loopback: the studio reaches every node over SSH as it would
+  // real hosts; the ranks meet at node 0's 127.0.0.1, which both "hosts" share). The multi-node
+  // engine over a real network between namespaces is tests/cli/tst_multi_node; here, the studio's
+  // part: "Also on", one launch per host, the Runs tab's "2 hosts × 1 rank", Stop reaching both.
+  void runOnTwoHostsFromTheTrainTab() {
+    SshdFixture second(dir_.filePath("sshd-2"));
+    QString error;
+    QVERIFY2(second.start(&error), qPrintable(error));
+    QVERIFY2(second.trustHostKey(&error), qPrintable(error));
+    QVERIFY2(sshd_->trustHostKey(&error), qPrintable(error));
+    HostProfile first = sshd_->profile(), other = second.profile();
+    first.name = "node-a";
+    other.name = "node-b";
+    for (HostProfile* profile : {&first, &other}) {
+      profile->device = "cpu";
+      profile->threads = 1;
+    }
+    const QString runs = dir_.filePath("runs-two-hosts");
+    TrainTab tab(STREETGAN_CLI, runs);
+    tab.resize(1400, 860);
+    tab.show();
+    tab.setSshControlDir(sshd_->controlDir());
+    tab.setHostProfiles({first, other});
+    QVERIFY(tab.alsoOnHosts().isEmpty());
+    QVERIFY(!tab.setAlsoOn({"node-b"}));  // this computer in Run on: no other node
+    QVERIFY(tab.setRunOn("node-a"));
+    QVERIFY(!tab.setAlsoOn({"node-a"}));  // the Run on host is node 0 already
+    QVERIFY(tab.setAlsoOn({"node-b"}));
+    QCOMPARE(tab.alsoOnHosts().size(), 1);
+    tinyConfig(tab, 2);
+    QSignalSpy finished(&tab, &TrainTab::runFinished);
+    QVERIFY2(tab.startRun(), qPrintable(tab.statusText()));
+    const auto record = RemoteRunRecord::read(tab.runDirectory());
+    QVERIFY(record.has_value());
+    QCOMPARE(record->nodeCount(), 2);
+    QCOMPARE(record->more_hosts.first().label(), QString("node-b"));
+    QVERIFY(finished.wait(180000));
+    QVERIFY2(finished.first().first().value<SessionState>() == SessionState::Completed, qPrintable(tab.statusText()));
+    const auto started = eventsOfType(readEvents(record->remote_run_dir), "run_started");
+    QCOMPARE(started.size(), 1);
+    QCOMPARE(started.first().value("world_size").toInt(), 2);
+    QCOMPARE(started.first().value("nodes").toInt(), 2);
+    QVERIFY(record->remoteRunDirOn(1).startsWith(second.remoteRunsRoot()));
+    QVERIFY(!QFile::exists(record->remoteRunDirOn(1) + "/events.jsonl"));  // rank 0 alone writes
+    QVERIFY(tab.grab().save(testOutputDir() + "/studio-remote-two-hosts.png"));
+
+    RunListModel model;
+    QSignalSpy refreshed(&model, &RunListModel::refreshed);
+    model.setRoot(runs);
+    QVERIFY(refreshed.wait(30000));
+    const int row = model.rowOf(tab.runDirectory());
+    QVERIFY(row >= 0);
+    QCOMPARE(model.data(model.index(row, RunListModel::Device), Qt::DisplayRole).toString(),
+             QString::fromUtf8("cpu, 2 hosts × 1 rank, gloo"));
+    QCOMPARE(model.data(model.index(row, RunListModel::Host), Qt::DisplayRole).toString(), QString("node-a"));
+
+    // Stop reaches both hosts: both launchers end, the run stopped with a checkpoint.
+    tinyConfig(tab, 400);
+    QSignalSpy stopped(&tab, &TrainTab::runFinished);
+    QVERIFY2(tab.startRun(), qPrintable(tab.statusText()));
+    const auto long_run = RemoteRunRecord::read(tab.runDirectory());
+    QVERIFY(long_run.has_value());
+    QTRY_VERIFY_WITH_TIMEOUT(!eventsOfType(readEvents(long_run->remote_run_dir), "checkpoint").isEmpty(), 120000);
+    tab.stopRun();
+    QVERIFY(stopped.wait(120000));
+    QVERIFY2(stopped.first().first().value<SessionState>() == SessionState::Stopped, qPrintable(tab.statusText()));
+    // No process of node 1's run is left (its launcher and rank ended with the stop).
+    const auto node1Running = [&] {
+      for (const QString& pid : QDir("/proc").entryList(QDir::Dirs))
+        if (readFileBytes("/proc/" + pid + "/cmdline").contains(long_run->remoteRunDirOn(1).toUtf8())) return true;
+      return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(!node1Running(), 60000);
+  }
+
   void runsTabShowsTheHostAndReopens() {
     QVERIFY(!remote_run_.isEmpty());
     RunListModel model;

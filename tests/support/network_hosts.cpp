@@ -75,7 +75,9 @@ bool NetworkHosts::start(int count, QString* error) {
         !ip({"-n", ns, "link", "set", inside, "up"}, error) || !ip({"-n", ns, "link", "set", "lo", "up"}, error))
       return false;
   }
-  return true;
+  // `ip netns exec` also needs a mount namespace it can make private: in a chroot whose root is
+  // no mount point (the LibTorch 2.x check's tree) it fails, and no program could run on a host.
+  return ip(onHost(0, "true", {}), error);
 }
 
 bool NetworkHosts::setLinkUp(int host, bool up, QString* error) {

@@ -11,6 +11,7 @@
 // fails it.
 #include "app/studio/control/host_profile.h"
 
+#include <QList>
 #include <QString>
 
 #include <optional>
@@ -21,6 +22,19 @@ struct RemoteRunRecord {
   HostProfile host;
   QString remote_run_dir;  ///< on the host; relative paths start at the remote home
   QString local_run_dir;   ///< the mirror on this computer
+  /// A run on several hosts: nodes 1 to N-1 (node 0, the host of rank 0 and of the run's files, is
+  /// `host`). Each runs the same `streetgan train` with --nnodes N --node-rank i, in its own run
+  /// directory (remoteRunDirOn), which rank 0 alone writes; empty for a run on one host.
+  QList<HostProfile> more_hosts;
+  QString master_addr;      ///< node 0 as the other hosts reach it; empty: host.host
+  int master_port = 29500;  ///< the port of rank 0's store on node 0
+
+  /// Hosts of the run: 1 + more_hosts.
+  int nodeCount() const { return 1 + static_cast<int>(more_hosts.size()); }
+  /// The run directory on node `node` (1 to N-1): the same name under that host's runs root.
+  QString remoteRunDirOn(int node) const;
+  /// The address the nodes meet at: master_addr, or node 0's host name.
+  QString masterAddress() const { return master_addr.isEmpty() ? host.host : master_addr; }
 
   /// The remote run directory of run `name` under the profile's runs root ("~/x" becomes "x":
   /// ssh commands start in the remote home, and a quoted "~" would not expand; a name starting
@@ -30,8 +44,9 @@ struct RemoteRunRecord {
 
   /// Writes local_run_dir/remote.json (creating the folder); an error message, or empty.
   QString write() const;
-  /// What is wrong with the record (naming remote.json and the field): the host profile by
-  /// HostProfile::validate(), and a remote run directory that is empty or starts with '-'.
+  /// What is wrong with the record (naming remote.json and the field): the host profiles by
+  /// HostProfile::validate(), a remote run directory that is empty or starts with '-', and for a
+  /// run on several hosts the master address and port.
   /// Empty when it can be used.
   QString validate() const;
   /// The record of `local_run_dir`, or nothing when it is a local run.

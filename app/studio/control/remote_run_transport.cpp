@@ -18,7 +18,8 @@ constexpr qint64 kReplayChunk = 256 * 1024;
 }  // namespace
 
 RemoteRunTransport::RemoteRunTransport(RemoteRunRecord run, QString control_dir, QObject* parent)
-    : TrainingTransport(parent), run_(std::move(run)), connection_(run_.host, std::move(control_dir)) {
+    : TrainingTransport(parent), run_(std::move(run)), control_dir_(std::move(control_dir)),
+      connection_(run_.host, control_dir_) {
   retry_.setSingleShot(true);
   connect(&retry_, &QTimer::timeout, this, &RemoteRunTransport::checkStatus);
   // Each remote command starts a `streetgan` (most of a CPU second on the host, which is training):
@@ -27,6 +28,10 @@ RemoteRunTransport::RemoteRunTransport(RemoteRunRecord run, QString control_dir,
   fetch_delay_.setInterval(1000);
   connect(&fetch_delay_, &QTimer::timeout, this, &RemoteRunTransport::nextFetch);
   mirror_.setFileName(QDir(run_.local_run_dir).filePath("events.jsonl"));
+  if (run_.nodeCount() > 1) {
+    nodes_ = std::make_unique<RemoteNodes>(run_, control_dir_, this);
+    connect(nodes_.get(), &RemoteNodes::message, this, [this](const QString& text) { emit diagnosticBytes((text + "\n").toUtf8()); });
+  }
 }
 
 RemoteRunTransport::~RemoteRunTransport() = default;
@@ -65,8 +70,14 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
       train << arg;
     }
   }
+  // A run on several hosts: the same command on each, node 0 here and the others through nodes_.
+  if (run_.nodeCount() > 1)
+    train << "--nnodes" << QString::number(run_.nodeCount()) << "--master-addr" << run_.masterAddress()
+          << "--master-port" << QString::number(run_.master_port);
   // --config-json must come right after the run directory.
+  const QStringList after_dir = remote.mid(3) + train;
   remote += train;
+  if (run_.nodeCount() > 1) remote << "--node-rank" << "0";
   if (const QString failed = run_.write(); !failed.isEmpty()) {
     if (error) *error = failed;
     return false;
@@ -88,6 +99,7 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
   });
   if (!launch_->start(connection_, remote, false, error)) return false;
   active_ = true;
+  if (nodes_) nodes_->launch(after_dir);
   return true;
 }
 
@@ -258,8 +270,17 @@ void RemoteRunTransport::sendSignal(const QString& which) {
     emit diagnosticBytes((error + "\n").toUtf8());
 }
 
-void RemoteRunTransport::interrupt() { sendSignal("stop"); }
-void RemoteRunTransport::kill() { sendSignal("kill"); }
+// On several hosts every node is told: a stop reaches every rank through node 0 as well (they stop
+// together at one step), but a kill does not, and a node still joining would wait for its timeout.
+void RemoteRunTransport::interrupt() {
+  sendSignal("stop");
+  if (nodes_) nodes_->signal("stop");
+}
+
+void RemoteRunTransport::kill() {
+  sendSignal("kill");
+  if (nodes_) nodes_->signal("kill");
+}
 
 void RemoteRunTransport::detach() {
   active_ = false;

@@ -8,7 +8,10 @@
 // doubling delays, then connectionChanged(true)) and after the studio restarts (attach()), every
 // event arrives exactly once, in order. Sample grids named by `samples` events are fetched into
 // the mirror as they appear, checkpoints when asked (fetchFile), over the same connection; a
-// path from the host is resolved only inside the run directory, here and there.
+// path from the host is resolved only inside the run directory, here and there. A run on several
+// hosts (RemoteRunRecord::more_hosts) is launched on each with --nnodes/--node-rank; node 0 is the
+// one followed, and a stop or kill goes to every node (RemoteNodes).
+#include "app/studio/control/remote_nodes.h"
 #include "app/studio/control/remote_run_record.h"
 #include "app/studio/control/ssh_command.h"
 #include "app/studio/control/training_transport.h"
@@ -79,7 +82,9 @@ private:
   void onFetchFinished(const SshResult& result);
 
   RemoteRunRecord run_;
+  QString control_dir_;
   SshConnection connection_;
+  std::unique_ptr<RemoteNodes> nodes_;  ///< the other hosts of a run on several hosts; null on one
   std::unique_ptr<SshCommand> launch_, follow_, status_, signal_, fetch_;
   QFile mirror_;
   qint64 offset_ = 0;

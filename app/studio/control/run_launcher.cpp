@@ -32,7 +32,8 @@ std::unique_ptr<QTemporaryFile> RunLauncher::writeTemporaryConfig(const TrainCon
 }
 
 std::optional<TrainingRequest> RunLauncher::prepareNewRun(const TrainConfig& config, const QString& runs_root,
-                                                          const std::optional<HostProfile>& host, QString* error) {
+                                                          const std::optional<HostProfile>& host, QString* error,
+                                                          const QList<HostProfile>& more_hosts) {
   if (host && config.dataroot.empty()) {
     *error = "Enter the data set folder on " + host->label() + " first.";
     return std::nullopt;
@@ -52,6 +53,11 @@ std::optional<TrainingRequest> RunLauncher::prepareNewRun(const TrainConfig& con
   if (host) {
     // The local run directory mirrors the remote one; its record says where the run trains.
     RemoteRunRecord record{*host, RemoteRunRecord::remoteRunDirFor(*host, name), request.run_dir};
+    record.more_hosts = more_hosts;
+    if (const QString invalid = record.validate(); !more_hosts.isEmpty() && !invalid.isEmpty()) {
+      *error = invalid;
+      return std::nullopt;
+    }
     if (const QString failed = record.write(); !failed.isEmpty()) {
       *error = failed;
       return std::nullopt;

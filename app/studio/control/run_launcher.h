@@ -46,8 +46,11 @@ public:
   /// its data set folder checked, its folder named, its config written to a temporary file and, on
   /// a host, its remote record written into the folder. The request to start; nothing, with the
   /// message to show in `error`, when it cannot be started.
+  /// `more_hosts`: with `host`, a run on several hosts, one node each (`host` is node 0, where
+  /// the run's files are; RemoteRunRecord::more_hosts).
   std::optional<TrainingRequest> prepareNewRun(const TrainConfig& config, const QString& runs_root,
-                                               const std::optional<HostProfile>& host, QString* error);
+                                               const std::optional<HostProfile>& host, QString* error,
+                                               const QList<HostProfile>& more_hosts = {});
 
   /// A new session for the run in `run_dir`, replacing the last one, not started yet (the caller
   /// connects to it, then calls start()): `attach` follows a run that exists (opened from the Runs

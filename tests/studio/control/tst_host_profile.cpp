@@ -138,6 +138,64 @@ private slots:
     QCOMPARE(read->host.cost_per_hour, 2.35);
   }
 
+  // A run on several hosts keeps its other hosts and where they meet; a hostile remote.json's
+  // bad master address or port, or a bad host among them, is named and nothing reaches ssh.
+  void remoteRunRecordOnSeveralHosts_data() {
+    QTest::addColumn<QString>("master_addr");
+    QTest::addColumn<int>("master_port");
+    QTest::addColumn<QString>("second_host");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("valid") << "10.0.0.1" << 29500 << "gpu2.example.org" << "";
+    QTest::newRow("node 0's host name") << "" << 29501 << "gpu2.example.org" << "";
+    QTest::newRow("address as an option") << "-oProxyCommand=x" << 29500 << "gpu2.example.org"
+                                          << "master_addr '-oProxyCommand=x' is not a host name or address.";
+    QTest::newRow("address with a space") << "a b" << 29500 << "gpu2.example.org"
+                                          << "master_addr 'a b' is not a host name or address.";
+    QTest::newRow("port 0") << "10.0.0.1" << 0 << "gpu2.example.org"
+                            << "master_port 0 is not allowed; allowed: 1 to 65535.";
+    QTest::newRow("port too large") << "10.0.0.1" << 70000 << "gpu2.example.org"
+                                    << "master_port 70000 is not allowed; allowed: 1 to 65535.";
+    QTest::newRow("bad second host") << "10.0.0.1" << 29500 << "-oProxyCommand=x" << "more_hosts[0]: ";
+  }
+
+  void remoteRunRecordOnSeveralHosts() {
+    QFETCH(QString, master_addr);
+    QFETCH(int, master_port);
+    QFETCH(QString, second_host);
+    QFETCH(QString, message);
+    QTemporaryDir run;
+    RemoteRunRecord record{everyField(), "/scratch/runs/x", run.path()};
+    HostProfile second = everyField();
+    second.host = second_host;
+    second.runs_root = "/data/runs";
+    record.more_hosts = {second};
+    record.master_addr = master_addr;
+    record.master_port = master_port;
+    QCOMPARE(record.write(), QString());
+    const auto read = RemoteRunRecord::read(run.path());
+    QVERIFY(read.has_value());
+    QCOMPARE(read->nodeCount(), 2);
+    QCOMPARE(read->more_hosts.first().host, second_host);
+    QCOMPARE(read->master_port, master_port);
+    QCOMPARE(read->masterAddress(), master_addr.isEmpty() ? everyField().host : master_addr);
+    QCOMPARE(read->remoteRunDirOn(1), QString("/data/runs/x"));
+    QCOMPARE(read->remoteRunDirOn(0), QString("/scratch/runs/x"));
+    const QString problem = read->validate();
+    if (message.isEmpty()) {
+      QCOMPARE(problem, QString());
+      return;
+    }
+    const QString file = QDir(run.path()).filePath("remote.json");
+    QVERIFY2(problem.startsWith(file + ": " + message), qPrintable(problem));
+    QFile::remove(ssh_log_);
+    const TrainingTransportFactory factory("streetgan");
+    auto transport = factory.forRun(run.path(), false);
+    QString error;
+    QVERIFY(!transport->start({"train", "--run-dir", run.path(), "--resume"}, &error));
+    QCOMPARE(error, problem);
+    QVERIFY2(!QFile::exists(ssh_log_), "ssh was started");
+  }
+
   void validate_data() {
     QTest::addColumn<QString>("device");
     QTest::addColumn<int>("threads");
