@@ -20,6 +20,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace streetgan::cli {
@@ -217,10 +218,11 @@ std::string jobName() {
 
 // Node 0's launcher writes into rank 0's log only what rank 0 could not: why rank 0 died, and the
 // end of a run whose last attempt did not finish it.
-void noteInLog(const std::string& path, const std::string& error, bool finish) {
+void noteInLog(const std::string& path, const std::string& error, const std::optional<std::string>& finished) {
   if (auto log = EventLog::open(path, false)) {
     if (!error.empty()) (void)log->emit(event_type::kError, {{field::kMessage, error}});
-    if (finish) (void)log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kFailed}, {field::kMessage, error}});
+    if (finished)
+      (void)log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kFailed}, {field::kMessage, *finished}});
   }
 }
 
@@ -252,7 +254,7 @@ int launchRanks(const RankLaunchOptions& options) {
     // Rank 0 killed by a signal left no error event: the cause the next attempt's restart event
     // reads, and the reason of run_finished if none follows.
     if (ours && !tail.finished && !outcome.rank0_death.empty() && tail.last_started_at >= log_before)
-      noteInLog(options.events_path, "rank 0 " + outcome.rank0_death + " before it could finish the run", false);
+      noteInLog(options.events_path, "rank 0 " + outcome.rank0_death + " before it could finish the run", std::nullopt);
     if (options.max_restarts == 0) break;
     if (outcome.usage_failure) {
       std::fprintf(stderr, "%s: not restarted: a rank could not start with these options, config or data (exit code "
@@ -294,8 +296,7 @@ int launchRanks(const RankLaunchOptions& options) {
                                       " (the ranks' reasons are on their standard error)";
       else message = outcome.first_failure;
       const bool said = trained && (!tail.last_error.empty() || !outcome.rank0_death.empty());
-      noteInLog(options.events_path, said ? std::string() : message, false);
-      noteInLog(options.events_path, message, true);
+      noteInLog(options.events_path, said ? std::string() : message, message);
     }
   }
   return outcome.failed ? (outcome.usage_failure && !stop.load() ? kExitUsage : kExitFailure) : kExitOk;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace streetgan {
@@ -33,9 +34,16 @@ Result<EventLog> EventLog::open(const std::string& path, bool echo_stdout) {
   EventLog log;
   log.path_ = path;
   log.echo_stdout_ = echo_stdout;
-  log.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log.fd_ < 0)
+  // Non-blocking only to open: a FIFO put where the log goes would wait for a reader forever.
+  log.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (log.fd_ < 0) {
+    if (errno == ENXIO) return makeError(path + ": cannot open the event log (not a regular file: a FIFO)");
     return makeError(path + ": cannot open the event log (" + std::strerror(errno) + ")");
+  }
+  struct stat info {};
+  if (::fstat(log.fd_, &info) != 0 || !S_ISREG(info.st_mode))
+    return makeError(path + ": cannot open the event log (not a regular file)");
+  ::fcntl(log.fd_, F_SETFL, ::fcntl(log.fd_, F_GETFL) & ~O_NONBLOCK);
   return log;
 }
 

@@ -90,7 +90,9 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   bool continues = false;
   if (restart && s->writer) {
     const EventLogTail tail = readEventLogTail(s->run.eventsPath());
-    continues = tail.exists && !tail.finished && tail.last_started_at >= 0 && tail.last_job == options.placement->job_id;
+    // A log without any run_started (the attempt before died while starting) holds no run yet.
+    continues = tail.exists && !tail.finished &&
+                (tail.last_started_at < 0 ? s->run.checkpoints().empty() : tail.last_job == options.placement->job_id);
     if (continues) {
       s->restart_attempt = options.placement->restart_count;
       s->restart_cause = tail.last_error;

@@ -275,6 +275,7 @@ private slots:
     QCOMPARE(tab.alsoOnHosts().size(), 1);
     tinyConfig(tab, 2);
     QSignalSpy finished(&tab, &TrainTab::runFinished);
+    QSignalSpy shown(&tab.dashboard(), &RunDashboard::sampleShown);
     QVERIFY2(tab.startRun(), qPrintable(tab.statusText()));
     const auto record = RemoteRunRecord::read(tab.runDirectory());
     QVERIFY(record.has_value());
@@ -288,6 +289,8 @@ private slots:
     QCOMPARE(started.first().value("nodes").toInt(), 2);
     QVERIFY(record->remoteRunDirOn(1).startsWith(second.remoteRunsRoot()));
     QVERIFY(!QFile::exists(record->remoteRunDirOn(1) + "/events.jsonl"));  // rank 0 alone writes
+    // The last sample grid fetched from node 0 and shown, for the screenshot.
+    QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty() && shown.last().first().toBool(), 30000);
     QVERIFY(tab.grab().save(testOutputDir() + "/studio-remote-two-hosts.png"));
 
     RunListModel model;
