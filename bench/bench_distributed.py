@@ -24,6 +24,7 @@ cluster's speed.
 import argparse
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -37,6 +38,7 @@ def free_port():
 
 
 PREFIX = "sgb"
+RUNNING = []  # the ranks of the job in progress, killed when the script is stopped
 
 
 def ip(*words, check=True):
@@ -85,6 +87,7 @@ def run_job(args, preset, hosts=0):
             env.update(MASTER_ADDR="10.214.0.1", GLOO_SOCKET_IFNAME=f"{PREFIX}-p{host}", GROUP_RANK=str(host))
             cmd = ["ip", "netns", "exec", f"{PREFIX}-h{host}", *cmd]
         procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    RUNNING[:] = procs
     outputs = [p.communicate() for p in procs]
     for p, (out, err) in zip(procs, outputs):
         if p.returncode != 0:
@@ -93,6 +96,8 @@ def run_job(args, preset, hosts=0):
 
 
 def main():
+    # A timeout's SIGTERM still removes the namespaces (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--streetgan", default="build/app/cli/streetgan")
     parser.add_argument("--presets", default="naive-64,safe-128")
@@ -116,6 +121,9 @@ def main():
         try:
             compare_hosts(args)
         finally:
+            for p in RUNNING:
+                p.kill()
+                p.wait()
             remove_hosts()
         return
 
