@@ -1,5 +1,6 @@
 #include "tests/support/network_hosts.h"
 
+#include <QFile>
 #include <QProcess>
 
 namespace {
@@ -59,6 +60,18 @@ void NetworkHosts::removeAll() {
 bool NetworkHosts::start(int count, QString* error) {
   if (count < 1 || count > 8) {
     *error = "NetworkHosts: 1 to 8 hosts";
+    return false;
+  }
+  // `ip netns exec` makes the root's mounts private, which fails where "/" is no mount point (a
+  // chroot, such as the LibTorch 2.x check's tree): no program could run on a host there, so
+  // nothing is made.
+  bool root_mounted = false;
+  QFile mounts("/proc/self/mountinfo");
+  if (mounts.open(QIODevice::ReadOnly))
+    for (const QByteArray& line : mounts.readAll().split('\n'))
+      root_mounted = root_mounted || line.split(' ').value(4) == "/";
+  if (!root_mounted) {
+    *error = "the root of this file system is no mount point (a chroot?), so `ip netns exec` cannot run programs";
     return false;
   }
   removeAll();
