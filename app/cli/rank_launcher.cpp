@@ -20,6 +20,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -245,7 +246,11 @@ int launchRanks(const RankLaunchOptions& options) {
   int attempt = 0;
   std::int64_t log_before = 0;  // node 0: the log's size when the attempt began
   for (;; ++attempt) {
-    if (node0) log_before = readEventLogTail(options.events_path).bytes;
+    if (node0) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(options.events_path, ec);
+      log_before = ec ? 0 : static_cast<std::int64_t>(size);
+    }
     outcome = runAttempt(options, port, attempt, job, stop);
     if (!outcome.failed || outcome.could_not_start || stop.load()) break;
     // The launcher writes only into a log this launch wrote (its job in the last run_started).

@@ -48,7 +48,6 @@ EventLogTail readEventLogTail(const std::string& path) {
     const ssize_t n = ::read(file->descriptor(), chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    tail.bytes += n;
     reader.feedLines(std::string_view(chunk.data(), static_cast<std::size_t>(n)), keep);
   }
   finishing = true;

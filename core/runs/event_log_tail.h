@@ -16,7 +16,6 @@ struct EventLogTail {
   std::string last_error;   ///< the message of the last `error` event after the last run_started
   std::string last_job;     ///< the last run_started's "job" (the launch that wrote it); "" when absent
   std::int64_t last_started_at = -1;  ///< byte offset of the last run_started line; -1: none
-  std::int64_t bytes = 0;   ///< the file's size when read
 };
 
 EventLogTail readEventLogTail(const std::string& path);

@@ -130,6 +130,21 @@ int freePort() {
   return port;
 }
 
+// torchrun starting 2 ranks of `streetgan` with `train_args`. Debian trixie's PyTorch 2.6 is built
+// without libuv, and its torchrun's store asks for it unless USE_LIBUV=0 (streetgan's own store
+// never does). Bookworm's torchrun (1.13 on Python 3.11) fails at start unless --redirects and
+// --tee are non-zero (an enum change in Python 3.11), so they are given.
+void startTorchrun(QProcess& process, const QString& torchrun, const QStringList& options, const QString& log_dir,
+                   const QStringList& train_args) {
+  auto env = QProcessEnvironment::systemEnvironment();
+  env.insert("USE_LIBUV", "0");
+  process.setProcessEnvironment(env);
+  process.start(torchrun, QStringList{"--nproc_per_node", "2"} + options +
+                              QStringList{"--master_port", QString::number(freePort()), "--no_python", "--redirects",
+                                          "2", "--tee", "1", "--log_dir", log_dir, STREETGAN_CLI} +
+                              train_args);
+}
+
 // Rank `rank` of 2 started by hand, as torchrun would (RANK, WORLD_SIZE, MASTER_*), in `folder`.
 QProcess* startRank(QObject* parent, int rank, int port, const QStringList& args, const QString& folder = {}) {
   auto* process = new QProcess(parent);
@@ -199,17 +214,7 @@ private slots:
     QVERIFY2(!torchrun.isEmpty(), "torchrun not found: install python3-torch (packaging/install-deps.sh does)");
     const QString run = dir_.path() + "/torchrun";
     QProcess process;
-    // Debian trixie's PyTorch 2.6 is built without libuv, and its torchrun's store asks for it
-    // unless USE_LIBUV=0 (streetgan's own store never does).
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.insert("USE_LIBUV", "0");
-    process.setProcessEnvironment(env);
-    // Bookworm's torchrun (1.13 on Python 3.11) fails at start unless --redirects and --tee are
-    // non-zero (an enum change in Python 3.11), so they are given here.
-    process.start(torchrun, QStringList{"--nproc_per_node", "2", "--master_port", QString::number(freePort()),
-                                        "--no_python", "--redirects", "2", "--tee", "1", "--log_dir",
-                                        dir_.path() + "/torchrun-logs", STREETGAN_CLI} +
-                                trainArgs(data_, run, 8, 2).mid(0));
+    startTorchrun(process, torchrun, {}, dir_.path() + "/torchrun-logs", trainArgs(data_, run, 8, 2));
     QVERIFY(process.waitForFinished(300000));
     const QString err = QString::fromUtf8(process.readAllStandardError());
     // Debian trixie's torchrun (PyTorch 2.6, the LibTorch 2.x check) cannot create its own store:
@@ -392,13 +397,8 @@ private slots:
     QVERIFY2(!torchrun.isEmpty(), "torchrun not found: install python3-torch (packaging/install-deps.sh does)");
     const QString run = dir_.path() + "/torchrun-restarted";
     QProcess process;
-    auto env = QProcessEnvironment::systemEnvironment();
-    env.insert("USE_LIBUV", "0");
-    process.setProcessEnvironment(env);
-    process.start(torchrun, QStringList{"--nproc_per_node", "2", "--max_restarts", "1", "--master_port",
-                                        QString::number(freePort()), "--no_python", "--redirects", "2", "--tee", "1",
-                                        "--log_dir", dir_.path() + "/torchrun-restart-logs", STREETGAN_CLI} +
-                                trainArgs(data_, run, 8, 60, "2e-4"));
+    startTorchrun(process, torchrun, {"--max_restarts", "1"}, dir_.path() + "/torchrun-restart-logs",
+                  trainArgs(data_, run, 8, 60, "2e-4"));
     QVERIFY(process.waitForStarted());
     QElapsedTimer clock;
     clock.start();

@@ -18,12 +18,6 @@ RemoteNodes::RemoteNodes(const RemoteRunRecord& run, const QString& control_dir,
 
 RemoteNodes::~RemoteNodes() = default;
 
-int RemoteNodes::launching() const {
-  int count = 0;
-  for (const auto& node : nodes_) count += node->launch && node->launch->isRunning() ? 1 : 0;
-  return count;
-}
-
 void RemoteNodes::launch(const QStringList& arguments) {
   for (auto& owned : nodes_) {
     Node* node = owned.get();
@@ -31,7 +25,6 @@ void RemoteNodes::launch(const QStringList& arguments) {
     connect(node->launch.get(), &SshCommand::finished, this, [this, node](const SshResult& result) {
       if (!result.ok())
         emit message("Could not start " + node->name() + ": " + result.message + " " + result.error_output.trimmed());
-      if (launching() == 0) emit launchesDone();
     });
     const QStringList remote = QStringList{"remote", "launch", run_.remoteRunDirOn(node->index)} + arguments +
                                QStringList{"--node-rank", QString::number(node->index)};
@@ -41,7 +34,6 @@ void RemoteNodes::launch(const QStringList& arguments) {
       node->launch.reset();
     }
   }
-  if (launching() == 0) emit launchesDone();
 }
 
 void RemoteNodes::signal(const QString& which) {

@@ -28,14 +28,10 @@ public:
   void launch(const QStringList& arguments);
   /// "stop" or "kill" to every node's run.
   void signal(const QString& which);
-  /// Nodes whose launch has not answered yet.
-  int launching() const;
 
 signals:
   /// A node's launch or signal failed: one line naming the node and its host.
   void message(const QString& text);
-  /// Every node's launch has answered (launched, or said why not in message()).
-  void launchesDone();
 
 private:
   struct Node;
