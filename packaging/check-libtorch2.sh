@@ -11,8 +11,10 @@
 #   STREETGAN_CHECK_JOBS  parallel compile jobs and test processes (default 2)
 #   STREETGAN_CHECK_SCOPE all (default): everything and every suite; engine: the CLI and the
 #                         suites of tests/core and tests/cli, everything that runs LibTorch (the
-#                         widgets and studio suites drive the same CLI); what .ci/run uses, at
-#                         about half the build and test time
+#                         widgets and studio suites drive the same CLI), at about half the
+#                         build and test time; gpu: what packaging/gpu-check.sh builds on a GPU
+#                         host (the CLI and the suites that read STREETGAN_TEST_DEVICE) and
+#                         tst_distributed, the suites a CUDA build changes most; what .ci/run uses
 #   STREETGAN_LIBTORCH    cpu (default): trixie's libtorch-dev; cuda: its CUDA build instead
 #                         (contrib's libtorch-cuda-dev with NCCL, non-free's CUDA 12.4 toolkit and
 #                         libraries; tree /var/cache/streetgan/trixie-cuda, about 10 GB). No GPU
@@ -36,8 +38,8 @@ tree="$(realpath -m "${STREETGAN_TRIXIE_DIR:-$default_tree}")"
 jobs="${STREETGAN_CHECK_JOBS:-2}"
 scope="${STREETGAN_CHECK_SCOPE:-all}"
 case "$scope" in
-  all | engine) ;;
-  *) echo "check-libtorch2: STREETGAN_CHECK_SCOPE is '$scope'; allowed: all, engine" >&2; exit 2 ;;
+  all | engine | gpu) ;;
+  *) echo "check-libtorch2: STREETGAN_CHECK_SCOPE is '$scope'; allowed: all, engine, gpu" >&2; exit 2 ;;
 esac
 stamp="$tree/.streetgan-tree-ready"
 # Inside the tree: the source at its host path (messages name the same files), and a build
@@ -264,10 +266,10 @@ cuda_flags=()
 in_tree mkdir -p "$build_dir"
 # Optimised as the README's build is (-O2), without its debug information: faster to compile
 # and link, and a smaller cache.
-# The engine scope is configured as packaging/gpu-check.sh configures a GPU host (Qt Core, Gui
+# The engine and gpu scopes are configured as packaging/gpu-check.sh configures a GPU host (Qt Core, Gui
 # and Test only), so that configuration is built on every change too.
 engine_only=OFF
-[ "$scope" = engine ] && engine_only=ON
+[ "$scope" != all ] && engine_only=ON
 in_tree cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSTREETGAN_CLI_ONLY=OFF -DSTREETGAN_ENGINE_ONLY="$engine_only" \
   "${cuda_flags[@]}" >/dev/null ||
@@ -288,6 +290,17 @@ if [ "$scope" = engine ]; then
     build_targets+=("$(basename "$test_source" .cpp)")
   done
   test_labels=(-L '^(core|cli)$')
+elif [ "$scope" = gpu ]; then
+  # The same choice as packaging/gpu-check.sh: the suites that include tests/support/test_device.h.
+  build_targets=(--target streetgan tst_distributed)
+  test_regex='^(tst_distributed'
+  for test_source in "$source_dir"/tests/core/tst_*.cpp "$source_dir"/tests/cli/tst_*.cpp; do
+    if grep -q '^#include "tests/support/test_device.h"' "$test_source"; then
+      build_targets+=("$(basename "$test_source" .cpp)")
+      test_regex+="|$(basename "$test_source" .cpp)"
+    fi
+  done
+  test_labels=(-R "$test_regex)\$")
 fi
 in_tree cmake --build "$build_dir" -j "$jobs" "${build_targets[@]}" ||
   fail "the build against LibTorch $torch_version failed"
