@@ -53,6 +53,9 @@ install(FILES "${PROJECT_SOURCE_DIR}/packaging/copyright" "${_changelog}"
         DESTINATION "${STREETGAN_DOC_DIR}/streetgan" COMPONENT cli)
 install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION "${STREETGAN_DOC_DIR}/streetgan" COMPONENT cli)
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/" DESTINATION "${STREETGAN_DOC_DIR}/streetgan/docs" COMPONENT cli)
+# bash completion: where bash-completion looks for a command's completion on first use.
+install(FILES "${PROJECT_SOURCE_DIR}/packaging/completion/streetgan.bash"
+        DESTINATION "${CMAKE_INSTALL_DATADIR}/bash-completion/completions" RENAME streetgan COMPONENT cli)
 
 if(NOT STREETGAN_CLI_ONLY)
   install(FILES "${PROJECT_SOURCE_DIR}/packaging/copyright" "${_changelog}"

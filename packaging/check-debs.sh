@@ -110,4 +110,9 @@ cp "$tree/tmp/studio.png" "$build_dir/tests/output/installed-studio.png"
 say "studio screenshot from the installed package: $build_dir/tests/output/installed-studio.png"
 test -f "$tree/usr/share/applications/org.streetgan.Studio.desktop" || fail "the desktop entry is not installed"
 test -f "$tree/usr/share/man/man1/streetgan.1.gz" || fail "the man page is not installed"
+# The bash completion loads in bash (without the bash-completion package) and completes a command.
+completed="$(in_tree bash -c 'source /usr/share/bash-completion/completions/streetgan && COMP_WORDS=(streetgan tr) &&
+  COMP_CWORD=1 && _streetgan && echo "${COMPREPLY[*]}"')" || fail "the bash completion does not load in the tree"
+[ "$completed" = train ] || fail "the bash completion completed 'streetgan tr' to '$completed', not 'train'"
+say "bash completion: streetgan tr -> $completed"
 say "all passed"

@@ -1,5 +1,7 @@
 #include "app/cli/command_line.h"
 
+#include "core/runs/checkpoint_reference.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -48,6 +50,14 @@ std::optional<int> CommandLine::parseOrExit(const std::vector<std::string>& args
   if (help_) {
     std::fputs(helpText().c_str(), stdout);
     return kExitOk;
+  }
+  // Every command's --checkpoint takes a run folder, RUN@STEP and RUN@latest too
+  // (core/runs/checkpoint_reference.h); the command itself only ever sees a file.
+  if (find("--checkpoint") != nullptr && has("--checkpoint") && !value("--checkpoint").empty()) {
+    auto resolved = resolveCheckpointReference(value("--checkpoint"));
+    if (!resolved) return fail(program(), "option '--checkpoint': " + resolved.error(), kExitUsage);
+    if (resolved->from_run) std::fprintf(stderr, "using %s\n", resolved->path.c_str());
+    values_["--checkpoint"] = resolved->path;
   }
   return std::nullopt;
 }

@@ -27,8 +27,10 @@ public:
   Status parse(const std::vector<std::string>& args);
 
   /// Parses `args` and deals with the two outcomes every command treats alike: a bad option
-  /// (one-line error, returns kExitUsage) and --help (help on stdout, returns kExitOk). Returns
-  /// nothing when the command should go on.
+  /// (one-line error, returns kExitUsage) and --help (help on stdout, returns kExitOk). A
+  /// --checkpoint given as a run folder, RUN@STEP or RUN@latest becomes that checkpoint's file
+  /// ("using FILE" on stderr; one that names none is a usage error). Returns nothing when the
+  /// command should go on.
   std::optional<int> parseOrExit(const std::vector<std::string>& args);
 
   bool helpRequested() const { return help_; }

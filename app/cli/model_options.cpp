@@ -5,7 +5,8 @@
 namespace streetgan::cli {
 
 OptionSpec checkpointOptionSpec(const ModelOptionsUse& use) {
-  return {"--checkpoint", "FILE", use.checkpoint_help};
+  return {"--checkpoint", "FILE", use.checkpoint_help + "; or a run folder (its newest checkpoint), RUN@STEP (its "
+                                  "newest at or before STEP) or RUN@latest"};
 }
 
 std::vector<OptionSpec> deviceOptionSpecs(const ModelOptionsUse& use) {

@@ -2,14 +2,12 @@
 #include "app/cli/config_options.h"
 #include "app/cli/rank_launcher.h"
 #include "app/cli/stop_signal.h"
-#include "core/runs/event_fields.h"
+#include "app/cli/train_progress_printer.h"
 #include "core/runs/run_directory.h"
-#include "core/runs/run_event.h"
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/graphed_train_step.h"
 #include "core/train/trainer.h"
-#include "core/util/json_value.h"
 
 #include <dlfcn.h>
 #include <netdb.h>
@@ -38,25 +36,6 @@ int usableCoreCount() {
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// One human line per epoch and at the end, on stderr (stdout may carry the event stream).
-void printProgress(const nlohmann::json& event) {
-  const events::RunEvent typed = events::parseRunEvent(jsonString(event, events::field::kType), event);
-  const auto figure = [](double value) { return std::isnan(value) ? 0.0 : value; };
-  if (const auto* end = std::get_if<events::EpochEnd>(&typed)) {
-    std::fprintf(stderr, "epoch %lld/%lld  step %lld  loss_d %.4f  loss_g %.4f  %.1f s\n",
-                 static_cast<long long>(end->epoch.value_or(0)), static_cast<long long>(end->epochs.value_or(0)),
-                 static_cast<long long>(end->step.value_or(0)), figure(end->mean_loss_d), figure(end->mean_loss_g),
-                 figure(end->seconds));
-  } else if (const auto* warning = std::get_if<events::Warning>(&typed)) {
-    std::fprintf(stderr, "warning: %s\n", warning->message.c_str());
-  } else if (const auto* restart = std::get_if<events::Restart>(&typed)) {
-    std::fprintf(stderr, "restart %lld of %lld: continuing from step %lld; the attempt before failed: %s\n",
-                 static_cast<long long>(restart->attempt.value_or(0)),
-                 static_cast<long long>(restart->max_restarts.value_or(0)),
-                 static_cast<long long>(restart->step.value_or(0)), restart->cause.c_str());
-  }
 }
 
 // c10d logs its own errors on stderr (through glog where LibTorch uses it, as Debian's 1.13 does;
@@ -106,6 +85,9 @@ std::vector<OptionSpec> trainOptionSpecs() {
   for (const auto& spec : dataLoaderOptionSpecs()) specs.push_back(spec);
   specs.push_back({"--precision", "P", "auto, fp32, fp16 (CUDA) or bf16 (default auto)"});
   specs.push_back({"--events", "-", "also print every event as a JSON line on stdout"});
+  specs.push_back({"--progress-every", "S", "when stderr is not a terminal (a log file, nohup): a status line every S "
+                                            "seconds (default 30); on a terminal one live line is redrawn instead"});
+  specs.push_back({"--quiet", "", "print only errors and the final line"});
   specs.push_back({"--sync-batchnorm", "", "with several ranks: BatchNorm statistics of the whole job's batch (SyncBN)"});
   specs.push_back({"--cuda-graphs", "on|off", "record the training step once as a CUDA graph and replay it (one process "
                                            "on one CUDA device; default off; may change on --resume)"});
@@ -224,7 +206,8 @@ Result<TrainConfig> newRunConfig(const CommandLine& line) {
 
 // This process trains, alone or as one rank: the run is prepared and run, with a line on stderr
 // at its start and end (rank 0).
-int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerOptions& options) {
+int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerOptions& options,
+              TrainProgressPrinter& printer, bool quiet) {
   PrepareFailure failure = PrepareFailure::Config;
   auto trainer = Trainer::prepare(config, options, &failure);
   // A rank other than 0 says which it is in every line it prints.
@@ -234,13 +217,16 @@ int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerO
   if (!trainer)  // a bad config is a usage error; a folder or file the machine refuses is a runtime one
     return fail(program, trainer.error(), failure == PrepareFailure::Runtime ? kExitFailure : kExitUsage);
   const bool rank0 = (*trainer)->rank() == 0;
-  if (rank0) std::fprintf(stderr, "device: %s\nrun directory: %s\n", (*trainer)->deviceChoice().c_str(), (*trainer)->runDirectory().c_str());
+  if (rank0 && !quiet) {
+    printer.printLine("device: " + (*trainer)->deviceChoice());
+    printer.printLine("run directory: " + (*trainer)->runDirectory());
+  }
   auto outcome = (*trainer)->run();
+  printer.clear();
   if (!outcome) return fail(program, outcome.error(), kExitFailure);
   if (!rank0) return kExitOk;
-  std::fprintf(stderr, "%s; run directory: %s\n",
-               *outcome == RunOutcome::Completed ? "training completed" : "training stopped",
-               (*trainer)->runDirectory().c_str());
+  printer.printLine(std::string(*outcome == RunOutcome::Completed ? "training completed" : "training stopped") +
+                    "; run directory: " + (*trainer)->runDirectory());
   return kExitOk;
 }
 
@@ -277,7 +263,16 @@ int runTrain(const Args& args) {
   options.run_dir = line.value("--run-dir");
   options.events_to_stdout = line.has("--events");
   options.stop_requested = &installStopHandlers();
-  options.on_event = printProgress;
+  const bool quiet = line.has("--quiet");
+  auto every = line.number("--progress-every", 30, 0, 86400);
+  if (!every) return fail(line.program(), every.error(), kExitUsage);
+  if (quiet && line.has("--progress-every"))
+    return fail(line.program(), "--progress-every cannot go with --quiet (which prints no status lines)", kExitUsage);
+  TrainProgressOptions progress;
+  progress.mode = TrainProgressPrinter::modeFor(stderr, quiet);
+  progress.every_s = *every;
+  TrainProgressPrinter printer(progress);
+  options.on_event = [&printer](const nlohmann::json& event) { printer.onEvent(event); };
 
   TrainConfig config;
   if (options.resume) {
@@ -346,7 +341,7 @@ int runTrain(const Args& args) {
     }
     return launchRanks(launch);
   }
-  return trainHere(line, config, options);
+  return trainHere(line, config, options, printer, quiet);
 }
 
 }  // namespace streetgan::cli

@@ -1,4 +1,7 @@
 #include "app/studio/explore_tab.h"
+
+#include "app/studio/checkpoint_file_dialog.h"
+#include "core/runs/checkpoint_reference.h"
 #include "widgets/worker_pool.h"
 
 #include "app/studio/control/run_checkpoints.h"
@@ -88,8 +91,8 @@ QHBoxLayout* ExploreTab::buildOpenBar() {
     if (!on) follow_run_.clear();
   });
   connect(open_file, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, "Open Checkpoint", runs_root_, "Checkpoints (*.pt)");
-    if (!path.isEmpty()) openCheckpoint(path);
+    CheckpointFileDialog dialog(this, runs_root_);
+    if (dialog.exec() == QDialog::Accepted && !dialog.chosen().isEmpty()) openCheckpoint(dialog.chosen());
   });
   connect(batch_norm_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (!explorer_) return;
@@ -290,7 +293,15 @@ void ExploreTab::openCheckpoint(const QString& path) {
   follow_run_.clear();
   const QSignalBlocker block(follow_);
   follow_->setChecked(false);
-  load(path);
+  // What --checkpoint takes: a file, a run folder, RUN@STEP or RUN@latest.
+  auto resolved = resolveCheckpointReference(path.toStdString());
+  if (!resolved) {
+    const QString error = QString::fromStdString(resolved.error());
+    setStatus(error, true);
+    emit checkpointOpened(false, error);
+    return;
+  }
+  load(QString::fromStdString(resolved->path));
 }
 
 void ExploreTab::openRun(const QString& run_dir, bool follow) {

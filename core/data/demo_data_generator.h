@@ -15,11 +15,15 @@
 
 namespace streetgan {
 
+/// The demo set of the studio, the `demo` preset and run-demo.sh: 4 × 10 × 25 = 1,000 scenes,
+/// what `streetgan demo-data` renders without size options.
+inline constexpr int kDemoCities = 4, kDemoSequencesPerCity = 10, kDemoFramesPerSequence = 25;
+
 struct DemoDataOptions {
-  std::string out_dir;             ///< created if missing; must not already hold images
-  int cities = 2;                  ///< 1..8 cities
-  int sequences_per_city = 4;      ///< sequences in each city (the last one is a query sequence)
-  int frames_per_sequence = 8;     ///< consecutive frames along the road
+  std::string out_dir;                               ///< created if missing; must not already hold images
+  int cities = kDemoCities;                          ///< 1..8 cities
+  int sequences_per_city = kDemoSequencesPerCity;    ///< sequences in each city (the last one is a query sequence)
+  int frames_per_sequence = kDemoFramesPerSequence;  ///< consecutive frames along the road
   int width = 640;
   int height = 480;
   std::uint64_t seed = 1;

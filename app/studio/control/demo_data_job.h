@@ -5,6 +5,7 @@
 // reports how many images are done, and one finished() with the folder or the reason it failed. A
 // folder that already holds them is used as it is. Qt Core only.
 #include "app/studio/control/child_process_job.h"
+#include "core/data/demo_data_generator.h"
 
 #include <QString>
 
@@ -17,7 +18,8 @@ public:
   explicit DemoDataJob(QString program, QObject* parent = nullptr);
   ~DemoDataJob() override;
 
-  static constexpr int kCities = 4, kSequences = 10, kFrames = 25;
+  /// The same set `streetgan demo-data` renders without size options.
+  static constexpr int kCities = kDemoCities, kSequences = kDemoSequencesPerCity, kFrames = kDemoFramesPerSequence;
   /// Where the studio keeps the demo data: beside the runs folder, named by its size.
   static QString defaultFolder(const QString& runs_root);
   /// True when `folder` already holds the demo data set (its train_val/ folder).

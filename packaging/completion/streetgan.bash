@@ -1,0 +1,80 @@
+# bash completion for streetgan: commands, subcommands, each command's options (read from the
+# installed program's own --help, so they never fall behind it), presets, --device values and
+# other fixed choices, files and folders. Installed by the .deb as
+# /usr/share/bash-completion/completions/streetgan; from a checkout: source packaging/completion/streetgan.bash
+_streetgan_options() {  # the options of "$@" (a command and maybe a subcommand), from its --help
+  "$_streetgan_program" "$@" --help 2>/dev/null | sed -n 's/^  \(-[-a-zA-Z0-9]*\).*/\1/p'
+}
+
+_streetgan_presets() {  # the presets train --help names: "start from a preset: a, b or c"
+  "$_streetgan_program" train --help 2>/dev/null |
+    sed -n 's/.*start from a preset: \(.*\)$/\1/p' | sed 's/,/ /g; s/ or / /g'
+}
+
+_streetgan() {
+  local cur prev
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  prev=""
+  ((COMP_CWORD > 0)) && prev="${COMP_WORDS[COMP_CWORD - 1]}"
+  _streetgan_program="${COMP_WORDS[0]}"
+  COMPREPLY=()
+  local commands="train sample info demo-data data cache walk directions project metrics parzen tensorboard import export serve bench remote"
+  if ((COMP_CWORD == 1)); then
+    mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
+    return 0
+  fi
+  local command="${COMP_WORDS[1]}" subcommands=""
+  case "$command" in
+    data) subcommands="stats preview" ;;
+    cache) subcommands="build info" ;;
+    bench) subcommands="train data explore metrics allreduce" ;;
+    remote) subcommands="launch follow status signal get" ;;
+  esac
+  local words=("$command")
+  if [ -n "$subcommands" ]; then
+    if ((COMP_CWORD == 2)); then
+      mapfile -t COMPREPLY < <(compgen -W "$subcommands --help" -- "$cur")
+      return 0
+    fi
+    words+=("${COMP_WORDS[2]}")
+  fi
+  # The value of the option before the cursor.
+  local choices=""
+  case "$prev" in
+    --preset) choices="$(_streetgan_presets)" ;;
+    --device) choices="auto cpu cuda cuda:0 cuda:1 cuda:2 cuda:3 hpu" ;;
+    --precision) choices="auto fp32 fp16 bf16" ;;
+    --cuda-graphs) choices="on off" ;;
+    --method) choices="sefa pca" ;;
+    --mode) choices="slerp lerp" ;;
+    --easing) choices="linear ease-in-out ease-in ease-out" ;;
+    --format) choices="gif mp4 webm png npy json" ;;
+    --filter) choices="nearest lanczos" ;;
+    --time-of-day) choices="all day night" ;;
+    --events) choices="-" ;;
+    --dataroot | --run-dir | --run | --out-dir | --samples | --valid | --test | --inputs)
+      mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+      compopt -o filenames 2>/dev/null
+      return 0
+      ;;
+    --checkpoint | --out | --config | --cache | --walk | --direction | --save-walk | --preview | --features)
+      mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+      compopt -o filenames 2>/dev/null
+      return 0
+      ;;
+  esac
+  if [ -n "$choices" ]; then
+    mapfile -t COMPREPLY < <(compgen -W "$choices" -- "$cur")
+    return 0
+  fi
+  if [[ "$cur" == -* ]]; then
+    mapfile -t COMPREPLY < <(compgen -W "$(_streetgan_options "${words[@]}") --help" -- "$cur")
+    return 0
+  fi
+  # Anything else: a file or folder (photos for project, a run folder for remote, ...).
+  mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+  compopt -o filenames 2>/dev/null
+  return 0
+}
+
+complete -F _streetgan streetgan
