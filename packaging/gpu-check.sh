@@ -249,7 +249,8 @@ fi
 # --- what a researcher meets on the GPU -----------------------------------------------------------
 # Paths go to bash -c as arguments, never inside its script: a quote in --out must stay a quote.
 step "device auto picks the GPU" bash -c '"$1" bench train --device auto --steps 2 --warmup 1 --batch 16 2>&1 | tee -a /dev/stderr | grep cuda >/dev/null' _ "$sg"
-step "demo data" "$sg" demo-data --out "$work/demo"
+# 64 images (2 cities x 4 sequences x 8 frames): the step counts below are of this size.
+step "demo data" "$sg" demo-data --out "$work/demo" --cities 2 --sequences 4 --frames 8
 run="$out/run-cuda"; rm -rf "$run"
 # finished_and_finite EVENTS: the run completed and every step's losses are finite.
 finished_and_finite() {
