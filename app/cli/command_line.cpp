@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <regex>
 #include <sstream>
 
 namespace streetgan::cli {
@@ -56,7 +57,12 @@ std::optional<int> CommandLine::parseOrExit(const std::vector<std::string>& args
   if (find("--checkpoint") != nullptr && has("--checkpoint") && !value("--checkpoint").empty()) {
     auto resolved = resolveCheckpointReference(value("--checkpoint"));
     if (!resolved) return fail(program(), "option '--checkpoint': " + resolved.error(), kExitUsage);
-    if (resolved->from_run) std::fprintf(stderr, "using %s\n", resolved->path.c_str());
+    if (resolved->from_run) {
+      std::string shown = resolved->path;  // one line, as fail() keeps its messages
+      for (char& c : shown)
+        if (c == '\n' || c == '\r') c = ' ';
+      std::fprintf(stderr, "using %s\n", shown.c_str());
+    }
     values_["--checkpoint"] = resolved->path;
   }
   return std::nullopt;
@@ -124,10 +130,13 @@ Result<double> CommandLine::number(const std::string& name, double fallback, dou
   const auto it = values_.find(name);
   if (it == values_.end()) return fallback;
   const std::string& text = it->second;
+  // Decimal only: strtod alone would also take " 5", "0x10" and "infinity". libstdc++'s regex
+  // recurses once a character: a long text is refused before it is matched.
+  static const std::regex decimal(R"([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)");
   char* end = nullptr;
   errno = 0;
   const double x = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(x) || x < lo || (x == lo && !lo_included) || x > hi) {
+  if (text.size() > 64 || !std::regex_match(text, decimal) || *end != '\0' || errno != 0 || !std::isfinite(x) || x < lo || (x == lo && !lo_included) || x > hi) {
     std::ostringstream range;
     range << (lo_included ? "a number from " : "a number above ") << lo << (lo_included ? " to " : " and at most ") << hi;
     return makeError("option '" + name + "': '" + text + "' is not allowed; allowed: " + range.str());

@@ -4,6 +4,8 @@
 #include "core/util/progress_line.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 #include <limits>
 
 namespace streetgan::cli {
@@ -37,15 +39,35 @@ int runDemoData(const Args& args) {
   options.seed = static_cast<std::uint64_t>(*seed);
 
   const bool progress_lines = line.has("--progress");
-  auto summary = DemoDataGenerator(options).generate([progress_lines](int done, int total) {
+  const bool terminal = ::isatty(::fileno(stderr)) == 1;
+  // What a failure half-way removes: only what this command made (the generator refuses a folder
+  // that already holds train_val/, and that refusal must not delete it).
+  std::error_code ec;
+  const std::filesystem::path out_dir = options.out_dir, train_val = out_dir / "train_val";
+  const bool had_out_dir = std::filesystem::exists(out_dir, ec), had_train_val = std::filesystem::exists(train_val, ec);
+  bool mid_line = false;
+  auto summary = DemoDataGenerator(options).generate([&](int done, int total) {
     if (progress_lines) {
       if (done % 16 == 0 || done == total) printProgressLine(stderr, {kProgressTaskDemoData, done, total, {}});
       return;
     }
-    if (done % 16 == 0 || done == total) std::fprintf(stderr, "\rrendered %d/%d images", done, total);
-    if (done == total) std::fputc('\n', stderr);
+    // A terminal gets one line redrawn; a log file a plain line every 250 images, no "\r".
+    if (terminal && (done % 16 == 0 || done == total)) {
+      std::fprintf(stderr, "\rrendered %d/%d images", done, total);
+      mid_line = done != total;
+      if (done == total) std::fputc('\n', stderr);
+    } else if (!terminal && (done % 250 == 0 || done == total)) {
+      std::fprintf(stderr, "rendered %d/%d images\n", done, total);
+    }
   });
-  if (!summary) return fail(line.program(), summary.error(), kExitFailure);
+  if (!summary) {
+    if (mid_line) std::fputc('\n', stderr);
+    std::string removed;
+    if (!had_train_val && std::filesystem::exists(train_val, ec) && std::filesystem::remove_all(train_val, ec) > 0 && !ec)
+      removed = " (the images written so far were removed)";
+    if (!had_out_dir) std::filesystem::remove(out_dir, ec);  // only if this left it empty
+    return fail(line.program(), summary.error() + removed, kExitFailure);
+  }
   std::printf("wrote %d images in %zu cities to %s\n", summary->images, summary->cities.size(),
               options.out_dir.c_str());
   return kExitOk;

@@ -2,7 +2,10 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
 
+#include <cerrno>
 #include <csignal>
+#include <fcntl.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -83,6 +86,16 @@ int main(int argc, char** argv) {
   // A reader that goes away (`--events - | head`, a closed studio) must not kill a training run:
   // writes to a closed pipe fail with EPIPE instead, and each writer decides what that means.
   std::signal(SIGPIPE, SIG_IGN);
+  // A standard stream started closed (`2>&-`) would be the next file opened, and a run's
+  // events.jsonl would get every status line: each closed one is /dev/null instead.
+  for (int fd = 0; fd <= 2; ++fd)
+    if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int null_fd = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (null_fd >= 0 && null_fd != fd) {
+        ::dup2(null_fd, fd);
+        ::close(null_fd);
+      }
+    }
   if (argc < 2) {
     std::fputs(kUsage, stderr);
     return kExitUsage;

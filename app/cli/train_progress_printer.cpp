@@ -33,7 +33,9 @@ std::size_t TrainProgressPrinter::terminalWidth() const {
 
 void TrainProgressPrinter::clear() {
   if (drawn_ == 0) return;
-  std::fprintf(options_.stream, "\r%s\r", std::string(drawn_, ' ').c_str());
+  // Two columns more than drawn: the terminal's echo of a Ctrl-C ("^C") lands right after the line.
+  const std::size_t blank = std::min(drawn_ + 2, std::max<std::size_t>(terminalWidth(), 2) - 1);
+  std::fprintf(options_.stream, "\r%s\r", std::string(std::max(blank, drawn_), ' ').c_str());
   std::fflush(options_.stream);
   drawn_ = 0;
   last_draw_s_ = -1e9;  // the next step draws it again at once

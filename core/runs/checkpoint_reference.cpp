@@ -16,22 +16,41 @@ struct StepFile {
   std::int64_t step = 0;
 };
 
-// The run's finished checkpoints that are files (a folder named like one is left out), oldest
-// first. RunDirectory::checkpoints() only lists names of exactly "step-" + 10 digits + ".pt".
-std::vector<StepFile> stepFiles(const std::string& run) {
+// The run's finished checkpoints that are files, oldest first, and how many names of finished
+// checkpoints were something else (a folder, a FIFO, a dangling link): RunDirectory::checkpoints()
+// lists names of exactly "step-" + 10 digits + ".pt". A checkpoints/ that cannot be listed is an
+// error, not an empty run.
+struct StepFiles {
   std::vector<StepFile> files;
+  std::size_t not_files = 0;
+};
+
+Result<StepFiles> stepFiles(const std::string& run) {
+  const fs::path dir = fs::path(run) / "checkpoints";
+  std::error_code ec;
+  const bool named = fs::exists(fs::symlink_status(dir, ec));
+  if (!named) return StepFiles{};  // a run that has written only its log so far
+  const fs::file_status status = fs::status(dir, ec);
+  if (ec) return makeError("cannot list " + dir.string() + ": " + ec.message());
+  if (!fs::is_directory(status)) return makeError(dir.string() + " is not a folder");
+  fs::directory_iterator probe(dir, ec);
+  if (ec) return makeError("cannot list " + dir.string() + ": " + ec.message());
+  StepFiles out;
   for (const std::string& path : RunDirectory(run).checkpoints()) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) continue;
+    if (!fs::is_regular_file(path, ec)) {
+      ++out.not_files;
+      continue;
+    }
     const std::string name = fs::path(path).filename().string();
-    files.push_back({path, std::stoll(name.substr(5, 10))});
+    out.files.push_back({path, std::stoll(name.substr(5, 10))});
   }
-  return files;
+  return out;
 }
 
 bool isRunFolder(const std::string& folder) {
   std::error_code ec;
-  return fs::is_directory(fs::path(folder) / "checkpoints", ec) || fs::exists(fs::path(folder) / "events.jsonl", ec);
+  return fs::exists(fs::symlink_status(fs::path(folder) / "checkpoints", ec)) ||
+         fs::exists(fs::path(folder) / "events.jsonl", ec);
 }
 
 Result<ResolvedCheckpoint> chooseIn(const std::string& run, const std::string& given, std::int64_t at_most) {
@@ -39,10 +58,13 @@ Result<ResolvedCheckpoint> chooseIn(const std::string& run, const std::string& g
   const std::string lead = given == run ? "" : given + ": ";
   if (!isRunFolder(run))
     return makeError(lead + run + " is a folder, but not a run folder (it has no checkpoints/ and no events.jsonl)");
-  const std::vector<StepFile> files = stepFiles(run);
+  auto listed = stepFiles(run);
+  if (!listed) return makeError(lead + listed.error());
+  const std::vector<StepFile>& files = listed->files;
   if (files.empty())
-    return makeError(lead + "the run " + run + " has no checkpoint yet (checkpoints/ holds no step-*.pt); "
-                     "give it time to save one, or give a checkpoint file");
+    return makeError(lead + "the run " + run + " has no checkpoint yet (checkpoints/ holds no step-*.pt file" +
+                     (listed->not_files > 0 ? ", only " + std::to_string(listed->not_files) + " name(s) of one that are not files" : "") +
+                     "); give it time to save one, or give a checkpoint file");
   const StepFile* chosen = nullptr;
   for (const StepFile& file : files)
     if (file.step <= at_most) chosen = &file;

@@ -17,14 +17,14 @@ std::string printed(const char* format, double value) {
   return buffer;
 }
 
-// A figure for the line: "–" when it is not known.
+// A figure for the line: "-" when it is not known (ASCII: the line may go to a log in any locale).
 std::string figure(const char* format, double value) {
-  return std::isfinite(value) ? printed(format, value) : "–";
+  return std::isfinite(value) ? printed(format, value) : "-";
 }
 
-std::string count(const events::Count& value) { return value ? std::to_string(*value) : "–"; }
+std::string count(const events::Count& value) { return value ? std::to_string(*value) : "-"; }
 
-// Characters, not bytes: "–" and "█" are one column each.
+// Characters, not bytes: a path or message may hold UTF-8.
 std::size_t columns(const std::string& text) {
   std::size_t n = 0;
   for (unsigned char c : text) n += (c & 0xC0) != 0x80;
@@ -35,7 +35,7 @@ std::size_t columns(const std::string& text) {
 
 std::string formatDuration(double seconds) {
   // Beyond 10,000 hours an ETA says nothing (and the integer conversions below stay in range).
-  if (!std::isfinite(seconds) || seconds < 0 || seconds > 3.6e7) return "–";
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > 3.6e7) return "-";
   const long long s = std::llround(seconds);
   char buffer[32];
   if (s < 60) std::snprintf(buffer, sizeof buffer, "%llds", s);
@@ -123,7 +123,7 @@ double TrainingStatus::runEtaSeconds() const {
 double TrainingStatus::elapsedSeconds(double now_s) const { return has_start_ ? std::max(0.0, now_s - start_s_) : 0.0; }
 
 std::string TrainingStatus::liveLine(double now_s, std::size_t width) const {
-  const std::string epoch = "epoch " + count(last_.epoch) + "/" + (epochs_ > 0 ? std::to_string(epochs_) : "–");
+  const std::string epoch = "epoch " + count(last_.epoch) + "/" + (epochs_ > 0 ? std::to_string(epochs_) : "-");
   std::string bar;
   if (last_.iteration && last_.iterations && *last_.iterations > 0) {
     constexpr int kBar = 10;
@@ -150,6 +150,8 @@ std::string TrainingStatus::liveLine(double now_s, std::size_t width) const {
     if (columns(next) > width) break;
     line = next;
   }
+  // A terminal narrower than the first field still shows what fits of it.
+  if (line.empty()) line = fields.front().substr(0, width);
   return line;
 }
 
@@ -158,7 +160,7 @@ std::string TrainingStatus::plainLine(double now_s) const {
                            ? 100.0 * static_cast<double>(*last_.iteration) / static_cast<double>(*last_.iterations)
                            : kNaN;
   return "[" + formatDuration(elapsedSeconds(now_s)) + "] epoch " + count(last_.epoch) + "/" +
-         (epochs_ > 0 ? std::to_string(epochs_) : "–") + "  step " + count(last_.iteration) + "/" +
+         (epochs_ > 0 ? std::to_string(epochs_) : "-") + "  step " + count(last_.iteration) + "/" +
          count(last_.iterations) + " (" + figure("%.0f", share) + "%)  " + figure("%.1f", imagesPerSecond()) +
          " img/s  data wait " + figure("%.0f", dataWaitFraction() * 100) + "%  loss_d " + figure("%.4f", last_.loss_d) +
          "  loss_g " + figure("%.4f", last_.loss_g) + "  D(x) " + figure("%.3f", last_.d_x) + "  D(G(z)) " +

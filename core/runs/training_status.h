@@ -10,7 +10,7 @@
 // times: step events that arrive in bursts (one per copy from a CUDA device) still average to the
 // true rate, and the first steps' warm-up leaves the window. Times are seconds on any monotonic
 // clock the caller chooses (tests pass their own). Nothing here throws; figures not known yet
-// are NaN (and shown as "–").
+// are NaN (and shown as "-").
 #include "core/runs/run_event.h"
 
 #include <cstddef>
@@ -20,7 +20,7 @@
 
 namespace streetgan {
 
-/// "42s", "6m05s", "3h07m", "51h00m"; "–" for NaN, a negative or an impossible figure.
+/// "42s", "6m05s", "3h07m", "51h00m"; "-" for NaN, a negative or an impossible figure.
 std::string formatDuration(double seconds);
 
 class TrainingStatus {

@@ -2,13 +2,19 @@
 # installed program's own --help, so they never fall behind it), presets, --device values and
 # other fixed choices, files and folders. Installed by the .deb as
 # /usr/share/bash-completion/completions/streetgan; from a checkout: source packaging/completion/streetgan.bash
-_streetgan_options() {  # the options of "$@" (a command and maybe a subcommand), from its --help
-  "$_streetgan_program" "$@" --help 2>/dev/null | sed -n 's/^  \(-[-a-zA-Z0-9]*\).*/\1/p'
-}
+# The program completed: the word typed (a leading ~/ expanded), or streetgan on PATH when that
+# word is no program. Its output is cached per program and command for the shell's life: each
+# --help starts the whole program (about a second).
+declare -gA _streetgan_help_cache 2>/dev/null || true
 
-_streetgan_presets() {  # the presets train --help names: "start from a preset: a, b or c"
-  "$_streetgan_program" train --help 2>/dev/null |
-    sed -n 's/.*start from a preset: \(.*\)$/\1/p' | sed 's/,/ /g; s/ or / /g'
+# Sets _streetgan_help_text to the --help of "$@" (a command and maybe a subcommand). In this
+# shell, never in a subshell: the cache must outlive the call.
+_streetgan_load_help() {
+  local key="$_streetgan_program|$*"
+  if [ -z "${_streetgan_help_cache[$key]+set}" ]; then
+    _streetgan_help_cache[$key]="$("$_streetgan_program" "$@" --help 2>/dev/null)"
+  fi
+  _streetgan_help_text="${_streetgan_help_cache[$key]}"
 }
 
 _streetgan() {
@@ -16,7 +22,11 @@ _streetgan() {
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev=""
   ((COMP_CWORD > 0)) && prev="${COMP_WORDS[COMP_CWORD - 1]}"
-  _streetgan_program="${COMP_WORDS[0]}"
+  local _streetgan_program="${COMP_WORDS[0]}" _streetgan_help_text=""
+  case "$_streetgan_program" in "~/"*) _streetgan_program="$HOME/${_streetgan_program#"~/"}" ;; esac
+  if ! [ -x "$_streetgan_program" ] && ! command -v "$_streetgan_program" >/dev/null 2>&1; then
+    _streetgan_program=streetgan
+  fi
   COMPREPLY=()
   local commands="train sample info demo-data data cache walk directions project metrics parzen tensorboard import export serve bench remote"
   if ((COMP_CWORD == 1)); then
@@ -41,7 +51,10 @@ _streetgan() {
   # The value of the option before the cursor.
   local choices=""
   case "$prev" in
-    --preset) choices="$(_streetgan_presets)" ;;
+    --preset)  # the presets train --help names: "start from a preset: a, b or c"
+      _streetgan_load_help train
+      choices="$(printf '%s\n' "$_streetgan_help_text" | sed -n 's/.*start from a preset: \(.*\)$/\1/p' | sed 's/,/ /g; s/ or / /g')"
+      ;;
     --device) choices="auto cpu cuda cuda:0 cuda:1 cuda:2 cuda:3 hpu" ;;
     --precision) choices="auto fp32 fp16 bf16" ;;
     --cuda-graphs) choices="on off" ;;
@@ -68,7 +81,10 @@ _streetgan() {
     return 0
   fi
   if [[ "$cur" == -* ]]; then
-    mapfile -t COMPREPLY < <(compgen -W "$(_streetgan_options "${words[@]}") --help" -- "$cur")
+    _streetgan_load_help "${words[@]}"
+    local options
+    options="$(printf '%s\n' "$_streetgan_help_text" | sed -n 's/^  \(-[-a-zA-Z0-9]*\).*/\1/p')"
+    mapfile -t COMPREPLY < <(compgen -W "$options --help" -- "$cur")
     return 0
   fi
   # Anything else: a file or folder (photos for project, a run folder for remote, ...).

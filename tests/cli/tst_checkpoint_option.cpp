@@ -123,11 +123,11 @@ private slots:
     for (int i = 0; i < commandCases().size(); ++i) {
       const QByteArray name = commandCases()[i].name;
       QTest::newRow(name + ": empty run") << i << "%T/empty"
-          << "option '--checkpoint': the run %T/empty has no checkpoint yet (checkpoints/ holds no step-*.pt); "
+          << "option '--checkpoint': the run %T/empty has no checkpoint yet (checkpoints/ holds no step-*.pt file); "
              "give it time to save one, or give a checkpoint file";
       QTest::newRow(name + ": empty run @latest") << i << "%T/empty@latest"
           << "option '--checkpoint': %T/empty@latest: the run %T/empty has no checkpoint yet (checkpoints/ holds no "
-             "step-*.pt); give it time to save one, or give a checkpoint file";
+             "step-*.pt file); give it time to save one, or give a checkpoint file";
       QTest::newRow(name + ": missing run") << i << "%T/missing@latest"
           << "option '--checkpoint': %T/missing@latest: there is no run folder %T/missing";
       QTest::newRow(name + ": before the first") << i << "%T/first@3"

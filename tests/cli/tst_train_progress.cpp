@@ -61,7 +61,7 @@ private slots:
     const QString out = QString::fromUtf8(script.readAllStandardOutput());
     const QStringList lines = liveLines(out);
     QVERIFY2(!lines.isEmpty(), qPrintable(out));
-    const QRegularExpression shape(R"(^epoch [1-3]/3  \[[#.]{10}\]  [1-4]/4  [0-9.–]+ img/s  data [0-9–]+%  ETA \S+, run \S+  )"
+    const QRegularExpression shape(R"(^epoch [1-3]/3  \[[#.]{10}\]  [1-4]/4  [-0-9.]+ img/s  data [-0-9]+%  ETA \S+, run \S+  )"
                                    R"(D [0-9.]+ G [0-9.]+  D\(x\) [0-9.]+ D\(G\(z\)\) [0-9.]+  elapsed \S+$)");
     for (const QString& line : lines) QVERIFY2(shape.match(line).hasMatch(), qPrintable(line));
     for (int epoch = 1; epoch <= 3; ++epoch)
@@ -155,6 +155,20 @@ private slots:
     QVERIFY(!by_default.err.contains('\r'));
     QVERIFY2(!by_default.err.contains("img/s"), qPrintable(by_default.err));
     QVERIFY2(by_default.err.contains("epoch 2/2  step 8"), qPrintable(by_default.err));
+  }
+
+  // Two ranks on one terminal: rank 0 alone draws the line and writes the epoch lines.
+  void rankZeroAlone() {
+    QProcess script;
+    script.start("script", onATerminal(trainArgs(tiny_, dir_.path() + "/ranks", 2) + QStringList{"--nproc", "2"}, 200));
+    QVERIFY(script.waitForFinished(600000));
+    const QString out = QString::fromUtf8(script.readAllStandardOutput());
+    QVERIFY2(script.exitCode() == 0, qPrintable(out));
+    QVERIFY2(!liveLines(out).isEmpty(), qPrintable(out));
+    QCOMPARE(out.count(QRegularExpression(R"(epoch 1/2  step \d+  loss_d)")), 1);
+    QCOMPARE(out.count(QRegularExpression(R"(epoch 2/2  step \d+  loss_d)")), 1);
+    QCOMPARE(out.count("training completed"), 1);
+    QVERIFY2(!out.contains("(rank 1)"), qPrintable(out));
   }
 
   // --quiet: the final line alone; on a failure, the error alone; never with --progress-every.

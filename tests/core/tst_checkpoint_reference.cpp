@@ -40,6 +40,11 @@ private slots:
     QVERIFY(QDir().mkpath(root_ + "/notarun/images"));
     touch(root_ + "/file@3");
     touch(root_ + "/runs/first/checkpoints/copy.pt");
+    // checkpoints/ that cannot be listed, or holds only a checkpoint's name that is no file.
+    QVERIFY(QDir().mkpath(root_ + "/runs/loop"));
+    QVERIFY(QFile::link("checkpoints", root_ + "/runs/loop/checkpoints"));
+    touch(root_ + "/runs/flat/checkpoints");
+    QVERIFY(QDir().mkpath(root_ + "/runs/names/checkpoints/step-0000000001.pt"));
   }
 
   void resolves_data() {
@@ -64,9 +69,16 @@ private slots:
     QTest::newRow("@ before the first") << "runs/first@7" << "" << false << qint64(-1)
         << "runs/first@7: the run runs/first has no checkpoint at or before step 7 (its first is at step 8)";
     QTest::newRow("empty run") << "runs/empty" << "" << false << qint64(-1)
-        << "the run runs/empty has no checkpoint yet (checkpoints/ holds no step-*.pt); give it time to save one, or give a checkpoint file";
+        << "the run runs/empty has no checkpoint yet (checkpoints/ holds no step-*.pt file); give it time to save one, or give a checkpoint file";
     QTest::newRow("a run with only its log") << "runs/logonly@latest" << "" << false << qint64(-1)
-        << "runs/logonly@latest: the run runs/logonly has no checkpoint yet (checkpoints/ holds no step-*.pt); give it time to save one, or give a checkpoint file";
+        << "runs/logonly@latest: the run runs/logonly has no checkpoint yet (checkpoints/ holds no step-*.pt file); give it time to save one, or give a checkpoint file";
+    QTest::newRow("checkpoints/ a link to itself") << "runs/loop" << "" << false << qint64(-1)
+        << "cannot list runs/loop/checkpoints: Too many levels of symbolic links";
+    QTest::newRow("checkpoints a file") << "runs/flat@latest" << "" << false << qint64(-1)
+        << "runs/flat@latest: runs/flat/checkpoints is not a folder";
+    QTest::newRow("only a checkpoint's name") << "runs/names" << "" << false << qint64(-1)
+        << "the run runs/names has no checkpoint yet (checkpoints/ holds no step-*.pt file, only 1 name(s) of one that "
+           "are not files); give it time to save one, or give a checkpoint file";
     QTest::newRow("missing run @") << "runs/missing@3" << "" << false << qint64(-1) << "runs/missing@3: there is no run folder runs/missing";
     QTest::newRow("a file @") << "runs/first/events.jsonl@3" << "" << false << qint64(-1)
         << "runs/first/events.jsonl@3: there is no run folder runs/first/events.jsonl (it is a file)";

@@ -4,6 +4,7 @@
 // through the dialog (decoded back) and its cancel, following a running run's checkpoints, a bad
 // checkpoint; a screenshot of the tab.
 #include "app/studio/directions_panel.h"
+#include "app/studio/checkpoint_file_dialog.h"
 #include "app/studio/explore_tab.h"
 #include "app/studio/channel_grid_view.h"
 #include "app/studio/generator_inside_panel.h"
@@ -22,6 +23,7 @@
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
+#include <QFileInfo>
 #include <QListWidget>
 #include <QProgressDialog>
 #include <QPushButton>
@@ -53,6 +55,7 @@ private slots:
   void followsTheLatestCheckpoint();
   void batchNormSwitch();
   void badCheckpointIsSaid();
+  void openFileTakesRunsAndSteps();
 
 private:
   void openModel(ExploreTab& tab);
@@ -564,6 +567,50 @@ void TestStudioExplore::badCheckpointIsSaid() {
   QCOMPARE(tab.explorer(), before);  // the model open before stays
   tab.openRun(dir_.filePath("no-such-run"), false);
   QVERIFY(tab.statusText().contains("has no checkpoint yet"));
+}
+
+// Open File… takes what --checkpoint takes: a run folder chosen as a whole (another folder is
+// entered, as always), a typed RUN@STEP; ExploreTab opens the checkpoint they name, or says why not.
+void TestStudioExplore::openFileTakesRunsAndSteps() {
+  const QString runs = QFileInfo(run_).path();
+  {
+    CheckpointFileDialog dialog(window_.get(), runs);
+    dialog.resize(900, 520);
+    dialog.show();
+    dialog.selectFile(run_);
+    QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+    QVERIFY(dialog.grab().save(testOutputDir() + "/studio-open-checkpoint.png"));
+    dialog.accept();
+    QCOMPARE(dialog.result(), int(QDialog::Accepted));
+    QCOMPARE(QDir::cleanPath(dialog.chosen()), QDir::cleanPath(run_));
+  }
+  {
+    CheckpointFileDialog dialog(window_.get(), runs);
+    dialog.show();
+    dialog.selectFile(data_);  // a folder that is not a run: Open goes into it
+    dialog.accept();
+    QVERIFY(dialog.isVisible());
+    QCOMPARE(dialog.chosen(), QString());
+    QCOMPARE(QDir::cleanPath(dialog.directory().absolutePath()), QDir::cleanPath(data_));
+    dialog.selectFile(run_ + "@latest");  // typed: names no file
+    dialog.accept();
+    QCOMPARE(dialog.result(), int(QDialog::Accepted));
+    QCOMPARE(dialog.chosen(), run_ + "@latest");
+  }
+  ExploreTab& tab = window_->exploreTab();
+  const QString newest = QDir(run_ + "/checkpoints").entryInfoList({"step-*.pt"}, QDir::Files, QDir::Name).last().filePath();
+  QSignalSpy opened(&tab, &ExploreTab::checkpointOpened);
+  tab.openCheckpoint(run_ + "@latest");
+  QVERIFY(opened.wait(60000));
+  QVERIFY2(opened.first().first().toBool(), qPrintable(opened.first().last().toString()));
+  QCOMPARE(QString::fromStdString(tab.explorer()->checkpointPath()), newest);
+  opened.clear();
+  tab.openCheckpoint(run_ + "@0");
+  QCOMPARE(opened.size(), 1);
+  QCOMPARE(opened.first().first().toBool(), false);
+  QVERIFY2(tab.statusText().contains(run_ + "@0: the run " + run_ + " has no checkpoint at or before step 0"),
+           qPrintable(tab.statusText()));
+  QCOMPARE(QString::fromStdString(tab.explorer()->checkpointPath()), newest);  // the model open before stays
 }
 
 QTEST_MAIN(TestStudioExplore)
