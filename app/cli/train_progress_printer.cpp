@@ -16,6 +16,8 @@ namespace streetgan::cli {
 TrainProgressPrinter::TrainProgressPrinter(TrainProgressOptions options)
     : options_(options), origin_(std::chrono::steady_clock::now()) {}
 
+TrainProgressPrinter::~TrainProgressPrinter() { clear(); }
+
 TrainProgressOptions::Mode TrainProgressPrinter::modeFor(std::FILE* stream, bool quiet) {
   if (quiet) return TrainProgressOptions::Mode::Quiet;
   return ::isatty(::fileno(stream)) == 1 ? TrainProgressOptions::Mode::Live : TrainProgressOptions::Mode::Periodic;

@@ -29,6 +29,10 @@ struct TrainProgressOptions {
 class TrainProgressPrinter {
 public:
   explicit TrainProgressPrinter(TrainProgressOptions options);
+  /// Clears the status line: an exception's one-line error (command_boundary.h) starts its own row.
+  ~TrainProgressPrinter();
+  TrainProgressPrinter(const TrainProgressPrinter&) = delete;
+  TrainProgressPrinter& operator=(const TrainProgressPrinter&) = delete;
 
   /// The mode for `stream`: Live on a terminal, Periodic otherwise, Quiet with `quiet`.
   static TrainProgressOptions::Mode modeFor(std::FILE* stream, bool quiet);
