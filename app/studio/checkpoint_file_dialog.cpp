@@ -1,6 +1,7 @@
 #include "app/studio/checkpoint_file_dialog.h"
 
-#include <QDir>
+#include "core/runs/checkpoint_reference.h"
+
 #include <QFileInfo>
 
 namespace streetgan::studio {
@@ -18,16 +19,11 @@ CheckpointFileDialog::CheckpointFileDialog(QWidget* parent, const QString& folde
              "(its newest checkpoint at or before STEP) or @latest");
 }
 
-bool CheckpointFileDialog::isRunFolder(const QString& folder) {
-  const QDir dir(folder);
-  return QFileInfo(folder).isDir() && (QFileInfo(dir.filePath("checkpoints")).isDir() || QFileInfo::exists(dir.filePath("events.jsonl")));
-}
-
 void CheckpointFileDialog::accept() {
   const QStringList files = selectedFiles();
   const QString path = files.isEmpty() ? QString() : files.front();
   if (path.isEmpty()) return;
-  if (QFileInfo(path).isDir() && !isRunFolder(path)) {
+  if (QFileInfo(path).isDir() && !isRunFolder(path.toStdString())) {
     QFileDialog::accept();  // any other folder: go into it, as the dialog always does
     return;
   }

@@ -14,8 +14,6 @@ public:
 
   /// The path or reference chosen; empty before the dialog is accepted.
   QString chosen() const { return chosen_; }
-  /// True when `folder` is a run folder (it holds checkpoints/ or events.jsonl).
-  static bool isRunFolder(const QString& folder);
 
 public slots:
   void accept() override;

@@ -47,12 +47,6 @@ Result<StepFiles> stepFiles(const std::string& run) {
   return out;
 }
 
-bool isRunFolder(const std::string& folder) {
-  std::error_code ec;
-  return fs::exists(fs::symlink_status(fs::path(folder) / "checkpoints", ec)) ||
-         fs::exists(fs::path(folder) / "events.jsonl", ec);
-}
-
 Result<ResolvedCheckpoint> chooseIn(const std::string& run, const std::string& given, std::int64_t at_most) {
   // RUN@STEP's messages start with the text as given; a plain folder's name the folder once.
   const std::string lead = given == run ? "" : given + ": ";
@@ -75,6 +69,12 @@ Result<ResolvedCheckpoint> chooseIn(const std::string& run, const std::string& g
 }
 
 }  // namespace
+
+bool isRunFolder(const std::string& folder) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(fs::path(folder) / "checkpoints", ec)) ||
+         fs::exists(fs::path(folder) / "events.jsonl", ec);
+}
 
 Result<ResolvedCheckpoint> resolveCheckpointReference(const std::string& text) {
   if (text.empty()) return makeError("an empty checkpoint: give a .pt file, a run folder, RUN@STEP or RUN@latest");

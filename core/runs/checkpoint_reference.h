@@ -29,6 +29,10 @@ struct ResolvedCheckpoint {
 /// The largest step a reference may name (RUN@STEP): the checkpoint names' 10 digits.
 inline constexpr std::int64_t kMaxReferencedStep = 9'999'999'999;
 
+/// True when `folder` is a run folder: it holds checkpoints/ (of any kind: one that cannot be
+/// listed is reported when it is used) or events.jsonl.
+bool isRunFolder(const std::string& folder);
+
 /// `text` as a checkpoint file, a run folder, RUN@STEP or RUN@latest (above).
 Result<ResolvedCheckpoint> resolveCheckpointReference(const std::string& text);
 
