@@ -47,8 +47,8 @@ stamp="$tree/.streetgan-tree-ready"
 build_dir="/var/cache/streetgan-build/$(printf '%s' "$source_dir" | tr -c 'A-Za-z0-9._-' '_')"
 
 packages=(
-  # toolchain
-  g++ make cmake ninja-build pkg-config
+  # toolchain (mold: the links take a fraction of GNU ld's time)
+  g++ make cmake ninja-build pkg-config mold
   # engine: LibTorch 2.6 (CPU) with a fast BLAS, OpenCV for image I/O, JSON
   libtorch-dev libopenblas0-pthread libgloo-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
@@ -270,9 +270,18 @@ in_tree mkdir -p "$build_dir"
 # and Test only), so that configuration is built on every change too.
 engine_only=OFF
 [ "$scope" != all ] && engine_only=ON
+# The gpu scope's suites: the same choice as packaging/gpu-check.sh (those that include
+# tests/support/test_device.h), and tst_distributed; the other scopes build every suite.
+suites=""
+if [ "$scope" = gpu ]; then
+  suites="tst_distributed"
+  for test_source in "$source_dir"/tests/core/tst_*.cpp "$source_dir"/tests/cli/tst_*.cpp; do
+    grep -q '^#include "tests/support/test_device.h"' "$test_source" && suites+=";$(basename "$test_source" .cpp)"
+  done
+fi
 in_tree cmake -S "$source_dir" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DSTREETGAN_CLI_ONLY=OFF -DSTREETGAN_ENGINE_ONLY="$engine_only" \
-  "${cuda_flags[@]}" >/dev/null ||
+  -DSTREETGAN_TEST_SUITES="$suites" "${cuda_flags[@]}" >/dev/null ||
   fail "cmake could not configure the project against LibTorch $torch_version"
 if [ "$variant" = cuda ]; then
   grep -q -- '-DUSE_C10D_NCCL' "$tree$build_dir/build.ninja" || fail "the CUDA build does not define USE_C10D_NCCL"
@@ -280,27 +289,13 @@ if [ "$variant" = cuda ]; then
     fail "the CUDA build has no CUDA graphs (ATen/cuda/CUDAGraph.h did not compile: see core/CMakeLists.txt)"
   say "configured against LibTorch $torch_version with CUDA: USE_C10D_NCCL and CUDA graphs are on"
 fi
-# The engine scope builds the CLI and the suites of tests/core and tests/cli (their names are
-# their sources' names), and nothing of the widgets or the studio window.
+# The engine and gpu scopes build the CLI and the test programs of tests/core and tests/cli (the
+# suites configured above), and nothing of the widgets or the studio window.
 build_targets=()
 test_labels=()
-if [ "$scope" = engine ]; then
-  build_targets=(--target streetgan)
-  for test_source in "$source_dir"/tests/core/tst_*.cpp "$source_dir"/tests/cli/tst_*.cpp; do
-    build_targets+=("$(basename "$test_source" .cpp)")
-  done
+if [ "$scope" != all ]; then
+  build_targets=(--target streetgan streetgan_test_suites)
   test_labels=(-L '^(core|cli)$')
-elif [ "$scope" = gpu ]; then
-  # The same choice as packaging/gpu-check.sh: the suites that include tests/support/test_device.h.
-  build_targets=(--target streetgan tst_distributed)
-  test_regex='^(tst_distributed'
-  for test_source in "$source_dir"/tests/core/tst_*.cpp "$source_dir"/tests/cli/tst_*.cpp; do
-    if grep -q '^#include "tests/support/test_device.h"' "$test_source"; then
-      build_targets+=("$(basename "$test_source" .cpp)")
-      test_regex+="|$(basename "$test_source" .cpp)"
-    fi
-  done
-  test_labels=(-R "$test_regex)\$")
 fi
 in_tree cmake --build "$build_dir" -j "$jobs" "${build_targets[@]}" ||
   fail "the build against LibTorch $torch_version failed"

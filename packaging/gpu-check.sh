@@ -216,8 +216,11 @@ configure() {
 targets=(streetgan)
 if [ "$suites" -eq 1 ]; then
   # The engine and its suites need Qt 6 Core, Gui and Test (the host's, or the bundle's).
-  if step "configure (engine and suites, Release)" configure -DSTREETGAN_CLI_ONLY=OFF -DSTREETGAN_ENGINE_ONLY=ON; then
-    targets+=("${device_suites[@]}")
+  # Only the device suites go into the test programs (tests/CMakeLists.txt, STREETGAN_TEST_SUITES).
+  device_suite_list="$(IFS=';'; echo "${device_suites[*]}")"
+  if step "configure (engine and suites, Release)" configure -DSTREETGAN_CLI_ONLY=OFF -DSTREETGAN_ENGINE_ONLY=ON \
+       -DSTREETGAN_TEST_SUITES="$device_suite_list"; then
+    targets+=(streetgan_test_suites)
   else
     say "no suites: CMake could not configure them (Qt 6 Core, Gui and Test missing? pass --deps, or --no-suites)"
     rm -rf "$build"

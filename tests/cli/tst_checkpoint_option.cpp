@@ -3,6 +3,7 @@
 // file it uses ("using …" on stderr) and, where it writes something a test can compare, writes
 // exactly what it writes given that file; every command refuses an empty run, a missing run, a
 // step before the first checkpoint and a bad step, in one line, exit 2, writing nothing.
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -151,5 +152,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(TestCheckpointOption)
+STREETGAN_TEST_GUILESS_MAIN(TestCheckpointOption)
 #include "tst_checkpoint_option.moc"

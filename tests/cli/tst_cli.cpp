@@ -1,5 +1,6 @@
 #include "core/data/image_dataset.h"
 #include "tests/support/test_device.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QCryptographicHash>
@@ -570,5 +571,5 @@ void TestCli::cudaGraphsRefusedPlainly() {
   QVERIFY2(!off.err.contains("CUDA graph"), qPrintable(off.err));
 }
 
-QTEST_GUILESS_MAIN(TestCli)
+STREETGAN_TEST_GUILESS_MAIN(TestCli)
 #include "tst_cli.moc"

@@ -5,6 +5,7 @@
 // lines the command prints while it works; nothing half-written is left behind.
 #include "core/train/checkpoint.h"
 #include "core/train/dcgan_step.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -530,5 +531,5 @@ void TestCliErrors::checkpointOnAFullDisk() {
   QCOMPARE(finished.last().value("status").toString(), QString("failed"));
 }
 
-QTEST_GUILESS_MAIN(TestCliErrors)
+STREETGAN_TEST_GUILESS_MAIN(TestCliErrors)
 #include "tst_cli_errors.moc"

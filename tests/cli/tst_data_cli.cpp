@@ -1,5 +1,6 @@
 // The data commands of the real `streetgan` program: data stats, data preview, cache build and
 // info, and training from the cache and from a folder with unreadable files.
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -235,5 +236,5 @@ void TestDataCli::unreadableDataSetStopsWithOneError() {
   QCOMPARE(eventsOfType(readEvents(run), "warning").size(), 5);
 }
 
-QTEST_GUILESS_MAIN(TestDataCli)
+STREETGAN_TEST_GUILESS_MAIN(TestDataCli)
 #include "tst_data_cli.moc"

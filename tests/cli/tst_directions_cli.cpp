@@ -2,6 +2,7 @@
 // trained checkpoint: SeFa and PCA tables, directions saved into the run and read back, listed,
 // renamed, exported for NumPy and deleted, a walk along a saved direction decoded back, and the
 // errors a researcher can run into (each leaving nothing behind).
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -217,5 +218,5 @@ void TestDirectionsCli::errors() {
   QCOMPARE(QDir(run_ + "/directions").entryList(QDir::Files), before);
 }
 
-QTEST_GUILESS_MAIN(TestDirectionsCli)
+STREETGAN_TEST_GUILESS_MAIN(TestDirectionsCli)
 #include "tst_directions_cli.moc"

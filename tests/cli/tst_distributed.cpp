@@ -7,6 +7,7 @@
 #include "core/runs/run_history.h"
 #include "core/runs/run_summary.h"
 #include "core/train/checkpoint.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -589,5 +590,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(TestDistributed)
+STREETGAN_TEST_GUILESS_MAIN(TestDistributed)
 #include "tst_distributed.moc"

@@ -4,6 +4,7 @@
 // on header lines, head size, request line and body, fed whole or one byte at a time).
 #include "app/serve/gallery_query.h"
 #include "app/serve/request_head_scanner.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -236,5 +237,5 @@ void TestGalleryQuery::headRefusals() {
   QCOMPARE(last.status, status);
 }
 
-QTEST_GUILESS_MAIN(TestGalleryQuery)
+STREETGAN_TEST_GUILESS_MAIN(TestGalleryQuery)
 #include "tst_gallery_query.moc"

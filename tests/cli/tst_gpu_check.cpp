@@ -3,6 +3,8 @@
 // Debian's) and its refusal of one without CUDA, the --deps bundle checks, and the plan --dry-run
 // prints. nvidia-smi and python3 are stand-ins on PATH (a GPU that is not there, a PyTorch that
 // points at a LibTorch made of empty files); nothing is built.
+#include "tests/support/test_suite.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -233,5 +235,5 @@ private:
   QTemporaryDir dir_;
 };
 
-QTEST_GUILESS_MAIN(TestGpuCheck)
+STREETGAN_TEST_GUILESS_MAIN(TestGpuCheck)
 #include "tst_gpu_check.moc"

@@ -9,6 +9,7 @@
 #include "core/train/checkpoint_import.h"
 #include "core/train/dcgan_step.h"
 #include "core/util/torch_compat.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QCoreApplication>
@@ -718,5 +719,5 @@ void TestInterop::importRefusesTooManyImageGrids() {
   QCOMPARE(entriesOf(parent), QStringList{});
 }
 
-QTEST_GUILESS_MAIN(TestInterop)
+STREETGAN_TEST_GUILESS_MAIN(TestInterop)
 #include "tst_interop.moc"

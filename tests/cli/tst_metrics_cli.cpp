@@ -3,6 +3,7 @@
 // with python3-torch, and the errors a researcher can run into (a features file that is missing,
 // not TorchScript, of the wrong output shape or NaN; too few images; no usable image), each one
 // plain line with nothing written.
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -359,5 +360,5 @@ void TestMetricsCli::trainingEmitsMetricsAndAlarms() {
   QVERIFY2(refused.err.contains("metrics.alarm_copy_rate") && refused.err.contains("(0, 1]"), qPrintable(refused.err));
 }
 
-QTEST_GUILESS_MAIN(TestMetricsCli)
+STREETGAN_TEST_GUILESS_MAIN(TestMetricsCli)
 #include "tst_metrics_cli.moc"

@@ -7,6 +7,7 @@
 // --max-restarts gives up on a node that always fails, naming why, and never restarts a wrong launch.
 #include "core/runs/run_summary.h"
 #include "tests/support/network_hosts.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -327,5 +328,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(TestMultiNode)
+STREETGAN_TEST_GUILESS_MAIN(TestMultiNode)
 #include "tst_multi_node.moc"

@@ -2,6 +2,7 @@
 // of images scored as samples must give exactly what the core estimator gives for the same
 // pixels; a checkpoint scored on the held-out split; parzen events from a training run; the
 // errors a researcher can run into.
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include "core/eval/parzen_estimator.h"
@@ -205,5 +206,5 @@ void TestParzenCli::errors() {
   QCOMPARE(r.err.trimmed().count('\n'), 0);
 }
 
-QTEST_GUILESS_MAIN(TestParzenCli)
+STREETGAN_TEST_GUILESS_MAIN(TestParzenCli)
 #include "tst_parzen_cli.moc"

@@ -2,6 +2,7 @@
 // the data set projected into a walk file (their latents, photographs and errors), the same seed
 // giving the same latents, the batch-statistics mode recorded, the file walked by `streetgan
 // walk --walk`, the preview PNG; and the errors a researcher meets, each leaving no file behind.
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -183,5 +184,5 @@ void TestProjectCli::errors() {
   QVERIFY(!QFile::exists(out));
 }
 
-QTEST_GUILESS_MAIN(TestProjectCli)
+STREETGAN_TEST_GUILESS_MAIN(TestProjectCli)
 #include "tst_project_cli.moc"

@@ -1,4 +1,5 @@
 #include "tests/support/test_device.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -294,5 +295,5 @@ void TestResume::bf16RunAndResumeInAnotherPrecision() {
   QCOMPARE(readEvents(run).last().value("status").toString(), QString("completed"));
 }
 
-QTEST_GUILESS_MAIN(TestResume)
+STREETGAN_TEST_GUILESS_MAIN(TestResume)
 #include "tst_resume.moc"

@@ -6,6 +6,7 @@
 #include "core/runs/run_launch.h"
 #include "core/runs/run_relative_path.h"
 #include "core/runs/run_summary.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -303,5 +304,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(RunLaunchTest)
+STREETGAN_TEST_GUILESS_MAIN(RunLaunchTest)
 #include "tst_run_launch.moc"

@@ -6,6 +6,7 @@
 #include "core/runs/process_identity.h"
 #include "core/runs/run_summary.h"
 
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -351,5 +352,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(TestRunSummary)
+STREETGAN_TEST_GUILESS_MAIN(TestRunSummary)
 #include "tst_run_summary.moc"

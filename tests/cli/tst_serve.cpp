@@ -10,6 +10,7 @@
 // followed checkpoint pruned under the workers (500), connection threads the system refuses
 // (a hang), and a SIGTERM while the model loads. Times in these tests are hang guards only.
 #include "tests/cli/http_test_client.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QBuffer>
@@ -744,5 +745,5 @@ void TestServe::sigtermStops() {
   QCOMPARE(get(port_, "/health").status, 0);
 }
 
-QTEST_GUILESS_MAIN(TestServe)
+STREETGAN_TEST_GUILESS_MAIN(TestServe)
 #include "tst_serve.moc"

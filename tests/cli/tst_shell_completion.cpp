@@ -2,6 +2,7 @@
 // real bash: commands, subcommands, each command's options (read from the program's --help),
 // presets, --device values, files and folders, as one data table; and `streetgan --help`'s
 // examples, each of which must be a line of the README's "Using the CLI".
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -126,5 +127,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(TestShellCompletion)
+STREETGAN_TEST_GUILESS_MAIN(TestShellCompletion)
 #include "tst_shell_completion.moc"

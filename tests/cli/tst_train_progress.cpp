@@ -4,6 +4,7 @@
 // under nohup, the remote launcher or the studio) a plain line every --progress-every seconds
 // and never a carriage return; --quiet: only the final line, or only the error.
 #include "core/runs/shell_quote.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QElapsedTimer>
@@ -198,5 +199,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(TestTrainProgress)
+STREETGAN_TEST_GUILESS_MAIN(TestTrainProgress)
 #include "tst_train_progress.moc"

@@ -2,6 +2,7 @@
 // a saved walk file rendering the same frames, grid walks, the errors a researcher can run into
 // (each leaving nothing behind) and SIGINT cancelling an export.
 #include "tests/support/decoded_video.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -184,5 +185,5 @@ void TestWalkCli::sigintCancelsAndLeavesNothing() {
   QVERIFY2(entries(out.path()).isEmpty(), qPrintable(entries(out.path()).join(", ")));
 }
 
-QTEST_GUILESS_MAIN(TestWalkCli)
+STREETGAN_TEST_GUILESS_MAIN(TestWalkCli)
 #include "tst_walk_cli.moc"

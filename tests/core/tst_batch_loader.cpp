@@ -5,6 +5,7 @@
 #include "core/data/demo_data_generator.h"
 #include "core/data/image_cache.h"
 #include "core/data/image_cache_builder.h"
+#include "tests/support/test_suite.h"
 
 #include <QFile>
 #include <QTemporaryDir>
@@ -349,5 +350,5 @@ void TestBatchLoader::shardsTogetherServeTheEpoch() {
   }
 }
 
-QTEST_GUILESS_MAIN(TestBatchLoader)
+STREETGAN_TEST_GUILESS_MAIN(TestBatchLoader)
 #include "tst_batch_loader.moc"

@@ -2,6 +2,7 @@
 #include "core/train/checkpoint.h"
 #include "core/train/dcgan_step.h"
 #include "tests/support/test_device.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -245,5 +246,5 @@ void TestCheckpoint::unfinishedFilesAreNeverListed() {
   QCOMPARE(run.checkpoints().size(), std::size_t(1));
 }
 
-QTEST_APPLESS_MAIN(TestCheckpoint)
+STREETGAN_TEST_APPLESS_MAIN(TestCheckpoint)
 #include "tst_checkpoint.moc"

@@ -2,6 +2,7 @@
 // file as given, a run folder's newest checkpoint, RUN@STEP (the newest at or before STEP) and
 // RUN@latest, as one data table over real folders; and every refusal, naming the text given.
 #include "core/runs/checkpoint_reference.h"
+#include "tests/support/test_suite.h"
 
 #include <QDir>
 #include <QFile>
@@ -127,5 +128,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(TestCheckpointReference)
+STREETGAN_TEST_GUILESS_MAIN(TestCheckpointReference)
 #include "tst_checkpoint_reference.moc"

@@ -2,6 +2,7 @@
 // on an MSLS tree whose CSVs the test writes itself, so every expected count is known.
 #include "core/config/train_config.h"
 #include "core/data/image_dataset.h"
+#include "tests/support/test_suite.h"
 
 #include <QDir>
 #include <QFile>
@@ -207,5 +208,5 @@ void TestDataset::unreadableRootAndEmptyFolder() {
   QVERIFY(QString::fromStdString(empty.error()).contains("no images found"));
 }
 
-QTEST_GUILESS_MAIN(TestDataset)
+STREETGAN_TEST_GUILESS_MAIN(TestDataset)
 #include "tst_dataset.moc"

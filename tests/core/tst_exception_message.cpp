@@ -1,5 +1,6 @@
 // exceptionMessage(): each kind of exception a boundary catches, as the one line it reports.
 #include "core/util/exception_message.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 #include <c10/util/Exception.h>
@@ -107,5 +108,5 @@ void TestExceptionMessage::firstLineOfText() {
   QCOMPARE(QString::fromStdString(firstLine(text.toStdString())), expected);
 }
 
-QTEST_APPLESS_MAIN(TestExceptionMessage)
+STREETGAN_TEST_APPLESS_MAIN(TestExceptionMessage)
 #include "tst_exception_message.moc"

@@ -7,6 +7,7 @@
 #include "core/eval/network_features.h"
 #include "core/eval/pixel_pca_features.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/test_suite.h"
 
 #include <QJsonArray>
 #include <QProcess>
@@ -315,5 +316,5 @@ void TestFeatureMetrics::badInputs() {
   QVERIFY2(QString::fromStdString(small.error()).contains("smaller than 32x32"), small.error().c_str());
 }
 
-QTEST_GUILESS_MAIN(TestFeatureMetrics)
+STREETGAN_TEST_GUILESS_MAIN(TestFeatureMetrics)
 #include "tst_feature_metrics.moc"

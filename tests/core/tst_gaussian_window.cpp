@@ -3,6 +3,7 @@
 // gradient equals autograd's through those operations, a constant plane stays constant, and planes
 // below 11 px are refused.
 #include "core/eval/gaussian_window.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -101,5 +102,5 @@ private slots:
   }
 };
 
-QTEST_APPLESS_MAIN(TestGaussianWindow)
+STREETGAN_TEST_APPLESS_MAIN(TestGaussianWindow)
 #include "tst_gaussian_window.moc"

@@ -7,6 +7,7 @@
 #include "core/train/checkpoint.h"
 #include "core/train/dcgan_step.h"
 #include "tests/support/test_device.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/tiny_train_config.h"
 
 #include <QTemporaryDir>
@@ -159,5 +160,5 @@ void TestGeneratorInside::batchStatisticsLeaveTheModelAsItWas() {
   QCOMPARE(after->front().pixels, before->front().pixels);
 }
 
-QTEST_APPLESS_MAIN(TestGeneratorInside)
+STREETGAN_TEST_APPLESS_MAIN(TestGeneratorInside)
 #include "tst_generator_inside.moc"

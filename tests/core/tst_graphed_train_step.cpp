@@ -10,6 +10,7 @@
 #include "core/train/multi_tensor_adamw.h"
 #include "core/util/torch_compat.h"
 #include "tests/support/test_device.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/tiny_train_config.h"
 
 #include <QtTest>
@@ -163,5 +164,5 @@ void TestGraphedTrainStep::graphedStepsEqualEagerSteps() {
     QCOMPARE(model.scaler().currentScale(), eager.scaler().currentScale());
 }
 
-QTEST_GUILESS_MAIN(TestGraphedTrainStep)
+STREETGAN_TEST_GUILESS_MAIN(TestGraphedTrainStep)
 #include "tst_graphed_train_step.moc"

@@ -2,6 +2,7 @@
 // training): two folders taken whole, or one seeded draw from a held-out split that never overlaps,
 // unreadable images skipped and reported, and each failure worded as its caller has always worded it.
 #include "core/eval/held_out_splits.h"
+#include "tests/support/test_suite.h"
 
 #include <QColor>
 #include <QDir>
@@ -257,5 +258,5 @@ void TestHeldOutSplits::forModelIsWhatTrainingUses() {
   QVERIFY(request.purpose.empty());
 }
 
-QTEST_GUILESS_MAIN(TestHeldOutSplits)
+STREETGAN_TEST_GUILESS_MAIN(TestHeldOutSplits)
 #include "tst_held_out_splits.moc"

@@ -5,6 +5,7 @@
 #include "core/data/image_header.h"
 #include "core/data/sample_pipeline.h"
 #include "core/data/street_scene_renderer.h"
+#include "tests/support/test_suite.h"
 
 #include <QDir>
 #include <QFile>
@@ -322,5 +323,5 @@ void TestImageDecoding::reducedDecodeMatchesFullResolution() {
   QVERIFY2(sum / count >= min_mean, qPrintable(QString("mean PSNR %1 dB").arg(sum / count)));
 }
 
-QTEST_GUILESS_MAIN(TestImageDecoding)
+STREETGAN_TEST_GUILESS_MAIN(TestImageDecoding)
 #include "tst_image_decoding.moc"

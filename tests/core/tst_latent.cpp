@@ -2,6 +2,7 @@
 // guard, t outside [0, 1], loop closure, the walk file round trip bit for bit, group arithmetic.
 #include "core/latent/latent_walk.h"
 #include "core/latent/walk_renderer.h"
+#include "tests/support/test_suite.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -329,5 +330,5 @@ void TestLatent::gridFramesAndCancel() {
   QCOMPARE(QString::fromStdString(refused.error()), QString("disk full"));
 }
 
-QTEST_GUILESS_MAIN(TestLatent)
+STREETGAN_TEST_GUILESS_MAIN(TestLatent)
 #include "tst_latent.moc"

@@ -9,6 +9,7 @@
 #include "core/model/generator.h"
 #include "core/model/weight_init.h"
 #include "tests/support/test_device.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -218,5 +219,5 @@ private slots:
   }
 };
 
-QTEST_APPLESS_MAIN(TestLatentProjector)
+STREETGAN_TEST_APPLESS_MAIN(TestLatentProjector)
 #include "tst_latent_projector.moc"

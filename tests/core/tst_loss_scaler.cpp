@@ -5,6 +5,7 @@
 #include "core/train/loss_scaler.h"
 #include "core/train/multi_tensor_adamw.h"
 #include "tests/support/test_device.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 #include <torch/torch.h>
@@ -249,5 +250,5 @@ void TestLossScaler::disabledScalerNeverSkips() {
   QCOMPARE(scaler.currentScale(), 1.0);
 }
 
-QTEST_GUILESS_MAIN(TestLossScaler)
+STREETGAN_TEST_GUILESS_MAIN(TestLossScaler)
 #include "tst_loss_scaler.moc"

@@ -4,6 +4,7 @@
 #include "core/eval/memorisation.h"
 #include "core/eval/pixel_pca_features.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/test_suite.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -367,5 +368,5 @@ void TestMemorisation::badRows() {
   QCOMPARE(QString::fromStdString(result.error()), QString("memorisation: needs at least 2 training images, got 1"));
 }
 
-QTEST_GUILESS_MAIN(TestMemorisation)
+STREETGAN_TEST_GUILESS_MAIN(TestMemorisation)
 #include "tst_memorisation.moc"

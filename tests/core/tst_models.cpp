@@ -1,6 +1,7 @@
 #include "core/model/discriminator.h"
 #include "core/model/generator.h"
 #include "core/model/weight_init.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 #include <torch/torch.h>
@@ -127,5 +128,5 @@ void TestModels::structure() {
   QVERIFY(out.min().item<float>() < 0.0f || out.max().item<float>() > 1.0f);
 }
 
-QTEST_APPLESS_MAIN(TestModels)
+STREETGAN_TEST_APPLESS_MAIN(TestModels)
 #include "tst_models.moc"

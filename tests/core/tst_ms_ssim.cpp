@@ -4,6 +4,7 @@
 // statistics, and every bad input.
 #include "core/eval/ms_ssim.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/test_suite.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -361,5 +362,5 @@ void TestMsSsim::badDiversityInput() {
   QVERIFY(QString::fromStdString(small.error()).contains("below the 11 px window"));
 }
 
-QTEST_GUILESS_MAIN(TestMsSsim)
+STREETGAN_TEST_GUILESS_MAIN(TestMsSsim)
 #include "tst_ms_ssim.moc"

@@ -5,6 +5,7 @@
 #include "core/eval/ndb_jsd.h"
 #include "core/eval/nearest_neighbour_search.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/test_suite.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -340,5 +341,5 @@ void TestNdbJsd::badKmeansInput() {
   QVERIFY(!assigned);
 }
 
-QTEST_GUILESS_MAIN(TestNdbJsd)
+STREETGAN_TEST_GUILESS_MAIN(TestNdbJsd)
 #include "tst_ndb_jsd.moc"

@@ -4,6 +4,7 @@
 // the downsampling of images to rows, and every bad input it must refuse.
 #include "core/eval/nearest_neighbour_search.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/test_suite.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -365,5 +366,5 @@ void TestNearestNeighbourSearch::badBounds() {
   QVERIFY2(QString::fromStdString(result.error()).contains(error), result.error().c_str());
 }
 
-QTEST_GUILESS_MAIN(TestNearestNeighbourSearch)
+STREETGAN_TEST_GUILESS_MAIN(TestNearestNeighbourSearch)
 #include "tst_nearest_neighbour_search.moc"

@@ -1,6 +1,7 @@
 // ParzenEstimator against closed forms, hand-computed values and a direct float64 implementation,
 // with blocks that do not divide the sizes, and every bad input it must refuse.
 #include "core/eval/parzen_estimator.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -258,5 +259,5 @@ void TestParzen::cancel() {
   QCOMPARE(QString::fromStdString(result.error()), QString("Parzen: cancelled"));
 }
 
-QTEST_GUILESS_MAIN(TestParzen)
+STREETGAN_TEST_GUILESS_MAIN(TestParzen)
 #include "tst_parzen.moc"

@@ -2,6 +2,7 @@
 // always written it (golden files, and the former writer's code side by side), read back field for
 // field, listed newest first, and every hostile file refused with an error naming the file and key.
 #include "core/eval/parzen_evaluation_file.h"
+#include "tests/support/test_suite.h"
 
 #include <QDir>
 #include <QFile>
@@ -556,5 +557,5 @@ void TestParzenEvaluationFile::best() {
   QVERIFY(!run.best().has_value());
 }
 
-QTEST_GUILESS_MAIN(TestParzenEvaluationFile)
+STREETGAN_TEST_GUILESS_MAIN(TestParzenEvaluationFile)
 #include "tst_parzen_evaluation_file.moc"

@@ -5,6 +5,7 @@
 #include "core/util/pickle_reader.h"
 #include "core/util/torch_save_file.h"
 #include "core/util/zip_directory.h"
+#include "tests/support/test_suite.h"
 
 #include <QProcess>
 #include <cstring>
@@ -349,5 +350,5 @@ void TestPickleReader::everyTruncationFails() {
   }
 }
 
-QTEST_GUILESS_MAIN(TestPickleReader)
+STREETGAN_TEST_GUILESS_MAIN(TestPickleReader)
 #include "tst_pickle_reader.moc"

@@ -3,6 +3,7 @@
 // the writer's exact text, the commands' tasks, and that every line the writer makes parses back
 // to what it was given.
 #include "core/util/progress_line.h"
+#include "tests/support/test_suite.h"
 
 #include <QByteArray>
 #include <QTest>
@@ -190,5 +191,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(ProgressLineTest)
+STREETGAN_TEST_GUILESS_MAIN(ProgressLineTest)
 #include "tst_progress_line.moc"

@@ -1,6 +1,7 @@
 // The quality alarms: which figures raise which alarm, at the documented thresholds, and that the
 // message says what happened with the figures and what to try.
 #include "core/eval/quality_alarms.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -80,5 +81,5 @@ void TestQualityAlarms::fromRt() {
   }
 }
 
-QTEST_GUILESS_MAIN(TestQualityAlarms)
+STREETGAN_TEST_GUILESS_MAIN(TestQualityAlarms)
 #include "tst_quality_alarms.moc"

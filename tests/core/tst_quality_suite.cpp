@@ -4,6 +4,7 @@
 #include "core/eval/quality_alarms.h"
 #include "core/eval/quality_evaluation_file.h"
 #include "core/eval/quality_suite.h"
+#include "tests/support/test_suite.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -280,5 +281,5 @@ void TestQualitySuite::unmetNeedsAreSaidFirstOrLeftOut() {
   QVERIFY2(QString::fromStdString(stopped.error()).contains("cancelled"), stopped.error().c_str());
 }
 
-QTEST_GUILESS_MAIN(TestQualitySuite)
+STREETGAN_TEST_GUILESS_MAIN(TestQualitySuite)
 #include "tst_quality_suite.moc"

@@ -6,6 +6,7 @@
 #include "core/runs/event_fields.h"
 #include "core/runs/event_stream_reader.h"
 #include "core/runs/run_event.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -272,5 +273,5 @@ void TestRunEvent::dataWaitWindow() {
   QVERIFY(!window.share());
 }
 
-QTEST_GUILESS_MAIN(TestRunEvent)
+STREETGAN_TEST_GUILESS_MAIN(TestRunEvent)
 #include "tst_run_event.moc"

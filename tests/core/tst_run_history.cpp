@@ -4,6 +4,7 @@
 // quality figures and the alarms) and the cost per million images, as data tables.
 #include "core/eval/quality_evaluation_file.h"
 #include "core/runs/run_history.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -201,5 +202,5 @@ void TestRunHistory::dollarsPerMillion() {
   QVERIFY(!dollarsPerMillionImages(std::nullopt, images_per_hour));
 }
 
-QTEST_GUILESS_MAIN(TestRunHistory)
+STREETGAN_TEST_GUILESS_MAIN(TestRunHistory)
 #include "tst_run_history.moc"

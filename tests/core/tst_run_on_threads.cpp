@@ -2,6 +2,7 @@
 // of ending the program; threads that cannot be started (a real address-space limit) leave their
 // parts to the calling thread.
 #include "core/util/run_on_threads.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -120,5 +121,5 @@ void TestRunOnThreads::threadsThatCannotStartRunHere() {
   QVERIFY2(here > kParts / 2, qPrintable(QString("%1 of %2 parts ran on the calling thread").arg(here).arg(kParts)));
 }
 
-QTEST_APPLESS_MAIN(TestRunOnThreads)
+STREETGAN_TEST_APPLESS_MAIN(TestRunOnThreads)
 #include "tst_run_on_threads.moc"

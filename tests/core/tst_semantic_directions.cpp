@@ -6,6 +6,7 @@
 #include "core/latent/semantic_directions.h"
 #include "core/model/generator.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/test_suite.h"
 
 #include <QDir>
 #include <QFile>
@@ -426,5 +427,5 @@ void TestSemanticDirections::badNames() {
   QVERIFY2(QString::fromStdString(checked.error()).contains(error), checked.error().c_str());
 }
 
-QTEST_GUILESS_MAIN(TestSemanticDirections)
+STREETGAN_TEST_GUILESS_MAIN(TestSemanticDirections)
 #include "tst_semantic_directions.moc"

@@ -2,6 +2,7 @@
 // as tables; the event stream reader with chunked input, garbage and truncated lines.
 #include "core/runs/event_stream_reader.h"
 #include "core/util/series_smoothing.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 
@@ -205,5 +206,5 @@ void TestSeriesMath::overlongLineIsDroppedWithBoundedMemory() {
   QCOMPARE(reader.completeBytes(), static_cast<std::uint64_t>(3 * 600 + 1 + 16));
 }
 
-QTEST_GUILESS_MAIN(TestSeriesMath)
+STREETGAN_TEST_GUILESS_MAIN(TestSeriesMath)
 #include "tst_series_math.moc"

@@ -1,5 +1,6 @@
 // SHA-256 against the FIPS 180-4 test vectors, in one piece and fed in awkward pieces, and files.
 #include "core/util/sha256.h"
+#include "tests/support/test_suite.h"
 
 #include <QTemporaryDir>
 #include <QtTest>
@@ -58,5 +59,5 @@ void TestSha256::files() {
   QVERIFY2(QString::fromStdString(missing.error()).contains("nothing: cannot read"), missing.error().c_str());
 }
 
-QTEST_GUILESS_MAIN(TestSha256)
+STREETGAN_TEST_GUILESS_MAIN(TestSha256)
 #include "tst_sha256.moc"

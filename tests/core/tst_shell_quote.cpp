@@ -1,6 +1,7 @@
 // shellQuote / remoteCommandLine: every word comes back out of a real shell exactly as it went in,
 // and nothing in it runs (each table row is run through /bin/sh and bash).
 #include "core/runs/shell_quote.h"
+#include "tests/support/test_suite.h"
 
 #include <QDir>
 #include <QFile>
@@ -99,5 +100,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(ShellQuoteTest)
+STREETGAN_TEST_GUILESS_MAIN(ShellQuoteTest)
 #include "tst_shell_quote.moc"

@@ -6,6 +6,7 @@
 #include "core/eval/laplacian_patches.h"
 #include "core/eval/sliced_wasserstein.h"
 #include "tests/support/python_reference.h"
+#include "tests/support/test_suite.h"
 
 #include <QJsonArray>
 #include <QTemporaryDir>
@@ -501,5 +502,5 @@ void TestSlicedWasserstein::badPieces() {
   QVERIFY(QString::fromStdString(nanDescriptors.error()).contains("NaN or Inf"));
 }
 
-QTEST_GUILESS_MAIN(TestSlicedWasserstein)
+STREETGAN_TEST_GUILESS_MAIN(TestSlicedWasserstein)
 #include "tst_sliced_wasserstein.moc"

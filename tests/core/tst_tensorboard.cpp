@@ -9,6 +9,7 @@
 #include "core/runs/tensorboard_recorder.h"
 #include "core/runs/tensorboard_writer.h"
 #include "core/util/crc32c.h"
+#include "tests/support/test_suite.h"
 
 #include <QBuffer>
 #include <QDir>
@@ -451,5 +452,5 @@ void TestTensorBoard::tooLongFileNameIsAnErrorNotAnException() {
   }
 }
 
-QTEST_GUILESS_MAIN(TestTensorBoard)
+STREETGAN_TEST_GUILESS_MAIN(TestTensorBoard)
 #include "tst_tensorboard.moc"

@@ -1,4 +1,5 @@
 #include "core/config/train_config.h"
+#include "tests/support/test_suite.h"
 
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -244,5 +245,5 @@ void TestTrainConfig::shippedConfigParses() {
   QCOMPARE(QString::fromStdString(config->name), QString("msls-safe-64"));
 }
 
-QTEST_APPLESS_MAIN(TestTrainConfig)
+STREETGAN_TEST_APPLESS_MAIN(TestTrainConfig)
 #include "tst_train_config.moc"

@@ -3,6 +3,7 @@
 // tables of exact figures on a clock of the test's own), the durations as written, and the line
 // itself: within its width, whole fields only, and no carriage return or newline.
 #include "core/runs/training_status.h"
+#include "tests/support/test_suite.h"
 
 #include <QTest>
 
@@ -161,5 +162,5 @@ private slots:
   }
 };
 
-QTEST_GUILESS_MAIN(TestTrainingStatus)
+STREETGAN_TEST_GUILESS_MAIN(TestTrainingStatus)
 #include "tst_training_status.moc"

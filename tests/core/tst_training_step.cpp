@@ -9,6 +9,7 @@
 #include "core/train/multi_tensor_adamw.h"
 #include "core/train/step_stats_queue.h"
 #include "tests/support/test_device.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/tiny_train_config.h"
 
 #include <QtTest>
@@ -267,5 +268,5 @@ void TestTrainingStep::feederConvertsBytesAndAddsSeededNoise() {
   QCOMPARE(noisy.take().images.size(0), std::int64_t(0));
 }
 
-QTEST_GUILESS_MAIN(TestTrainingStep)
+STREETGAN_TEST_GUILESS_MAIN(TestTrainingStep)
 #include "tst_training_step.moc"

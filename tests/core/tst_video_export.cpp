@@ -6,6 +6,7 @@
 #include "core/latent/walk_renderer.h"
 #include "core/video/video_encoder.h"
 #include "tests/support/decoded_video.h"
+#include "tests/support/test_suite.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -582,5 +583,5 @@ void TestVideoExport::gifWalkThatCannotFitIsRefusedAtOnce() {
   QVERIFY2(entries(dir.path()).isEmpty(), qPrintable(entries(dir.path()).join(", ")));
 }
 
-QTEST_GUILESS_MAIN(TestVideoExport)
+STREETGAN_TEST_GUILESS_MAIN(TestVideoExport)
 #include "tst_video_export.moc"

@@ -1,6 +1,8 @@
 // The include rules of docs/architecture.md, as cmake/check_layering.cmake enforces them: the
 // tree as it is passes, and each rule broken in a copy of the tree (one include added to one
 // file) fails the check with a line naming the file, the include and the rule.
+#include "tests/support/test_suite.h"
+
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -290,5 +292,5 @@ void TestLayering::eventNameLiteral() {
   QCOMPARE(output.count(": names the event field"), 1);  // that line alone
 }
 
-QTEST_GUILESS_MAIN(TestLayering)
+STREETGAN_TEST_GUILESS_MAIN(TestLayering)
 #include "tst_layering.moc"

@@ -9,6 +9,7 @@
 #include "app/studio/main_window.h"
 #include "app/studio/runs_tab.h"
 #include "app/studio/studio_settings.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -240,5 +241,5 @@ void TestStudioCompare::qualityFiguresSideBySide() {
   qInfo("screenshot: %s", qPrintable(shot));
 }
 
-QTEST_MAIN(TestStudioCompare)
+STREETGAN_TEST_MAIN(TestStudioCompare)
 #include "tst_studio_compare.moc"

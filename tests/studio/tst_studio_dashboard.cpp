@@ -9,6 +9,7 @@
 #include "app/studio/main_window.h"
 #include "app/studio/run_dashboard.h"
 #include "app/studio/train_tab.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/chart_panel.h"
 
@@ -447,5 +448,5 @@ void TestStudioDashboard::windowAndAboutBoxCarryTheIcon() {
   QVERIFY2(!shown.isNull() && shown.width() >= 32, "the About box shows no icon");
 }
 
-QTEST_MAIN(TestStudioDashboard)
+STREETGAN_TEST_MAIN(TestStudioDashboard)
 #include "tst_studio_dashboard.moc"

@@ -7,6 +7,7 @@
 #include "app/studio/main_window.h"
 #include "app/studio/train_tab.h"
 #include "core/data/image_dataset.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/augmentation_panel.h"
 #include "widgets/config_form.h"
@@ -230,5 +231,5 @@ void TestStudioDataset::hundredThousandThumbnailsScrollWithABoundedCache() {
                                model.pendingCount() == 0 && model.cachedCount() > 0, 120000);
 }
 
-QTEST_MAIN(TestStudioDataset)
+STREETGAN_TEST_MAIN(TestStudioDataset)
 #include "tst_studio_dataset.moc"

@@ -15,6 +15,7 @@
 #include "app/studio/quality_table.h"
 #include "core/eval/quality_evaluation_file.h"
 #include "core/runs/run_summary.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/sigma_curve_chart.h"
 #include "widgets/training_chart.h"
@@ -413,5 +414,5 @@ void TestStudioEvaluate::nearestImagesWithoutACheckpoint() {
   QVERIFY(!panel.nearestDialog());
 }
 
-QTEST_MAIN(TestStudioEvaluate)
+STREETGAN_TEST_MAIN(TestStudioEvaluate)
 #include "tst_studio_evaluate.moc"

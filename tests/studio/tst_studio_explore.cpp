@@ -15,6 +15,7 @@
 #include "app/studio/dataset_tab.h"
 #include "app/studio/walk_preview.h"
 #include "tests/support/decoded_video.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "core/latent/direction_file.h"
 #include "widgets/keyframe_strip.h"
@@ -613,5 +614,5 @@ void TestStudioExplore::openFileTakesRunsAndSteps() {
   QCOMPARE(QString::fromStdString(tab.explorer()->checkpointPath()), newest);  // the model open before stays
 }
 
-QTEST_MAIN(TestStudioExplore)
+STREETGAN_TEST_MAIN(TestStudioExplore)
 #include "tst_studio_explore.moc"

@@ -11,6 +11,7 @@
 #include "app/studio/run_list_model.h"
 #include "app/studio/train_tab.h"
 #include "tests/support/sshd_fixture.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/dataset_picker.h"
 
@@ -348,5 +349,5 @@ private slots:
   }
 };
 
-QTEST_MAIN(TestStudioRemote)
+STREETGAN_TEST_MAIN(TestStudioRemote)
 #include "tst_studio_remote.moc"

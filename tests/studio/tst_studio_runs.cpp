@@ -13,6 +13,7 @@
 #include "app/studio/runs_tab.h"
 #include "app/studio/train_tab.h"
 #include "core/eval/quality_evaluation_file.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/dataset_picker.h"
 
@@ -502,5 +503,5 @@ void TestStudioRuns::importedCheckpointOpensInExplore() {
   box->close();
 }
 
-QTEST_MAIN(TestStudioRuns)
+STREETGAN_TEST_MAIN(TestStudioRuns)
 #include "tst_studio_runs.moc"

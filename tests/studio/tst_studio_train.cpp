@@ -7,6 +7,7 @@
 #include "app/studio/main_window.h"
 #include "app/studio/train_tab.h"
 #include "core/data/image_dataset.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/dataset_picker.h"
 
@@ -314,5 +315,5 @@ void TestStudioTrain::twoProcessesFromTheTab() {
   QVERIFY(window.grab().save(shot));
 }
 
-QTEST_MAIN(TestStudioTrain)
+STREETGAN_TEST_MAIN(TestStudioTrain)
 #include "tst_studio_train.moc"

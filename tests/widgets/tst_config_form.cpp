@@ -1,6 +1,7 @@
 // ConfigForm offscreen: a field for every config key, values applied through core's rules with the
 // rejection shown beside the field (a table of good and bad entries), presets filling the form;
 // a screenshot of the form is saved for a person to look at.
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/config_form.h"
 
@@ -127,5 +128,5 @@ void TestConfigForm::screenshot() {
   qInfo("screenshot: %s", qPrintable(path));
 }
 
-QTEST_MAIN(TestConfigForm)
+STREETGAN_TEST_MAIN(TestConfigForm)
 #include "tst_config_form.moc"

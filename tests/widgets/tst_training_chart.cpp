@@ -2,6 +2,7 @@
 // smoothed line follows the core smoothing, log scale, x in epochs, the hover read-out, CSV of every
 // point; a screenshot of a million-point chart is saved for a person to look at.
 #include "core/util/series_smoothing.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/training_chart.h"
 
@@ -114,5 +115,5 @@ void TestTrainingChart::readoutNamesTheNearestPoints() {
   QVERIFY(chart.readoutAt(1e9).startsWith("images seen 900,"));
 }
 
-QTEST_MAIN(TestTrainingChart)
+STREETGAN_TEST_MAIN(TestTrainingChart)
 #include "tst_training_chart.moc"

@@ -9,6 +9,7 @@
 #include "app/studio/control/ssh_command.h"
 #include "app/studio/control/ssh_connection.h"
 #include "app/studio/control/training_transport_factory.h"
+#include "tests/support/test_suite.h"
 
 #include <QDir>
 #include <QFile>
@@ -377,5 +378,5 @@ private:
   QString ssh_log_;
 };
 
-QTEST_GUILESS_MAIN(TestHostProfile)
+STREETGAN_TEST_GUILESS_MAIN(TestHostProfile)
 #include "tst_host_profile.moc"

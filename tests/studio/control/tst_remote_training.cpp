@@ -7,6 +7,7 @@
 #include "app/studio/control/remote_run_transport.h"
 #include "app/studio/control/training_session.h"
 #include "tests/support/sshd_fixture.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -466,5 +467,5 @@ private slots:
   }
 };
 
-QTEST_MAIN(RemoteTrainingTest)
+STREETGAN_TEST_MAIN(RemoteTrainingTest)
 #include "tst_remote_training.moc"

@@ -14,6 +14,7 @@
 #include "app/studio/control/remote_run_record.h"
 #include "app/studio/control/remote_run_transport.h"
 #include "app/studio/control/training_transport_factory.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -414,5 +415,5 @@ void TestStudioJobs::transportChoice() {
   }
 }
 
-QTEST_GUILESS_MAIN(TestStudioJobs)
+STREETGAN_TEST_GUILESS_MAIN(TestStudioJobs)
 #include "tst_studio_jobs.moc"

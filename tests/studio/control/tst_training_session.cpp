@@ -8,6 +8,7 @@
 #include "app/studio/control/local_process_transport.h"
 #include "app/studio/control/training_session.h"
 #include "core/runs/process_identity.h"
+#include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
 #include <QDir>
@@ -346,5 +347,5 @@ void TestTrainingSession::followedRunWithAPidThatIsNotOne() {
   QVERIFY(!transport.isRunning());
 }
 
-QTEST_GUILESS_MAIN(TestTrainingSession)
+STREETGAN_TEST_GUILESS_MAIN(TestTrainingSession)
 #include "tst_training_session.moc"
