@@ -1,11 +1,37 @@
 #!/usr/bin/env bash
 # Installs every dependency (apt-get), configures, builds and runs every test through CTest.
 # Run from anywhere as root on Debian bookworm: bash packaging/run-tests.sh
+# At the end it prints what each phase took (wall seconds, and the CPU seconds of the build) and
+# the ten slowest suites: the figures docs/building.md tracks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+phase_wall=0 phase_cpu=0
+cpu_seconds() {  # user + system CPU seconds of every finished child of this shell
+  times | awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d\n", t }'
+}
+phase_start() { phase_wall=$SECONDS; phase_cpu=$(cpu_seconds); }
+phase_end() { printf -v "$1" '%d s' "$((SECONDS - phase_wall))"; printf -v "$1_cpu" '%d s' "$(($(cpu_seconds) - phase_cpu))"; }
+
+phase_start
 bash packaging/install-deps.sh
+phase_end apt
+phase_start
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTREETGAN_CLI_ONLY=OFF
+phase_end configure
+phase_start
 cmake --build build -j2
+phase_end build
 cd build
-ctest --output-on-failure -j2 --timeout 900
+phase_start
+status=0
+ctest --output-on-failure -j2 --timeout 900 || status=$?
+phase_end tests
 echo "test output (sample grids a person can look at): $(pwd)/tests/output"
+echo "run-tests: apt ${apt}, configure ${configure}, build ${build} (CPU ${build_cpu}), tests ${tests} (ctest -j2)"
+# CTest keeps each test's last time in its cost data ("name runs seconds").
+if [ -f Testing/Temporary/CTestCostData.txt ]; then
+  echo "run-tests: the ten slowest suites (seconds):"
+  awk 'NF == 3 { printf "  %8.1f  %s\n", $3, $1 }' Testing/Temporary/CTestCostData.txt | sort -rn | head -n 10
+fi
+exit "$status"

@@ -34,6 +34,9 @@ namespace run_status = events::status;
 using Clock = std::chrono::steady_clock;
 constexpr int kGraceSeconds = 10;
 constexpr int kStopGraceSeconds = 60;
+// A stopped attempt that has not begun training (its ranks load data or wait to join a host that
+// never comes) has nothing to save: it is killed sooner, unless it begins training meanwhile.
+constexpr int kStopBeforeTrainingGraceSeconds = 5;
 // Between a failed attempt and the restart: the ports of the old ranks are let go.
 constexpr int kRestartPauseSeconds = 3;
 
@@ -96,8 +99,16 @@ struct AttemptOutcome {
   std::string rank0_death;       ///< rank 0 was killed by a signal
 };
 
+// Whether this attempt's rank 0 has begun training: its run_started is in the log (node 0 only;
+// another host cannot tell, and is taken to train).
+bool attemptTrains(const RankLaunchOptions& options, const std::string& job, std::int64_t log_before) {
+  if (options.events_path.empty()) return true;
+  const EventLogTail tail = readEventLogTail(options.events_path);
+  return tail.exists && tail.last_job == job && tail.last_started_at >= log_before;
+}
+
 AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attempt, const std::string& job,
-                          const std::atomic<bool>& stop) {
+                          std::int64_t log_before, const std::atomic<bool>& stop) {
   const std::string program = "streetgan train";
   const int world = options.nproc * options.nnodes;
   const pid_t launcher = ::getpid();
@@ -151,16 +162,20 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
 
   bool forwarded = false;
   Clock::time_point kill_at = Clock::time_point::max();
+  Clock::time_point stopped_at;
+  int stop_grace_s = kStopGraceSeconds;
   for (;;) {
     if (stop.load() && !forwarded) {
       forwarded = true;
+      stopped_at = Clock::now();
       for (auto& r : ranks)
         if (r.running) ::kill(r.pid, SIGTERM);
       // A rank still joining the others (they wait up to --dist-timeout for a host that never
       // comes) cannot stop before the join ends: SIGTERM took the whole --dist-timeout, 300 s by
       // default. Whatever has not ended a minute later (time enough to write its last checkpoint)
-      // is killed.
-      kill_at = std::min(kill_at, Clock::now() + std::chrono::seconds(kStopGraceSeconds));
+      // is killed; an attempt that has not begun training, a few seconds later.
+      stop_grace_s = attemptTrains(options, job, log_before) ? kStopGraceSeconds : kStopBeforeTrainingGraceSeconds;
+      kill_at = std::min(kill_at, stopped_at + std::chrono::seconds(stop_grace_s));
     }
     bool any_running = false;
     for (auto& r : ranks) {
@@ -189,11 +204,17 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
       }
     }
     if (!any_running) break;
+    if (Clock::now() >= kill_at && forwarded && !outcome.failed && stop_grace_s < kStopGraceSeconds &&
+        attemptTrains(options, job, log_before)) {
+      // It began training after the stop: it gets the minute to write its checkpoint.
+      stop_grace_s = kStopGraceSeconds;
+      kill_at = stopped_at + std::chrono::seconds(stop_grace_s);
+    }
     if (Clock::now() >= kill_at) {
       for (auto& r : ranks)
         if (r.running) {
           std::fprintf(stderr, "%s: rank %d of %d did not end within %d s of the %s; killing it\n", program.c_str(),
-                       r.rank, world, outcome.failed ? std::min(options.timeout_s, kGraceSeconds) : kStopGraceSeconds,
+                       r.rank, world, outcome.failed ? std::min(options.timeout_s, kGraceSeconds) : stop_grace_s,
                        outcome.failed ? "failure" : "stop request");
           ::kill(r.pid, SIGKILL);
         }
@@ -251,7 +272,7 @@ int launchRanks(const RankLaunchOptions& options) {
       const auto size = std::filesystem::file_size(options.events_path, ec);
       log_before = ec ? 0 : static_cast<std::int64_t>(size);
     }
-    outcome = runAttempt(options, port, attempt, job, stop);
+    outcome = runAttempt(options, port, attempt, job, log_before, stop);
     if (!outcome.failed || outcome.could_not_start || stop.load()) break;
     // The launcher writes only into a log this launch wrote (its job in the last run_started).
     const EventLogTail tail = node0 ? readEventLogTail(options.events_path) : EventLogTail{};
