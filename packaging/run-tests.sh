@@ -17,7 +17,11 @@ phase_start
 bash packaging/install-deps.sh
 phase_end apt
 phase_start
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTREETGAN_CLI_ONLY=OFF
+# Optimised as a release is, with line tables (-g1) in place of full debug information: a
+# backtrace still names every file and line, and LibTorch's code compiles and links in two thirds
+# of the time (docs/building.md). Build by hand for full debug information.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+  -DSTREETGAN_CLI_ONLY=OFF
 phase_end configure
 phase_start
 cmake --build build -j2
