@@ -6,12 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-phase_wall=0 phase_cpu=0
-cpu_seconds() {  # user + system CPU seconds of every finished child of this shell
-  times | awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d\n", t }'
+phase_wall=0 phase_cpu=0 cpu=0
+times_file="$(mktemp)"
+trap 'rm -f "$times_file"' EXIT
+cpu_now() {  # cpu: user + system CPU seconds of every finished child of this shell (`times`, here, not in a subshell)
+  times >"$times_file"
+  cpu="$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d\n", t }' "$times_file")"
 }
-phase_start() { phase_wall=$SECONDS; phase_cpu=$(cpu_seconds); }
-phase_end() { printf -v "$1" '%d s' "$((SECONDS - phase_wall))"; printf -v "$1_cpu" '%d s' "$(($(cpu_seconds) - phase_cpu))"; }
+phase_start() { phase_wall=$SECONDS; cpu_now; phase_cpu=$cpu; }
+phase_end() { cpu_now; printf -v "$1" '%d s' "$((SECONDS - phase_wall))"; printf -v "$1_cpu" '%d s' "$((cpu - phase_cpu))"; }
 
 phase_start
 bash packaging/install-deps.sh

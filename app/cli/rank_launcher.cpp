@@ -99,6 +99,41 @@ struct AttemptOutcome {
   std::string rank0_death;       ///< rank 0 was killed by a signal
 };
 
+// In the child of fork(): becomes rank `rank` (this host's `local`-th), this same program with
+// torchrun's variables; never returns.
+[[noreturn]] void execRank(const RankLaunchOptions& options, int port, int attempt, const std::string& job, int rank,
+                           int local, pid_t launcher) {
+  const int world = options.nproc * options.nnodes;
+  // The rank ends with its launcher: killed with it (the studio's Kill, `remote signal kill`,
+  // the OOM killer), the launcher can no longer stop it, and it would train on alone. The
+  // parent-death signal survives exec. The launcher may have died before it was set: then
+  // our parent is no longer the launcher, and the rank ends here. (The signal is sent when
+  // the thread that forked ends: this is the launcher's main thread, which ends with it.)
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != launcher) ::_exit(1);
+  // The rank: this same program, with torchrun's variables.
+  ::setenv("RANK", std::to_string(rank).c_str(), 1);
+  ::setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
+  ::setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
+  ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.nproc).c_str(), 1);
+  ::setenv("GROUP_RANK", std::to_string(options.node_rank).c_str(), 1);
+  ::setenv("MASTER_ADDR", options.master_addr.c_str(), 1);
+  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  ::setenv("STREETGAN_DIST_TIMEOUT", std::to_string(options.timeout_s).c_str(), 1);
+  ::setenv("TORCHELASTIC_RESTART_COUNT", std::to_string(attempt).c_str(), 1);
+  ::setenv("TORCHELASTIC_MAX_RESTARTS", std::to_string(options.max_restarts).c_str(), 1);
+  ::setenv("TORCHELASTIC_RUN_ID", job.c_str(), 1);
+  ::unsetenv("TORCHELASTIC_USE_AGENT_STORE");
+  std::vector<std::string> words{"streetgan", "train"};
+  words.insert(words.end(), options.rank_args.begin(), options.rank_args.end());
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  ::execv("/proc/self/exe", argv.data());
+  std::fprintf(stderr, "streetgan train: cannot start rank %d: %s\n", rank, std::strerror(errno));
+  ::_exit(127);
+}
+
 // Whether this attempt's rank 0 has begun training: its run_started is in the log (node 0 only;
 // another host cannot tell, and is taken to train).
 bool attemptTrains(const RankLaunchOptions& options, const std::string& job, std::int64_t log_before) {
@@ -125,36 +160,7 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
       outcome.failed = outcome.could_not_start = true;
       return outcome;
     }
-    if (pid == 0) {
-      // The rank ends with its launcher: killed with it (the studio's Kill, `remote signal kill`,
-      // the OOM killer), the launcher can no longer stop it, and it would train on alone. The
-      // parent-death signal survives exec. The launcher may have died before it was set: then
-      // our parent is no longer the launcher, and the rank ends here. (The signal is sent when
-      // the thread that forked ends: this is the launcher's main thread, which ends with it.)
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != launcher) ::_exit(1);
-      // The rank: this same program, with torchrun's variables.
-      ::setenv("RANK", std::to_string(r.rank).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(world).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(local).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(options.nproc).c_str(), 1);
-      ::setenv("GROUP_RANK", std::to_string(options.node_rank).c_str(), 1);
-      ::setenv("MASTER_ADDR", options.master_addr.c_str(), 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      ::setenv("STREETGAN_DIST_TIMEOUT", std::to_string(options.timeout_s).c_str(), 1);
-      ::setenv("TORCHELASTIC_RESTART_COUNT", std::to_string(attempt).c_str(), 1);
-      ::setenv("TORCHELASTIC_MAX_RESTARTS", std::to_string(options.max_restarts).c_str(), 1);
-      ::setenv("TORCHELASTIC_RUN_ID", job.c_str(), 1);
-      ::unsetenv("TORCHELASTIC_USE_AGENT_STORE");
-      std::vector<std::string> words{"streetgan", "train"};
-      words.insert(words.end(), options.rank_args.begin(), options.rank_args.end());
-      std::vector<char*> argv;
-      for (auto& w : words) argv.push_back(w.data());
-      argv.push_back(nullptr);
-      ::execv("/proc/self/exe", argv.data());
-      std::fprintf(stderr, "%s: cannot start rank %d: %s\n", program.c_str(), r.rank, std::strerror(errno));
-      ::_exit(127);
-    }
+    if (pid == 0) execRank(options, port, attempt, job, r.rank, local, launcher);
     r.pid = pid;
     r.running = true;
     ranks.push_back(r);
