@@ -139,21 +139,21 @@ _under_any_regex("${_qt_core_only}" _qt_core_only_regex)
 _under_any_regex("${_no_qt}" _no_qt_regex)
 
 foreach(_file IN LISTS _files)
-  # The rule of this file: the longest FROM it is under, the unit itself (its path without the
-  # extension) first, then each folder above it.
+  # The rule of this file: the longest FROM it is under (as _under says: the path itself, or a
+  # part of it that ends before a "/" or a "."), tried from the longest part down.
   set(_from "")
   set(_allowed "")
-  string(REGEX REPLACE "\\.[^/]*$" "" _prefix "${_file}")
+  set(_prefix "${_file}")
   while(NOT _prefix STREQUAL "")
     if(DEFINED "_rule_of_${_prefix}")
       set(_from "${_prefix}")
       set(_allowed "${_rule_allowed_${_prefix}}")
       break()
     endif()
-    if(NOT _prefix MATCHES "/")
+    if(NOT _prefix MATCHES "[/.]")
       break()
     endif()
-    string(REGEX REPLACE "/[^/]*$" "" _prefix "${_prefix}")
+    string(REGEX REPLACE "[/.][^/.]*$" "" _prefix "${_prefix}")
   endwhile()
   if(_from STREQUAL "" OR _from STREQUAL "core")
     _fail("${_file}: not in a domain folder of core/ (docs/architecture.md lists them)")

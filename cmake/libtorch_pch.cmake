@@ -8,6 +8,9 @@
 #   streetgan_libtorch_pch(TARGET)  TARGET compiles with the precompiled LibTorch header
 #
 # A source must include what it uses: the precompiled header is a speed-up, never an include.
+# The choice is made when CMake configures: a source that stops including LibTorch keeps the
+# header until then, and a new build folder (CI's) compiles it without. In an include cycle a
+# source may be judged without LibTorch and compile without the header, slower but correctly.
 
 # The headers that make a source worth the precompiled header: LibTorch's own. c10's alone (a
 # device, an exception type) compile quickly without it.

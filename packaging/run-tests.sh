@@ -36,9 +36,10 @@ ctest --output-on-failure -j2 --timeout 900 || status=$?
 phase_end tests
 echo "test output (sample grids a person can look at): $(pwd)/tests/output"
 echo "run-tests: apt ${apt}, configure ${configure}, build ${build} (CPU ${build_cpu}), tests ${tests} (ctest -j2)"
-# CTest keeps each test's last time in its cost data ("name runs seconds").
-if [ -f Testing/Temporary/CTestCostData.txt ]; then
+# This run's time of each suite, from CTest's log of it ("N/M Testing: NAME", then "Test time = S sec").
+if [ -f Testing/Temporary/LastTest.log ]; then
   echo "run-tests: the ten slowest suites (seconds):"
-  awk 'NF == 3 { printf "  %8.1f  %s\n", $3, $1 }' Testing/Temporary/CTestCostData.txt | sort -rn | head -n 10
+  awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3 } /^Test time = / && name != "" { printf "  %8.1f  %s\n", $4, name; name = "" }' \
+    Testing/Temporary/LastTest.log | sort -rn | head -n 10
 fi
 exit "$status"

@@ -168,8 +168,9 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
 
   bool forwarded = false;
   Clock::time_point kill_at = Clock::time_point::max();
+  int kill_after_s = 0;             // kill_at is this long after
+  bool kill_after_stop = false;     // the stop request (else the first failure)
   Clock::time_point stopped_at;
-  int stop_grace_s = kStopGraceSeconds;
   for (;;) {
     if (stop.load() && !forwarded) {
       forwarded = true;
@@ -180,8 +181,12 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
       // comes) cannot stop before the join ends: SIGTERM took the whole --dist-timeout, 300 s by
       // default. Whatever has not ended a minute later (time enough to write its last checkpoint)
       // is killed; an attempt that has not begun training, a few seconds later.
-      stop_grace_s = attemptTrains(options, job, log_before) ? kStopGraceSeconds : kStopBeforeTrainingGraceSeconds;
-      kill_at = std::min(kill_at, stopped_at + std::chrono::seconds(stop_grace_s));
+      const int stop_grace_s = attemptTrains(options, job, log_before) ? kStopGraceSeconds : kStopBeforeTrainingGraceSeconds;
+      if (stopped_at + std::chrono::seconds(stop_grace_s) < kill_at) {
+        kill_at = stopped_at + std::chrono::seconds(stop_grace_s);
+        kill_after_s = stop_grace_s;
+        kill_after_stop = true;
+      }
     }
     bool any_running = false;
     for (auto& r : ranks) {
@@ -200,7 +205,9 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
             outcome.first_failure = said;
             // The others notice at once (its connections closed) and end by themselves after
             // saying why; one that hangs, or is busy outside a collective, is killed after this.
-            kill_at = Clock::now() + std::chrono::seconds(std::min(options.timeout_s, kGraceSeconds));
+            kill_after_s = std::min(options.timeout_s, kGraceSeconds);
+            kill_after_stop = false;
+            kill_at = Clock::now() + std::chrono::seconds(kill_after_s);
           }
           if (r.rank == 0 && WIFSIGNALED(status)) outcome.rank0_death = describeExit(status);
           if (WIFEXITED(status) && WEXITSTATUS(status) == kExitUsage) outcome.usage_failure = true;
@@ -210,18 +217,17 @@ AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attemp
       }
     }
     if (!any_running) break;
-    if (Clock::now() >= kill_at && forwarded && !outcome.failed && stop_grace_s < kStopGraceSeconds &&
+    if (Clock::now() >= kill_at && kill_after_stop && kill_after_s == kStopBeforeTrainingGraceSeconds &&
         attemptTrains(options, job, log_before)) {
       // It began training after the stop: it gets the minute to write its checkpoint.
-      stop_grace_s = kStopGraceSeconds;
-      kill_at = stopped_at + std::chrono::seconds(stop_grace_s);
+      kill_after_s = kStopGraceSeconds;
+      kill_at = stopped_at + std::chrono::seconds(kill_after_s);
     }
     if (Clock::now() >= kill_at) {
       for (auto& r : ranks)
         if (r.running) {
           std::fprintf(stderr, "%s: rank %d of %d did not end within %d s of the %s; killing it\n", program.c_str(),
-                       r.rank, world, outcome.failed ? std::min(options.timeout_s, kGraceSeconds) : stop_grace_s,
-                       outcome.failed ? "failure" : "stop request");
+                       r.rank, world, kill_after_s, kill_after_stop ? "stop request" : "failure");
           ::kill(r.pid, SIGKILL);
         }
       kill_at = Clock::time_point::max();
