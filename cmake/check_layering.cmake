@@ -62,36 +62,6 @@ macro(_fail text)
   string(APPEND _failures "${text}\n")
 endmacro()
 
-# True when `path` is `prefix` itself, inside the folder `prefix`, or the unit `prefix` (any extension).
-function(_under path prefix out)
-  string(LENGTH "${prefix}" _n)
-  string(SUBSTRING "${path}" 0 ${_n} _head)
-  set(_yes FALSE)
-  if(_head STREQUAL prefix)
-    string(LENGTH "${path}" _len)
-    if(_len EQUAL _n)
-      set(_yes TRUE)
-    else()
-      string(SUBSTRING "${path}" ${_n} 1 _next)
-      if(_next STREQUAL "/" OR _next STREQUAL ".")
-        set(_yes TRUE)
-      endif()
-    endif()
-  endif()
-  set(${out} ${_yes} PARENT_SCOPE)
-endfunction()
-
-function(_under_any path prefixes out)
-  set(_yes FALSE)
-  foreach(_p IN LISTS prefixes)
-    _under("${path}" "${_p}" _u)
-    if(_u)
-      set(_yes TRUE)
-    endif()
-  endforeach()
-  set(${out} ${_yes} PARENT_SCOPE)
-endfunction()
-
 # var: TRUE when text matches regex, else FALSE.
 macro(_matches var text regex)
   set(${var} FALSE)
@@ -100,8 +70,9 @@ macro(_matches var text regex)
   endif()
 endmacro()
 
-# The regex that _under_any's test is, for prefixes checked against many paths: one MATCHES in
-# place of a function call per prefix (the check runs on every build and 67 times in tst_layering).
+# The regex of "under one of the prefixes": a path is under a prefix when it is the prefix itself,
+# inside the folder of that name, or the unit of that name (any extension). One MATCHES per path,
+# not a function call per prefix: the check runs on every build and 67 times in tst_layering.
 function(_under_any_regex prefixes out)
   set(_alternatives "")
   foreach(_p IN LISTS prefixes)
@@ -145,10 +116,11 @@ _under_any_regex("${_libav_internal_users}" _libav_internal_users_regex)
 _under_any_regex("${_no_processes}" _no_processes_regex)
 _under_any_regex("${_qt_core_only}" _qt_core_only_regex)
 _under_any_regex("${_no_qt}" _no_qt_regex)
+_under_any_regex("core/runs;tests" _event_exempt_regex)
 
 foreach(_file IN LISTS _files)
-  # The rule of this file: the longest FROM it is under (as _under says: the path itself, or a
-  # part of it that ends before a "/" or a "."), tried from the longest part down.
+  # The rule of this file: the longest FROM it is under (the path itself, or a part of it that
+  # ends before a "/" or a "."), tried from the longest part down.
   set(_from "")
   set(_allowed "")
   set(_prefix "${_file}")
@@ -352,8 +324,7 @@ set(_naming_contexts
   "TYPE=[!=]=[ \t]*${_quoted}"
   "TYPE=${_quoted}[ \t]*[!=]=")
 foreach(_file IN LISTS _files)
-  _under_any("${_file}" "core/runs;tests" _exempt)
-  if(_exempt)
+  if(_file MATCHES "${_event_exempt_regex}")
     continue()
   endif()
   set(_speaks FALSE)

@@ -64,13 +64,6 @@ function(_streetgan_skip_pch_without_libtorch target)
       set_property(SOURCE "${source}" TARGET_DIRECTORY ${target} PROPERTY SKIP_PRECOMPILE_HEADERS ON)
     endif()
   endforeach()
-  # AUTOMOC's mocs_compilation.cpp: the moc output of headers; the tests include theirs.
-  get_target_property(automoc ${target} AUTOMOC)
-  if(automoc)
-    get_target_property(binary_dir ${target} BINARY_DIR)
-    set_property(SOURCE "${binary_dir}/${target}_autogen/mocs_compilation.cpp" TARGET_DIRECTORY ${target}
-                 PROPERTY SKIP_PRECOMPILE_HEADERS ON)
-  endif()
 endfunction()
 
 function(streetgan_libtorch_pch target)

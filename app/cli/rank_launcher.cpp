@@ -134,12 +134,16 @@ struct AttemptOutcome {
   ::_exit(127);
 }
 
-// Whether this attempt's rank 0 has begun training: its run_started is in the log (node 0 only;
-// another host cannot tell, and is taken to train).
-bool attemptTrains(const RankLaunchOptions& options, const std::string& job, std::int64_t log_before) {
-  if (options.events_path.empty()) return true;
-  const EventLogTail tail = readEventLogTail(options.events_path);
+// Whether the attempt that began when the log was `log_before` bytes long reached training: this
+// launch's run_started was written since.
+bool attemptReachedTraining(const EventLogTail& tail, const std::string& job, std::int64_t log_before) {
   return tail.exists && tail.last_job == job && tail.last_started_at >= log_before;
+}
+
+// The same, read now from the run's log (node 0 only; another host cannot tell, and is taken to
+// train).
+bool attemptTrains(const RankLaunchOptions& options, const std::string& job, std::int64_t log_before) {
+  return options.events_path.empty() || attemptReachedTraining(readEventLogTail(options.events_path), job, log_before);
 }
 
 AttemptOutcome runAttempt(const RankLaunchOptions& options, int port, int attempt, const std::string& job,
@@ -291,7 +295,7 @@ int launchRanks(const RankLaunchOptions& options) {
     const bool ours = tail.exists && tail.last_job == job;
     // Rank 0 killed by a signal left no error event: the cause the next attempt's restart event
     // reads, and the reason of run_finished if none follows.
-    if (ours && !tail.finished && !outcome.rank0_death.empty() && tail.last_started_at >= log_before)
+    if (!tail.finished && !outcome.rank0_death.empty() && attemptReachedTraining(tail, job, log_before))
       noteInLog(options.events_path, "rank 0 " + outcome.rank0_death + " before it could finish the run", std::nullopt);
     if (options.max_restarts == 0) break;
     if (outcome.usage_failure) {
@@ -325,7 +329,7 @@ int launchRanks(const RankLaunchOptions& options) {
   if (outcome.failed && node0) {
     const EventLogTail tail = readEventLogTail(options.events_path);
     if (tail.exists && tail.last_job == job && !tail.finished) {
-      const bool trained = tail.last_started_at >= log_before;  // the last attempt reached training
+      const bool trained = attemptReachedTraining(tail, job, log_before);
       std::string message;
       if (!outcome.rank0_death.empty() && trained) message = "rank 0 " + outcome.rank0_death + " before it could finish the run";
       else if (trained && !tail.last_error.empty()) message = tail.last_error;
