@@ -36,9 +36,14 @@ std::vector<std::string> splitCommaList(const std::string& text) {
   return items;
 }
 
-Result<std::vector<std::uint64_t>> parseSeedList(const std::string& option, const std::string& text) {
+Result<std::vector<std::uint64_t>> parseSeedList(const std::string& option, const std::string& text,
+                                                 std::size_t max_count) {
+  const auto items = splitCommaList(text);
+  if (items.size() > max_count)
+    return makeError("option '" + option + "': " + std::to_string(items.size()) + " seeds; at most " +
+                     std::to_string(max_count) + " are taken");
   std::vector<std::uint64_t> seeds;
-  for (const std::string& item : splitCommaList(text)) {
+  for (const std::string& item : items) {
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 19)
       return makeError("option '" + option + "': \"" + item + "\" is not a seed (a non-negative integer)");
     seeds.push_back(std::stoull(item));

@@ -62,8 +62,10 @@ private:
 /// can name them in its error.
 std::vector<std::string> splitCommaList(const std::string& text);
 
-/// The seeds of a comma-separated list ("3,14,15"); an Error names `option` and the bad item.
-Result<std::vector<std::uint64_t>> parseSeedList(const std::string& option, const std::string& text);
+/// The seeds of a comma-separated list ("3,14,15") of at most `max_count`; an Error names
+/// `option` and the bad item, or the count.
+Result<std::vector<std::uint64_t>> parseSeedList(const std::string& option, const std::string& text,
+                                                 std::size_t max_count);
 
 /// Exit codes of every command.
 enum ExitCode { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };

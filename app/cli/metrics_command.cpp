@@ -120,20 +120,26 @@ Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOp
 
 // Images of a folder, or a seeded draw of `count` of them, at `size`, as (n, 3, size, size).
 // Files that could not be read are warned about on stderr and, when `skipped` is given, kept there.
-Result<torch::Tensor> imagesOf(const std::string& folder, const char* what, std::optional<std::size_t> count,
+Result<torch::Tensor> imagesOf(const ImageDataset& dataset, const char* what, std::optional<std::size_t> count,
                                std::uint64_t seed, int size, double crop_scale,
                                std::vector<SkippedFile>* skipped_files = nullptr) {
-  auto dataset = ImageDataset::open(folder);
-  if (!dataset) return makeError(std::string(what) + ": " + dataset.error());
   std::vector<std::string> paths;
-  if (count) paths = shuffledPaths(*dataset, seed, 0, *count);
+  if (count) paths = shuffledPaths(dataset, seed, 0, *count);
   else
-    for (const auto& entry : dataset->entries()) paths.push_back(entry.path);
+    for (const auto& entry : dataset.entries()) paths.push_back(entry.path);
   auto rows = loadImageRows(paths, size, 3, crop_scale);
   if (!rows) return makeError(std::string(what) + ": " + rows.error());
   for (const auto& skipped : rows->skipped) std::fprintf(stderr, "warning: skipped %s\n", skipped.reason.c_str());
   if (skipped_files) *skipped_files = rows->skipped;
   return rows->rows.view({rows->rows.size(0), 3, size, size});
+}
+
+Result<torch::Tensor> imagesOf(const std::string& folder, const char* what, std::optional<std::size_t> count,
+                               std::uint64_t seed, int size, double crop_scale,
+                               std::vector<SkippedFile>* skipped_files = nullptr) {
+  auto dataset = ImageDataset::open(folder);
+  if (!dataset) return makeError(std::string(what) + ": " + dataset.error());
+  return imagesOf(*dataset, what, count, seed, size, crop_scale, skipped_files);
 }
 
 // The run folder of a checkpoint: <run>/checkpoints/<file>.
@@ -285,13 +291,16 @@ private:
 
   int scoreFolder() {
     const int size = request_.img_size;
-    if (line_.has("--n"))  // otherwise the folder's count is known once it is read
-      if (auto problem = QualitySuite::unmet(request_.n_samples, request_.n_train, size, request_.suite))
-        return fail(line_.program(), *problem, kExitFailure);
-    // With --n, a seeded draw of that many of the folder's images; else all of them.
+    auto folder = ImageDataset::open(line_.value("--samples"));
+    if (!folder) return fail(line_.program(), "--samples: " + folder.error(), kExitFailure);
+    // With --n, a seeded draw of that many of the folder's images; else all of them, counted (not
+    // read) before the check of what they would cost.
     std::optional<std::size_t> count;
     if (line_.has("--n")) count.emplace(static_cast<std::size_t>(request_.n_samples));
-    auto samples = imagesOf(line_.value("--samples"), "--samples", count, request_.seed, size, 1.0);
+    const auto n = static_cast<std::int64_t>(count ? *count : folder->entries().size());
+    if (auto problem = QualitySuite::unmet(n, request_.n_train, size, request_.suite))
+      return fail(line_.program(), *problem, kExitFailure);
+    auto samples = imagesOf(*folder, "--samples", count, request_.seed, size, 1.0);
     if (!samples) return fail(line_.program(), samples.error(), kExitFailure);
     auto train = trainImages(line_.value("--dataroot"), size, 1.0);
     if (!train) return fail(line_.program(), train.error(), kExitFailure);

@@ -164,16 +164,17 @@ int runProject(const Args& args) {
   out["projection"] = {{"checkpoint", model->checkpoint}, {"step", (*explorer)->step()}, {"steps", *steps},
                        {"restarts", *restarts}, {"seed", *seed}, {"learning_rate", *lr}, {"ms_ssim_weight", *ms_ssim_weight},
                        {"prior_weight", *prior}, {"batch_statistics", line.has("--train-mode")}, {"seconds", seconds}};
-  // Both files or neither: the preview first, removed again if the latents cannot be written.
+  // Both files or neither, and a file that was there before stays as it was when neither is.
   // Paths that are not UTF-8 are kept in the JSON with the bad bytes replaced (U+FFFD).
-  const std::string text = out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (line.has("--preview"))
-    if (Status written = writeImageGrid(torch::stack(preview), line.value("--preview"), 2); !written)
-      return fail(program, written.error() + "; nothing was written", kExitFailure);
-  if (Status written = writeFileAtomically(line.value("--out"), text); !written) {
-    if (line.has("--preview")) std::filesystem::remove(line.value("--preview"));
-    return fail(program, written.error() + "; nothing was written", kExitFailure);
+  std::vector<std::pair<std::string, std::string>> files{
+      {line.value("--out"), out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"}};
+  if (line.has("--preview")) {
+    auto png = encodePng(makeImageGrid(torch::stack(preview), 2));
+    if (!png) return fail(program, line.value("--preview") + ": " + png.error() + "; nothing was written", kExitFailure);
+    files.emplace_back(line.value("--preview"), std::move(*png));
   }
+  if (Status written = writeFilesAtomically(files); !written)
+    return fail(program, written.error() + "; nothing was written", kExitFailure);
   if (photos.size() == 1)
     std::fprintf(stderr, "note: a walk needs at least two keyframes; project two or more photographs to walk between them\n");
   std::fprintf(stderr, "wrote %zu latent%s (BatchNorm: %s statistics) to %s in %.1f s\n", photos.size(),

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -186,7 +187,10 @@ int get(const Args& args) {
 }  // namespace
 
 int runRemote(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+  // --help anywhere, before anything acts: shell completion asks `remote launch --help`, which
+  // would otherwise take "--help" for the run folder and start a training there.
+  const bool help = std::any_of(args.begin(), args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; });
+  if (args.empty() || help) {
     std::fputs(kRemoteUsage, args.empty() ? stderr : stdout);
     return args.empty() ? kExitUsage : kExitOk;
   }

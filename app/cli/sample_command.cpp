@@ -11,8 +11,16 @@
 
 #include <cstdio>
 #include <limits>
+#include <optional>
 
 namespace streetgan::cli {
+namespace {
+
+// The most images one grid holds, by --n or --seeds: 4,096 images of 64 px are a 4 MB PNG and
+// some 200 MB while they are made; 128 px, four times that.
+constexpr long long kMaxImages = 4096;
+
+}  // namespace
 
 int runSample(const Args& args) {
   // Every core, and the CPU unless --device says otherwise: sample takes no --threads.
@@ -21,9 +29,10 @@ int runSample(const Args& args) {
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
       {"--out", "FILE", "PNG file to write"},
-      {"--n", "N", "number of images (default 64)"},
+      {"--n", "N", "number of images (default 64, at most " + std::to_string(kMaxImages) + ")"},
       {"--seed", "N", "latent seed (default 0)"},
-      {"--seeds", "A,B,..", "one image per seed, in this order (instead of --n and --seed)"},
+      {"--seeds", "A,B,..",
+       "one image per seed, in this order, at most " + std::to_string(kMaxImages) + " (instead of --n and --seed)"},
       {"--fixed", "", "use the run's fixed sample noise instead of --seed"},
       {"--columns", "N", "images per row (default: square grid)"},
       {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"}};
@@ -39,12 +48,18 @@ int runSample(const Args& args) {
   if (!line.has("--out")) return fail(line.program(), "missing --out FILE.png", kExitUsage);
   if (line.has("--seeds") && line.has("--fixed"))
     return fail(line.program(), "--seeds and --fixed cannot be used together", kExitUsage);
-  auto n = line.integer("--n", 64, 1, 4096);
+  auto n = line.integer("--n", 64, 1, kMaxImages);
   if (!n) return fail(line.program(), n.error(), kExitUsage);
   auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
   if (!seed) return fail(line.program(), seed.error(), kExitUsage);
   auto columns = line.integer("--columns", 0, 0, 4096);
   if (!columns) return fail(line.program(), columns.error(), kExitUsage);
+  std::optional<std::vector<std::uint64_t>> seeds;
+  if (line.has("--seeds")) {
+    auto parsed = parseSeedList("--seeds", line.value("--seeds"), kMaxImages);
+    if (!parsed) return fail(line.program(), parsed.error(), kExitUsage);
+    seeds = std::move(*parsed);
+  }
   auto model = modelOptionsFrom(line, use);
   if (!model) return fail(line.program(), model.error(), kExitUsage);
   const c10::Device device = model->device;
@@ -53,9 +68,7 @@ int runSample(const Args& args) {
   auto loaded = loadCheckpointGenerator(model->checkpoint, device);
   if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
   torch::Tensor noise;
-  if (line.has("--seeds")) {
-    auto seeds = parseSeedList("--seeds", line.value("--seeds"));
-    if (!seeds) return fail(line.program(), seeds.error(), kExitUsage);
+  if (seeds) {
     std::vector<torch::Tensor> latents;
     for (std::uint64_t s : *seeds) latents.push_back(latentFromSeed(s, loaded->config.nz));
     noise = torch::stack(latents).view({-1, loaded->config.nz, 1, 1});

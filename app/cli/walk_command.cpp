@@ -23,6 +23,10 @@ namespace streetgan::cli {
 
 namespace {
 
+// The most keyframes --seeds gives a walk: with the default 30 frames between keyframes, 3,600
+// keyframes make an hour of video at 30 fps.
+constexpr std::size_t kMaxKeyframeSeeds = 10000;
+
 /// Reads "RxC" (e.g. "3x3") into rows and columns of 1 to 16.
 Result<std::pair<int, int>> parseGrid(const std::string& text) {
   const auto x = text.find('x');
@@ -98,7 +102,7 @@ Result<VideoExportOptions> videoOptions(const CommandLine& line) {
 CommandLine walkCommandLine(const ModelOptionsUse& use) {
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
-      {"--seeds", "A,B,..", "keyframes: one latent per seed, in this order"},
+      {"--seeds", "A,B,..", "keyframes: one latent per seed, in this order (at most " + std::to_string(kMaxKeyframeSeeds) + ")"},
       {"--walk", "FILE", "keyframes and settings from a walk file (JSON)"},
       {"--grid", "RxC", "R×C tiles, each its own walk (e.g. 3x3)"},
       {"--direction", "FILE", "walk along a saved direction (<run>/directions/NAME.json) from --seed's latent"},
@@ -200,7 +204,7 @@ Result<WalkRequest> walkRequestFrom(const CommandLine& line, const ModelOptionsU
   if (!model) return Error{model.error()};
   request.model = *model;
   if (line.has("--seeds")) {
-    auto parsed = parseSeedList("--seeds", line.value("--seeds"));
+    auto parsed = parseSeedList("--seeds", line.value("--seeds"), kMaxKeyframeSeeds);
     if (!parsed) return Error{parsed.error()};
     request.seeds = *parsed;
     if (request.seeds.size() < 2) return makeError("option '--seeds': a walk needs at least 2 seeds");

@@ -10,6 +10,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <cmath>
+#include <filesystem>
 
 namespace streetgan::studio {
 
@@ -17,18 +18,16 @@ namespace {
 
 // Reads the appended part of a run's log into its builder.
 void readOn(RunListModel::Entry& entry) {
-  QFile file(QDir(QString::fromStdString(entry.summary.path)).filePath("events.jsonl"));
-  const bool readable = file.open(QIODevice::ReadOnly) && file.seek(static_cast<qint64>(entry.offset));
-  while (readable) {
-    const QByteArray bytes = file.read(1 << 20);
-    if (bytes.isEmpty()) break;
-    entry.builder->feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-    entry.offset += static_cast<std::uint64_t>(bytes.size());
-  }
+  const std::string events = entry.summary.path + "/events.jsonl";
+  std::error_code error;
+  const bool present = std::filesystem::exists(std::filesystem::symlink_status(events, error));
+  const Status read = present ? feedEventLog(*entry.builder, events, entry.offset) : Status{};
   // A remote run's pid is on its host: until its copy says it finished, it is taken as running.
-  const bool alive = !entry.builder->finished() && (!entry.host.isEmpty() ||
-                                                        trainingProcessAlive(entry.builder->pid(), "streetgan", entry.builder->pidStartTime()));
+  const bool alive = read && !entry.builder->finished() &&
+                     (!entry.host.isEmpty() ||
+                      trainingProcessAlive(entry.builder->pid(), "streetgan", entry.builder->pidStartTime()));
   entry.summary = entry.builder->summary(alive);
+  if (!read) entry.summary.message = read.error();  // the row says what is wrong with the run
 }
 
 std::vector<RunListModel::Entry> listRuns(const QString& root) {

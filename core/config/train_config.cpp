@@ -505,7 +505,6 @@ Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& 
 Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& path) {
   // A regular file of sane size only: /dev/zero would be read until memory runs out, a FIFO
   // would wait for a writer forever.
-  constexpr std::int64_t kMaxConfigBytes = 16 << 20;
   auto file = RegularFile::open(path);
   if (!file) return makeError(path + ": cannot open the config file (" + RegularFile::reasonOf(path, file.error()) + ")");
   if (file->size() > kMaxConfigBytes)

@@ -112,6 +112,8 @@ Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& 
 
 /// Reads a config file and applies it on top of `base`.
 Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& path);
+/// The largest config text read, from a file or from another rank.
+constexpr std::int64_t kMaxConfigBytes = 16 << 20;
 
 /// Checks the rules that span keys (run after every key is set).
 Status validateConfig(const TrainConfig& config);

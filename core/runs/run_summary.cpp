@@ -5,15 +5,19 @@
 #include "core/runs/event_fields.h"
 #include "core/runs/process_identity.h"
 #include "core/util/json_value.h"
+#include "core/util/regular_file.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <vector>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace streetgan {
 
@@ -223,6 +227,26 @@ RunSummary RunSummaryBuilder::summary(bool process_alive) const {
   return s;
 }
 
+Status feedEventLog(RunSummaryBuilder& builder, const std::string& path, std::uint64_t& offset) {
+  auto file = RegularFile::open(path);
+  if (!file) return makeError(file.error());
+  const auto size = static_cast<std::uint64_t>(file->size());
+  if (size > kMaxEventLogBytes)
+    return makeError(path + ": " + std::to_string(size >> 20) + " MiB, more than the " + std::to_string(kMaxEventLogBytes >> 20) +
+                     " MiB a run's event log is read up to; not read");
+  std::string chunk(1 << 20, '\0');
+  while (offset < size) {
+    const ssize_t n = ::pread(file->descriptor(), chunk.data(), std::min<std::uint64_t>(chunk.size(), size - offset),
+                              static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return makeError(path + ": " + std::strerror(errno));
+    if (n == 0) break;
+    builder.feed(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
+    offset += static_cast<std::uint64_t>(n);
+  }
+  return {};
+}
+
 Result<RunSummary> readRunSummary(const std::string& run_dir) {
   RunSummaryBuilder builder(run_dir);
   const std::string events = run_dir + "/events.jsonl";
@@ -231,15 +255,9 @@ Result<RunSummary> readRunSummary(const std::string& run_dir) {
   if (!has_config && !has_events) return makeError(run_dir + " is not a run folder (no config.json or events.jsonl)");
   if (has_config) builder.readConfig();
   builder.readEvaluations();
-  if (has_events) {
-    std::ifstream in(events, std::ios::binary);
-    if (!in) return makeError("cannot read " + events);
-    std::string chunk(1 << 20, '\0');
-    while (in) {
-      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      builder.feed(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
-    }
-  }
+  std::uint64_t offset = 0;
+  if (has_events)
+    if (Status read = feedEventLog(builder, events, offset); !read) return makeError(read.error());
   return builder.summary(!builder.finished() &&
                          trainingProcessAlive(builder.pid(), "streetgan", builder.pidStartTime()));
 }

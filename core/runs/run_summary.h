@@ -102,6 +102,14 @@ private:
   std::optional<double> saved_swd_, saved_copy_rate_;  ///< of the newest metrics file
 };
 
+/// The largest event log read (a run logging every step for weeks writes some hundreds of MB).
+inline constexpr std::uint64_t kMaxEventLogBytes = std::uint64_t{1} << 30;
+
+/// Feeds `builder` the events.jsonl at `path` from `offset` on, and moves `offset` past what it
+/// read: a regular file only (a FIFO or a device is refused on the open descriptor, without
+/// waiting for a writer) of at most kMaxEventLogBytes. The Error names the file and says why.
+Status feedEventLog(RunSummaryBuilder& builder, const std::string& path, std::uint64_t& offset);
+
 /// Reads a run directory's summary (config.json, then the whole events.jsonl) and checks whether
 /// its process is alive. Fails when the folder holds neither config.json nor events.jsonl.
 Result<RunSummary> readRunSummary(const std::string& run_dir);

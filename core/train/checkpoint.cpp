@@ -1,8 +1,9 @@
 #include "core/train/checkpoint.h"
 
+#include "core/train/checkpoint_archive.h"
+
 #include "core/util/atomic_file.h"
 #include "core/util/exception_message.h"
-#include "core/util/zip_directory.h"
 
 #include <caffe2/serialize/inline_container.h>
 #include <nlohmann/json.hpp>
@@ -21,64 +22,12 @@
 namespace streetgan {
 namespace {
 
-constexpr std::int64_t kFormatVersion = 1;
-
 torch::Tensor counter(std::int64_t value) { return torch::tensor(value, torch::kInt64); }
 
 std::int64_t readCounter(torch::serialize::InputArchive& archive, const char* key) {
   torch::Tensor value;
   archive.read(key, value);
   return value.item<std::int64_t>();
-}
-
-Result<TrainConfig> readConfig(torch::serialize::InputArchive& archive, const std::string& path) {
-  c10::IValue text;
-  archive.read("config", text);
-  if (!text.isString()) return makeError(path + ": the checkpoint holds no config");
-  return applyConfigText(TrainConfig{}, text.toStringRef(), ConfigScope::All,
-                         path + " (stored config)");
-}
-
-// A zip written by Python's torch.save has data.pkl but none of TorchScript's constants.pkl, which
-// every LibTorch archive has: the original tool's checkpoints, which `streetgan import` reads.
-bool isPythonTorchSave(const std::string& path) {
-  try {
-    caffe2::serialize::PyTorchStreamReader reader(path);
-    return reader.hasRecord("data.pkl") && !reader.hasRecord("constants.pkl");
-  } catch (const c10::Error&) {
-    return false;
-  }
-}
-
-// Why a checkpoint could not be read. The zip is looked at again only then, so a good checkpoint
-// is opened once.
-Error readFailure(const std::string& path, const c10::Error& e) {
-  if (isPythonTorchSave(path))
-    return makeError(path + ": not a StreetGAN checkpoint but a file of Python's torch.save; if the original tool "
-                            "wrote it, import it first (streetgan import " + path + " --run-dir DIR)");
-  return makeError(path + ": cannot read the checkpoint (" + firstLine(e.what_without_backtrace()) + ")");
-}
-
-Status openArchive(torch::serialize::InputArchive& archive, const std::string& path,
-                   const c10::Device& device) {
-  std::error_code ec;
-  const auto type = std::filesystem::status(path, ec).type();
-  if (type == std::filesystem::file_type::not_found) return makeError(path + ": the checkpoint does not exist");
-  if (type == std::filesystem::file_type::none) return makeError(path + ": " + ec.message());
-  if (type != std::filesystem::file_type::regular)
-    return makeError(path + ": not a checkpoint (not a regular file: a folder, FIFO or device)");
-  // A file that is no zip at all is left to LibTorch's reader, whose refusal names what it is.
-  if (readZipDirectory(path).ok())
-    if (Status fits = zipRecordsFitTheFile(path); !fits) return fits;
-  archive.load_from(path, device);
-  torch::Tensor version;
-  if (!archive.try_read("streetgan_checkpoint_version", version))
-    return makeError(path + ": not a StreetGAN checkpoint");
-  if (version.item<std::int64_t>() != kFormatVersion)
-    return makeError(path + ": checkpoint format " + std::to_string(version.item<std::int64_t>()) +
-                     " is not supported (this build reads format " +
-                     std::to_string(kFormatVersion) + ")");
-  return {};
 }
 
 std::string shapeText(c10::IntArrayRef sizes) {
@@ -118,7 +67,7 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
   std::string bytes;
   try {
     torch::serialize::OutputArchive archive;
-    archive.write("streetgan_checkpoint_version", counter(kFormatVersion));
+    archive.write("streetgan_checkpoint_version", counter(kCheckpointFormatVersion));
     archive.write("config", c10::IValue(configToJson(state.config).dump()));
     archive.write("epoch", counter(state.progress.epoch));
     archive.write("batch", counter(state.progress.batch));
@@ -156,20 +105,20 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
 Result<TrainConfig> readCheckpointConfig(const std::string& path) {
   try {
     torch::serialize::InputArchive archive;
-    if (Status opened = openArchive(archive, path, torch::kCPU); !opened)
+    if (Status opened = openCheckpointArchive(archive, path, torch::kCPU); !opened)
       return makeError(opened.error());
-    return readConfig(archive, path);
-  } catch (const c10::Error& e) {
-    return readFailure(path, e);
+    return readCheckpointArchiveConfig(archive, path);
+  } catch (...) {
+    return checkpointReadFailure(path);
   }
 }
 
 Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model) {
   try {
     torch::serialize::InputArchive archive;
-    if (Status opened = openArchive(archive, path, model.device()); !opened)
+    if (Status opened = openCheckpointArchive(archive, path, model.device()); !opened)
       return makeError(opened.error());
-    auto config = readConfig(archive, path);
+    auto config = readCheckpointArchiveConfig(archive, path);
     if (!config) return makeError(config.error());
     CheckpointState state;
     state.config = *config;
@@ -200,8 +149,8 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
     model.optimizerD().load(optimizer_d);
     state.scaler_restored = model.scaler().load(archive);
     return state;
-  } catch (const c10::Error& e) {
-    return readFailure(path, e);
+  } catch (...) {
+    return checkpointReadFailure(path);
   }
 }
 
@@ -233,9 +182,9 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
                                                     const c10::Device& device) {
   try {
     torch::serialize::InputArchive archive;
-    if (Status opened = openArchive(archive, path, device); !opened)
+    if (Status opened = openCheckpointArchive(archive, path, device); !opened)
       return makeError(opened.error());
-    auto config = readConfig(archive, path);
+    auto config = readCheckpointArchiveConfig(archive, path);
     if (!config) return makeError(config.error());
     CheckpointGenerator loaded;
     loaded.config = *config;
@@ -262,8 +211,8 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     loaded.progress.step = readCounter(archive, "step");
     loaded.progress.images_seen = readCounter(archive, "images_seen");
     return loaded;
-  } catch (const c10::Error& e) {
-    return readFailure(path, e);
+  } catch (...) {
+    return checkpointReadFailure(path);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "core/train/rank_group.h"
 
 #include "core/util/exception_message.h"
+#include "core/util/plain_text.h"
 #include "core/util/torch_compat.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -29,6 +30,13 @@ std::string failureKey(int rank) { return "streetgan/failure/" + std::to_string(
 
 std::string text(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 std::vector<std::uint8_t> bytesOf(const std::string& value) { return std::vector<std::uint8_t>(value.begin(), value.end()); }
+
+// What another rank left in the store (its tag and message) as it may be printed and put in an
+// event: anyone who reached the store could have written it.
+std::string reportText(const std::vector<std::uint8_t>& bytes) {
+  constexpr std::size_t kMaxReportBytes = 2000;
+  return plainText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), kMaxReportBytes);
+}
 
 std::string hostName() {
   char name[256] = {};
@@ -132,7 +140,7 @@ Status checkJoin(c10d::Store& store, const RankPlacement& p) {
     store.add("streetgan/join/count", 1);
     // Rank 0 decides within the timeout; the margin covers its last look at the store.
     store.wait({verdict_key}, timeout + Milliseconds(10000));
-    const std::string verdict = text(store.get(verdict_key));
+    const std::string verdict = reportText(store.get(verdict_key));
     if (verdict == "ok") return {};
     return makeError(verdict);
   }
@@ -142,7 +150,7 @@ Status checkJoin(c10d::Store& store, const RankPlacement& p) {
   std::string verdict;
   for (;;) {
     // Two small requests a round, whatever the job's size: the count, and a refusal of another rank.
-    if (store.check({verdict_key})) return makeError(text(store.get(verdict_key)));
+    if (store.check({verdict_key})) return makeError(reportText(store.get(verdict_key)));
     if (store.add("streetgan/join/count", 0) >= p.world_size - 1) break;
     if (std::chrono::steady_clock::now() >= deadline) {
       std::vector<bool> joined(static_cast<std::size_t>(p.world_size), true);
@@ -320,28 +328,51 @@ std::vector<std::int64_t> RankGroup::sumOnHost(const std::vector<std::int64_t>& 
   return std::vector<std::int64_t>(sums, sums + values.size());
 }
 
-void RankGroup::broadcastBytesFromRankZero(std::string& bytes) {
-  const auto size = sumOnHost({rank() == 0 ? static_cast<std::int64_t>(bytes.size()) : 0}).front();
+std::vector<std::int64_t> RankGroup::fromRankZeroOnHost(const std::vector<std::int64_t>& values) {
+  std::vector<at::Tensor> tensors{torch::tensor(values, torch::kInt64)};
+  impl_->wait(impl_->start([&] {
+    c10d::BroadcastOptions options;
+    options.rootRank = 0;
+    return impl_->control->broadcast(tensors, options);
+  }));
+  const auto* got = tensors[0].data_ptr<std::int64_t>();
+  return std::vector<std::int64_t>(got, got + values.size());
+}
+
+// The size comes from rank 0 alone (a sum of every rank's would let another rank make rank 0 send
+// past its buffer), and every rank refuses the same size before allocating, so all of them skip
+// the bytes' broadcast together.
+Status RankGroup::broadcastBytesFromRankZero(std::string& bytes, std::int64_t max_bytes) {
+  const auto size = fromRankZeroOnHost({rank() == 0 ? static_cast<std::int64_t>(bytes.size()) : 0}).front();
+  if (size < 0 || size > max_bytes)
+    return makeError("rank 0 has " + std::to_string(size) + " bytes to send, more than the " + std::to_string(max_bytes) +
+                     " the ranks accept");
   if (rank() != 0) bytes.assign(static_cast<std::size_t>(size), '\0');
-  if (size == 0) return;
+  if (size == 0) return {};
   std::vector<at::Tensor> tensors{torch::from_blob(bytes.data(), {size}, torch::kUInt8)};
   impl_->wait(impl_->start([&] {
     c10d::BroadcastOptions options;
     options.rootRank = 0;
     return impl_->control->broadcast(tensors, options);
   }));
+  return {};
 }
 
+// Each rank fills only its own slot (an all-gather, not a sum that any rank could skew).
 std::vector<std::int64_t> RankGroup::gatherOnHost(std::int64_t value) {
-  std::vector<std::int64_t> slots(static_cast<std::size_t>(worldSize()), 0);
-  slots[static_cast<std::size_t>(rank())] = value;
-  return sumOnHost(slots);
+  std::vector<at::Tensor> input{torch::tensor({value}, torch::kInt64)};
+  std::vector<std::vector<at::Tensor>> output(1);
+  for (int r = 0; r < worldSize(); ++r) output[0].push_back(torch::empty({1}, torch::kInt64));
+  impl_->wait(impl_->start([&] { return impl_->control->allgather(output, input); }));
+  std::vector<std::int64_t> values;
+  for (const auto& slot : output[0]) values.push_back(slot.item<std::int64_t>());
+  return values;
 }
 
 std::string RankGroup::reportOf(int rank) {
   try {
     if (!impl_->store->check({failureKey(rank)})) return {};
-    const std::string value = text(impl_->store->get(failureKey(rank)));
+    const std::string value = reportText(impl_->store->get(failureKey(rank)));
     return value.empty() ? value : value.substr(1);
   } catch (...) {
     return {};
@@ -366,8 +397,7 @@ std::string RankGroup::failureCause(const std::string& message, bool from_collec
       if (!reports[static_cast<std::size_t>(r)].empty()) continue;
       try {
         if (impl_->store->check({failureKey(r)})) {
-          const auto bytes = impl_->store->get(failureKey(r));
-          reports[static_cast<std::size_t>(r)] = std::string(bytes.begin(), bytes.end());
+          reports[static_cast<std::size_t>(r)] = reportText(impl_->store->get(failureKey(r)));
           if (reports[static_cast<std::size_t>(r)].empty()) reports[static_cast<std::size_t>(r)] = "c";
         }
       } catch (...) {

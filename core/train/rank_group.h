@@ -53,11 +53,15 @@ public:
   void allReduceSum(at::Tensor& tensor);
   /// Overwrites `tensor` on every rank with rank 0's (contiguous tensors on the training device).
   void broadcastFromRankZero(at::Tensor& tensor);
-  /// Host integers summed over the ranks, through the CPU group.
+  /// Host integers summed over the ranks, through the CPU group. Any rank can make a sum what it
+  /// likes: callers bound what they get before using it.
   std::vector<std::int64_t> sumOnHost(const std::vector<std::int64_t>& values);
+  /// Rank 0's `values` on every rank, through the CPU group.
+  std::vector<std::int64_t> fromRankZeroOnHost(const std::vector<std::int64_t>& values);
   /// Rank 0's `bytes` on every rank, through the CPU group (what rank 0 read from its disk: a
-  /// checkpoint, a config; the other hosts need no copy of the run folder).
-  void broadcastBytesFromRankZero(std::string& bytes);
+  /// checkpoint, a config; the other hosts need no copy of the run folder). More than `max_bytes`
+  /// is an Error on every rank, and nothing is sent.
+  Status broadcastBytesFromRankZero(std::string& bytes, std::int64_t max_bytes);
   /// One host integer from each rank, in rank order.
   std::vector<std::int64_t> gatherOnHost(std::int64_t value);
 

@@ -101,7 +101,8 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   StoredConfig stored;
   if (options.resume || restart) {
     std::string payload = s->writer ? storedConfigPayload(s->run, options.resume, continues) : std::string();
-    if (s->group) s->group->broadcastBytesFromRankZero(payload);
+    if (s->group)
+      if (Status sent = s->group->broadcastBytesFromRankZero(payload, kMaxConfigBytes); !sent) payload = "r" + sent.error();
     stored = parseStoredConfig(payload);
     s->resuming = stored.config.has_value();
   }
@@ -212,7 +213,7 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
 Status Trainer::State::restoreLatest() {
   const auto checkpoints = writer ? run.checkpoints() : std::vector<std::string>();
   auto count = static_cast<std::int64_t>(checkpoints.size());
-  if (group) count = group->sumOnHost({count}).front();
+  if (group) count = group->fromRankZeroOnHost({count}).front();
   constexpr std::int64_t kFailed = -1, kNoneLeft = -2;
   for (std::int64_t k = 0;; ++k) {
     const bool have = k < count;
@@ -230,7 +231,10 @@ Status Trainer::State::restoreLatest() {
           else restored = makeError(read.error());
         }
       }
-      group->broadcastBytesFromRankZero(bytes);
+      if (Status sent = group->broadcastBytesFromRankZero(bytes, kMaxCheckpointBytes); !sent) {
+        bytes.clear();
+        restored = makeError(sent.error());
+      }
       if (!writer)
         restored = bytes.empty() ? Result<CheckpointState>(makeError("rank 0 could not load its checkpoint " +
                                                                      std::to_string(count - k) + " of " + std::to_string(count)))

@@ -2,6 +2,8 @@
 // Trainer::State's other members are in trainer.cpp.
 #include "core/train/trainer_state.h"
 
+#include <stdexcept>
+
 namespace streetgan {
 
 // The batch fetched from the prefetcher and staged on the device while the step before it runs.
@@ -199,6 +201,14 @@ auto Trainer::State::agreeOnBatch(std::int64_t n) -> BatchAgreement {
     agreed.stop = true;
     return agreed;
   }
+  // Every rank adds at most one batch: sums past that come from no rank of this job, and would
+  // size the noise drawn next.
+  const std::int64_t world = group->worldSize(), most = config.batch_size;
+  if (sums[0] < 0 || sums[0] > world || sums[3] < 0 || sums[3] > world || sums[1] < 0 || sums[1] > world * most ||
+      sums[2] < 0 || sums[2] > world * most * most)
+    throw std::runtime_error("the ranks' batch sizes add up to " + std::to_string(sums[1]) + " images, more than " +
+                             std::to_string(world) + " ranks of batch_size " + std::to_string(most) +
+                             " can hold: a process that is not a rank of this job joined it");
   agreed.n_job = sums[1];
   // Equal shares exactly when sum(n²)·W = (sum n)² (Cauchy-Schwarz).
   agreed.equal_shares = sums[2] * group->worldSize() == sums[1] * sums[1];

@@ -54,7 +54,10 @@ int createTemporaryFile(const std::string& temporary) {
   return fd;
 }
 
-Status writeFileAtomically(const std::string& path, const std::string& bytes) {
+namespace {
+
+// `bytes` in the temporary file of `path`, not yet renamed into place; nothing left on failure.
+Status writeTemporaryFile(const std::string& path, const std::string& bytes) {
   const std::string temporary = temporaryPathFor(path);
   const int fd = createTemporaryFile(temporary);
   if (fd < 0) return makeError(systemError(path, "cannot create the file"));
@@ -75,7 +78,28 @@ Status writeFileAtomically(const std::string& path, const std::string& bytes) {
     std::remove(temporary.c_str());
     return failed;
   }
-  return commitTemporaryFile(temporary, path);
+  return {};
+}
+
+}  // namespace
+
+Status writeFileAtomically(const std::string& path, const std::string& bytes) {
+  if (Status written = writeTemporaryFile(path, bytes); !written) return written;
+  return commitTemporaryFile(temporaryPathFor(path), path);
+}
+
+Status writeFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (Status written = writeTemporaryFile(files[i].first, files[i].second); !written) {
+      for (std::size_t j = 0; j < i; ++j) std::remove(temporaryPathFor(files[j].first).c_str());
+      return written;
+    }
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (Status committed = commitTemporaryFile(temporaryPathFor(files[i].first), files[i].first); !committed) {
+      for (std::size_t j = i + 1; j < files.size(); ++j) std::remove(temporaryPathFor(files[j].first).c_str());
+      return committed;
+    }
+  return {};
 }
 
 }  // namespace streetgan

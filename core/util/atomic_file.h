@@ -6,6 +6,8 @@
 #include "core/util/result.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace streetgan {
 
@@ -14,6 +16,10 @@ std::string temporaryPathFor(const std::string& path);
 
 /// Writes `bytes` to `path` atomically.
 Status writeFileAtomically(const std::string& path, const std::string& bytes);
+/// Writes each of `files` (path, bytes) atomically, all of them or none: every temporary file is
+/// written first and only then renamed into place, in order, so a failure to write (a full disk)
+/// leaves every path as it was. Only a failed rename can leave the first ones written.
+Status writeFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files);
 /// Creates `temporary` for writing, new (O_EXCL) and never through a symbolic link (a leftover of
 /// the name is removed first): a file descriptor, or −1 with errno set.
 int createTemporaryFile(const std::string& temporary);

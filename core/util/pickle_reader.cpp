@@ -16,6 +16,26 @@ const std::set<std::string>& allowedGlobals() {
   return names;
 }
 
+// The list builders of LibTorch's own pickler (torch/csrc/jit/serialization/pickler.cpp): each
+// takes a list and returns it.
+const std::set<std::string>& libTorchListBuilders() {
+  static const std::set<std::string> names = {"torch.jit._pickle.build_intlist", "torch.jit._pickle.build_doublelist",
+                                              "torch.jit._pickle.build_boollist", "torch.jit._pickle.build_tensorlist"};
+  return names;
+}
+
+// A class of the archive's own code/ folder ("__torch__.___torch_mangle_3.Module").
+bool isArchiveClass(const std::string& name) {
+  static const std::string prefix = "__torch__.";
+  if (name.compare(0, prefix.size(), prefix) != 0 || name.size() == prefix.size() || name.back() == '.') return false;
+  for (std::size_t i = prefix.size(); i < name.size(); ++i) {
+    const char c = name[i];
+    const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!word && !(c == '.' && name[i - 1] != '.')) return false;
+  }
+  return true;
+}
+
 std::string hexByte(unsigned char byte) {
   static const char* digits = "0123456789abcdef";
   return std::string("0x") + digits[byte >> 4] + digits[byte & 15];
@@ -25,9 +45,11 @@ std::string hexByte(unsigned char byte) {
 // dicts of tensors, numbers, strings and lists (pickletools documents each one).
 class Machine {
 public:
-  Machine(const std::string& bytes, std::size_t max_values, std::function<Result<PickleValue>(const PickleValue&)> persistent,
+  Machine(const std::string& bytes, std::size_t max_values, std::function<bool(const std::string&)> allowed,
+          std::function<Result<PickleValue>(const PickleValue&)> persistent,
           std::function<Result<PickleValue>(const PickleValue&, const PickleValue&)> call)
-      : bytes_(bytes), max_values_(max_values), persistent_(std::move(persistent)), call_(std::move(call)) {}
+      : bytes_(bytes), max_values_(max_values), allowed_(std::move(allowed)), persistent_(std::move(persistent)),
+        call_(std::move(call)) {}
 
   Result<PickleValue> run() {
     while (true) {
@@ -98,6 +120,7 @@ private:
       case 0x93: return stackGlobal();
       case 'Q': return persistentId();
       case 'R': return reduce();
+      case 0x81: return reduce();                       // NEWOBJ: cls.__new__(cls, *args), as a call
       case 'b': return build();
       default:
         return makeError("the pickle uses opcode " + hexByte(op) + " at byte " + std::to_string(pos_ - 1) +
@@ -254,7 +277,7 @@ private:
   }
   Status pushGlobal(const std::string& module, const std::string& name) {
     const std::string full = module + "." + name;
-    if (allowedGlobals().count(full) == 0 && !PickleReader::storageType(full))
+    if (!allowed_(full))
       return makeError("the pickle needs the Python object " + full +
                        ", which a checkpoint of tensors and numbers never does; it is refused, as loading it could run code");
     return push(PickleValue::global(full));
@@ -309,6 +332,7 @@ private:
   std::unordered_map<std::uint32_t, PickleValue> memo_;
   std::size_t max_values_ = 0;
   std::size_t values_ = 0;  // values pushed so far
+  std::function<bool(const std::string&)> allowed_;
   std::function<Result<PickleValue>(const PickleValue&)> persistent_;
   std::function<Result<PickleValue>(const PickleValue&, const PickleValue&)> call_;
 };
@@ -403,6 +427,15 @@ Result<PickleValue> PickleReader::call(const PickleValue& callable, const Pickle
           if (Status s = dict.set(pair.items()[0], pair.items()[1]); !s) return makeError(s.error());
     return dict;
   }
+  if (limits_.libtorch_archive && isArchiveClass(name)) {
+    // An object of one of the archive's classes: its attributes come by BUILD, as a dict.
+    if (!a.empty()) return makeError("the pickle makes a " + name + " with arguments, which LibTorch never writes");
+    return PickleValue::dict();
+  }
+  if (limits_.libtorch_archive && libTorchListBuilders().count(name)) {
+    if (a.size() != 1 || a[0].kind() != PickleValue::Kind::List) return makeError(name + " without one list");
+    return a[0];
+  }
   if (name == "torch._utils._rebuild_parameter") {
     if (a.empty() || !a[0].isTensor()) return makeError(name + " without a tensor");
     return a[0];
@@ -424,8 +457,14 @@ Result<PickleValue> PickleReader::call(const PickleValue& callable, const Pickle
 }
 
 Result<PickleValue> PickleReader::read(const std::string& bytes) {
+  const bool libtorch = limits_.libtorch_archive;
   Machine machine(
-      bytes, limits_.max_values, [this](const PickleValue& pid) { return persistentLoad(pid); },
+      bytes, limits_.max_values,
+      [libtorch](const std::string& name) {
+        return allowedGlobals().count(name) > 0 || storageType(name).has_value() ||
+               (libtorch && (isArchiveClass(name) || libTorchListBuilders().count(name) > 0));
+      },
+      [this](const PickleValue& pid) { return persistentLoad(pid); },
       [this](const PickleValue& callable, const PickleValue& args) { return call(callable, args); });
   return machine.run();
 }

@@ -31,6 +31,13 @@ public:
     /// would otherwise cost some 200 times its size. 4,194,304 allows two loss lists of two
     /// million entries each.
     std::size_t max_values = std::size_t{1} << 22;
+    /// Also read what LibTorch's own archives hold (a checkpoint's data.pkl, constants.pkl and
+    /// .debug_pkl records): objects of the archive's __torch__ classes, made by NEWOBJ without
+    /// arguments and given a dict of attributes by BUILD (read as that dict), and the lists of
+    /// torch.jit._pickle's build_intlist, build_doublelist, build_boollist and build_tensorlist.
+    /// What those classes are is checked elsewhere (libtorch_archive_check.h): here they only
+    /// hold data.
+    bool libtorch_archive = false;
   };
 
   explicit PickleReader(StorageLoader loader) : PickleReader(std::move(loader), Limits{}) {}

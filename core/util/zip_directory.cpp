@@ -142,17 +142,22 @@ const ZipRecord* ZipDirectory::find(std::string name) const {
   return found == records.end() ? nullptr : &found->second;
 }
 
+Status zipRecordsFit(const ZipDirectory& directory, std::uint64_t size) {
+  for (const auto& [name, record] : directory.records)
+    if (record.uncompressed_size > size)
+      return makeError("the record " + name + " would inflate to " + std::to_string(record.uncompressed_size) +
+                       " bytes, more than the whole file (" + std::to_string(size) +
+                       "); LibTorch never compresses its records");
+  return {};
+}
+
 Status zipRecordsFitTheFile(const std::string& path) {
   std::error_code ec;
   const std::uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) return makeError(path + ": its size cannot be read (" + ec.message() + ")");
   auto directory = readZipDirectory(path);
   if (!directory) return makeError(path + ": cannot read the zip archive (" + directory.error() + ")");
-  for (const auto& [name, record] : directory->records)
-    if (record.uncompressed_size > size)
-      return makeError(path + ": the record " + name + " would inflate to " + std::to_string(record.uncompressed_size) +
-                       " bytes, more than the whole file (" + std::to_string(size) +
-                       "); LibTorch never compresses its records");
+  if (Status fits = zipRecordsFit(*directory, size); !fits) return makeError(path + ": " + fits.error());
   return {};
 }
 

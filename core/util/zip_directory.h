@@ -44,6 +44,10 @@ Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t s
 /// The central directory of the file at `path`.
 Result<ZipDirectory> readZipDirectory(const std::string& path);
 
+/// Whether every record of `directory` declares at most `size` bytes, the whole archive's size;
+/// the Error names the record.
+Status zipRecordsFit(const ZipDirectory& directory, std::uint64_t size);
+
 /// Whether every record of the zip at `path` declares at most the file's own size: LibTorch
 /// writes records uncompressed, so one that would inflate past the whole file is a decompression
 /// bomb. Checked before LibTorch's reader opens a file, as it inflates some records (`version`)

@@ -34,6 +34,8 @@ _streetgan() {
     return 0
   fi
   local command="${COMP_WORDS[1]}" subcommands=""
+  # Only a command (and subcommand) of ours is asked for its --help: never a word that could act.
+  case " $commands " in *" $command "*) ;; *) return 0 ;; esac
   case "$command" in
     data) subcommands="stats preview" ;;
     cache) subcommands="build info" ;;
@@ -46,6 +48,7 @@ _streetgan() {
       mapfile -t COMPREPLY < <(compgen -W "$subcommands --help" -- "$cur")
       return 0
     fi
+    case " $subcommands " in *" ${COMP_WORDS[2]} "*) ;; *) return 0 ;; esac
     words+=("${COMP_WORDS[2]}")
   fi
   # The value of the option before the cursor.

@@ -429,6 +429,27 @@ void TestCliErrors::failures_data() {
       << QStringList{"data", "preview", "@NOT_IMAGES@/a.jpg", "--out", "@ROW@/preview.png"} << 0 << 1
       << "streetgan data preview: @NOT_IMAGES@/a.jpg: not an image (no JPEG, PNG, BMP or WebP signature)" << none
       << QStringList{"@ROW@/preview.png"};
+
+  // Careless or hostile values, refused before the work (issue 49).
+  QStringList seeds;
+  for (int i = 0; i <= 4096; ++i) seeds << QString::number(i);
+  QTest::newRow("sample: more seeds than a grid holds") << ""
+      << QStringList{"sample", "--checkpoint", "@CHECKPOINT@", "--out", "@ROW@/grid.png", "--seeds", seeds.join(',')} << 0
+      << 2 << "streetgan sample: option '--seeds': 4097 seeds; at most 4096 are taken" << none
+      << QStringList{"@ROW@/grid.png"};
+  QTest::newRow("metrics: --samples at 4096 px without --n") << ""
+      << QStringList{"metrics", "--samples", "@MANY_IMAGES@", "--dataroot", "@DATA@", "--img-size", "4096"} << 1024 * 1024
+      << 1 << "streetgan metrics: … samples and 10000 training images of 4096 px would take … MiB, more than … MiB; use fewer"
+      << none << QStringList{};
+  QTest::newRow("export: over the checkpoint it exports") << ""
+      << QStringList{"export", "--checkpoint", "@CHECKPOINT@", "--out", "@CHECKPOINT@"} << 0 << 1
+      << "streetgan export: @CHECKPOINT@: this is the checkpoint being exported; choose another --out" << none
+      << QStringList{};
+  QTest::newRow("export: its sidecar over the run's config.json") << ""
+      << QStringList{"export", "--checkpoint", "@CHECKPOINT@", "--out", "@RUN@/config.pt"} << 0 << 1
+      << "streetgan export: @RUN@/config.json: exists and is not the sidecar of an earlier export, so the export would "
+         "replace it; it is kept (choose another --out)"
+      << none << QStringList{"@RUN@/config.pt"};
 }
 
 void TestCliErrors::failures() {

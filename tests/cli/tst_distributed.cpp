@@ -21,9 +21,6 @@
 
 #include <algorithm>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -115,21 +112,6 @@ bool waitForCheckpoint(QProcess& launcher, const QString& run, int after, int ms
   return false;
 }
 
-// A port nothing listens on now, for a store the test's ranks host.
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-    port = ntohs(address.sin_port);
-  if (fd >= 0) ::close(fd);
-  if (port == 0) qFatal("no free port on 127.0.0.1");
-  return port;
-}
 
 // torchrun starting 2 ranks of `streetgan` with `train_args`. Debian trixie's PyTorch 2.6 is built
 // without libuv, and its torchrun's store asks for it unless USE_LIBUV=0 (streetgan's own store
@@ -141,7 +123,7 @@ void startTorchrun(QProcess& process, const QString& torchrun, const QStringList
   env.insert("USE_LIBUV", "0");
   process.setProcessEnvironment(env);
   process.start(torchrun, QStringList{"--nproc_per_node", "2"} + options +
-                              QStringList{"--master_port", QString::number(freePort()), "--no_python", "--redirects",
+                              QStringList{"--master_port", QString::number(freeLoopbackPort()), "--no_python", "--redirects",
                                           "2", "--tee", "1", "--log_dir", log_dir, STREETGAN_CLI} +
                               train_args);
 }
@@ -304,7 +286,7 @@ private slots:
     const QString second = dir_.path() + "/agree-1/run";
     QVERIFY(QDir().mkpath(dir_.path() + "/agree-1"));
 
-    const int port = freePort();
+    const int port = freeLoopbackPort();
     QList<QProcess*> ranks;
     for (int rank = 0; rank < 2; ++rank) {
       ranks << startRank(this, rank, port, {"train", "--resume", "--run-dir", rank == 0 ? first : second, "--epochs", "3",
@@ -380,7 +362,7 @@ private slots:
     QProcess rank;
     auto env = QProcessEnvironment::systemEnvironment();
     for (const auto& [name, value] : {std::pair<QString, QString>{"RANK", "0"}, {"WORLD_SIZE", "1"},
-                                      {"MASTER_PORT", QString::number(freePort())}, {"TORCHELASTIC_RESTART_COUNT", "1"},
+                                      {"MASTER_PORT", QString::number(freeLoopbackPort())}, {"TORCHELASTIC_RESTART_COUNT", "1"},
                                       {"TORCHELASTIC_MAX_RESTARTS", "2"}, {"TORCHELASTIC_RUN_ID", "another-launch"}})
       env.insert(name, value);
     rank.setProcessEnvironment(env);
@@ -436,7 +418,7 @@ private slots:
     QProcess launcher;
     launcher.start(STREETGAN_CLI, trainArgs(data_, dir_.path() + "/never-joined", 8, 1) +
                                       QStringList{"--nproc", "2", "--nnodes", "2", "--node-rank", "0", "--master-addr",
-                                                  "127.0.0.1", "--master-port", QString::number(freePort()),
+                                                  "127.0.0.1", "--master-port", QString::number(freeLoopbackPort()),
                                                   "--dist-timeout", "300"});
     QVERIFY(launcher.waitForStarted());
     QTRY_COMPARE_WITH_TIMEOUT(childrenOf(launcher.processId()).size(), 2, 60000);
@@ -508,7 +490,7 @@ private slots:
   // Ranks started by hand with torchrun's variables, each in its own working folder with the
   // same relative --run-dir: rank 0's folder gets the run, rank 1's stays empty.
   void onlyRankZeroWrites() {
-    const int port = freePort();
+    const int port = freeLoopbackPort();
     QList<QProcess*> ranks;
     QStringList folders;
     for (int rank = 0; rank < 2; ++rank) {
@@ -557,7 +539,7 @@ private slots:
     QTest::newRow("port not a number") << QStringList() << QStringList{"RANK=0", "WORLD_SIZE=1", "MASTER_PORT=http"} << 2
                                        << "environment variable MASTER_PORT=\"http\" is not allowed";
     QTest::newRow("no rank 0 to join") << QStringList()
-                                       << QStringList{"RANK=1", "WORLD_SIZE=2", "MASTER_PORT=" + QString::number(freePort()),
+                                       << QStringList{"RANK=1", "WORLD_SIZE=2", "MASTER_PORT=" + QString::number(freeLoopbackPort()),
                                                       "STREETGAN_DIST_TIMEOUT=3"}
                                        << 1 << "could not join the distributed run as rank 1 of 2 through the store at 127.0.0.1:";
     QTest::newRow("hpu without Gaudi") << QStringList{"--device", "hpu"} << QStringList() << 2

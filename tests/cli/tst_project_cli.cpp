@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -29,6 +30,7 @@ private slots:
   void batchStatisticsAreRecorded();
   void errors_data();
   void errors();
+  void aFailedWriteKeepsWhatWasThere();
 
 private:
   QJsonObject project(const QStringList& extra, const QString& out);
@@ -182,6 +184,30 @@ void TestProjectCli::errors() {
   QVERIFY2(r.err.contains(message), qPrintable(r.err));
   QCOMPARE(r.err.trimmed().count('\n'), 0);  // one line
   QVERIFY(!QFile::exists(out));
+}
+
+// --out cannot be written (a folder stands where its temporary file goes): the --preview file that
+// was there before is kept byte for byte, and nothing else appears.
+void TestProjectCli::aFailedWriteKeepsWhatWasThere() {
+  QTemporaryDir scratch;
+  const QString out = scratch.filePath("out.json"), preview = scratch.filePath("mine.png");
+  QFile mine(preview);
+  QVERIFY(mine.open(QIODevice::WriteOnly));
+  mine.write("the user's own file");
+  mine.close();
+  QProcess process;
+  process.start(STREETGAN_CLI, {"project", photos_[0], "--checkpoint", checkpoint_, "--out", out, "--preview", preview,
+                                "--steps", "200", "--restarts", "1", "--threads", testThreadsText()});
+  QVERIFY(process.waitForStarted());
+  const QString blocker = out + "." + QString::number(process.processId()) + ".tmp";
+  QVERIFY(QDir().mkpath(blocker));  // before the projection ends: it takes seconds
+  QVERIFY2(process.waitForFinished(120000), "project did not end within 120 s");
+  const QString err = QString::fromUtf8(process.readAllStandardError());
+  QCOMPARE(process.exitCode(), 1);
+  QVERIFY2(err.contains("nothing was written"), qPrintable(err));
+  QCOMPARE(readFileBytes(preview), QByteArray("the user's own file"));
+  QCOMPARE(QDir(scratch.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
+           QStringList({"mine.png", QFileInfo(blocker).fileName()}));
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestProjectCli)

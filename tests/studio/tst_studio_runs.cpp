@@ -31,6 +31,7 @@
 #include <QtTest>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 using namespace streetgan;
 using namespace streetgan::studio;
@@ -79,6 +80,7 @@ private slots:
   void initTestCase();
   void listsEveryRunWithItsState();
   void qualityColumns();
+  void unreadableLogsAreRowsThatSayWhy();
   void openingAFinishedRunRebuildsItsCharts();
   void duplicateConfigFillsTheForm();
   void resumeFromTheList();
@@ -184,6 +186,41 @@ void TestStudioRuns::listsEveryRunWithItsState() {
   const QString shot = testOutputDir() + "/studio-runs.png";
   QVERIFY(window.grab().save(shot));
   qInfo("screenshot: %s", qPrintable(shot));
+}
+
+// A FIFO in place of events.jsonl once froze the list (and the studio could not quit); a sparse
+// 20 GB log took 14.5 s. Each is now a row whose tooltip says what is wrong, beside a good run.
+void TestStudioRuns::unreadableLogsAreRowsThatSayWhy() {
+  QTemporaryDir root;
+  QVERIFY(root.isValid());
+  const QString fifo = root.filePath("fifo"), huge = root.filePath("huge"), good = root.filePath("good");
+  for (const QString& run : {fifo, huge, good}) {
+    QVERIFY(QDir().mkpath(run));
+    QFile config(run + "/config.json");
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.write(R"({"epochs":2})");
+  }
+  QVERIFY(::mkfifo(QFile::encodeName(fifo + "/events.jsonl").constData(), 0600) == 0);
+  QFile big(huge + "/events.jsonl");
+  QVERIFY(big.open(QIODevice::WriteOnly) && big.resize(qint64(20) << 30));  // sparse: no disk used
+  big.close();
+  QFile events(good + "/events.jsonl");
+  QVERIFY(events.open(QIODevice::WriteOnly));
+  events.write(R"({"v":1,"type":"run_started","time":100,"device":"cpu","pid":0,"images_seen":0})" "\n"
+               R"({"v":1,"type":"run_finished","time":104,"status":"completed","epoch":2})" "\n");
+  events.close();
+
+  RunListModel model;
+  QSignalSpy refreshed(&model, &RunListModel::refreshed);
+  model.setRoot(root.path());
+  QVERIFY(refreshed.wait(30000));
+  QCOMPARE(model.rowCount(), 3);
+  QCOMPARE(cell(model, good, RunListModel::State), QString("completed"));
+  const QString fifo_tip = model.index(model.rowOf(fifo), RunListModel::State).data(Qt::ToolTipRole).toString();
+  QVERIFY2(fifo_tip.contains(fifo + "/events.jsonl: not a regular file"), qPrintable(fifo_tip));
+  const QString huge_tip = model.index(model.rowOf(huge), RunListModel::State).data(Qt::ToolTipRole).toString();
+  QVERIFY2(huge_tip.contains(huge + "/events.jsonl: 20480 MiB, more than the 1024 MiB a run's event log is read up to"),
+           qPrintable(huge_tip));
 }
 
 void TestStudioRuns::qualityColumns() {

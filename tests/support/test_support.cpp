@@ -11,6 +11,11 @@
 #include <algorithm>
 #include <csignal>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 namespace streetgan::test {
 
 CliResult runCli(const QStringList& args, int timeout_ms) {
@@ -39,6 +44,21 @@ QString makeTinyDataset(const QString& dir) {
 }
 
 QString testThreadsText() { return QString::number(testThreads()); }
+
+int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
+    port = ntohs(address.sin_port);
+  if (fd >= 0) ::close(fd);
+  if (port == 0) qFatal("no free port on 127.0.0.1");
+  return port;
+}
 
 QStringList tinyTrainArgs(const QString& dataroot, const QString& run_dir, int epochs) {
   return {"train", "--dataroot", dataroot, "--run-dir", run_dir, "--epochs",

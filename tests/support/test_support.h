@@ -24,7 +24,10 @@ CliResult runCli(const QStringList& args, int timeout_ms = 600000);
 /// A 32-image MSLS-layout demo data set, rendered once per test process into `dir`.
 QString makeTinyDataset(const QString& dir);
 
-/// testThreads() (STREETGAN_TEST_THREADS, default 2) as the value of `--threads` or the form's
+/// A TCP port nothing listens on now on 127.0.0.1, for a store the test's ranks host.
+int freeLoopbackPort();
+
+/// testThreads() (test_device.h) as the value of `--threads` or the form's
 /// `threads`.
 QString testThreadsText();
 

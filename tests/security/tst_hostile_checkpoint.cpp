@@ -1,0 +1,128 @@
+// Crafted checkpoints, made by the test from a real one (craft_checkpoint.py changes one record of
+// its zip): every command that loads a checkpoint refuses each with one line naming the file and
+// what is wrong, exit 1, and writes nothing; none crashes (LibTorch's own reader, given these,
+// crashed with SIGSEGV or would run the archive's TorchScript). `train --resume` skips a crafted
+// newest checkpoint with a warning and resumes from the one before.
+#include "tests/support/test_suite.h"
+#include "tests/support/test_support.h"
+
+#include <QDir>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace streetgan::test;
+
+class HostileCheckpointTest : public QObject {
+  Q_OBJECT
+
+private:
+  QTemporaryDir dir_;
+  QString data_, run_, checkpoint_;
+
+  // The real checkpoint `checkpoint_` with one record changed as `variant` says, at `out`.
+  static QString craft(const QString& source, const QString& out, const QString& variant) {
+    QProcess python;
+    python.start("/usr/bin/python3",
+                 {QStringLiteral(STREETGAN_SOURCE_DIR) + "/tests/security/craft_checkpoint.py", source, out, variant});
+    if (!python.waitForFinished(60000) || python.exitCode() != 0)
+      return "craft_checkpoint.py " + variant + " failed: " + QString::fromUtf8(python.readAllStandardError());
+    return {};
+  }
+
+private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    data_ = makeTinyDataset(dir_.path());
+    run_ = dir_.filePath("run");
+    const auto r = runCli(tinyTrainArgs(data_, run_, 2));
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const QStringList checkpoints = QDir(run_ + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
+    QVERIFY(checkpoints.size() >= 2);
+    checkpoint_ = run_ + "/checkpoints/" + checkpoints.last();
+  }
+
+  void craftedCheckpointIsRefused_data() {
+    QTest::addColumn<QString>("variant");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("TUPLE1 on an empty stack") << "empty-stack" << "its data.pkl: the pickle pops an empty stack";
+    QTest::newRow("storage offset of 2^28") << "far-offset" << "its data.pkl: a tensor reaches past the end of its storage";
+    QTest::newRow("storage of 2^40 elements") << "huge-numel" << "fewer than the 1099511627776 elements data.pkl gives it";
+    QTest::newRow("storage record missing") << "missing-storage" << "it has no record data/Z for a tensor of data.pkl";
+    QTest::newRow("a method in code/") << "method" << "is not an attribute declaration; a checkpoint's classes hold data only";
+    QTest::newRow("a statement in code/") << "statement" << "its code/__torch__.py line 1 is not an attribute declaration";
+    QTest::newRow("a class holding itself") << "self-holding" << "its class __torch__.module holds itself";
+    QTest::newRow("a type 50 deep") << "deep-type" << "is not an attribute declaration; a checkpoint's classes hold data only";
+    QTest::newRow("legacy model.json") << "legacy" << "legacy format of PyTorch 1.0 (model.json)";
+    QTest::newRow("two records named alike") << "case-twin" << "two of its records have the same name once case and folders are ignored";
+    QTest::newRow("os.system in data.pkl") << "foreign-global" << "needs the Python object os.system";
+  }
+
+  void craftedCheckpointIsRefused() {
+    QFETCH(QString, variant);
+    QFETCH(QString, reason);
+    const QString crafted = dir_.filePath(variant + ".pt");
+    const QString crafting = craft(checkpoint_, crafted, variant);
+    QVERIFY2(crafting.isEmpty(), qPrintable(crafting));
+    const QString out = dir_.filePath(variant + "-grid.png");
+    const auto r = runCli({"sample", "--checkpoint", crafted, "--out", out}, 120000);
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.startsWith("streetgan sample: " + crafted + ": cannot read the checkpoint ("), qPrintable(r.err));
+    QVERIFY2(r.err.contains(reason), qPrintable(r.err));
+    QCOMPARE(r.err.count('\n'), 1);
+    QVERIFY(!QFile::exists(out));
+  }
+
+  void everyCommandRefusesIt_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::newRow("sample") << QStringList{"sample", "--checkpoint", "@CK@", "--out", "@OUT@/grid.png"};
+    QTest::newRow("walk") << QStringList{"walk", "--checkpoint", "@CK@", "--seeds", "1,2", "--out", "@OUT@/walk.gif"};
+    QTest::newRow("directions") << QStringList{"directions", "--checkpoint", "@CK@"};
+    QTest::newRow("export") << QStringList{"export", "--checkpoint", "@CK@", "--out", "@OUT@/G.pt"};
+    QTest::newRow("metrics") << QStringList{"metrics", "--checkpoint", "@CK@", "--dataroot", "@DATA@"};
+    QTest::newRow("parzen") << QStringList{"parzen", "--checkpoint", "@CK@", "--dataroot", "@DATA@"};
+    QTest::newRow("serve") << QStringList{"serve", "--checkpoint", "@CK@", "--port", "0"};
+  }
+
+  void everyCommandRefusesIt() {
+    QFETCH(QStringList, args);
+    const QString crafted = dir_.filePath("every.pt");
+    if (!QFile::exists(crafted)) QCOMPARE(craft(checkpoint_, crafted, "empty-stack"), QString());
+    const QString out = dir_.filePath(QString("out-") + QTest::currentDataTag());
+    QVERIFY(QDir().mkpath(out));
+    args.replaceInStrings("@CK@", crafted).replaceInStrings("@OUT@", out).replaceInStrings("@DATA@", data_);
+    const auto r = runCli(args, 120000);
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains(crafted + ": cannot read the checkpoint (its data.pkl: the pickle pops an empty stack)"),
+             qPrintable(r.err));
+    QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+  }
+
+  // The newest checkpoint crafted: the run resumes from the one before, and says so.
+  void resumeSkipsACraftedCheckpoint() {
+    const QString run = dir_.filePath("resume");
+    QVERIFY(QDir().mkpath(run + "/checkpoints"));
+    for (const QString& name : QDir(run_).entryList(QDir::Files)) QVERIFY(QFile::copy(run_ + "/" + name, run + "/" + name));
+    const QStringList checkpoints = QDir(run_ + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
+    for (const QString& name : checkpoints)
+      QVERIFY(QFile::copy(run_ + "/checkpoints/" + name, run + "/checkpoints/" + name));
+    const QString newest = run + "/checkpoints/" + checkpoints.last();
+    QVERIFY(QFile::remove(newest));
+    QCOMPARE(craft(checkpoint_, newest, "far-offset"), QString());
+    const auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "3", "--threads", testThreadsText()});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const auto warnings = eventsOfType(readEvents(run), "warning");
+    QVERIFY(!warnings.isEmpty());
+    const QString message = warnings.first().value("message").toString();
+    QVERIFY2(message.contains("cannot read the checkpoint (its data.pkl: a tensor reaches past the end of its storage"),
+             qPrintable(message));
+    QVERIFY2(message.endsWith("; trying the previous checkpoint"), qPrintable(message));
+    QCOMPARE(warnings.first().value("path").toString(), "checkpoints/" + checkpoints.last());
+    const auto finished = eventsOfType(readEvents(run), "run_finished");
+    QVERIFY(!finished.isEmpty());
+    QCOMPARE(finished.last().value("status").toString(), QString("completed"));
+  }
+};
+
+STREETGAN_TEST_GUILESS_MAIN(HostileCheckpointTest)
+#include "tst_hostile_checkpoint.moc"
