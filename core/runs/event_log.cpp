@@ -35,9 +35,11 @@ Result<EventLog> EventLog::open(const std::string& path, bool echo_stdout) {
   log.path_ = path;
   log.echo_stdout_ = echo_stdout;
   // Non-blocking only to open: a FIFO put where the log goes would wait for a reader forever.
-  log.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0644);
+  // Never through a link: a linked log would append the run's events to whatever it names.
+  log.fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
   if (log.fd_ < 0) {
     if (errno == ENXIO) return makeError(path + ": cannot open the event log (not a regular file: a FIFO)");
+    if (errno == ELOOP) return makeError(path + ": cannot open the event log (a symbolic link; a run writes only its own files)");
     return makeError(path + ": cannot open the event log (" + std::strerror(errno) + ")");
   }
   struct stat info {};

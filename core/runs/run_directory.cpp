@@ -24,6 +24,10 @@ RunDirectory::RunDirectory(std::string path) : path_(std::move(path)) {}
 Status RunDirectory::create() const {
   std::error_code ec;
   for (const auto& dir : {path_, checkpointsDir(), samplesDir()}) {
+    // A linked folder inside the run would take its checkpoints and samples elsewhere, and the
+    // pruning of old checkpoints would delete another run's.
+    if (dir != path_ && fs::is_symlink(fs::symlink_status(dir, ec)))
+      return makeError(dir + ": a symbolic link; a run writes only into folders of its own");
     fs::create_directories(dir, ec);
     if (ec) return makeError(dir + ": cannot create the run folder (" + ec.message() + ")");
   }
@@ -61,11 +65,11 @@ std::vector<std::string> RunDirectory::checkpoints() const {
 }
 
 void RunDirectory::pruneCheckpoints(int keep) const {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(checkpointsDir(), ec))) return;  // never another folder's files
   const auto all = checkpoints();
-  for (std::size_t i = 0; i + static_cast<std::size_t>(std::max(keep, 1)) < all.size(); ++i) {
-    std::error_code ec;
-    fs::remove(all[i], ec);
-  }
+  for (std::size_t i = 0; i + static_cast<std::size_t>(std::max(keep, 1)) < all.size(); ++i)
+    if (fs::symlink_status(all[i], ec).type() == fs::file_type::regular) fs::remove(all[i], ec);
 }
 
 int RunDirectory::removeTemporaryFiles() const {

@@ -16,7 +16,8 @@ class RunDirectory {
 public:
   explicit RunDirectory(std::string path);
 
-  /// Creates the folder and its checkpoints/ and samples/ subfolders.
+  /// Creates the folder and its checkpoints/ and samples/ subfolders; either of them being a
+  /// symbolic link is an Error naming it.
   Status create() const;
   /// True when the folder already holds a run (an event log or a checkpoint).
   bool holdsRun() const;
@@ -32,7 +33,8 @@ public:
 
   /// Finished checkpoints, oldest (lowest step) first.
   std::vector<std::string> checkpoints() const;
-  /// Deletes all but the newest `keep` checkpoints.
+  /// Deletes all but the newest `keep` checkpoints: regular files only, and none when checkpoints/
+  /// is a link.
   void pruneCheckpoints(int keep) const;
   /// Deletes the ".tmp" leftovers of writes that never finished; returns how many.
   int removeTemporaryFiles() const;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <signal.h>
 #include <unistd.h>
 
 namespace streetgan {
@@ -21,6 +22,27 @@ Status syncPath(const std::string& path, bool directory) {
   ::close(fd);
   if (rc != 0 && !directory) return makeError(systemError(path, "cannot flush to disk"));
   return {};
+}
+
+// Temporary files of `path` ("<path>.<pid>.tmp") left by a process that is gone (a SIGKILL, a
+// power cut): removed once `path` is written again. One of a process that still runs is its own.
+void removeStaleTemporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const std::string prefix = target.filename().string() + ".";
+  std::error_code error;
+  fs::directory_iterator entries(target.parent_path().empty() ? fs::path(".") : target.parent_path(), error);
+  for (; !error && entries != fs::directory_iterator(); entries.increment(error)) {
+    const std::string name = entries->path().filename().string();
+    if (name.size() <= prefix.size() + 4 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - 4, 4, ".tmp") != 0)
+      continue;
+    const std::string pid = name.substr(prefix.size(), name.size() - prefix.size() - 4);
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno == EPERM) continue;  // alive
+    std::error_code ignored;
+    if (entries->symlink_status(ignored).type() == fs::file_type::regular) fs::remove(entries->path(), ignored);
+  }
 }
 
 }  // namespace
@@ -41,6 +63,7 @@ Status commitTemporaryFile(const std::string& temporary, const std::string& path
   }
   std::string folder = std::filesystem::path(path).parent_path().string();
   (void)syncPath(folder.empty() ? "." : folder, true);
+  removeStaleTemporaries(path);
   return {};
 }
 

@@ -21,6 +21,25 @@ bool hasControlCharacter(const QString& text) {
 
 }  // namespace
 
+JumpHost JumpHost::parse(const QString& text) {
+  JumpHost jump;
+  QString rest = text;
+  if (const int at = rest.lastIndexOf('@'); at >= 0) {
+    jump.user = rest.left(at);
+    rest = rest.mid(at + 1);
+  }
+  const int close = rest.startsWith('[') ? rest.indexOf(']') : -1;
+  const int colon = rest.indexOf(':', close < 0 ? 0 : close);
+  if (colon >= 0 && (close >= 0 || rest.count(':') == 1)) {
+    bool ok = false;
+    const int port = rest.mid(colon + 1).toInt(&ok);
+    jump.port = ok && port >= 1 && port <= 65535 ? port : -1;
+    rest = rest.left(colon);
+  }
+  jump.host = close >= 0 ? rest.mid(1, close - 1) : rest;
+  return jump;
+}
+
 QString HostProfile::destination() const { return user.isEmpty() ? host : user + "@" + host; }
 
 QString HostProfile::validateConnection() const {
@@ -30,6 +49,11 @@ QString HostProfile::validateConnection() const {
     if (value.startsWith('-')) return field + ": '" + value + "' cannot start with '-'.";
     if (value.contains(' ') || value.contains('\t') || hasControlCharacter(value))
       return field + ": '" + value + "' cannot contain spaces or control characters.";
+  }
+  if (!jump_host.isEmpty()) {
+    const JumpHost jump = JumpHost::parse(jump_host);
+    if (jump_host.contains(',') || jump.host.isEmpty() || jump.port < 0 || jump.host.startsWith('-'))
+      return "Jump host: '" + jump_host + "' is not one host as [user@]host[:port].";
   }
   if (port < 0 || port > 65535) return "Port: " + QString::number(port) + " is not a port (1–65535, or 0 for ssh's default).";
   if (streetgan_path.trimmed().isEmpty()) return "streetgan path: enter the remote program (e.g. streetgan or ~/bin/streetgan).";

@@ -11,12 +11,20 @@
 
 namespace streetgan::studio {
 
+/// A profile's jump host, [user@]host[:port] (the host may be an [IPv6 address]).
+struct JumpHost {
+  QString user;  ///< empty: ssh's default
+  QString host;
+  int port = 0;  ///< 0: ssh's default; -1: not a port
+  static JumpHost parse(const QString& text);
+};
+
 struct HostProfile {
   QString name;                           ///< label in lists; empty: the destination
   QString host;                           ///< host name, address or ~/.ssh/config alias
   QString user;                           ///< empty: ssh's default
   int port = 0;                           ///< 0: ssh's default (22 or ~/.ssh/config)
-  QString jump_host;                      ///< ProxyJump, e.g. "me@bastion.example.org"; empty: none
+  QString jump_host;                      ///< one jump host, [user@]host[:port] (e.g. "me@bastion.example.org"); empty: none
   QString identity_file;                  ///< private key; empty: the agent and ssh's defaults
   QString streetgan_path = "streetgan";   ///< the remote program (a leading ~/ is the remote home)
   QString runs_root = "~/streetgan-runs"; ///< remote folder of run directories

@@ -46,7 +46,7 @@ QString SshConnection::defaultControlDir() {
   return dir;
 }
 
-QStringList SshConnection::sshOptions() const {
+QStringList SshConnection::protections() const {
   QStringList args;
   if (!profile_.ssh_config_file.isEmpty()) args << "-F" << profile_.ssh_config_file;
   args << "-o" << "BatchMode=yes"                 // never a password or passphrase prompt
@@ -55,15 +55,39 @@ QStringList SshConnection::sshOptions() const {
        << "-o" << "ServerAliveInterval=5"
        << "-o" << "ServerAliveCountMax=3"
        << "-o" << "LogLevel=ERROR";
+  if (!profile_.known_hosts_file.isEmpty()) args << "-o" << "UserKnownHostsFile=" + profile_.known_hosts_file;
+  if (!profile_.identity_file.isEmpty()) args << "-i" << profile_.identity_file << "-o" << "IdentitiesOnly=yes";
+  return args;
+}
+
+QString SshConnection::proxyCommand() const {
+  const JumpHost jump = JumpHost::parse(profile_.jump_host);
+  QStringList words = QStringList{program()} + protections();
+  words << "-o" << "ControlMaster=no" << "-o" << "ControlPath=none";
+  if (jump.port > 0) words << "-p" << QString::number(jump.port);
+  if (!jump.user.isEmpty()) words << "-l" << jump.user;
+  words << "-W" << "%h:%p" << "--" << jump.host;
+  QString line;
+  for (const QString& word : words) {
+    // ssh expands %-tokens in the whole line: only -W's are meant as tokens.
+    QString quoted = QString::fromStdString(shellQuote(word.toStdString()));
+    if (word != "%h:%p") quoted.replace("%", "%%");
+    line += (line.isEmpty() ? "" : " ") + quoted;
+  }
+  return line;
+}
+
+QStringList SshConnection::sshOptions() const {
+  QStringList args = protections();
   if (control_dir_.isEmpty()) {
     args << "-o" << "ControlMaster=no" << "-o" << "ControlPath=none";
   } else {
     args << "-o" << "ControlMaster=auto" << "-o" << "ControlPath=" + control_dir_ + "/%C" << "-o" << "ControlPersist=120";
   }
-  if (!profile_.known_hosts_file.isEmpty()) args << "-o" << "UserKnownHostsFile=" + profile_.known_hosts_file;
-  if (!profile_.identity_file.isEmpty()) args << "-i" << profile_.identity_file << "-o" << "IdentitiesOnly=yes";
   if (profile_.port > 0) args << "-p" << QString::number(profile_.port);
-  if (!profile_.jump_host.isEmpty()) args << "-J" << profile_.jump_host;
+  // Not -J: the ssh it starts for the jump host gets none of these options (no BatchMode, no
+  // strict host keys, not the profile's known-hosts or key file).
+  if (!profile_.jump_host.isEmpty()) args << "-o" << "ProxyCommand=" + proxyCommand();
   if (!profile_.user.isEmpty()) args << "-l" << profile_.user;
   return args;
 }
@@ -125,6 +149,12 @@ QString SshConnection::describeFailure(SshFailure failure, const QString& stderr
                     "in ssh-agent or set the profile's key file.";
     case SshFailure::Unreachable: return "Cannot reach " + host + ": " + said;
     case SshFailure::ConnectionLost:
+      // The jump host's ssh says why it failed only on a stderr that connection sharing closes.
+      if (!profile_.jump_host.isEmpty() && said.startsWith("kex_exchange_identification"))
+        return "Cannot reach " + host + " through the jump host " + profile_.jump_host +
+               ": the jump host refused or could not be reached. Its host key must be known too (in " +
+               (profile_.known_hosts_file.isEmpty() ? QString("~/.ssh/known_hosts") : profile_.known_hosts_file) +
+               "; Test Connection on a profile for the jump host shows it), and it must accept the profile's key.";
       return "The connection to " + host + " was lost" + (said.isEmpty() ? "." : ": " + said);
     case SshFailure::ProgramMissing:
       return "streetgan was not found on " + host + " as '" + profile_.streetgan_path +

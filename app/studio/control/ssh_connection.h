@@ -56,6 +56,11 @@ public:
 private:
   /// ssh's options alone: what sshArguments() puts before "-T -- host".
   QStringList sshOptions() const;
+  /// What every ssh of this profile gets, the jump host's too: the config and key files, batch
+  /// mode, strict host keys in the profile's known-hosts file, timeouts and keep-alives.
+  QStringList protections() const;
+  /// The jump host's ssh, with protections(), as ssh's ProxyCommand (a shell line).
+  QString proxyCommand() const;
 
   HostProfile profile_;
   QString control_dir_;

@@ -303,6 +303,10 @@ private slots:
     QTest::newRow("user is an option") << "user" << "-oProxyCommand=x" << "User: '-oProxyCommand=x' cannot start with '-'.";
     QTest::newRow("jump host is an option") << "jump_host" << "-oProxyCommand=x"
                                             << "Jump host: '-oProxyCommand=x' cannot start with '-'.";
+    QTest::newRow("two jump hosts") << "jump_host" << "a.example.org,b.example.org"
+                                    << "Jump host: 'a.example.org,b.example.org' is not one host as [user@]host[:port].";
+    QTest::newRow("jump host port past 65535") << "jump_host" << "me@bastion:70000"
+                                               << "Jump host: 'me@bastion:70000' is not one host as [user@]host[:port].";
     QTest::newRow("host with an option after it") << "host" << "gpu.example.org -oProxyCommand=x"
                                                   << "Host: 'gpu.example.org -oProxyCommand=x' cannot contain spaces or control characters.";
     QTest::newRow("port too high") << "port" << "70000" << "Port: 70000 is not a port (1–65535, or 0 for ssh's default).";

@@ -247,6 +247,31 @@ private slots:
     QVERIFY2(result.message.contains("environment line failed"), qPrintable(result.message));
   }
 
+  // The jump host is held to the same rules as the host: its key must be in the profile's
+  // known-hosts file (no prompt, no trust on first use, not ~/.ssh/known_hosts), and once it is,
+  // commands run through it. The fixture's sshd is the jump host too, named "localhost" so that
+  // its key has a name of its own.
+  void jumpHostGetsTheSameProtections() {
+    HostProfile profile = sshd_->profile();
+    profile.jump_host = "localhost:" + QString::number(sshd_->port());
+    QTemporaryDir control;  // a master of its own: the host's shared one would skip the jump
+    const SshConnection connection(profile, control.path());
+    SshResult result = SshCommand::runAndWait(connection, {"--version"});
+    QVERIFY(!result.ok());
+    QVERIFY2(result.message.contains("through the jump host " + profile.jump_host) &&
+                 result.message.contains(sshd_->knownHostsFile()),
+             qPrintable(result.message));
+    QFile known(sshd_->knownHostsFile());
+    QVERIFY(known.open(QIODevice::ReadWrite | QIODevice::Append));
+    const QByteArray line = readFileBytes(sshd_->knownHostsFile()).split('\n').first();
+    known.write("[localhost]:" + QByteArray::number(sshd_->port()) + line.mid(line.indexOf(' ')) + "\n");
+    known.close();
+    result = SshCommand::runAndWait(connection, {"--version"});
+    QVERIFY2(result.ok(), qPrintable(result.message));
+    QCOMPARE(QString::fromUtf8(result.output).trimmed(), QString("streetgan " STREETGAN_VERSION_TEXT));
+    connection.closeMaster();
+  }
+
   void remoteRunCompletesWithSamplesAndCheckpoint() {
     const RemoteRunRecord run = recordFor("complete");
     RemoteRunTransport* transport = nullptr;

@@ -1,0 +1,66 @@
+// writeFileAtomically and writeFilesAtomically: the file appears whole; temporary files of the
+// same name left by processes that are gone are removed, a running process's are not; a failure
+// to write one of several files leaves every path as it was.
+#include "core/util/atomic_file.h"
+#include "tests/support/test_suite.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace streetgan;
+
+namespace {
+
+bool write(const QString& path, const QByteArray& bytes) {
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
+}
+
+QByteArray read(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+}  // namespace
+
+class AtomicFileTest : public QObject {
+  Q_OBJECT
+
+private slots:
+  void staleTemporariesAreRemoved() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("G.json");
+    QVERIFY(write(out + ".999999999.tmp", "left by a process that was killed"));
+    QVERIFY(write(out + ".1.tmp", "pid 1 still runs"));
+    QVERIFY(write(dir.filePath("other.json.999999999.tmp"), "another file's"));
+    QVERIFY(write(out + ".x.tmp", "not a pid"));
+    QVERIFY(writeFileAtomically(out.toStdString(), "{}\n").ok());
+    QCOMPARE(read(out), QByteArray("{}\n"));
+    QStringList left = QDir(dir.path()).entryList(QDir::Files, QDir::Name);
+    QCOMPARE(left, (QStringList{"G.json", "G.json.1.tmp", "G.json.x.tmp", "other.json.999999999.tmp"}));
+  }
+
+  void severalFilesAllOrNone() {
+    QTemporaryDir dir;
+    const QString a = dir.filePath("a.pt"), b = dir.filePath("b.json");
+    QVERIFY(write(a, "old a"));
+    QVERIFY(write(b, "old b"));
+    // b's temporary name is taken by a folder: nothing may change.
+    QVERIFY(QDir().mkpath(b + "." + QString::number(QCoreApplication::applicationPid()) + ".tmp/inside"));
+    const Status failed = writeFilesAtomically({{a.toStdString(), "new a"}, {b.toStdString(), "new b"}});
+    QVERIFY(!failed.ok());
+    QVERIFY2(QString::fromStdString(failed.error()).startsWith(b), failed.error().c_str());
+    QCOMPARE(read(a), QByteArray("old a"));
+    QCOMPARE(read(b), QByteArray("old b"));
+    QVERIFY(!QFile::exists(a + "." + QString::number(QCoreApplication::applicationPid()) + ".tmp"));
+    QVERIFY(QDir(b + "." + QString::number(QCoreApplication::applicationPid()) + ".tmp").removeRecursively());
+    QVERIFY(writeFilesAtomically({{a.toStdString(), "new a"}, {b.toStdString(), "new b"}}).ok());
+    QCOMPARE(read(a), QByteArray("new a"));
+    QCOMPARE(read(b), QByteArray("new b"));
+  }
+};
+
+STREETGAN_TEST_GUILESS_MAIN(AtomicFileTest)
+#include "tst_atomic_file.moc"

@@ -1,0 +1,83 @@
+// Links inside a run folder, as a careless copy or a crafted run folder holds them: `train
+// --resume` refuses each with one line naming it, and what the link names is left as it was
+// (before, the resumed run appended its events to the linked file, and its pruning deleted the
+// six checkpoints of the run its linked checkpoints/ named).
+#include "tests/support/test_suite.h"
+#include "tests/support/test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace streetgan::test;
+
+namespace {
+
+bool copyFolder(const QString& from, const QString& to) {
+  if (!QDir().mkpath(to)) return false;
+  for (const QFileInfo& entry : QDir(from).entryInfoList(QDir::AllEntries | QDir::NoDotAndDotDot)) {
+    const QString target = to + "/" + entry.fileName();
+    if (entry.isDir() ? !copyFolder(entry.filePath(), target) : !QFile::copy(entry.filePath(), target)) return false;
+  }
+  return true;
+}
+
+// Every file under `folder` with its bytes, to compare before and after.
+QMap<QString, QByteArray> contentsOf(const QString& folder) {
+  QMap<QString, QByteArray> files;
+  for (const QFileInfo& entry : QDir(folder).entryInfoList(QDir::AllEntries | QDir::NoDotAndDotDot)) {
+    if (entry.isDir()) {
+      for (auto [name, bytes] : contentsOf(entry.filePath()).asKeyValueRange()) files[entry.fileName() + "/" + name] = bytes;
+    } else {
+      files[entry.fileName()] = readFileBytes(entry.filePath());
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+class HostileRunFolderTest : public QObject {
+  Q_OBJECT
+
+private:
+  QTemporaryDir dir_;
+  QString run_;
+
+private slots:
+  void initTestCase() {
+    run_ = dir_.filePath("run");
+    const auto r = runCli(tinyTrainArgs(makeTinyDataset(dir_.path()), run_, 2));
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  }
+
+  void linkedPartIsRefused_data() {
+    QTest::addColumn<QString>("part");     // what in the run folder becomes a link
+    QTest::addColumn<QString>("message");  // after "streetgan train: <run>/<part>: "
+    QTest::newRow("events.jsonl") << "events.jsonl"
+                                  << "cannot open the event log (a symbolic link; a run writes only its own files)";
+    QTest::newRow("checkpoints/") << "checkpoints" << "a symbolic link; a run writes only into folders of its own";
+    QTest::newRow("samples/") << "samples" << "a symbolic link; a run writes only into folders of its own";
+  }
+
+  void linkedPartIsRefused() {
+    QFETCH(QString, part);
+    QFETCH(QString, message);
+    const QString tag = QString(QTest::currentDataTag()).remove('/').remove('.');
+    const QString run = dir_.filePath("resume-" + tag), victim = dir_.filePath("victim-" + tag);
+    QVERIFY(copyFolder(run_, run));
+    QVERIFY(copyFolder(run_, victim));  // another run: what the link names
+    const QString target = victim + "/" + part;
+    QVERIFY(QFileInfo(run + "/" + part).isDir() ? QDir(run + "/" + part).removeRecursively() : QFile::remove(run + "/" + part));
+    QVERIFY(QFile::link(target, run + "/" + part));
+    const auto before = contentsOf(victim);
+    const auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "4", "--threads", testThreadsText()});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains(run + "/" + part + ": " + message), qPrintable(r.err));
+    QCOMPARE(contentsOf(victim), before);
+  }
+};
+
+STREETGAN_TEST_GUILESS_MAIN(HostileRunFolderTest)
+#include "tst_hostile_run_folder.moc"
