@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 namespace {
@@ -32,11 +31,7 @@ void readRestoredParts(torch::serialize::InputArchive& archive) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const FuzzScratchFolder scratch("fuzz-checkpoint");
   static const std::string path = scratch.file("input.pt");
-  if (!scratch.ok()) return 0;
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) return 0;
-  std::fwrite(data, 1, size, file);
-  std::fclose(file);
+  if (!scratch.write("input.pt", data, size)) return 0;
   try {
     torch::serialize::InputArchive archive;
     if (!streetgan::openCheckpointArchive(archive, path, torch::kCPU)) return 0;

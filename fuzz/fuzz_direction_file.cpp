@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -13,11 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const FuzzScratchFolder scratch("fuzz-direction");
   static const std::string path = scratch.file("direction-input.json");
   static const std::string again_path = scratch.file("direction-again.json");
-  if (!scratch.ok()) return 0;
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) return 0;
-  std::fwrite(data, 1, size, file);
-  std::fclose(file);
+  if (!scratch.write("direction-input.json", data, size)) return 0;
   auto read = streetgan::DirectionFile::read(path);
   if (!read) return 0;
   if (read->vector.empty() || read->vector.size() > static_cast<std::size_t>(streetgan::DirectionFile::kMaxNz)) std::abort();

@@ -7,18 +7,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const FuzzScratchFolder scratch("fuzz-parzen");
   static const std::string path = scratch.file("parzen-input.json");
-  if (!scratch.ok()) return 0;
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) return 0;
-  std::fwrite(data, 1, size, file);
-  std::fclose(file);
+  if (!scratch.write("parzen-input.json", data, size)) return 0;
   auto read = streetgan::ParzenEvaluationFile::read(path);
   if (read) {
     (void)read->best();

@@ -7,18 +7,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const FuzzScratchFolder scratch("fuzz-metrics");
   static const std::string path = scratch.file("metrics-input.json");
-  if (!scratch.ok()) return 0;
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) return 0;
-  std::fwrite(data, 1, size, file);
-  std::fclose(file);
+  if (!scratch.write("metrics-input.json", data, size)) return 0;
   auto read = streetgan::QualityEvaluationFile::read(path);
   if (read) {
     // What was read writes again, and reads back as the same object.

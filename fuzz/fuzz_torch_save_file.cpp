@@ -5,17 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const FuzzScratchFolder scratch("fuzz-torch-save");
   static const std::string path = scratch.file("input.pt");
-  if (!scratch.ok()) return 0;
-  FILE* file = std::fopen(path.c_str(), "wb");
-  if (!file) return 0;
-  std::fwrite(data, 1, size, file);
-  std::fclose(file);
+  if (!scratch.write("input.pt", data, size)) return 0;
   (void)streetgan::readTorchSaveFile(path);
   return 0;
 }

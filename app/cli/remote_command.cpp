@@ -195,6 +195,9 @@ int runRemote(const Args& args) {
     return args.empty() ? kExitUsage : kExitOk;
   }
   const Args rest(args.begin() + 1, args.end());
+  // The run folder comes first and is never an option ("--help=1" once became a run folder).
+  if (!rest.empty() && !rest[0].empty() && rest[0][0] == '-')
+    return fail("streetgan remote " + args[0], "the run folder '" + rest[0] + "' cannot start with '-'", kExitUsage);
   if (args[0] == "launch") return launch(rest);
   if (args[0] == "follow") return follow(rest);
   if (args[0] == "status") return status(rest);

@@ -65,4 +65,21 @@ std::size_t jsonNestingDepth(std::string_view text) {
   return deepest;
 }
 
+std::size_t jsonValueBound(std::string_view text) {
+  std::size_t items = 1;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{' || c == ',') {
+      ++items;
+    }
+  }
+  return 2 * items;
+}
+
 }  // namespace streetgan

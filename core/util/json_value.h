@@ -29,4 +29,10 @@ std::string jsonString(const nlohmann::json& body, const char* key);
 /// value per bracket, or before printing such a value in an error message overflows the stack.
 std::size_t jsonNestingDepth(std::string_view text);
 
+/// An upper bound, found by one scan of `text` (strings skipped), of how many values parsing it
+/// would make: its arrays and objects plus the commas between their items, each value at most
+/// twice (a member's key and value). A reader refuses a text past its bound before nlohmann
+/// builds a tree of some 20 times the text's size.
+std::size_t jsonValueBound(std::string_view text);
+
 }  // namespace streetgan

@@ -191,8 +191,17 @@ public:
   Status run() {
     if (Status zip = checkDirectory(); !zip) return zip;
     caffe2::serialize::PyTorchStreamReader reader(std::make_shared<ArchiveAdapter>(read_, size_));
-    if (reader.getAllRecords().size() != directory_.records.size())
+    // The records LibTorch's reader lists must be the ones checked, name for name.
+    const std::vector<std::string> names = reader.getAllRecords();
+    const std::set<std::string> listed = [&] {
+      std::set<std::string> keys;
+      for (const std::string& name : names) keys.insert(ZipDirectory::key(name));
+      return keys;
+    }();
+    if (listed.size() != names.size() || listed.size() != directory_.records.size())
       return makeError("two of its records have the same name once case and folders are ignored");
+    for (const auto& [key, record] : directory_.records)
+      if (!listed.count(key)) return makeError("its zip directories disagree (LibTorch's reader does not list " + key + ")");
     if (!directory_.find("data.pkl")) return makeError("it has no data.pkl, so LibTorch did not write it");
     ClassReferences classes;
     for (const auto& [key, record] : directory_.records) {

@@ -258,6 +258,11 @@ private:
     std::uint64_t index = 0;
     if (Status s = readUnsigned(width, index); !s) return s;
     if (stack_.empty()) return makeError("BINPUT on an empty stack");
+    // Picklers number memo entries from 0, one per value put: an index past the values made so
+    // far is crafted, and LibTorch's own unpickler grows a table to it (2^28: 4 GB).
+    if (index > values_)
+      return makeError("the pickle stores memo entry " + std::to_string(index) + ", past the " + std::to_string(values_) +
+                       " values it has made");
     memo_[static_cast<std::uint32_t>(index)] = stack_.back();
     return {};
   }

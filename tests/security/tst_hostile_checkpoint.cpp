@@ -1,5 +1,5 @@
 // Crafted checkpoints, made by the test from a real one (craft_checkpoint.py changes one record of
-// its zip): every command that loads a checkpoint refuses each with one line naming the file and
+// its zip, or its directory): every command that loads a checkpoint refuses each with one line naming the file and
 // what is wrong, exit 1, and writes nothing; none crashes (LibTorch's own reader, given these,
 // crashed with SIGSEGV or would run the archive's TorchScript). `train --resume` skips a crafted
 // newest checkpoint with a warning and resumes from the one before.
@@ -56,6 +56,10 @@ private slots:
     QTest::newRow("legacy model.json") << "legacy" << "legacy format of PyTorch 1.0 (model.json)";
     QTest::newRow("two records named alike") << "case-twin" << "two of its records have the same name once case and folders are ignored";
     QTest::newRow("os.system in data.pkl") << "foreign-global" << "needs the Python object os.system";
+    // LibTorch's zip reader followed the ZIP64 end record, the check the other one: a method in
+    // code/ ran on load (found by a hostile review).
+    QTest::newRow("two zip directories") << "two-directories"
+                                         << "its ZIP64 end record and its end record describe different directories";
   }
 
   void craftedCheckpointIsRefused() {
