@@ -317,7 +317,7 @@ void TestCliErrors::failures_data() {
       << none << QStringList{};
   QTest::newRow("event log cannot be opened") << "events-link-into-proc"
       << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run"} + tiny << 0 << 1
-      << "streetgan train: @ROW@/run/events.jsonl: cannot open the event log (No such file or directory)"
+      << "streetgan train: @ROW@/run/events.jsonl: cannot open the event log (a symbolic link; a run writes only its own files)"
       << none << QStringList{};
   QTest::newRow("resume: event log is a folder") << "run-copy:events-folder"
       << QStringList{"train", "--resume", "--run-dir", "@ROW@/run", "--dataroot", data} << 0 << 1
@@ -491,7 +491,8 @@ void TestCliErrors::failures() {
       QCOMPARE(setup, QString("run-copy"));
     }
   } else if (setup == "events-link-into-proc") {
-    // A log that cannot be created even by root: its path leads into /proc.
+    // A log that cannot be created even by root: its path leads into /proc, through a link, which
+    // is refused first.
     QVERIFY(QDir().mkpath(run));
     QVERIFY(QFile::link("/proc/streetgan-tst-cli-errors/events.jsonl", run + "/events.jsonl"));
   } else {
