@@ -46,8 +46,11 @@ std::string jsonString(const nlohmann::json& body, const char* key) {
   return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::size_t jsonNestingDepth(std::string_view text) {
-  std::size_t depth = 0, deepest = 0;
+namespace {
+
+// Calls `visit` with each character of `text` outside its strings.
+template <typename Visit>
+void forEachStructuralCharacter(std::string_view text, Visit visit) {
   bool in_string = false, escaped = false;
   for (const char c : text) {
     if (in_string) {
@@ -56,29 +59,28 @@ std::size_t jsonNestingDepth(std::string_view text) {
       else if (c == '"') in_string = false;
     } else if (c == '"') {
       in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+    } else {
+      visit(c);
     }
   }
+}
+
+}  // namespace
+
+std::size_t jsonNestingDepth(std::string_view text) {
+  std::size_t depth = 0, deepest = 0;
+  forEachStructuralCharacter(text, [&](char c) {
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    else if ((c == ']' || c == '}') && depth > 0) --depth;
+  });
   return deepest;
 }
 
 std::size_t jsonValueBound(std::string_view text) {
   std::size_t items = 1;
-  bool in_string = false, escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{' || c == ',') {
-      ++items;
-    }
-  }
+  forEachStructuralCharacter(text, [&](char c) {
+    if (c == '[' || c == '{' || c == ',') ++items;
+  });
   return 2 * items;
 }
 
