@@ -51,7 +51,9 @@ std::vector<OptionSpec> metricsOptionSpecs(const ModelOptionsUse& use) {
       {"--n-train", "N", "training images, a seeded draw from the data set (default 10000)"},
       {"--only", "A,B,..", "just these metrics: swd, msssim, ndb, fid, kid, prdc, memorisation (default all)"},
       {"--bins", "K", "NDB/JSD: k-means bins of the training images (default 100)"},
-      {"--features", "FILE.pt", "compute FID, KID and precision/recall in this TorchScript network's features"},
+      {"--features", "FILE.pt",
+       "compute FID, KID and precision/recall in this TorchScript network's features (a TorchScript file is code that "
+       "runs with your rights: use only networks you trust)"},
       {"--features-size", "S", "the image size the features network takes (default 299)"},
       {"--img-size", "S", "image size without a checkpoint (default 64)"},
       {"--seed", "N", "seed of the sample noise, the draws and the projections (default 0)"},

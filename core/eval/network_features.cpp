@@ -1,5 +1,8 @@
 #include "core/eval/network_features.h"
 
+#include "core/util/libtorch_archive_check.h"
+#include "core/util/regular_file.h"
+
 #include "core/util/sha256.h"
 
 #include <torch/script.h>
@@ -58,8 +61,19 @@ Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input
   features.sha256_ = *digest;
   features.input_size_ = input_size;
   features.device_ = device;
+  // The network's methods are code the user chose to run (docs/evaluation.md); its zip and
+  // pickles are checked before LibTorch's reader, which a crafted pickle crashed, sees them, and
+  // LibTorch reads the same open file.
+  auto file = RegularFile::open(path);
+  if (!file) return makeError(file.error());
+  const auto file_size = static_cast<std::uint64_t>(file->size());
+  const ArchiveReader read = fileArchiveReader(file->descriptor(), file_size);
+  LibTorchArchiveLimits limits;
+  limits.code_is_data_only = false;
+  if (Status checked = checkLibTorchArchive(read, file_size, limits); !checked)
+    return makeError(path + ": not a TorchScript network that LibTorch can load (" + checked.error() + ")");
   try {
-    features.module_ = std::make_shared<Module>(Module{torch::jit::load(path, device)});
+    features.module_ = std::make_shared<Module>(Module{torch::jit::load(archiveAdapter(read, file_size), device)});
     features.module_->module.eval();
   } catch (const std::exception& e) {
     return makeError(path + ": not a TorchScript network that LibTorch can load (" + oneLine(e) + ")");

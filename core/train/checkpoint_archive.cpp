@@ -8,10 +8,6 @@
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
 #include <filesystem>
 
 namespace streetgan {
@@ -28,22 +24,6 @@ bool isPythonTorchSave(const std::string& path) {
   }
 }
 
-// Reads of the open file at any offset, for the check and then for LibTorch.
-ArchiveReader readerOf(int fd, std::uint64_t size) {
-  return [fd, size](std::uint64_t offset, void* out, std::size_t n) -> std::size_t {
-    if (offset >= size) return 0;
-    n = static_cast<std::size_t>(std::min<std::uint64_t>(n, size - offset));
-    std::size_t done = 0;
-    while (done < n) {
-      const ssize_t got = ::pread(fd, static_cast<char*>(out) + done, n - done, static_cast<off_t>(offset + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;
-      done += static_cast<std::size_t>(got);
-    }
-    return done;
-  };
-}
-
 }  // namespace
 
 Status openCheckpointArchive(torch::serialize::InputArchive& archive, const std::string& path, const c10::Device& device) {
@@ -56,7 +36,7 @@ Status openCheckpointArchive(torch::serialize::InputArchive& archive, const std:
   auto file = RegularFile::open(path);
   if (!file) return makeError(file.error());
   const auto size = static_cast<std::uint64_t>(file->size());
-  const ArchiveReader read = readerOf(file->descriptor(), size);
+  const ArchiveReader read = fileArchiveReader(file->descriptor(), size);
   if (Status checked = checkLibTorchArchive(read, size); !checked)
     return makeError(path + ": cannot read the checkpoint (" + checked.error() + ")");
   archive.load_from(read, [size] { return static_cast<std::size_t>(size); }, device);

@@ -8,6 +8,10 @@
 #include <caffe2/serialize/read_adapter_interface.h>
 #include <torch/torch.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <set>
@@ -19,12 +23,12 @@ namespace {
 
 class ArchiveAdapter : public caffe2::serialize::ReadAdapterInterface {
 public:
-  ArchiveAdapter(const ArchiveReader& read, std::uint64_t size) : read_(read), size_(size) {}
+  ArchiveAdapter(ArchiveReader read, std::uint64_t size) : read_(std::move(read)), size_(size) {}
   std::size_t size() const override { return static_cast<std::size_t>(size_); }
   std::size_t read(std::uint64_t pos, void* buf, std::size_t n, const char*) const override { return read_(pos, buf, n); }
 
 private:
-  const ArchiveReader& read_;
+  ArchiveReader read_;
   std::uint64_t size_;
 };
 
@@ -210,7 +214,8 @@ public:
       else if (key == "data.pkl") checked = checkPickle(reader, key, "data/");
       else if (key == "constants.pkl") checked = checkPickle(reader, key, "constants/");
       else if (key.rfind("code/", 0) == 0 && endsWith(key, ".debug_pkl")) checked = checkPickle(reader, key, "");
-      else if (key.rfind("code/", 0) == 0 && endsWith(key, ".py")) checked = checkCode(reader, key, classes);
+      else if (key.rfind("code/", 0) == 0 && endsWith(key, ".py") && limits_.code_is_data_only)
+        checked = checkCode(reader, key, classes);
       else if (key == "version" || key == ".data/version") checked = checkVersion(reader, key);
       if (!checked) return checked;
     }
@@ -286,6 +291,25 @@ private:
 };
 
 }  // namespace
+
+ArchiveReader fileArchiveReader(int fd, std::uint64_t size) {
+  return [fd, size](std::uint64_t offset, void* out, std::size_t n) -> std::size_t {
+    if (offset >= size) return 0;
+    n = static_cast<std::size_t>(std::min<std::uint64_t>(n, size - offset));
+    std::size_t done = 0;
+    while (done < n) {
+      const ssize_t got = ::pread(fd, static_cast<char*>(out) + done, n - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    return done;
+  };
+}
+
+std::shared_ptr<caffe2::serialize::ReadAdapterInterface> archiveAdapter(ArchiveReader read, std::uint64_t size) {
+  return std::make_shared<ArchiveAdapter>(std::move(read), size);
+}
 
 Status checkLibTorchArchive(const ArchiveReader& read, std::uint64_t size, const LibTorchArchiveLimits& limits) {
   try {

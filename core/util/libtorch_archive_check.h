@@ -18,7 +18,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+
+namespace caffe2::serialize {
+class ReadAdapterInterface;
+}
 
 namespace streetgan {
 
@@ -30,6 +35,9 @@ struct LibTorchArchiveLimits {
   std::uint64_t max_code_bytes = 1ull << 20;
   /// How deeply a declared type may nest (Tuple[float, float] is 2).
   int max_type_depth = 4;
+  /// Whether code/ files may only declare data (a checkpoint). False for a TorchScript network,
+  /// whose methods are code the user chose to run: its zip and pickles are still checked.
+  bool code_is_data_only = true;
 };
 
 /// Reads `n` bytes at `offset` of the archive into `out`; the number of bytes read.
@@ -38,5 +46,12 @@ using ArchiveReader = std::function<std::size_t(std::uint64_t offset, void* out,
 /// Whether the LibTorch archive of `size` bytes that `read` reads is safe to give LibTorch's
 /// reader; the Error says what is wrong in one line, without the file's name.
 Status checkLibTorchArchive(const ArchiveReader& read, std::uint64_t size, const LibTorchArchiveLimits& limits = {});
+
+/// Reads of the open file `fd` of `size` bytes at any offset (pread), for the check and then for
+/// LibTorch's reader (archiveAdapter), so that both read the same file.
+ArchiveReader fileArchiveReader(int fd, std::uint64_t size);
+
+/// `read` as LibTorch's reader takes an archive (torch::jit::load).
+std::shared_ptr<caffe2::serialize::ReadAdapterInterface> archiveAdapter(ArchiveReader read, std::uint64_t size);
 
 }  // namespace streetgan

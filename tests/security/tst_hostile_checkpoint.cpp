@@ -102,6 +102,37 @@ private slots:
     QCOMPARE(QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
   }
 
+  // A features network is code the user chose to run, but its pickles are data: a crafted one
+  // crashed `metrics --features` (SIGSEGV) before LibTorch's reader got them checked.
+  void craftedFeaturesNetworkIsRefused() {
+    const QString network = dir_.filePath("features.pt"), script = dir_.filePath("features.py");
+    QFile file(script);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("import sys, torch\n"
+               "class Net(torch.nn.Module):\n"
+               "    def __init__(self):\n"
+               "        super().__init__()\n"
+               "        self.conv = torch.nn.Conv2d(3, 8, 4, 4)\n"
+               "    def forward(self, x):\n"
+               "        return self.conv(x).mean(dim=(2, 3))\n"
+               "torch.jit.script(Net()).save(sys.argv[1])\n");
+    file.close();
+    QProcess python;
+    python.start("/usr/bin/python3", {script, network});
+    QVERIFY(python.waitForFinished(120000) && python.exitCode() == 0);
+    const QString crafted = dir_.filePath("features-empty-stack.pt");
+    QCOMPARE(craft(network, crafted, "empty-stack"), QString());
+    const QStringList metrics{"metrics", "--samples", data_, "--dataroot", data_, "--n", "16", "--n-train", "16",
+                              "--only", "fid", "--features-size", "32", "--features"};
+    const auto good = runCli(metrics + QStringList{network}, 120000);
+    QVERIFY2(good.exit_code == 0, qPrintable(good.err));
+    const auto r = runCli(metrics + QStringList{crafted}, 120000);
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains(crafted + ": not a TorchScript network that LibTorch can load (its data.pkl: the pickle pops "
+                                      "an empty stack)"),
+             qPrintable(r.err));
+  }
+
   // The newest checkpoint crafted: the run resumes from the one before, and says so.
   void resumeSkipsACraftedCheckpoint() {
     const QString run = dir_.filePath("resume");
