@@ -24,6 +24,7 @@ cluster's speed.
 import argparse
 import json
 import os
+import secrets
 import signal
 import socket
 import statistics
@@ -75,11 +76,13 @@ def make_hosts(count):
 def run_job(args, preset, hosts=0):
     """One job of args.world ranks: on this host, or spread over `hosts` namespaces."""
     port = free_port()
+    token = secrets.token_hex(32)  # the job's token, as `streetgan train --nproc` makes one
     procs = []
     per_host = args.world // hosts if hosts else args.world
     for rank in range(args.world):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(args.world), LOCAL_RANK=str(rank % per_host),
-                   LOCAL_WORLD_SIZE=str(per_host), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+                   LOCAL_WORLD_SIZE=str(per_host), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   STREETGAN_JOB_TOKEN=token)
         cmd = [args.streetgan, "bench", "allreduce", "--preset", preset, "--batch", str(args.batch),
                "--repeats", str(args.steps), "--threads", str(args.threads), "--device", args.device]
         if hosts:

@@ -43,6 +43,15 @@ events = [
 ]
 put("fuzz_event_stream", "run.jsonl", "\x07" + "".join(json.dumps(e) + "\n" for e in events) + '{"type": "cut')
 
+# The job store's messages (core/train/job_store_protocol.h): a set, a wait for two keys, a reply.
+def store_bytes(b):
+    return len(b).to_bytes(4, "big") + b
+put("fuzz_store_message", "set.bin", b"\x01" + store_bytes(b"streetgan/join/count") + store_bytes(b"1"))
+put("fuzz_store_message", "wait.bin", b"\x05" + (2).to_bytes(4, "big") + store_bytes(b"a") + store_bytes(b"b") +
+    (5000).to_bytes(8, "big"))
+put("fuzz_store_message", "compare-set.bin", b"\x08" + store_bytes(b"k") + store_bytes(b"") + store_bytes(b"v"))
+put("fuzz_store_message", "reply.bin", b"\x00" + store_bytes(b"ok") + (7).to_bytes(8, "big"))
+
 # Long commands' stderr with --progress: progress lines among other diagnostics.
 put("fuzz_progress_line", "parzen.txt", 'progress/1 {"task":"parzen-estimate","done":42,"total":100}\n')
 put("fuzz_progress_line", "stderr.txt", "warning: skipped /data/a.jpg\n"

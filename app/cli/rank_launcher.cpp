@@ -5,6 +5,7 @@
 #include "core/runs/event_fields.h"
 #include "core/runs/event_log.h"
 #include "core/runs/event_log_tail.h"
+#include "core/train/job_token.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -123,6 +124,7 @@ struct AttemptOutcome {
   ::setenv("TORCHELASTIC_RESTART_COUNT", std::to_string(attempt).c_str(), 1);
   ::setenv("TORCHELASTIC_MAX_RESTARTS", std::to_string(options.max_restarts).c_str(), 1);
   ::setenv("TORCHELASTIC_RUN_ID", job.c_str(), 1);
+  ::setenv(kJobTokenVariable, options.job_token.c_str(), 1);  // the environment: no other user reads it
   ::unsetenv("TORCHELASTIC_USE_AGENT_STORE");
   std::vector<std::string> words{"streetgan", "train"};
   words.insert(words.end(), options.rank_args.begin(), options.rank_args.end());

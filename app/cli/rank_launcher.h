@@ -28,6 +28,7 @@ struct RankLaunchOptions {
   int max_restarts = 0;                   ///< restarts of the whole group after a rank fails
   std::vector<std::string> rank_args;     ///< `train` arguments of every rank
   std::string events_path;                ///< rank 0's events.jsonl (node 0), for a dead rank 0
+  std::string job_token;                  ///< what each rank proves to rank 0's store (job_token.h)
 };
 
 /// Runs the ranks to their end; returns the exit code of the whole job (0 when every rank

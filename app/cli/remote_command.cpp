@@ -4,6 +4,7 @@
 #include "app/cli/commands.h"
 #include "core/runs/run_launch.h"
 #include "core/runs/run_relative_path.h"
+#include "core/train/job_token.h"
 #include "core/util/atomic_file.h"
 #include "core/util/regular_file.h"
 
@@ -32,9 +33,10 @@ const char* kRemoteUsage =
     "\n"
     "The remote side of a studio run over SSH (the studio sends these; they are plain commands).\n"
     "\n"
-    "  launch RUN_DIR [--config-json JSON] [TRAIN OPTIONS...]\n"
+    "  launch RUN_DIR [--job-token-stdin] [--config-json JSON] [TRAIN OPTIONS...]\n"
     "         start `streetgan train --run-dir RUN_DIR` detached (it outlives the connection);\n"
-    "         prints its pid. The launch record goes to RUN_DIR/launch/.\n"
+    "         prints its pid. The launch record goes to RUN_DIR/launch/. --job-token-stdin:\n"
+    "         the job's token (a run on several hosts) is the first line of standard input\n"
     "  follow RUN_DIR [--offset BYTES]\n"
     "         write RUN_DIR/events.jsonl from byte BYTES to stdout, following it until the\n"
     "         launched process has ended and every byte is written\n"
@@ -46,6 +48,13 @@ const char* kRemoteUsage =
     "         for each PATH (inside the run directory): a line \"size N\" and the file's N\n"
     "         bytes, or a line \"error MESSAGE\"\n";
 
+// The first line of standard input (at most a job token's length), checked.
+Result<std::string> jobTokenFromStandardInput() {
+  std::string line;
+  for (int c; line.size() <= kMaxJobTokenBytes && (c = std::getchar()) != EOF && c != '\n';) line.push_back(static_cast<char>(c));
+  return checkJobToken(line, "standard input (--job-token-stdin)");
+}
+
 int launch(const Args& args) {
   const std::string program = "streetgan remote launch";
   if (args.empty()) return fail(program, "missing RUN_DIR", kExitUsage);
@@ -53,6 +62,14 @@ int launch(const Args& args) {
   const std::string run_dir = fs::absolute(args[0], ec).lexically_normal().string();
   Args train_args{"train", "--run-dir", run_dir};
   std::size_t i = 1;
+  if (i < args.size() && args[i] == "--job-token-stdin") {
+    // The token of a job on several hosts reaches the ranks through the environment, never a
+    // command line another user could read.
+    auto token = jobTokenFromStandardInput();
+    if (!token) return fail(program, token.error(), kExitUsage);
+    ::setenv(kJobTokenVariable, token->c_str(), 1);
+    ++i;
+  }
   std::string config_json;
   if (i < args.size() && args[i] == "--config-json") {
     if (i + 1 >= args.size()) return fail(program, "option '--config-json' needs a value", kExitUsage);

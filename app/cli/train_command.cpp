@@ -4,6 +4,7 @@
 #include "app/cli/stop_signal.h"
 #include "app/cli/train_progress_printer.h"
 #include "core/runs/run_directory.h"
+#include "core/train/job_token.h"
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/graphed_train_step.h"
@@ -50,7 +51,7 @@ void quietDistributedLog() {
 constexpr std::int64_t kMaxWorldSize = 65536;
 
 const char* const kLauncherOptions[] = {"--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
-                                        "--dist-timeout", "--max-restarts"};
+                                        "--dist-timeout", "--max-restarts", "--job-token"};
 
 // The arguments every rank gets: the launcher's own options left out.
 std::vector<std::string> rankArguments(const Args& args) {
@@ -97,10 +98,29 @@ std::vector<OptionSpec> trainOptionSpecs() {
   specs.push_back({"--node-rank", "R", "this host's place among them, 0 to N-1 (default 0)"});
   specs.push_back({"--master-addr", "HOST", "the host of rank 0, where the ranks meet (default 127.0.0.1)"});
   specs.push_back({"--master-port", "PORT", "its port (default: a free port with one host, 29500 with several)"});
+  specs.push_back({"--job-token", "FILE", "with several hosts: a file holding the job's secret, the same on each host "
+                                       "and readable by its owner alone (or set STREETGAN_JOB_TOKEN); one host makes "
+                                       "its own"});
   specs.push_back({"--dist-timeout", "S", "seconds a rank waits for the others before the job fails (default 300)"});
   specs.push_back({"--max-restarts", "K", "when a rank fails, restart every rank from the last checkpoint, at most K "
                                           "times (default 0; give every host the same K)"});
   return specs;
+}
+
+// The job's token: --job-token's file, else the environment's; a job on one host makes its own,
+// a job on several hosts must share one.
+Status readJobToken(const CommandLine& line, RankLaunchOptions& launch) {
+  auto token = line.has("--job-token") ? readJobTokenFile(line.value("--job-token")) : jobTokenFromEnvironment();
+  if (!token) return makeError((line.has("--job-token") ? "option '--job-token': " : "") + token.error());
+  launch.job_token = *token;
+  if (!launch.job_token.empty()) return {};
+  if (launch.nnodes > 1)
+    return makeError("--nnodes " + std::to_string(launch.nnodes) + " needs the job's token on every host: --job-token "
+                     "FILE (the same file on each host, readable by its owner alone) or the environment variable " +
+                     kJobTokenVariable + "; make one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > "
+                     "job.token && chmod 600 job.token");
+  launch.job_token = newJobToken();
+  return {};
 }
 
 // The launcher's options (--nproc ... --dist-timeout) into `launch`, checked against each other
@@ -148,7 +168,7 @@ Status readLaunchOptions(const CommandLine& line, bool launcher, RankLaunchOptio
   if (!launcher)
     for (const char* name : kLauncherOptions)
       if (line.has(name)) return makeError(std::string("option '") + name + "' needs --nproc N (the ranks to start)");
-  return {};
+  return launcher ? readJobToken(line, launch) : Status{};
 }
 
 // --cuda-graphs on|off, when given.

@@ -1,5 +1,8 @@
 #include "core/train/rank_group.h"
 
+#include "core/train/job_store_client.h"
+#include "core/train/job_store_server.h"
+#include "core/train/job_token.h"
 #include "core/util/exception_message.h"
 #include "core/util/plain_text.h"
 #include "core/util/torch_compat.h"
@@ -14,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -44,11 +48,21 @@ std::string hostName() {
   return name;
 }
 
+// Where the job's store listens and the ranks reach it: 127.0.0.1 when every rank is on this host
+// (nothing listens beyond loopback), else --master-addr, the address the other hosts reach.
+std::string storeHost(const RankPlacement& p) {
+  return p.local_world_size == p.world_size ? "127.0.0.1" : p.master_addr;
+}
+
+c10::intrusive_ptr<c10d::Store> connectToJobStore(const RankPlacement& p) {
+  return JobStoreClient::connect({storeHost(p), p.master_port, p.job_token, static_cast<std::uint32_t>(p.rank)},
+                                 Milliseconds(static_cast<std::int64_t>(p.timeout_s) * 1000));
+}
+
 // After a restart, a host's new ranks may reach the store of the attempt before, whose rank 0 has
 // not ended yet: rank 0 writes its attempt into its store, and a rank that finds an older one
 // connects again (every second, within the timeout) until it reaches its own attempt's store.
-Status joinCurrentAttempt(c10::intrusive_ptr<c10d::Store>& store, const RankPlacement& p,
-                          const c10d::TCPStoreOptions& options) {
+Status joinCurrentAttempt(c10::intrusive_ptr<c10d::Store>& store, const RankPlacement& p) {
   const std::string key = "streetgan/attempt";
   if (p.rank == 0) {
     store->set(key, bytesOf(std::to_string(p.restart_count)));
@@ -69,7 +83,7 @@ Status joinCurrentAttempt(c10::intrusive_ptr<c10d::Store>& store, const RankPlac
                        std::to_string(p.master_port) + " still belongs to attempt " + std::to_string(found) + ")");
     store.reset();
     std::this_thread::sleep_for(Milliseconds(1000));
-    store = c10::make_intrusive<c10d::TCPStore>(p.master_addr, options);
+    store = connectToJobStore(p);
   }
 }
 
@@ -168,23 +182,46 @@ Status checkJoin(c10d::Store& store, const RankPlacement& p) {
   return makeError(verdict);
 }
 
-bool isLoopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 // The network interface Gloo talks through: GLOO_SOCKET_IFNAME as PyTorch reads it, loopback
 // when every rank is on this host, else the address this host's name resolves to.
 std::shared_ptr<::gloo::transport::Device> glooDevice(const RankPlacement& placement) {
   if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface)
     return c10d::ProcessGroupGloo::createDeviceForInterface(interface);
-  if (isLoopback(placement.master_addr) && placement.local_world_size == placement.world_size)
+  if (placement.local_world_size == placement.world_size)
     return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
   return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+// torchrun's agent hosts the store: every rank is its client (c10d's TCPStore, as torchrun speaks).
+c10::intrusive_ptr<c10d::Store> torchrunAgentStore(const RankPlacement& p) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(p.master_port);
+  options.isServer = false;
+  options.waitWorkers = false;
+  options.timeout = Milliseconds(static_cast<std::int64_t>(p.timeout_s) * 1000);
+  options.multiTenant = true;
+  torch_compat::usePlainTcpStore(options);
+  return c10::make_intrusive<c10d::TCPStore>(p.master_addr, options);
+}
+
+Result<std::unique_ptr<JobStoreServer>> startJobStore(const RankPlacement& p) {
+  JobStoreServerOptions options;
+  options.address = storeHost(p);
+  options.port = p.master_port;
+  options.token = p.job_token;
+  options.world_size = p.world_size;
+  options.warn = [](const std::string& text) { std::fprintf(stderr, "warning: %s\n", text.c_str()); };
+  auto server = JobStoreServer::start(std::move(options));
+  if (!server && p.local_world_size != p.world_size)
+    return makeError(server.error() + ": --master-addr must be an address of this host (rank 0's) that the other "
+                                      "hosts reach");
+  return server;
 }
 
 }  // namespace
 
 struct RankGroup::Impl {
+  std::unique_ptr<JobStoreServer> server;  // rank 0's; first, so that it ends after every user of it
   RankPlacement placement;
   std::string backend_name;
   c10::intrusive_ptr<c10d::Store> store;
@@ -226,19 +263,21 @@ Result<std::unique_ptr<RankGroup>> RankGroup::connect(const RankPlacement& place
   impl->placement = placement;
   const Milliseconds timeout(static_cast<std::int64_t>(placement.timeout_s) * 1000);
   try {
-    c10d::TCPStoreOptions options;
-    options.port = static_cast<std::uint16_t>(placement.master_port);
-    options.isServer = !placement.agent_store && placement.rank == 0;
-    if (!placement.agent_store) options.numWorkers = placement.world_size;
-    options.waitWorkers = false;
-    options.timeout = timeout;
-    options.multiTenant = true;
-    torch_compat::usePlainTcpStore(options);
-    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(placement.master_addr, options);
+    c10::intrusive_ptr<c10d::Store> store;
     if (placement.agent_store) {
-      store = c10::make_intrusive<c10d::PrefixStore>(placement.store_prefix, store);
-    } else if (Status current = joinCurrentAttempt(store, placement, options); !current) {
-      return makeError(current.error());
+      store = c10::make_intrusive<c10d::PrefixStore>(placement.store_prefix, torchrunAgentStore(placement));
+    } else {
+      if (placement.job_token.empty())
+        return makeError("rank " + std::to_string(placement.rank) + " of a distributed run needs the job's token in "
+                         "the environment variable " + kJobTokenVariable + " (streetgan train --nproc gives it to the "
+                         "ranks it starts; with torchrun, set it on every host: docs/distributed.md)");
+      if (placement.rank == 0) {
+        auto server = startJobStore(placement);
+        if (!server) return makeError(server.error());
+        impl->server = std::move(*server);
+      }
+      store = connectToJobStore(placement);
+      if (Status current = joinCurrentAttempt(store, placement); !current) return makeError(current.error());
     }
     impl->store = store;
     if (Status joined = checkJoin(*store, placement); !joined) return makeError(joined.error());

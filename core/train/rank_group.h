@@ -1,9 +1,10 @@
 #pragma once
 // RankGroup: this process's place in a distributed run and the collectives its ranks train with,
 // on PyTorch's own distributed engine (c10d), so a job launches the way PyTorch jobs do
-// (torchrun, or `streetgan train --nproc N`). The rendezvous is a c10d TCPStore at
-// MASTER_ADDR:MASTER_PORT, hosted by rank 0, or by torchrun's agent (every rank a client, under
-// the agent's prefix for the restart attempt). Tensors on the training device go through the
+// (torchrun, or `streetgan train --nproc N`). The rendezvous is the job's store at
+// MASTER_ADDR:MASTER_PORT (127.0.0.1 for a job on one host), hosted by rank 0 (JobStoreServer:
+// every rank proves the job's token first), or torchrun's agent's c10d TCPStore (every rank a
+// client, under the agent's prefix for the restart attempt). Tensors on the training device go through the
 // device's backend (ProcessGroupGloo on the CPU, ProcessGroupNCCL on CUDA where the LibTorch has
 // it); the small host-side agreements of every step (stop, batch sizes) always go through a Gloo
 // group on the CPU, so they never wait for an accelerator.

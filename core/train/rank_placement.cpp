@@ -1,5 +1,7 @@
 #include "core/train/rank_placement.h"
 
+#include "core/train/job_token.h"
+
 #include <torch/cuda.h>
 
 #include <algorithm>
@@ -71,6 +73,9 @@ Result<std::optional<RankPlacement>> rankPlacementFromEnvironment() {
                                    "printable characters without spaces"));
     p.job_id = job;
   }
+  auto token = jobTokenFromEnvironment();
+  if (!token) return makeError(token.error());
+  p.job_token = *token;
   if (const char* agent = env("TORCHELASTIC_USE_AGENT_STORE"); agent && std::string(agent) == "True") {
     p.agent_store = true;
     p.store_prefix = "/worker/attempt_" + std::to_string(p.restart_count);

@@ -25,6 +25,7 @@ struct RankPlacement {
   int restart_count = 0;     ///< TORCHELASTIC_RESTART_COUNT: 0 on the first attempt, k after the k-th restart
   int max_restarts = 0;      ///< TORCHELASTIC_MAX_RESTARTS: restarts the launcher allows in all
   std::string job_id;        ///< TORCHELASTIC_RUN_ID: the launch every attempt belongs to ("" when unset)
+  std::string job_token;     ///< STREETGAN_JOB_TOKEN: what each rank proves to rank 0's store (job_token.h)
 
   /// Hosts in the job, when each runs LOCAL_WORLD_SIZE ranks.
   int nodeCount() const { return (world_size + local_world_size - 1) / local_world_size; }

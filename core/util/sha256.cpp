@@ -68,7 +68,7 @@ void Sha256::update(const void* data, std::size_t size) {
   }
 }
 
-std::string Sha256::hexDigest() {
+std::array<std::uint8_t, 32> Sha256::digest() {
   const std::uint64_t bits = length_ * 8;
   const std::uint8_t pad = 0x80;
   update(&pad, 1);
@@ -77,11 +77,45 @@ std::string Sha256::hexDigest() {
   std::uint8_t length_bytes[8];
   for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
   update(length_bytes, 8);
+  std::array<std::uint8_t, 32> bytes{};
+  for (std::size_t i = 0; i < 32; ++i) bytes[i] = static_cast<std::uint8_t>(state_[i / 4] >> (24 - 8 * (i % 4)));
+  return bytes;
+}
+
+std::string Sha256::hexDigest() {
   static const char* digits = "0123456789abcdef";
   std::string hex;
-  for (std::uint32_t word : state_)
-    for (int shift = 28; shift >= 0; shift -= 4) hex += digits[(word >> shift) & 0xf];
+  for (std::uint8_t byte : digest()) {
+    hex += digits[byte >> 4];
+    hex += digits[byte & 0xf];
+  }
   return hex;
+}
+
+std::array<std::uint8_t, 32> Sha256::hmac(const std::string& key, const std::string& message) {
+  constexpr std::size_t kBlock = 64;
+  std::array<std::uint8_t, kBlock> block{};
+  if (key.size() > kBlock) {
+    Sha256 shortened;
+    shortened.update(key.data(), key.size());
+    const auto digest = shortened.digest();
+    std::copy(digest.begin(), digest.end(), block.begin());
+  } else {
+    std::copy(key.begin(), key.end(), block.begin());
+  }
+  std::array<std::uint8_t, kBlock> inner_pad{}, outer_pad{};
+  for (std::size_t i = 0; i < kBlock; ++i) {
+    inner_pad[i] = block[i] ^ 0x36;
+    outer_pad[i] = block[i] ^ 0x5c;
+  }
+  Sha256 inner;
+  inner.update(inner_pad.data(), kBlock);
+  inner.update(message.data(), message.size());
+  const auto inner_digest = inner.digest();
+  Sha256 outer;
+  outer.update(outer_pad.data(), kBlock);
+  outer.update(inner_digest.data(), inner_digest.size());
+  return outer.digest();
 }
 
 std::string Sha256::ofBytes(const std::string& bytes) {

@@ -12,6 +12,8 @@
 #include <QDirIterator>
 #include <QRegularExpression>
 #include <QtTest>
+
+#include <sys/stat.h>
 #include <torch/torch.h>
 
 #include <sched.h>
@@ -293,6 +295,29 @@ void TestCliErrors::failures_data() {
       << QString::fromUtf8("streetgan train: options '--nproc 1024 --nnodes 65536' make 67108864 ranks; allowed: at "
                            "most 65536 in all (--nproc × --nnodes)")
       << none << QStringList{"@ROW@/run"};
+  // Issue 49: a job on several hosts shares a secret its ranks prove to rank 0's store; the file
+  // holding it is the job's key, readable by its owner alone.
+  QTest::newRow("train: --nnodes 2 without a job token") << ""
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", "1", "--nnodes", "2"} + tiny
+      << 0 << 2
+      << QString::fromUtf8("streetgan train: --nnodes 2 needs the job's token on every host: --job-token FILE (the same "
+                           "file on each host, readable by its owner alone) or the environment variable "
+                           "STREETGAN_JOB_TOKEN; make one with: …")
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("train: --job-token file others can read") << "token-file:0644:0123456789abcdef0123456789abcdef"
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", "1", "--nnodes", "2",
+                     "--job-token", "@ROW@/job.token"} + tiny
+      << 0 << 2
+      << "streetgan train: option '--job-token': job token file @ROW@/job.token is open to other users; allow only "
+         "its owner (chmod 600 @ROW@/job.token)"
+      << none << QStringList{"@ROW@/run"};
+  QTest::newRow("train: --job-token too short") << "token-file:0600:secret"
+      << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nproc", "1", "--nnodes", "2",
+                     "--job-token", "@ROW@/job.token"} + tiny
+      << 0 << 2
+      << "streetgan train: option '--job-token': job token file @ROW@/job.token holds a job token of 6 characters; "
+         "allowed: 16 to 1024 (make one with: …)"
+      << none << QStringList{"@ROW@/run"};
   QTest::newRow("train: --nnodes past its range") << ""
       << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "--nnodes", "65537"} + tiny << 0 << 2
       << "streetgan train: option '--nnodes': '65537' is not allowed; allowed: an integer from 1 to 65536"
@@ -495,6 +520,13 @@ void TestCliErrors::failures() {
     // is refused first.
     QVERIFY(QDir().mkpath(run));
     QVERIFY(QFile::link("/proc/streetgan-tst-cli-errors/events.jsonl", run + "/events.jsonl"));
+  } else if (setup.startsWith("token-file:")) {
+    // token-file:MODE:TOKEN: @ROW@/job.token holding TOKEN, with permissions MODE (octal).
+    QFile token(row.filePath("job.token"));
+    QVERIFY(token.open(QIODevice::WriteOnly));
+    token.write(setup.section(':', 2).toUtf8() + "\n");
+    token.close();
+    QVERIFY(::chmod(qPrintable(token.fileName()), static_cast<mode_t>(setup.section(':', 1, 1).toInt(nullptr, 8))) == 0);
   } else {
     QVERIFY2(setup.isEmpty(), qPrintable(setup));
   }

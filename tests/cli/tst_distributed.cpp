@@ -121,6 +121,7 @@ void startTorchrun(QProcess& process, const QString& torchrun, const QStringList
                    const QStringList& train_args) {
   auto env = QProcessEnvironment::systemEnvironment();
   env.insert("USE_LIBUV", "0");
+  env.insert("STREETGAN_JOB_TOKEN", "torchrun-job-token-0123456789");  // for a store of rank 0's own
   process.setProcessEnvironment(env);
   process.start(torchrun, QStringList{"--nproc_per_node", "2"} + options +
                               QStringList{"--master_port", QString::number(freeLoopbackPort()), "--no_python", "--redirects",
@@ -136,6 +137,7 @@ QProcess* startRank(QObject* parent, int rank, int port, const QStringList& args
   env.insert("WORLD_SIZE", "2");
   env.insert("MASTER_ADDR", "127.0.0.1");
   env.insert("MASTER_PORT", QString::number(port));
+  env.insert("STREETGAN_JOB_TOKEN", "ranks-by-hand-token-0123456789");
   process->setProcessEnvironment(env);
   if (!folder.isEmpty()) process->setWorkingDirectory(folder);
   process->start(STREETGAN_CLI, args);
@@ -363,7 +365,8 @@ private slots:
     auto env = QProcessEnvironment::systemEnvironment();
     for (const auto& [name, value] : {std::pair<QString, QString>{"RANK", "0"}, {"WORLD_SIZE", "1"},
                                       {"MASTER_PORT", QString::number(freeLoopbackPort())}, {"TORCHELASTIC_RESTART_COUNT", "1"},
-                                      {"TORCHELASTIC_MAX_RESTARTS", "2"}, {"TORCHELASTIC_RUN_ID", "another-launch"}})
+                                      {"TORCHELASTIC_MAX_RESTARTS", "2"}, {"TORCHELASTIC_RUN_ID", "another-launch"},
+                                      {"STREETGAN_JOB_TOKEN", "a-rank-by-hand-token-0123456789"}})
       env.insert(name, value);
     rank.setProcessEnvironment(env);
     rank.start(STREETGAN_CLI, trainArgs(data_, run, 8, 2));
@@ -416,6 +419,9 @@ private slots:
   // after forwarding the stop: the run's log shows they never began training.
   void stopWhileRanksWaitToJoin() {
     QProcess launcher;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("STREETGAN_JOB_TOKEN", "two-hosts-job-token-0123456789");  // a job on several hosts shares one
+    launcher.setProcessEnvironment(env);
     launcher.start(STREETGAN_CLI, trainArgs(data_, dir_.path() + "/never-joined", 8, 1) +
                                       QStringList{"--nproc", "2", "--nnodes", "2", "--node-rank", "0", "--master-addr",
                                                   "127.0.0.1", "--master-port", QString::number(freeLoopbackPort()),
@@ -540,8 +546,15 @@ private slots:
                                        << "environment variable MASTER_PORT=\"http\" is not allowed";
     QTest::newRow("no rank 0 to join") << QStringList()
                                        << QStringList{"RANK=1", "WORLD_SIZE=2", "MASTER_PORT=" + QString::number(freeLoopbackPort()),
-                                                      "STREETGAN_DIST_TIMEOUT=3"}
+                                                      "STREETGAN_DIST_TIMEOUT=3", "STREETGAN_JOB_TOKEN=a-token-of-this-job-0123"}
                                        << 1 << "could not join the distributed run as rank 1 of 2 through the store at 127.0.0.1:";
+    // Issue 49: rank 0's store lets in only ranks that prove the job's token.
+    QTest::newRow("rank without the job's token") << QStringList() << QStringList{"RANK=1", "WORLD_SIZE=2"} << 1
+        << "rank 1 of a distributed run needs the job's token in the environment variable STREETGAN_JOB_TOKEN "
+           "(streetgan train --nproc gives it to the ranks it starts; with torchrun, set it on every host: "
+           "docs/distributed.md)";
+    QTest::newRow("job token too short") << QStringList() << QStringList{"RANK=1", "WORLD_SIZE=2", "STREETGAN_JOB_TOKEN=abc"}
+        << 2 << "environment variable STREETGAN_JOB_TOKEN holds a job token of 3 characters; allowed: 16 to 1024";
     QTest::newRow("hpu without Gaudi") << QStringList{"--device", "hpu"} << QStringList() << 2
                                        << "device \"hpu\" is not available: the Intel Gaudi software is not installed here";
   }

@@ -1,4 +1,5 @@
-// SHA-256 against the FIPS 180-4 test vectors, in one piece and fed in awkward pieces, and files.
+// SHA-256 against the FIPS 180-4 test vectors, in one piece and fed in awkward pieces, and files;
+// HMAC-SHA-256 against RFC 4231's test cases.
 #include "core/util/sha256.h"
 #include "tests/support/test_suite.h"
 
@@ -15,6 +16,8 @@ private slots:
   void vectors_data();
   void vectors();
   void files();
+  void hmac_data();
+  void hmac();
 };
 
 void TestSha256::vectors_data() {
@@ -57,6 +60,30 @@ void TestSha256::files() {
   auto missing = Sha256::ofFile(dir.filePath("nothing").toStdString());
   QVERIFY(!missing.ok());
   QVERIFY2(QString::fromStdString(missing.error()).contains("nothing: cannot read"), missing.error().c_str());
+}
+
+
+void TestSha256::hmac_data() {
+  QTest::addColumn<QByteArray>("key");
+  QTest::addColumn<QByteArray>("message");
+  QTest::addColumn<QString>("mac");
+  QTest::newRow("RFC 4231 case 1") << QByteArray(20, '\x0b') << QByteArray("Hi There")
+                                   << "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7";
+  QTest::newRow("RFC 4231 case 2") << QByteArray("Jefe") << QByteArray("what do ya want for nothing?")
+                                   << "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+  QTest::newRow("RFC 4231 case 3") << QByteArray(20, '\xaa') << QByteArray(50, '\xdd')
+                                   << "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe";
+  QTest::newRow("RFC 4231 case 6: a key longer than the block")
+      << QByteArray(131, '\xaa') << QByteArray("Test Using Larger Than Block-Size Key - Hash Key First")
+      << "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54";
+}
+
+void TestSha256::hmac() {
+  QFETCH(QByteArray, key);
+  QFETCH(QByteArray, message);
+  QFETCH(QString, mac);
+  const auto bytes = Sha256::hmac(key.toStdString(), message.toStdString());
+  QCOMPARE(QString::fromLatin1(QByteArray(reinterpret_cast<const char*>(bytes.data()), 32).toHex()), mac);
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestSha256)

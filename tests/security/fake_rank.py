@@ -8,8 +8,8 @@ the attack works.
 
     fake_rank.py PORT EXTRA
 
-Prints one JSON line: {"announced": N, "leaked_nonzero": K}, or {"error": "..."} when a
-collective fails (rank 0 no longer plays along).
+Prints one JSON line: {"announced": N, "leaked_nonzero": K}, or {"error": "..."} when the join or
+a collective fails (rank 0's store drops a stranger that cannot prove the job's token).
 """
 import datetime
 import json
@@ -38,7 +38,13 @@ def join(port, timeout):
 
 def main():
     port, extra = int(sys.argv[1]), int(sys.argv[2])
-    group = join(port, datetime.timedelta(seconds=20))
+    try:
+        group = join(port, datetime.timedelta(seconds=20))
+    except Exception as error:  # refused at the door; "Connection refused" goes to stderr, to try again
+        if "Connection refused" in str(error):
+            raise
+        print(json.dumps({"join_error": (str(error).splitlines() or [type(error).__name__])[0]}))
+        return
     try:
         size = torch.tensor([extra], dtype=torch.int64)
         group.allreduce([size]).wait()

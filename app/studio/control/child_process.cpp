@@ -44,9 +44,17 @@ bool ChildProcess::start(const QString& program, const QStringList& arguments, Q
     ::close(out[1]);
     return false;
   }
+  // Standard input: the bytes given, through a pipe that holds them all (4096 bytes fit any pipe).
+  int in[2] = {-1, -1};
+  if (!standard_input_.isEmpty() && ::pipe2(in, O_CLOEXEC) != 0) {
+    if (error) *error = QString("cannot create a pipe: ") + std::strerror(errno);
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    return false;
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (in[0] >= 0) posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  else posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   posix_spawnattr_t attributes;
@@ -71,6 +79,11 @@ bool ChildProcess::start(const QString& program, const QStringList& arguments, Q
   posix_spawnattr_destroy(&attributes);
   ::close(out[1]);
   ::close(err[1]);
+  if (in[0] >= 0) {
+    ::close(in[0]);
+    if (code == 0) (void)!::write(in[1], standard_input_.constData(), static_cast<std::size_t>(standard_input_.size()));
+    ::close(in[1]);
+  }
   if (code != 0) {
     ::close(out[0]);
     ::close(err[0]);

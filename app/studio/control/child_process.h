@@ -31,6 +31,9 @@ public:
 
   /// Starts `program` (searched in PATH) with `arguments`; false with `error` set when it cannot.
   bool start(const QString& program, const QStringList& arguments, QString* error);
+  /// What the next start() gives the child on its standard input (at most 4096 bytes, then end of
+  /// file); by default none (/dev/null).
+  void setStandardInput(const QByteArray& bytes) { standard_input_ = bytes.left(4096); }
   bool isRunning() const { return pid_ > 0; }
   qint64 pid() const { return pid_; }
   /// Sends `signal_number` to the child; false when it is not running.
@@ -58,6 +61,7 @@ private:
   void closePipes();
 
   pid_t pid_ = -1;
+  QByteArray standard_input_;
   int out_fd_ = -1, err_fd_ = -1;
   std::unique_ptr<QSocketNotifier> out_notifier_, err_notifier_;
   QTimer exit_poll_;

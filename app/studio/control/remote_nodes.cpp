@@ -18,7 +18,7 @@ RemoteNodes::RemoteNodes(const RemoteRunRecord& run, const QString& control_dir,
 
 RemoteNodes::~RemoteNodes() = default;
 
-void RemoteNodes::launch(const QStringList& arguments) {
+void RemoteNodes::launch(const QStringList& arguments, const QByteArray& job_token) {
   for (auto& owned : nodes_) {
     Node* node = owned.get();
     node->launch = std::make_unique<SshCommand>();
@@ -26,8 +26,9 @@ void RemoteNodes::launch(const QStringList& arguments) {
       if (!result.ok())
         emit message("Could not start " + node->name() + ": " + result.message + " " + result.error_output.trimmed());
     });
-    const QStringList remote = QStringList{"remote", "launch", run_.remoteRunDirOn(node->index)} + arguments +
-                               QStringList{"--node-rank", QString::number(node->index)};
+    const QStringList remote = QStringList{"remote", "launch", run_.remoteRunDirOn(node->index), "--job-token-stdin"} +
+                               arguments + QStringList{"--node-rank", QString::number(node->index)};
+    node->launch->setStandardInput(job_token + "\n");
     QString error;
     if (!node->launch->start(node->connection, remote, false, &error)) {
       emit message("Could not start " + node->name() + ": " + error);

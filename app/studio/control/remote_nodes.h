@@ -23,9 +23,10 @@ public:
   RemoteNodes(const RemoteRunRecord& run, const QString& control_dir, QObject* parent = nullptr);
   ~RemoteNodes() override;
 
-  /// Launches node i (1 to N-1): `streetgan remote launch <its run dir> <arguments> --node-rank i`.
-  /// `arguments` are those of node 0 after its run directory (--config-json first, then train's).
-  void launch(const QStringList& arguments);
+  /// Launches node i (1 to N-1): `streetgan remote launch <its run dir> --job-token-stdin
+  /// <arguments> --node-rank i`, the job's token on its standard input. `arguments` are those of
+  /// node 0 after its run directory and token option (--config-json first, then train's).
+  void launch(const QStringList& arguments, const QByteArray& job_token);
   /// "stop" or "kill" to every node's run.
   void signal(const QString& which);
 

@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRandomGenerator>
 #include <QSaveFile>
 
 namespace streetgan::studio {
@@ -77,7 +78,14 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
   // --config-json must come right after the run directory.
   const QStringList after_dir = remote.mid(3) + train;
   remote += train;
-  if (run_.nodeCount() > 1) remote << "--node-rank" << "0";
+  // A job on several hosts shares a secret its ranks prove to rank 0's store (docs/distributed.md);
+  // it reaches each host on the launch's standard input, never on a command line.
+  QByteArray job_token;
+  if (run_.nodeCount() > 1) {
+    remote << "--node-rank" << "0";
+    remote.insert(3, "--job-token-stdin");
+    for (int i = 0; i < 4; ++i) job_token += QByteArray::number(QRandomGenerator::system()->generate64(), 16).rightJustified(16, '0');
+  }
   if (const QString failed = run_.write(); !failed.isEmpty()) {
     if (error) *error = failed;
     return false;
@@ -89,6 +97,7 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
   }
   offset_ = mirror_.size();
   launch_ = std::make_unique<SshCommand>();
+  if (!job_token.isEmpty()) launch_->setStandardInput(job_token + "\n");
   connect(launch_.get(), &SshCommand::finished, this, [this](const SshResult& result) {
     if (!result.ok()) {
       endWith(result.exit_code, 0, result.message + "\n" + result.error_output);
@@ -99,7 +108,7 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
   });
   if (!launch_->start(connection_, remote, false, error)) return false;
   active_ = true;
-  if (nodes_) nodes_->launch(after_dir);
+  if (nodes_) nodes_->launch(after_dir, job_token);
   return true;
 }
 

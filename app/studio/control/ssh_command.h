@@ -33,6 +33,9 @@ public:
   /// False (with finished() not emitted) when ssh cannot be started or the profile fails
   /// HostProfile::validateConnection(); `error` says why.
   bool start(const SshConnection& connection, const QStringList& args, bool stream = false, QString* error = nullptr);
+  /// What the next start() sends the remote command on its standard input (a secret that must not
+  /// be on a command line); none by default.
+  void setStandardInput(const QByteArray& bytes) { process_.setStandardInput(bytes); }
   bool isRunning() const { return process_.isRunning(); }
   /// Kills the local ssh client (SIGKILL); finished() follows.
   void abort() { process_.sendSignal(SIGKILL); }
