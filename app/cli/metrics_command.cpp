@@ -15,6 +15,7 @@
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/util/progress_line.h"
+#include "core/util/own_folder.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -153,10 +154,8 @@ std::optional<std::string> runOfCheckpoint(const std::string& checkpoint) {
 
 // --save's folder, made and checked for writing before the work rather than after it.
 Status evaluationsWritable(const std::string& run_dir) {
-  const std::string folder = run_dir + "/evaluations";
-  std::error_code error;
-  std::filesystem::create_directories(folder, error);
-  if (error) return makeError("option '--save': cannot create " + folder + " (" + error.message() + ")");
+  const std::string folder = run_dir + "/" + kEvaluationsFolder;
+  if (Status made = makeOwnFolder(folder); !made) return makeError("option '--save': " + made.error());
   if (access(folder.c_str(), W_OK) != 0) return makeError("option '--save': cannot write into " + folder);
   return {};
 }

@@ -5,6 +5,7 @@
 
 #include "core/runs/event_stream_reader.h"
 #include "core/runs/tensorboard_recorder.h"
+#include "core/util/own_folder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -52,7 +53,7 @@ int runTensorBoard(const Args& args) {
     if (!fs::is_regular_file(log, error))
       return fail(line.program(), log.string() + " is not a regular file (a FIFO, device or folder)", kExitUsage);
     const fs::path out = line.has("--out") ? fs::path(line.value("--out")) / fs::path(run).lexically_normal().filename()
-                                           : fs::path(run) / "tensorboard";
+                                           : fs::path(run) / kTensorBoardFolder;
     // RUN/tensorboard as a link (a run folder from another host) would send the files anywhere.
     if (!line.has("--out") && fs::is_symlink(fs::symlink_status(out, error)))
       return fail(line.program(), out.string() + " is a symbolic link; give --out DIR", kExitUsage);

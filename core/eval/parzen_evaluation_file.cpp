@@ -3,6 +3,7 @@
 #include "core/util/atomic_file.h"
 #include "core/util/json_value.h"
 #include "core/util/regular_file.h"
+#include "core/util/own_folder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -200,7 +201,7 @@ std::vector<std::string> ParzenEvaluationFile::list(const std::string& run_dir) 
   };
   std::vector<Found> found;
   std::error_code error;
-  for (fs::directory_iterator it(run_dir + "/evaluations", error), end; !error && it != end; it.increment(error)) {
+  for (fs::directory_iterator it(run_dir + "/" + kEvaluationsFolder, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
     std::error_code ignored;
     if (!isParzenFileName(name) || !it->is_regular_file(ignored)) continue;
@@ -239,10 +240,7 @@ Result<ParzenEvaluation> ParzenEvaluationFile::fromJson(const json& body, const 
 Status ParzenEvaluationFile::write(const std::string& run_dir, const std::string& name, ParzenEvaluation evaluation) {
   evaluation.version = kVersion;
   evaluation.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const std::string folder = run_dir + "/evaluations";
-  std::error_code error;
-  std::filesystem::create_directories(folder, error);
-  if (error) return makeError("cannot create " + folder + ": " + error.message());
+  if (Status folder = makeOwnFolder(run_dir + "/" + kEvaluationsFolder); !folder) return folder;
   const std::string file = path(run_dir, name);
   std::string text;
   try {

@@ -3,6 +3,7 @@
 #include "core/util/atomic_file.h"
 #include "core/util/json_value.h"
 #include "core/util/regular_file.h"
+#include "core/util/own_folder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -53,7 +54,7 @@ std::string QualityEvaluationFile::path(const std::string& run_dir, const std::s
 std::vector<std::string> QualityEvaluationFile::list(const std::string& run_dir) {
   std::vector<std::string> paths;
   std::error_code error;
-  for (fs::directory_iterator it(run_dir + "/evaluations", error), end; !error && it != end; it.increment(error)) {
+  for (fs::directory_iterator it(run_dir + "/" + kEvaluationsFolder, error), end; !error && it != end; it.increment(error)) {
     std::error_code ignored;
     if (isMetricsFileName(it->path().filename().string()) && it->is_regular_file(ignored))
       paths.push_back(it->path().string());
@@ -159,10 +160,7 @@ Result<QualityEvaluation> QualityEvaluationFile::read(const std::string& path) {
 Status QualityEvaluationFile::write(const std::string& run_dir, const std::string& name, QualityEvaluation evaluation) {
   evaluation.version = kVersion;
   evaluation.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  const std::string folder = run_dir + "/evaluations";
-  std::error_code error;
-  fs::create_directories(folder, error);
-  if (error) return makeError("cannot create " + folder + ": " + error.message());
+  if (Status folder = makeOwnFolder(run_dir + "/" + kEvaluationsFolder); !folder) return folder;
   json out = toJson(evaluation);
   out["v"] = evaluation.version;
   out["time"] = evaluation.time;

@@ -3,6 +3,7 @@
 #include "core/util/atomic_file.h"
 #include "core/util/json_value.h"
 #include "core/util/regular_file.h"
+#include "core/util/own_folder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -116,7 +117,7 @@ Status DirectionFile::checkName(const std::string& name) {
 }
 
 std::string DirectionFile::pathIn(const std::string& run, const std::string& name) {
-  return run + "/directions/" + name + ".json";
+  return run + "/" + kDirectionsFolder + "/" + name + ".json";
 }
 
 Status DirectionFile::write(const std::string& path, const LatentDirection& d) {
@@ -145,6 +146,7 @@ Status DirectionFile::write(const std::string& path, const LatentDirection& d) {
   }
   std::error_code error;
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (Status linked = refuseLinkedFolder(folder.string()); !folder.empty() && !linked) return linked;
   if (!folder.empty()) std::filesystem::create_directory(folder, error);  // not the folders above it
   if (error) return makeError("cannot create " + folder.string() + ": " + error.message());
   return writeFileAtomically(path, text);
@@ -215,7 +217,7 @@ Result<LatentDirection> DirectionFile::read(const std::string& path, std::option
 std::vector<std::string> DirectionFile::list(const std::string& run) {
   std::vector<std::string> names;
   std::error_code error;
-  for (std::filesystem::directory_iterator it(run + "/directions", error), end; !error && it != end; it.increment(error)) {
+  for (std::filesystem::directory_iterator it(run + "/" + kDirectionsFolder, error), end; !error && it != end; it.increment(error)) {
     const std::filesystem::path file = it->path();
     if (file.extension() != ".json") continue;
     const std::string name = file.stem().string();
@@ -238,7 +240,8 @@ Status DirectionFile::rename(const std::string& run, const std::string& from, co
   if (Status s = write(target, *direction); !s) return s;
   if (!std::filesystem::remove(pathIn(run, from), error) || error)
     return makeError("cannot remove " + pathIn(run, from) + ": " + (error ? error.message() : "it is gone"));
-  const std::string npy = run + "/directions/" + from + ".npy", new_npy = run + "/directions/" + to + ".npy";
+  const std::string folder = run + "/" + kDirectionsFolder;
+  const std::string npy = folder + "/" + from + ".npy", new_npy = folder + "/" + to + ".npy";
   if (std::filesystem::is_regular_file(std::filesystem::symlink_status(npy, error)) &&
       !std::filesystem::exists(new_npy, error))
     std::filesystem::rename(npy, new_npy, error);  // the NumPy copy follows; its loss is no failure
@@ -255,7 +258,7 @@ Status DirectionFile::remove(const std::string& run, const std::string& name) {
                                                                                            : "no such direction"));
   if (!std::filesystem::remove(path, error))
     return makeError("cannot delete " + path + ": " + (error ? error.message() : "no such direction"));
-  const std::string npy = run + "/directions/" + name + ".npy";
+  const std::string npy = run + "/" + kDirectionsFolder + "/" + name + ".npy";
   if (std::filesystem::is_regular_file(std::filesystem::symlink_status(npy, error))) std::filesystem::remove(npy, error);
   return {};
 }

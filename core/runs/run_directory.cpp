@@ -1,5 +1,7 @@
 #include "core/runs/run_directory.h"
 
+#include "core/util/own_folder.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -23,14 +25,14 @@ RunDirectory::RunDirectory(std::string path) : path_(std::move(path)) {}
 
 Status RunDirectory::create() const {
   std::error_code ec;
-  for (const auto& dir : {path_, checkpointsDir(), samplesDir()}) {
-    // A linked folder inside the run would take its checkpoints and samples elsewhere, and the
-    // pruning of old checkpoints would delete another run's.
-    if (dir != path_ && fs::is_symlink(fs::symlink_status(dir, ec)))
-      return makeError(dir + ": a symbolic link; a run writes only into folders of its own");
-    fs::create_directories(dir, ec);
-    if (ec) return makeError(dir + ": cannot create the run folder (" + ec.message() + ")");
-  }
+  fs::create_directories(path_, ec);
+  if (ec) return makeError(path_ + ": cannot create the run folder (" + ec.message() + ")");
+  // A linked folder inside the run would take its files elsewhere, and the pruning of old
+  // checkpoints would delete another run's. The folders made later are checked now too.
+  for (const auto& dir : {checkpointsDir(), samplesDir()})
+    if (Status made = makeOwnFolder(dir); !made) return made;
+  for (const char* later : {kEvaluationsFolder, kTensorBoardFolder, kDirectionsFolder})
+    if (Status linked = refuseLinkedFolder((fs::path(path_) / later).string()); !linked) return linked;
   return {};
 }
 

@@ -1,7 +1,8 @@
 // Links inside a run folder, as a careless copy or a crafted run folder holds them: `train
 // --resume` refuses each with one line naming it, and what the link names is left as it was
 // (before, the resumed run appended its events to the linked file, and its pruning deleted the
-// six checkpoints of the run its linked checkpoints/ named).
+// six checkpoints of the run its linked checkpoints/ named); `metrics --save` refuses a linked
+// evaluations/ before any work.
 #include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
@@ -59,6 +60,10 @@ private slots:
                                   << "cannot open the event log (a symbolic link; a run writes only its own files)";
     QTest::newRow("checkpoints/") << "checkpoints" << "a symbolic link; a run writes only into folders of its own";
     QTest::newRow("samples/") << "samples" << "a symbolic link; a run writes only into folders of its own";
+    // Folders other commands write into the run (parzen and metrics --save, directions --save,
+    // TensorBoard files during training): refused when the run starts.
+    for (const char* later : {"evaluations", "tensorboard", "directions"})
+      QTest::newRow(qPrintable(QString(later) + "/")) << later << "a symbolic link; a run writes only into folders of its own";
   }
 
   void linkedPartIsRefused() {
@@ -69,12 +74,33 @@ private slots:
     QVERIFY(copyFolder(run_, run));
     QVERIFY(copyFolder(run_, victim));  // another run: what the link names
     const QString target = victim + "/" + part;
-    QVERIFY(QFileInfo(run + "/" + part).isDir() ? QDir(run + "/" + part).removeRecursively() : QFile::remove(run + "/" + part));
+    if (!QFileInfo::exists(target)) {  // a folder the victim's commands made, with a file in it
+      QVERIFY(QDir().mkpath(target));
+      QFile kept(target + "/kept.json");
+      QVERIFY(kept.open(QIODevice::WriteOnly) && kept.write("{}\n") == 3);
+    }
+    if (QFileInfo::exists(run + "/" + part))
+      QVERIFY(QFileInfo(run + "/" + part).isDir() ? QDir(run + "/" + part).removeRecursively() : QFile::remove(run + "/" + part));
     QVERIFY(QFile::link(target, run + "/" + part));
     const auto before = contentsOf(victim);
     const auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "4", "--threads", testThreadsText()});
     QCOMPARE(r.exit_code, 1);
     QVERIFY2(r.err.contains(run + "/" + part + ": " + message), qPrintable(r.err));
+    QCOMPARE(contentsOf(victim), before);
+  }
+
+  // `metrics --save` into a run whose evaluations/ links to another run's: refused before any work,
+  // and the other run's evaluations are left as they were.
+  void saveIntoLinkedEvaluationsIsRefused() {
+    const QString run = dir_.filePath("metrics-linked"), victim = dir_.filePath("metrics-victim");
+    QVERIFY(copyFolder(run_, run));
+    QVERIFY(QDir().mkpath(victim + "/evaluations"));
+    QVERIFY(QFile::link(victim + "/evaluations", run + "/evaluations"));
+    const auto before = contentsOf(victim);
+    const auto r = runCli({"metrics", "--run", run, "--save", "--n", "8", "--threads", testThreadsText()});
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains("option '--save': " + run + "/evaluations: a symbolic link; a run writes only into "
+                            "folders of its own"), qPrintable(r.err));
     QCOMPARE(contentsOf(victim), before);
   }
 };
