@@ -79,6 +79,20 @@ std::optional<ProcStat> readProcStat(std::int64_t pid) {
   return std::nullopt;
 }
 
+// Whether process `pid`'s environment (as it was started) holds STREETGAN_LAUNCH_ID=`launch_id`.
+bool carriesLaunchId(std::int64_t pid, std::string_view launch_id) {
+  const auto environment = readProcFile("/proc/" + std::to_string(pid) + "/environ", std::size_t(1) << 20);
+  if (!environment) return false;
+  const std::string wanted = std::string(kLaunchIdVariable) + "=" + std::string(launch_id);
+  for (std::string_view rest(*environment); !rest.empty();) {
+    const auto end = rest.find('\0');
+    if (rest.substr(0, end) == wanted) return true;
+    if (end == std::string_view::npos) break;
+    rest = rest.substr(end + 1);
+  }
+  return false;
+}
+
 }  // namespace
 
 std::int64_t processIdLimit() {
@@ -100,7 +114,8 @@ std::optional<std::uint64_t> processStartTime(std::int64_t pid) {
   return stat->start_time;
 }
 
-ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time) {
+ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
+                                  std::string_view launch_id) {
   // The range check comes first: only a pid in range is ever passed to kill().
   if (!validProcessId(pid)) return ProcessCheck::NotAProcessId;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return ProcessCheck::Gone;
@@ -109,6 +124,7 @@ ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_nam
   // Gone while we looked, or a zombie (ended, not reaped yet): not running.
   if (!stat || stat->state == 'Z' || stat->state == 'X') return ProcessCheck::Gone;
   if (start_time != 0 && stat->start_time != start_time) return ProcessCheck::Reused;
+  if (!launch_id.empty() && !carriesLaunchId(pid, launch_id)) return ProcessCheck::Reused;
   const auto command_line = readProcFile("/proc/" + std::to_string(pid) + "/cmdline", std::size_t(1) << 20);
   // An empty command line: it ended between the two reads (a zombie has none).
   if (!command_line || command_line->empty()) return ProcessCheck::Gone;
@@ -139,7 +155,7 @@ ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_nam
 }
 
 Status signalTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
-                             int signal_number) {
+                             int signal_number, std::string_view launch_id) {
   const std::string name = "pid " + std::to_string(pid);
   const std::string not_running = "the training process (" + name + ") is not running";
   if (!validProcessId(pid))
@@ -154,7 +170,7 @@ Status signalTrainingProcess(std::int64_t pid, std::string_view program_name, st
   if (pidfd < 0 && errno == ESRCH) return makeError(not_running);
 #endif
   std::string refusal;
-  switch (checkTrainingProcess(pid, program_name, start_time)) {
+  switch (checkTrainingProcess(pid, program_name, start_time, launch_id)) {
     case ProcessCheck::NotAProcessId:  // checked above; kept for the switch's completeness
     case ProcessCheck::Gone: refusal = not_running; break;
     case ProcessCheck::Reused:

@@ -10,6 +10,10 @@
 //   - when the run recorded its process's start time (field 22 of /proc/PID/stat, clock ticks
 //     after boot), the process must have that start time: a pid reused by another `streetgan`
 //     is not the run's.
+//   - when the launch gave the process a launch id (STREETGAN_LAUNCH_ID in its environment, a
+//     random value kept in a file only its owner reads), /proc/PID/environ must hold it: the
+//     start time alone is readable by anyone, so a crafted record could name another of the
+//     user's training processes with the right start time, never with its launch id.
 // Runs written before the start time was recorded carry none (0): for them only the range, the
 // process's existence and its command line are checked. Nothing here throws.
 #include "core/util/result.h"
@@ -38,13 +42,18 @@ enum class ProcessCheck {
   Alive,          ///< the recorded process, alive
 };
 
-/// Looks at process `pid` as described above; `start_time` 0 means none was recorded.
-ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time);
+/// The environment variable that carries a detached training process's launch id.
+inline constexpr char kLaunchIdVariable[] = "STREETGAN_LAUNCH_ID";
+
+/// Looks at process `pid` as described above; `start_time` 0 means none was recorded, an empty
+/// `launch_id` none given.
+ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
+                                  std::string_view launch_id = {});
 
 /// Sends `signal_number` to `pid` only when checkTrainingProcess() says it is the recorded process
 /// (through a pidfd where the kernel has them, so the process checked is the one signalled).
 /// Otherwise an Error saying plainly why nothing was signalled.
 Status signalTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
-                             int signal_number);
+                             int signal_number, std::string_view launch_id = {});
 
 }  // namespace streetgan

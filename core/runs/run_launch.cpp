@@ -3,6 +3,7 @@
 #include "core/runs/process_identity.h"
 #include "core/runs/run_summary.h"
 #include "core/util/atomic_file.h"
+#include "core/util/random_bytes.h"
 #include "core/util/regular_file.h"
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <string_view>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <system_error>
@@ -90,7 +92,7 @@ bool readAll(int fd, void* data, std::size_t size) {
 // forks calls only async-signal-safe functions before exec.
 [[noreturn]] void runWatcher(int report_fd, const std::string& stderr_path, const std::string& pid_path,
                              const std::string& start_path, const std::string& status_path,
-                             const std::vector<char*>& argv) {
+                             const std::vector<char*>& argv, const std::vector<char*>& envp) {
   ::setsid();
   const int null_fd = ::open("/dev/null", O_RDWR);
   const int log_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -114,7 +116,7 @@ bool readAll(int fd, void* data, std::size_t size) {
     struct sigaction action{};
     action.sa_handler = SIG_DFL;
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &action, nullptr);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     const int error = errno;
     writeAll(exec_pipe[1], &error, sizeof error);
     ::_exit(127);
@@ -153,6 +155,15 @@ bool readAll(int fd, void* data, std::size_t size) {
   ::_exit(0);
 }
 
+// `text` into `path`, a new file that only its owner can read (never through a link).
+Status writePrivateFile(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return makeError(path + ": cannot create it (" + std::strerror(errno) + ")");
+  const bool written = writeAll(fd, text.data(), text.size());
+  if (::close(fd) != 0 || !written) return makeError(path + ": cannot write it");
+  return {};
+}
+
 }  // namespace
 
 std::string launchRecordDir(const std::string& run_dir) { return (fs::path(run_dir) / "launch").string(); }
@@ -168,9 +179,22 @@ Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const st
   const std::string pid_path = recordFile(run_dir, "pid");
   const std::string start_path = recordFile(run_dir, "start-time");
   const std::string status_path = recordFile(run_dir, "exit-status");
+  const std::string id_path = recordFile(run_dir, "launch-id");
   fs::remove(status_path, ec);
   fs::remove(pid_path, ec);
   fs::remove(start_path, ec);
+  fs::remove(id_path, ec);
+  // The launch id: in the process's environment (which only its owner reads) and in a file only
+  // its owner reads; a signal later goes only to a process that carries it (process_identity.h).
+  const std::string launch_id = randomHex(16);
+  if (Status kept = writePrivateFile(id_path, launch_id + "\n"); !kept) return makeError(kept.error());
+  const std::string id_entry = std::string(kLaunchIdVariable) + "=" + launch_id;
+  std::vector<std::string> environment{id_entry};
+  for (char** entry = environ; *entry; ++entry)
+    if (std::string_view(*entry).rfind(std::string(kLaunchIdVariable) + "=", 0) != 0) environment.emplace_back(*entry);
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
 
   std::vector<std::string> words{program};
   words.insert(words.end(), arguments.begin(), arguments.end());
@@ -189,7 +213,7 @@ Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const st
   }
   if (watcher == 0) {
     ::close(report[0]);
-    runWatcher(report[1], recordFile(run_dir, "stderr.log"), pid_path, start_path, status_path, argv);
+    runWatcher(report[1], recordFile(run_dir, "stderr.log"), pid_path, start_path, status_path, argv, envp);
   }
   ::close(report[1]);
   std::int64_t pid = 0;
@@ -211,6 +235,9 @@ LaunchStatus readLaunchStatus(const std::string& run_dir) {
   // Strictly a number: "4294967295" stays that (not a pid: see process_identity.h), "12abc" is 0.
   status.pid = parseRecordNumber<std::int64_t>(pid_text);
   status.start_time = parseRecordNumber<std::uint64_t>(readSmallFile(recordFile(run_dir, "start-time")));
+  status.launch_id = readSmallFile(recordFile(run_dir, "launch-id"));
+  while (!status.launch_id.empty() && (status.launch_id.back() == '\n' || status.launch_id.back() == '\r'))
+    status.launch_id.pop_back();
   const std::string exit_text = readSmallFile(recordFile(run_dir, "exit-status"));
   int value = 0;
   if (std::sscanf(exit_text.c_str(), "exit %d", &value) == 1) {
@@ -220,7 +247,8 @@ LaunchStatus readLaunchStatus(const std::string& run_dir) {
     status.ended = true;
     status.signal_number = value;
   }
-  status.running = !status.ended && trainingProcessAlive(status.pid, "streetgan", status.start_time);
+  status.running = !status.ended &&
+                   checkTrainingProcess(status.pid, "streetgan", status.start_time, status.launch_id) == ProcessCheck::Alive;
   status.stderr_tail = tailOf(recordFile(run_dir, "stderr.log"), 4096);
   return status;
 }
@@ -235,8 +263,14 @@ Status signalLaunchedTraining(const std::string& run_dir, int signal_number) {
                      std::to_string(processIdLimit() - 1) + "); nothing was signalled");
   }
   if (status.ended) return makeError(run_dir + ": the training process (pid " + std::to_string(status.pid) + ") is not running");
+  // The start time anyone can read; the launch id only the process's owner. A record without one
+  // (launched by a streetgan before it, or altered) cannot show which process is the run's.
+  if (status.launch_id.empty())
+    return makeError(recordFile(run_dir, "launch-id") + ": missing or empty, so the record does not show that pid " +
+                     std::to_string(status.pid) + " is this run's process (launched by an older streetgan, or the "
+                     "record was altered); nothing was signalled");
   // Checked again here, and signalled only when it still is the recorded process.
-  if (Status sent = signalTrainingProcess(status.pid, "streetgan", status.start_time, signal_number); !sent)
+  if (Status sent = signalTrainingProcess(status.pid, "streetgan", status.start_time, signal_number, status.launch_id); !sent)
     return makeError(run_dir + ": " + sent.error());
   return {};
 }

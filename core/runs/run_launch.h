@@ -8,6 +8,8 @@
 //   start-time   its start time (field 22 of /proc/PID/stat), written just before pid, so a pid
 //                reused by another process is never taken for it; records from before it was
 //                kept have none, and for them only the pid's range and process are checked
+//   launch-id    a random id (mode 0600) the process also carries in its environment
+//                (STREETGAN_LAUNCH_ID): only a process that carries it is signalled
 //   exit-status  "exit N" or "signal N", written atomically when the process has ended
 //   stderr.log   what the process wrote to stderr
 //   config.json  the config the studio sent, when it sent one
@@ -27,6 +29,7 @@ struct LaunchStatus {
   bool launched = false;      ///< R/launch/pid exists
   std::int64_t pid = 0;       ///< as recorded (0 when the file does not hold a number); not yet checked
   std::uint64_t start_time = 0;  ///< as recorded in R/launch/start-time; 0: none recorded
+  std::string launch_id;      ///< as recorded in R/launch/launch-id; empty: none
   bool running = false;       ///< the process is alive and has not ended
   bool ended = false;         ///< exit-status was written
   int exit_code = -1;         ///< when ended by exit

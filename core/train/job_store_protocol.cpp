@@ -2,11 +2,6 @@
 
 #include "core/util/sha256.h"
 
-#include <cerrno>
-#include <cstring>
-#include <stdexcept>
-
-#include <sys/random.h>
 
 namespace streetgan {
 namespace {
@@ -163,19 +158,6 @@ bool sameProof(const StoreProof& a, const std::uint8_t* b) {
   std::uint8_t differ = 0;
   for (std::size_t i = 0; i < a.size(); ++i) differ |= static_cast<std::uint8_t>(a[i] ^ b[i]);
   return differ == 0;
-}
-
-std::vector<std::uint8_t> randomBytes(std::size_t count) {
-  std::vector<std::uint8_t> bytes(count);
-  std::size_t got = 0;
-  while (got < count) {
-    const ssize_t n = ::getrandom(bytes.data() + got, count - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    // The kernel's generator does not fail once booted; a failure is a broken system.
-    if (n <= 0) throw std::runtime_error(std::string("getrandom failed: ") + std::strerror(errno));
-    got += static_cast<std::size_t>(n);
-  }
-  return bytes;
 }
 
 }  // namespace streetgan

@@ -5,6 +5,7 @@
 // token itself never travels); then each request is one frame (a 4-byte big-endian length, then
 // the body) answered by one frame. Decoding checks every length against the frame and the bounds
 // below before anything is allocated: the server reads frames from whoever connects.
+#include "core/util/random_bytes.h"
 #include "core/util/result.h"
 
 #include <array>
@@ -67,7 +68,5 @@ StoreProof rankProof(const std::string& token, const std::uint8_t* server_nonce,
 StoreProof serverProof(const std::string& token, const std::uint8_t* rank_nonce);
 /// Whether two proofs are equal, in time that does not depend on where they differ.
 bool sameProof(const StoreProof& a, const std::uint8_t* b);
-/// `count` random bytes from the kernel (getrandom), for nonces and tokens.
-std::vector<std::uint8_t> randomBytes(std::size_t count);
 
 }  // namespace streetgan

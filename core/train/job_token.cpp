@@ -1,6 +1,6 @@
 #include "core/train/job_token.h"
 
-#include "core/train/job_store_protocol.h"
+#include "core/util/random_bytes.h"
 #include "core/util/regular_file.h"
 
 #include <cstdlib>
@@ -9,15 +9,7 @@
 
 namespace streetgan {
 
-std::string newJobToken() {
-  static const char* digits = "0123456789abcdef";
-  std::string hex;
-  for (std::uint8_t byte : randomBytes(32)) {
-    hex += digits[byte >> 4];
-    hex += digits[byte & 0xf];
-  }
-  return hex;
-}
+std::string newJobToken() { return randomHex(32); }
 
 Result<std::string> checkJobToken(const std::string& token, const std::string& where) {
   if (token.size() < kMinJobTokenBytes || token.size() > kMaxJobTokenBytes)

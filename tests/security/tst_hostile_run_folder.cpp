@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <csignal>
+
 using namespace streetgan::test;
 
 namespace {
@@ -102,6 +104,42 @@ private slots:
     QVERIFY2(r.err.contains("option '--save': " + run + "/evaluations: a symbolic link; a run writes only into "
                             "folders of its own"), qPrintable(r.err));
     QCOMPARE(contentsOf(victim), before);
+  }
+
+  // Suspected in issue 49, confirmed: a run folder whose launch record names another of the user's
+  // training processes, with that process's start time (anyone can read it in /proc/PID/stat), made
+  // `remote signal … kill` kill it. A signal now goes only to a process whose environment holds
+  // the record's launch id, which lives in a file only its owner reads.
+  void aCraftedLaunchRecordSignalsNothing() {
+    const QString victim = dir_.filePath("signal-victim"), crafted = dir_.filePath("signal-crafted");
+    QStringList train = tinyTrainArgs(makeTinyDataset(dir_.path()), victim, 100000);
+    train.removeFirst();                                        // "train"
+    train.remove(train.indexOf("--run-dir"), 2);                // remote launch gives its own
+    const auto launched = runCli(QStringList{"remote", "launch", victim} + train);
+    QVERIFY2(launched.exit_code == 0, qPrintable(launched.err));
+    const qint64 pid = launched.out.trimmed().toLongLong();
+    QVERIFY(pid > 0);
+    QCOMPARE(QFile(victim + "/launch/launch-id").permissions() & (QFile::ReadGroup | QFile::ReadOther), QFile::Permissions());
+    // The crafted record: the victim's pid and start time, no launch id, then a made-up one.
+    QVERIFY(QDir().mkpath(crafted + "/launch"));
+    for (const char* name : {"pid", "start-time"})
+      QVERIFY(QFile::copy(victim + "/launch/" + name, crafted + "/launch/" + name));
+    auto refused = runCli({"remote", "signal", crafted, "kill"});
+    QCOMPARE(refused.exit_code, 1);
+    QVERIFY2(refused.err.contains(crafted + "/launch/launch-id: missing or empty, so the record does not show that pid " +
+                                  QString::number(pid) + " is this run's process"), qPrintable(refused.err));
+    QFile made_up(crafted + "/launch/launch-id");
+    QVERIFY(made_up.open(QIODevice::WriteOnly) && made_up.write("00112233445566778899aabbccddeeff\n") == 33);
+    made_up.close();
+    refused = runCli({"remote", "signal", crafted, "kill"});
+    QCOMPARE(refused.exit_code, 1);
+    QVERIFY2(refused.err.contains("is no longer the run's training process"), qPrintable(refused.err));
+    QVERIFY2(::kill(static_cast<pid_t>(pid), 0) == 0, "the victim was killed through the crafted record");
+    // Its own record still reaches it.
+    const auto killed = runCli({"remote", "signal", victim, "kill"});
+    QVERIFY2(killed.exit_code == 0, qPrintable(killed.err));
+    QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(victim + "/launch/exit-status"), 60000);
+    QCOMPARE(readFileBytes(victim + "/launch/exit-status").trimmed(), QByteArray("signal 9"));
   }
 };
 
