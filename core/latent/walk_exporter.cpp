@@ -1,10 +1,34 @@
 #include "core/latent/walk_exporter.h"
 
+#include "core/util/available_memory.h"
 #include "core/video/video_encoder.h"
 
+#include <cstdio>
 #include <memory>
 
 namespace streetgan {
+
+namespace {
+
+// The export's memory against what this process can still take: refused before encoding when it
+// cannot fit (walk --size 8192 to MP4 took 9.1 GB for 31 frames), with what it needs.
+Status fitsInMemory(const VideoExportOptions& video, int width, int height, std::int64_t frames) {
+  const auto [out_width, out_height] = outputSizeFor(width, height, video);
+  const std::int64_t needed = estimatedExportBytes(video.format, out_width, out_height, frames);
+  const std::int64_t available = availableMemoryBytes();
+  if (available < 0 || needed <= available) return {};
+  const auto gib = [](std::int64_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1LL << 30));
+    return std::string(text);
+  };
+  return makeError("exporting " + std::to_string(frames) + " frames of " + std::to_string(out_width) + "x" +
+                   std::to_string(out_height) + " as " + exportFormatName(video.format) + " needs about " +
+                   gib(needed) + " of memory, and " + gib(available) +
+                   " is available here; make its long side smaller, or export PNG frames");
+}
+
+}  // namespace
 
 Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const GridWalk& walk,
                                                    const WalkRenderOptions& render, const std::string& path,
@@ -31,6 +55,7 @@ Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const G
                          " frames of " + std::to_string(width) + "x" + std::to_string(height) +
                          " pixels would take more than " + std::to_string(video.gif_max_kept_bytes >> 20) +
                          " MiB; make fewer frames, or export MP4 or WebM");
+      if (Status fits = fitsInMemory(video, width, height, frames); !fits) return fits;
       auto opened = VideoEncoder::open(path, width, height, video);
       if (!opened) return Error{opened.error()};
       encoder = std::move(*opened);

@@ -81,4 +81,19 @@ std::pair<int, int> outputSizeFor(int width, int height, const VideoExportOption
   return {out_width, out_height};
 }
 
+std::int64_t estimatedExportBytes(ExportFormat format, int width, int height, std::int64_t frames) {
+  constexpr std::int64_t kProgramBytes = 256LL << 20;
+  constexpr double kFrameBytesPerPixel = 40.0;
+  const double pixels = static_cast<double>(width) * height;
+  const double ahead = static_cast<double>(std::min<std::int64_t>(std::max<std::int64_t>(frames, 0), 60));
+  double per_pixel = kFrameBytesPerPixel;
+  switch (format) {
+    case ExportFormat::Mp4: per_pixel += 3.5 * ahead; break;
+    case ExportFormat::WebM: per_pixel += 3.0 * ahead; break;
+    case ExportFormat::Gif: per_pixel += 3.0 * static_cast<double>(std::max<std::int64_t>(frames, 0)); break;
+    case ExportFormat::PngSequence: break;
+  }
+  return kProgramBytes + static_cast<std::int64_t>(pixels * per_pixel);
+}
+
 }  // namespace streetgan

@@ -437,6 +437,15 @@ void TestCliErrors::failures_data() {
       << QStringList{"walk", "--checkpoint", "@CHECKPOINT@", "--seeds", "1,2", "--frames-per-key", "2", "--out",
                      "@FILE@/walk.gif"}
       << 0 << 1 << "streetgan walk: @FILE@/walk.gif: …" << QStringList{"rendered "} << QStringList{};
+  // Issue 49: --size 8192 to MP4 took 9.1 GB for 31 frames; refused before encoding when this
+  // process cannot hold it (here a 2 GiB address-space limit), saying what it needs.
+  QTest::newRow("walk: a video larger than memory") << ""
+      << QStringList{"walk", "--checkpoint", "@CHECKPOINT@", "--seeds", "1,2", "--frames-per-key", "30", "--size",
+                     "8192", "--out", "@ROW@/walk.mp4"}
+      << 2 * 1024 * 1024 << 1
+      << "streetgan walk: @ROW@/walk.mp4: exporting 31 frames of 8192x8192 as mp4 needs about 9.5 GiB of memory, and "
+         "… is available here; make its long side smaller, or export PNG frames"
+      << QStringList{"rendered "} << QStringList{"@ROW@/walk.mp4"};
   QTest::newRow("parzen: checkpoint of the wrong shape") << ""
       << QStringList{"parzen", "--checkpoint", "@WRONG_SHAPE_CHECKPOINT@", "--dataroot", data, "--holdout-fraction", "0.5"}
       << 0 << 1 << "streetgan parzen: @WRONG_SHAPE_CHECKPOINT@: the weights do not match the config stored with them (…)"
