@@ -5,11 +5,13 @@
 
 #include "core/util/sha256.h"
 
+#include <torch/csrc/jit/passes/inliner.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <system_error>
 #include <vector>
 
@@ -32,6 +34,44 @@ std::string oneLine(const std::exception& e) {
   if (lines.empty()) return "no message";
   const std::string& line = text.find("TorchScript interpreter") != std::string::npos ? lines.back() : lines.front();
   return line.substr(0, 300);
+}
+
+// The operators a features network may call: those of a pure tensor computation. Any namespace
+// but these (c10d's network collectives, the profiler's, a custom library's) is refused, and so
+// are the few tensor-namespace operators that reach outside the process: aten::from_file (a
+// storage mapped from any file, created and written when asked), aten::save (torch.save to any
+// path) and prim::Print (the network's text on our stdout).
+bool allowedOperator(const std::string& name) {
+  static const char* const kNamespaces[] = {"aten::", "prim::", "quantized::", "prepacked::", "mkldnn_prepacked::"};
+  static const char* const kRefused[] = {"aten::from_file", "aten::save", "prim::Print"};
+  for (const char* refused : kRefused)
+    if (name == refused) return false;
+  for (const char* space : kNamespaces)
+    if (name.rfind(space, 0) == 0) return true;
+  return false;
+}
+
+void collectOperators(const torch::jit::Block* block, std::set<std::string>& refused) {
+  for (const torch::jit::Node* node : block->nodes()) {
+    if (const std::string name = node->kind().toQualString(); !allowedOperator(name)) refused.insert(name);
+    for (const torch::jit::Block* inner : node->blocks()) collectOperators(inner, refused);
+  }
+}
+
+// Every operator of every method of the network and its submodules, with the functions they call
+// inlined: the ones not allowed, by name ("" when none).
+std::string refusedOperators(const torch::jit::Module& module) {
+  std::set<std::string> refused;
+  for (const torch::jit::Module& part : module.modules()) {
+    for (const torch::jit::Method& method : part.get_methods()) {
+      auto graph = method.graph()->copy();
+      torch::jit::Inline(*graph);
+      collectOperators(graph->block(), refused);
+    }
+  }
+  std::string names;
+  for (const std::string& name : refused) names += (names.empty() ? "" : ", ") + name;
+  return names;
 }
 
 }  // namespace
@@ -75,6 +115,9 @@ Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input
   try {
     features.module_ = std::make_shared<Module>(Module{torch::jit::load(archiveAdapter(read, file_size), device)});
     features.module_->module.eval();
+    if (const std::string refused = refusedOperators(features.module_->module); !refused.empty())
+      return makeError(path + ": the network calls " + refused + ", which a features network may not (only pure "
+                       "tensor operators: docs/evaluation.md); it was not run");
   } catch (const std::exception& e) {
     return makeError(path + ": not a TorchScript network that LibTorch can load (" + oneLine(e) + ")");
   }

@@ -133,6 +133,51 @@ private slots:
              qPrintable(r.err));
   }
 
+  // Issue 49: a scripted network calling torch.from_file(path, True, ...) created and filled a file
+  // of its choosing when `metrics --features` ran it. Its operators are now checked against those
+  // of a pure tensor computation before it runs: refused, and the file is never made. The same for
+  // torch.save and for an operator of another namespace (c10d's, the network's).
+  void featuresNetworkOutsideTensorsIsRefused_data() {
+    QTest::addColumn<QString>("body");      // forward(self, x)'s extra line, before the return
+    QTest::addColumn<QString>("refused");  // the operator the refusal names
+    QTest::newRow("from_file")
+        << "        x = x + torch.from_file(\"@TARGET@\", True, 4096, dtype=torch.uint8).fill_(65)[0].float() * 0"
+                               << "aten::from_file";
+    QTest::newRow("save") << "        torch.save(x, \"@TARGET@\")" << "aten::save";
+    QTest::newRow("print") << "        print(\"@TARGET@\")" << "prim::Print";
+  }
+
+  void featuresNetworkOutsideTensorsIsRefused() {
+    QFETCH(QString, body);
+    QFETCH(QString, refused);
+    const QString tag = QTest::currentDataTag(), target = dir_.filePath("written-by-" + tag);
+    const QString network = dir_.filePath("features-" + tag + ".pt"), script = dir_.filePath("features-" + tag + ".py");
+    QFile file(script);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(("import sys, torch\n"
+                "class Net(torch.nn.Module):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.conv = torch.nn.Conv2d(3, 8, 4, 4)\n"
+                "    def forward(self, x):\n" +
+                QString(body).replace("@TARGET@", target) + "\n"
+                "        return self.conv(x).mean(dim=(2, 3))\n"
+                "torch.jit.script(Net()).save(sys.argv[1])\n").toUtf8());
+    file.close();
+    QProcess python;
+    python.start("/usr/bin/python3", {script, network});
+    QVERIFY(python.waitForFinished(120000));
+    QVERIFY2(python.exitCode() == 0, python.readAllStandardError().constData());
+    const auto r = runCli({"metrics", "--samples", data_, "--dataroot", data_, "--n", "16", "--n-train", "16", "--only",
+                           "fid", "--features-size", "32", "--features", network},
+                          120000);
+    QCOMPARE(r.exit_code, 1);
+    QVERIFY2(r.err.contains(network + ": the network calls " + refused + ", which a features network may not (only "
+                                      "pure tensor operators: docs/evaluation.md); it was not run"),
+             qPrintable(r.err));
+    QVERIFY2(!QFile::exists(target), "the network wrote its file");
+  }
+
   // The newest checkpoint crafted: the run resumes from the one before, and says so.
   void resumeSkipsACraftedCheckpoint() {
     const QString run = dir_.filePath("resume");
