@@ -6,6 +6,7 @@
 #include "core/runs/run_relative_path.h"
 #include "core/train/job_token.h"
 #include "core/util/atomic_file.h"
+#include "core/util/own_folder.h"
 #include "core/util/regular_file.h"
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,7 @@ const char* kRemoteUsage =
 Result<std::string> jobTokenFromStandardInput() {
   std::string line;
   for (int c; line.size() <= kMaxJobTokenBytes && (c = std::getchar()) != EOF && c != '\n';) line.push_back(static_cast<char>(c));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
   return checkJobToken(line, "standard input (--job-token-stdin)");
 }
 
@@ -62,25 +64,30 @@ int launch(const Args& args) {
   const std::string run_dir = fs::absolute(args[0], ec).lexically_normal().string();
   Args train_args{"train", "--run-dir", run_dir};
   std::size_t i = 1;
-  if (i < args.size() && args[i] == "--job-token-stdin") {
-    // The token of a job on several hosts reaches the ranks through the environment, never a
-    // command line another user could read.
-    auto token = jobTokenFromStandardInput();
-    if (!token) return fail(program, token.error(), kExitUsage);
-    ::setenv(kJobTokenVariable, token->c_str(), 1);
-    ++i;
-  }
   std::string config_json;
-  if (i < args.size() && args[i] == "--config-json") {
-    if (i + 1 >= args.size()) return fail(program, "option '--config-json' needs a value", kExitUsage);
-    config_json = args[i + 1];
-    i += 2;
+  // launch's own options, in either order, before train's.
+  for (bool token_read = false; i < args.size();) {
+    if (args[i] == "--job-token-stdin" && !token_read) {
+      // The token of a job on several hosts reaches the ranks through the environment, never a
+      // command line another user could read.
+      auto token = jobTokenFromStandardInput();
+      if (!token) return fail(program, token.error(), kExitUsage);
+      ::setenv(kJobTokenVariable, token->c_str(), 1);
+      token_read = true;
+      ++i;
+    } else if (args[i] == "--config-json" && config_json.empty()) {
+      if (i + 1 >= args.size()) return fail(program, "option '--config-json' needs a value", kExitUsage);
+      config_json = args[i + 1];
+      i += 2;
+    } else {
+      break;
+    }
   }
   train_args.insert(train_args.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (!config_json.empty()) {
     if (!nlohmann::json::accept(config_json))
       return fail(program, "option '--config-json': the value is not valid JSON", kExitUsage);
-    fs::create_directories(launchRecordDir(run_dir), ec);
+    if (Status made = makeOwnFolder(launchRecordDir(run_dir)); !made) return fail(program, made.error(), kExitFailure);
     const std::string config_path = (fs::path(launchRecordDir(run_dir)) / "config.json").string();
     if (auto written = writeFileAtomically(config_path, config_json); !written)
       return fail(program, written.error(), kExitFailure);

@@ -51,23 +51,35 @@ bool allowedOperator(const std::string& name) {
   return false;
 }
 
+// Every node of `block`, of the blocks inside it, and of the graphs its nodes hold (the body a
+// prim::fork starts, for one).
 void collectOperators(const torch::jit::Block* block, std::set<std::string>& refused) {
   for (const torch::jit::Node* node : block->nodes()) {
     if (const std::string name = node->kind().toQualString(); !allowedOperator(name)) refused.insert(name);
     for (const torch::jit::Block* inner : node->blocks()) collectOperators(inner, refused);
+    for (const torch::jit::Symbol attribute : node->attributeNames()) {
+      if (node->kindOf(attribute) == torch::jit::AttributeKind::g) {
+        collectOperators(node->g(attribute)->block(), refused);
+      } else if (node->kindOf(attribute) == torch::jit::AttributeKind::gs) {
+        for (const auto& graph : node->gs(attribute)) collectOperators(graph->block(), refused);
+      }
+    }
   }
 }
 
-// Every operator of every method of the network and its submodules, with the functions they call
-// inlined: the ones not allowed, by name ("" when none).
+// Every operator of every function the network's archive compiled (its modules' methods, its
+// classes' methods, free functions: an interface call reaches any of them), with the functions
+// they call inlined: the ones not allowed, by name ("" when none).
 std::string refusedOperators(const torch::jit::Module& module) {
   std::set<std::string> refused;
-  for (const torch::jit::Module& part : module.modules()) {
-    for (const torch::jit::Method& method : part.get_methods()) {
-      auto graph = method.graph()->copy();
-      torch::jit::Inline(*graph);
-      collectOperators(graph->block(), refused);
+  for (torch::jit::Function* function : module._ivalue()->compilation_unit()->get_functions()) {
+    if (!function->isGraphFunction()) {
+      refused.insert(function->qualname().qualifiedName() + " (not TorchScript)");
+      continue;
     }
+    auto graph = torch::jit::toGraphFunction(*function).graph()->copy();
+    torch::jit::Inline(*graph);
+    collectOperators(graph->block(), refused);
   }
   std::string names;
   for (const std::string& name : refused) names += (names.empty() ? "" : ", ") + name;

@@ -25,7 +25,8 @@ Status fitsInMemory(const VideoExportOptions& video, int width, int height, std:
   return makeError("exporting " + std::to_string(frames) + " frames of " + std::to_string(out_width) + "x" +
                    std::to_string(out_height) + " as " + exportFormatName(video.format) + " needs about " +
                    gib(needed) + " of memory, and " + gib(available) +
-                   " is available here; make its long side smaller, or export PNG frames");
+                   " is available here; make its long side smaller" +
+                   (video.format == ExportFormat::PngSequence ? "" : ", or export PNG frames"));
 }
 
 }  // namespace

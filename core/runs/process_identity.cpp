@@ -119,7 +119,9 @@ ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_nam
   // The range check comes first: only a pid in range is ever passed to kill().
   if (!validProcessId(pid)) return ProcessCheck::NotAProcessId;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return ProcessCheck::Gone;
-  if (::access("/proc/self/stat", R_OK) != 0) return ProcessCheck::Alive;  // no /proc here: the signal check is all there is
+  // No /proc here: the signal check is all there is, unless a launch id must be seen, which
+  // cannot be.
+  if (::access("/proc/self/stat", R_OK) != 0) return launch_id.empty() ? ProcessCheck::Alive : ProcessCheck::Reused;
   const auto stat = readProcStat(pid);
   // Gone while we looked, or a zombie (ended, not reaped yet): not running.
   if (!stat || stat->state == 'Z' || stat->state == 'X') return ProcessCheck::Gone;

@@ -3,6 +3,7 @@
 #include "core/runs/process_identity.h"
 #include "core/runs/run_summary.h"
 #include "core/util/atomic_file.h"
+#include "core/util/own_folder.h"
 #include "core/util/random_bytes.h"
 #include "core/util/regular_file.h"
 
@@ -31,10 +32,10 @@ std::string recordFile(const std::string& run_dir, const char* name) {
   return (fs::path(launchRecordDir(run_dir)) / name).string();
 }
 
-// A record file's text; empty when it is missing, not a regular file (a FIFO would block, a
-// device never end) or larger than a record can be.
+// A record file's text; empty when it is missing, a link (another run's record), not a regular
+// file (a FIFO would block, a device never end) or larger than a record can be.
 std::string readSmallFile(const std::string& path) {
-  auto text = RegularFile::readAll(path, 4096);
+  auto text = RegularFile::readAll(path, 4096, /*follow_links=*/false);
   return text ? std::move(*text) : std::string();
 }
 
@@ -95,7 +96,7 @@ bool readAll(int fd, void* data, std::size_t size) {
                              const std::vector<char*>& argv, const std::vector<char*>& envp) {
   ::setsid();
   const int null_fd = ::open("/dev/null", O_RDWR);
-  const int log_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int log_fd = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
   std::int64_t failure = 0;
   if (null_fd < 0 || log_fd < 0) failure = -errno;
   int exec_pipe[2] = {-1, -1};
@@ -174,8 +175,8 @@ Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const st
   if (before.running)
     return makeError(run_dir + ": a training process (pid " + std::to_string(before.pid) + ") is still running in this run");
   std::error_code ec;
-  fs::create_directories(launchRecordDir(run_dir), ec);
-  if (ec) return makeError(launchRecordDir(run_dir) + ": cannot create the folder (" + ec.message() + ")");
+  // A linked launch/ would have the record written, and removed, in another run's folder.
+  if (Status made = makeOwnFolder(launchRecordDir(run_dir)); !made) return makeError(made.error());
   const std::string pid_path = recordFile(run_dir, "pid");
   const std::string start_path = recordFile(run_dir, "start-time");
   const std::string status_path = recordFile(run_dir, "exit-status");
@@ -229,6 +230,8 @@ LaunchStatus readLaunchStatus(const std::string& run_dir) {
   std::error_code ec;
   const auto events_size = fs::file_size(fs::path(run_dir) / "events.jsonl", ec);
   status.events_bytes = ec ? 0 : static_cast<std::int64_t>(events_size);
+  // A linked launch/ holds another run's record, not this run's.
+  if (!refuseLinkedFolder(launchRecordDir(run_dir))) return status;
   const std::string pid_text = readSmallFile(recordFile(run_dir, "pid"));
   if (pid_text.empty()) return status;
   status.launched = true;
@@ -266,7 +269,8 @@ Status signalLaunchedTraining(const std::string& run_dir, int signal_number) {
   // The start time anyone can read; the launch id only the process's owner. A record without one
   // (launched by a streetgan before it, or altered) cannot show which process is the run's.
   if (status.launch_id.empty())
-    return makeError(recordFile(run_dir, "launch-id") + ": missing or empty, so the record does not show that pid " +
+    return makeError(recordFile(run_dir, "launch-id") + ": missing, empty or not a regular file, so the record does not "
+                     "show that pid " +
                      std::to_string(status.pid) + " is this run's process (launched by an older streetgan, or the "
                      "record was altered); nothing was signalled");
   // Checked again here, and signalled only when it still is the recorded process.

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 namespace streetgan {
 namespace {
@@ -21,12 +22,19 @@ StoreRequest requestOf(StoreOp op, std::vector<std::string> keys) {
   return request;
 }
 
+// The store closed the connection before its greeting: it had too many pending at once (a
+// stranger holding connections open pushes the oldest out), or was stopping. Worth another try.
+struct GreetingLost : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 void proveToken(const StoreSocket& socket, const JobStoreAddress& address, StoreSocket::Clock::time_point deadline,
                 const std::string& where) {
   std::uint8_t hello[kStoreHelloBytes];
-  if (Status got = socket.receive(hello, sizeof(hello), deadline); !got || std::memcmp(hello, kStoreMagic, 8) != 0)
-    throw std::runtime_error("the service at " + where + " is not a job store of streetgan (" +
-                             (got ? std::string("it spoke another protocol") : got.error()) + ")");
+  if (Status got = socket.receive(hello, sizeof(hello), deadline); !got)
+    throw GreetingLost("the job's store at " + where + " closed the connection before it spoke (" + got.error() + ")");
+  if (std::memcmp(hello, kStoreMagic, 8) != 0)
+    throw std::runtime_error("the service at " + where + " is not a job store of streetgan (it spoke another protocol)");
   const std::vector<std::uint8_t> nonce = randomBytes(kStoreNonceBytes);
   std::vector<std::uint8_t> answer(kStoreMagic, kStoreMagic + 8);
   for (int shift = 24; shift >= 0; shift -= 8) answer.push_back(static_cast<std::uint8_t>(address.rank >> shift));
@@ -48,10 +56,17 @@ void proveToken(const StoreSocket& socket, const JobStoreAddress& address, Store
 c10::intrusive_ptr<JobStoreClient> JobStoreClient::connect(const JobStoreAddress& address, Milliseconds timeout) {
   const std::string where = address.host + ":" + std::to_string(address.port);
   const auto deadline = StoreSocket::Clock::now() + timeout;
-  auto socket = StoreSocket::connectTo(address.host, address.port, deadline);
-  if (!socket) throw std::runtime_error("the job's store: " + socket.error());
-  proveToken(*socket, address, deadline, where);
-  return c10::make_intrusive<JobStoreClient>(address, std::move(*socket), timeout);
+  for (;;) {
+    auto socket = StoreSocket::connectTo(address.host, address.port, deadline);
+    if (!socket) throw std::runtime_error("the job's store: " + socket.error());
+    try {
+      proveToken(*socket, address, deadline, where);
+      return c10::make_intrusive<JobStoreClient>(address, std::move(*socket), timeout);
+    } catch (const GreetingLost&) {
+      if (StoreSocket::Clock::now() >= deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
 }
 
 JobStoreClient::JobStoreClient(JobStoreAddress address, StoreSocket socket, Milliseconds timeout)

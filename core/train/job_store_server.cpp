@@ -2,6 +2,7 @@
 
 #include "core/util/exception_message.h"
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -66,12 +67,12 @@ void JobStoreServer::acceptConnections() {
     const std::string peer = connection.peerName();
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) break;
-    if (static_cast<int>(open_.size()) - 1 >= options_.max_connections) {
-      warn("a connection from " + peer + " to the job's store was dropped: it already serves " +
-           std::to_string(options_.max_connections) + " connections, its most");
-      continue;
+    if (static_cast<int>(pending_.size()) >= options_.max_pending) {
+      ::shutdown(pending_.front(), SHUT_RDWR);  // its thread ends its handshake, and says so
+      pending_.pop_front();
     }
     open_.insert(connection.fd());
+    pending_.push_back(connection.fd());
     std::thread([this, peer, socket = std::move(connection)]() mutable { serve(std::move(socket), peer); }).detach();
   }
   finished(-1);
@@ -81,7 +82,10 @@ void JobStoreServer::serve(StoreSocket connection, const std::string& peer) {
   const int fd = connection.fd();
   try {
     auto rank = handshake(connection);
-    if (!rank) {
+    if (rank && !admitted(fd)) {
+      warn("rank " + std::to_string(*rank) + " at " + peer + " was dropped: the job's store already serves " +
+           std::to_string(options_.max_connections) + " connections of ranks, its most");
+    } else if (!rank) {
       bool stopping = false;
       {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -149,9 +153,19 @@ void JobStoreServer::warn(const std::string& text) {
                                               : "more connections to the job's store were dropped; they are not named");
 }
 
+bool JobStoreServer::admitted(int fd) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_.erase(std::remove(pending_.begin(), pending_.end(), fd), pending_.end());
+  if (static_cast<int>(admitted_.size()) >= options_.max_connections) return false;
+  admitted_.insert(fd);
+  return true;
+}
+
 void JobStoreServer::finished(int fd) {
   std::lock_guard<std::mutex> lock(mutex_);
   open_.erase(fd);
+  pending_.erase(std::remove(pending_.begin(), pending_.end(), fd), pending_.end());
+  admitted_.erase(fd);
   if (open_.empty()) all_done_.notify_all();
 }
 

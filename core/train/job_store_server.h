@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,7 +28,11 @@ struct JobStoreServerOptions {
   std::string token;                  ///< what every rank proves it knows
   int world_size = 1;                 ///< ranks 0 to world_size - 1 may connect
   std::chrono::milliseconds handshake_timeout{10000};  ///< to prove the token, from connecting
-  int max_connections = 0;            ///< at once; 0: 4 per rank and 16 more
+  int max_connections = 0;            ///< of ranks, at once; 0: 4 per rank and 16 more
+  /// Connections still proving the token, at once; past it the oldest is dropped (a stranger who
+  /// holds many open cannot keep the ranks out: they connect again, and each new one pushes the
+  /// oldest out).
+  int max_pending = 64;
   /// One line per connection dropped (the first 20 are named); called from the server's threads.
   std::function<void(const std::string&)> warn;
 };
@@ -54,6 +59,8 @@ private:
   Result<std::uint32_t> handshake(const StoreSocket& connection);
   void answerRequests(const StoreSocket& connection, std::uint32_t rank, const std::string& peer);
   void warn(const std::string& text);
+  // Whether a connection that proved the token may stay (within max_connections); no longer pending.
+  bool admitted(int fd);
   void finished(int fd);
 
   JobStoreServerOptions options_;
@@ -65,6 +72,8 @@ private:
   std::mutex mutex_;
   std::condition_variable all_done_;
   std::set<int> open_;  // connections being served, and the accept thread (-1)
+  std::deque<int> pending_;  // connections still in their handshake, oldest first
+  std::set<int> admitted_;   // connections that proved the token
   bool stopping_ = false;
   std::mutex warn_mutex_;  // warnings are told one at a time, from any thread
   int warned_ = 0;

@@ -13,7 +13,10 @@ std::string newJobToken() { return randomHex(32); }
 
 Result<std::string> checkJobToken(const std::string& token, const std::string& where) {
   if (token.size() < kMinJobTokenBytes || token.size() > kMaxJobTokenBytes)
-    return makeError(where + " holds a job token of " + std::to_string(token.size()) + " characters; allowed: " +
+    return makeError(where + " holds a job token of " +
+                     (token.size() > kMaxJobTokenBytes ? "more than " + std::to_string(kMaxJobTokenBytes)
+                                                       : std::to_string(token.size())) +
+                     " characters; allowed: " +
                      std::to_string(kMinJobTokenBytes) + " to " + std::to_string(kMaxJobTokenBytes) +
                      " (make one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')");
   for (unsigned char c : token)

@@ -192,6 +192,29 @@ private slots:
     QVERIFY2(warned(warnings, "did not prove this job's token within 1 s"), qPrintable(warnings.all()));
   }
 
+  // Found by the hostile review: 30 idle connections filled the store's 24 places, and a rank that
+  // came next was turned away. Connections still in their handshake now push the oldest out, and
+  // a rank whose connection was pushed out tries again.
+  void aCrowdOfStrangersKeepsNoRankOut() {
+    Warnings warnings;
+    JobStoreServerOptions options;
+    options.token = kToken;
+    options.world_size = 2;
+    options.max_pending = 4;
+    options.warn = [&warnings](const std::string& line) { warnings.add(line); };
+    auto server = JobStoreServer::start(options);
+    QVERIFY(server);
+    std::vector<StoreSocket> crowd;
+    for (int i = 0; i < 30; ++i) {
+      auto stranger = StoreSocket::connectTo("127.0.0.1", (*server)->port(), StoreSocket::Clock::now() + 20s);
+      QVERIFY(stranger);
+      crowd.push_back(std::move(*stranger));
+    }
+    auto rank = client(**server, 1);
+    rank->set("in", bytes("yes"));
+    QCOMPARE(rank->get("in"), bytes("yes"));
+  }
+
   void listensOnItsAddressOnly() {
     Warnings warnings;
     auto server = startServer(warnings);

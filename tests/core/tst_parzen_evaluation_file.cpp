@@ -372,7 +372,7 @@ void TestParzenEvaluationFile::writeStampsAndCreatesTheFolder() {
   const QString blocked = write("blocked", "x");
   const Status refused = ParzenEvaluationFile::write(blocked.toStdString(), "run", runResult());
   QVERIFY(!refused.ok());
-  QVERIFY2(QString::fromStdString(refused.error()).startsWith("cannot create " + blocked + "/evaluations: "),
+  QVERIFY2(QString::fromStdString(refused.error()).startsWith(blocked + "/evaluations: cannot create the folder ("),
            refused.error().c_str());
 }
 

@@ -138,31 +138,56 @@ private slots:
   // of a pure tensor computation before it runs: refused, and the file is never made. The same for
   // torch.save and for an operator of another namespace (c10d's, the network's).
   void featuresNetworkOutsideTensorsIsRefused_data() {
-    QTest::addColumn<QString>("body");      // forward(self, x)'s extra line, before the return
+    QTest::addColumn<QString>("program");  // Python that saves the network to sys.argv[1]; @TARGET@: the file
     QTest::addColumn<QString>("refused");  // the operator the refusal names
-    QTest::newRow("from_file")
-        << "        x = x + torch.from_file(\"@TARGET@\", True, 4096, dtype=torch.uint8).fill_(65)[0].float() * 0"
-                               << "aten::from_file";
-    QTest::newRow("save") << "        torch.save(x, \"@TARGET@\")" << "aten::save";
-    QTest::newRow("print") << "        print(\"@TARGET@\")" << "prim::Print";
+    // A small network whose forward runs `line` first.
+    const auto simple = [](const QString& line, const QString& prelude = {}) {
+      return "import sys, torch\n" + prelude +
+             "class Net(torch.nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.conv = torch.nn.Conv2d(3, 8, 4, 4)\n"
+             "    def forward(self, x):\n"
+             "        " + line + "\n"
+             "        return self.conv(x).mean(dim=(2, 3))\n"
+             "torch.jit.script(Net()).save(sys.argv[1])\n";
+    };
+    const QString from_file = "torch.from_file(\"@TARGET@\", True, 4096, dtype=torch.uint8).fill_(65)[0].float() * 0";
+    QTest::newRow("from_file") << simple("x = x + " + from_file) << "aten::from_file";
+    QTest::newRow("save") << simple("torch.save(x, \"@TARGET@\")") << "aten::save";
+    QTest::newRow("print") << simple("print(\"@TARGET@\")") << "prim::Print";
+    // Found by the hostile review: code reached through a fork, and through an interface.
+    QTest::newRow("from_file in a forked function")
+        << simple("x = torch.jit.wait(torch.jit.fork(evil, x))",
+                  "def evil(x: torch.Tensor) -> torch.Tensor:\n    return x + " + from_file + "\n")
+        << "aten::from_file";
+    QTest::newRow("from_file behind an interface")
+        << simple("x = self.impl.run(x)",
+                  "@torch.jit.interface\n"
+                  "class Runs(object):\n"
+                  "    def run(self, x: torch.Tensor) -> torch.Tensor:\n"
+                  "        pass\n"
+                  "@torch.jit.script\n"
+                  "class Impl(object):\n"
+                  "    def __init__(self):\n"
+                  "        pass\n"
+                  "    def run(self, x: torch.Tensor) -> torch.Tensor:\n"
+                  "        return x + " + from_file + "\n")
+               .replace("        self.conv = torch.nn.Conv2d(3, 8, 4, 4)\n",
+                        "        self.conv = torch.nn.Conv2d(3, 8, 4, 4)\n        self.impl = Impl()\n")
+               .replace("class Net(torch.nn.Module):\n", "class Net(torch.nn.Module):\n    impl: Runs\n")
+        << "aten::from_file";
   }
 
   void featuresNetworkOutsideTensorsIsRefused() {
-    QFETCH(QString, body);
+    QFETCH(QString, program);
     QFETCH(QString, refused);
-    const QString tag = QTest::currentDataTag(), target = dir_.filePath("written-by-" + tag);
+    const QString tag = QString(QTest::currentDataTag()).replace(' ', '-');
+    const QString target = dir_.filePath("written-by-" + tag);
     const QString network = dir_.filePath("features-" + tag + ".pt"), script = dir_.filePath("features-" + tag + ".py");
     QFile file(script);
     QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(("import sys, torch\n"
-                "class Net(torch.nn.Module):\n"
-                "    def __init__(self):\n"
-                "        super().__init__()\n"
-                "        self.conv = torch.nn.Conv2d(3, 8, 4, 4)\n"
-                "    def forward(self, x):\n" +
-                QString(body).replace("@TARGET@", target) + "\n"
-                "        return self.conv(x).mean(dim=(2, 3))\n"
-                "torch.jit.script(Net()).save(sys.argv[1])\n").toUtf8());
+    file.write(QString(program).replace("@TARGET@", target).toUtf8());
     file.close();
     QProcess python;
     python.start("/usr/bin/python3", {script, network});

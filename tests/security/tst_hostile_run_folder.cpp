@@ -8,6 +8,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -119,6 +120,10 @@ private slots:
     QVERIFY2(launched.exit_code == 0, qPrintable(launched.err));
     const qint64 pid = launched.out.trimmed().toLongLong();
     QVERIFY(pid > 0);
+    // A failed check below must not leave it training for 100,000 epochs.
+    const auto stop_victim = qScopeGuard([&] {
+      if (!QFile::exists(victim + "/launch/exit-status")) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    });
     QCOMPARE(QFile(victim + "/launch/launch-id").permissions() & (QFile::ReadGroup | QFile::ReadOther), QFile::Permissions());
     // The crafted record: the victim's pid and start time, no launch id, then a made-up one.
     QVERIFY(QDir().mkpath(crafted + "/launch"));
@@ -126,14 +131,31 @@ private slots:
       QVERIFY(QFile::copy(victim + "/launch/" + name, crafted + "/launch/" + name));
     auto refused = runCli({"remote", "signal", crafted, "kill"});
     QCOMPARE(refused.exit_code, 1);
-    QVERIFY2(refused.err.contains(crafted + "/launch/launch-id: missing or empty, so the record does not show that pid " +
-                                  QString::number(pid) + " is this run's process"), qPrintable(refused.err));
+    QVERIFY2(refused.err.contains(crafted + "/launch/launch-id: missing, empty or not a regular file, so the record does "
+                                            "not show that pid " + QString::number(pid) + " is this run's process"),
+             qPrintable(refused.err));
     QFile made_up(crafted + "/launch/launch-id");
     QVERIFY(made_up.open(QIODevice::WriteOnly) && made_up.write("00112233445566778899aabbccddeeff\n") == 33);
     made_up.close();
     refused = runCli({"remote", "signal", crafted, "kill"});
     QCOMPARE(refused.exit_code, 1);
     QVERIFY2(refused.err.contains("is no longer the run's training process"), qPrintable(refused.err));
+    // Found by the hostile review: the victim's own launch-id, through a link.
+    QVERIFY(QFile::remove(crafted + "/launch/launch-id"));
+    QVERIFY(QFile::link(victim + "/launch/launch-id", crafted + "/launch/launch-id"));
+    refused = runCli({"remote", "signal", crafted, "kill"});
+    QCOMPARE(refused.exit_code, 1);
+    QVERIFY2(refused.err.contains(crafted + "/launch/launch-id: missing, empty or not a regular file"), qPrintable(refused.err));
+    // And a launch into a run whose launch/ links to the victim's record: refused, the record kept.
+    const QString linked = dir_.filePath("signal-linked");
+    QVERIFY(QDir().mkpath(linked));
+    QVERIFY(QFile::link(victim + "/launch", linked + "/launch"));
+    const auto record = contentsOf(victim + "/launch");
+    const auto relaunched = runCli(QStringList{"remote", "launch", linked} + train);
+    QCOMPARE(relaunched.exit_code, 1);
+    QVERIFY2(relaunched.err.contains(linked + "/launch: a symbolic link; a run writes only into folders of its own"),
+             qPrintable(relaunched.err));
+    QCOMPARE(contentsOf(victim + "/launch").keys(), record.keys());
     QVERIFY2(::kill(static_cast<pid_t>(pid), 0) == 0, "the victim was killed through the crafted record");
     // Its own record still reaches it.
     const auto killed = runCli({"remote", "signal", victim, "kill"});
