@@ -43,10 +43,14 @@ void proveToken(const StoreSocket& socket, const JobStoreAddress& address, Store
   answer.insert(answer.end(), proof.begin(), proof.end());
   if (Status sent = socket.sendAll(answer.data(), answer.size()); !sent)
     throw std::runtime_error("the job's store at " + where + ": " + sent.error());
+  std::uint8_t verdict = kStoreRefused;
+  if (Status got = socket.receive(&verdict, 1, deadline); !got)
+    throw GreetingLost("the job's store at " + where + " closed the connection before its verdict (" + got.error() + ")");
+  if (verdict != kStoreAccepted)
+    throw std::runtime_error("the job's store at " + where + " refused this rank: do the ranks have the same job token?");
   std::uint8_t theirs[kStoreProofBytes];
   if (Status got = socket.receive(theirs, sizeof(theirs), deadline); !got)
-    throw std::runtime_error("the job's store at " + where + " refused this rank (" + got.error() +
-                             "): do the ranks have the same job token?");
+    throw std::runtime_error("the job's store at " + where + ": " + got.error());
   if (!sameProof(serverProof(address.token, nonce.data()), theirs))
     throw std::runtime_error("the store at " + where + " did not prove this job's token: it belongs to another job");
 }

@@ -24,6 +24,11 @@ inline constexpr std::size_t kStoreProofBytes = 32;
 inline constexpr std::size_t kStoreHelloBytes = 8 + kStoreNonceBytes;
 /// A rank's answer: magic, its rank (4 bytes), its nonce, its proof.
 inline constexpr std::size_t kStoreRankHelloBytes = 8 + 4 + kStoreNonceBytes + kStoreProofBytes;
+/// The store's verdict on it, one byte: kStoreAccepted (then the store's own proof) or
+/// kStoreRefused (then the connection ends). A connection that ends without a verdict was pushed
+/// out before it was heard, and the rank tries again.
+inline constexpr std::uint8_t kStoreAccepted = 1;
+inline constexpr std::uint8_t kStoreRefused = 0;
 
 inline constexpr std::size_t kMaxStoreKeyBytes = 1024;
 inline constexpr std::size_t kMaxStoreValueBytes = 512 * 1024;

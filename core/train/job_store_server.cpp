@@ -118,12 +118,17 @@ Result<std::uint32_t> JobStoreServer::handshake(const StoreSocket& connection) {
   const std::uint32_t rank = bigEndian32(answer + 8);
   const std::uint8_t* rank_nonce = answer + 12;
   const std::uint8_t* proof = answer + 12 + kStoreNonceBytes;
-  if (!sameProof(rankProof(options_.token, nonce.data(), rank), proof))
-    return makeError("it did not prove this job's token");
+  const auto refuse = [&connection](const std::string& reason) -> Result<std::uint32_t> {
+    (void)connection.sendAll(&kStoreRefused, 1);
+    return makeError(reason);
+  };
+  if (!sameProof(rankProof(options_.token, nonce.data(), rank), proof)) return refuse("it did not prove this job's token");
   if (rank >= static_cast<std::uint32_t>(options_.world_size))
-    return makeError("it claimed rank " + std::to_string(rank) + " of a job of " + std::to_string(options_.world_size));
+    return refuse("it claimed rank " + std::to_string(rank) + " of a job of " + std::to_string(options_.world_size));
+  std::vector<std::uint8_t> verdict{kStoreAccepted};
   const StoreProof mine = serverProof(options_.token, rank_nonce);
-  if (Status sent = connection.sendAll(mine.data(), mine.size()); !sent) return makeError(sent.error());
+  verdict.insert(verdict.end(), mine.begin(), mine.end());
+  if (Status sent = connection.sendAll(verdict.data(), verdict.size()); !sent) return makeError(sent.error());
   return rank;
 }
 

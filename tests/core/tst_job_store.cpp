@@ -68,8 +68,9 @@ StoreSocket provenConnection(int port, std::uint32_t rank) {
   const StoreProof proof = rankProof(kToken, hello + 8, rank);
   answer.insert(answer.end(), proof.begin(), proof.end());
   if (!socket->sendAll(answer.data(), answer.size())) qFatal("cannot answer");
-  std::uint8_t theirs[kStoreProofBytes];
-  if (!socket->receive(theirs, sizeof(theirs), StoreSocket::Clock::now() + 20s)) qFatal("no server proof");
+  std::uint8_t verdict[1 + kStoreProofBytes];
+  if (!socket->receive(verdict, sizeof(verdict), StoreSocket::Clock::now() + 20s) || verdict[0] != kStoreAccepted)
+    qFatal("not accepted");
   return std::move(*socket);
 }
 
