@@ -69,6 +69,8 @@ const Command kCommands[] = {
     {"serve", streetgan::cli::runServe, false},   {"metrics", streetgan::cli::runMetrics, false},
     {"directions", streetgan::cli::runDirections, false},
     {"project", streetgan::cli::runProject, false},
+    // Not in kUsage: `metrics --features` starts it (app/cli/features_worker_command.cpp).
+    {"features-worker", streetgan::cli::runFeaturesWorker, false},
 };
 
 // "streetgan walk", or with the subcommand ("streetgan cache build") as the command's own

@@ -54,8 +54,14 @@ std::vector<OptionSpec> metricsOptionSpecs(const ModelOptionsUse& use) {
       {"--bins", "K", "NDB/JSD: k-means bins of the training images (default 100)"},
       {"--features", "FILE.pt",
        "compute FID, KID and precision/recall in this TorchScript network's features (a TorchScript file is code that "
-       "runs with your rights: use only networks you trust)"},
+       "runs with your rights, in a process of its own: use only networks you trust)"},
       {"--features-size", "S", "the image size the features network takes (default 299)"},
+      {"--features-memory", "GIB",
+       "the most memory the features network's process may allocate (default " +
+           std::to_string(FeaturesWorkerOptions{}.memory_bytes >> 30) + ")"},
+      {"--features-timeout", "SECONDS",
+       "the longest the features network may take to load or on one batch before it is stopped (default " +
+           std::to_string(FeaturesWorkerOptions{}.batch_timeout.count()) + ")"},
       {"--img-size", "S", "image size without a checkpoint (default 64)"},
       {"--seed", "N", "seed of the sample noise, the draws and the projections (default 0)"},
       {"--batch", "B", "generator batch size (default 256)"},
@@ -74,6 +80,7 @@ struct MetricsRequest {
   std::int64_t batch = 256;
   int threads = 0;
   int features_size = 299;
+  FeaturesWorkerOptions features_worker;
   c10::Device device = c10::kCPU;
   QualitySuiteOptions suite;
 };
@@ -89,7 +96,8 @@ Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOp
   if (line.has("--samples") && !line.has("--dataroot") && !line.has("--cache"))
     return makeError("--samples needs --dataroot DIR or --cache FILE (the training images to compare with)");
   if (line.has("--dataroot") && line.has("--cache")) return makeError("give --dataroot DIR or --cache FILE, not both");
-  if (line.has("--features-size") && !line.has("--features")) return makeError("--features-size goes with --features FILE.pt");
+  for (const char* option : {"--features-size", "--features-memory", "--features-timeout"})
+    if (line.has(option) && !line.has("--features")) return makeError(std::string(option) + " goes with --features FILE.pt");
   MetricsRequest request;
   auto n = line.integer("--n", 10000, 2, 10000000);
   auto n_train = line.integer("--n-train", 10000, 2, 10000000);
@@ -97,9 +105,12 @@ Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOp
   auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
   auto batch = line.integer("--batch", 256, 1, 65536);
   auto features_size = line.integer("--features-size", 299, 8, 4096);
+  const FeaturesWorkerOptions worker_defaults;
+  auto features_memory = line.integer("--features-memory", worker_defaults.memory_bytes >> 30, 1, 4096);
+  auto features_timeout = line.integer("--features-timeout", worker_defaults.batch_timeout.count(), 1, 7 * 24 * 3600);
   auto bins = line.integer("--bins", 100, 2, 10000);
   auto threads = threadsOption(line);
-  for (const auto* value : {&n, &n_train, &img_size, &seed, &batch, &features_size, &bins, &threads})
+  for (const auto* value : {&n, &n_train, &img_size, &seed, &batch, &features_size, &features_memory, &features_timeout, &bins, &threads})
     if (!*value) return makeError(value->error());
   request.n_samples = *n;
   request.n_train = *n_train;
@@ -108,6 +119,11 @@ Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOp
   request.batch = *batch;
   request.threads = static_cast<int>(*threads);
   request.features_size = static_cast<int>(*features_size);
+  // The worker is this program (`streetgan features-worker`), whatever name it was started by.
+  request.features_worker.command = {"/proc/self/exe", "features-worker"};
+  request.features_worker.memory_bytes = *features_memory << 30;
+  request.features_worker.batch_timeout = std::chrono::seconds(*features_timeout);
+  request.features_worker.threads = request.threads;
   if (line.has("--only")) {
     auto metrics = QualitySuiteOptions::parseMetricList(line.value("--only"));
     if (!metrics) return makeError("option '--only': " + metrics.error());
@@ -183,13 +199,15 @@ public:
     setComputeThreads(request_.threads);
     const auto& metrics = request_.suite.metrics;
     const bool feature_metrics = metrics.count("fid") || metrics.count("kid") || metrics.count("prdc");
+    const auto& stop = installStopHandlers();
     if (line_.has("--features") && feature_metrics) {
-      auto network = NetworkFeatures::load(line_.value("--features"), request_.features_size, request_.device);
-      if (!network) return fail(line_.program(), "option '--features': " + network.error(), kExitFailure);
+      auto network = NetworkFeatures::load(line_.value("--features"), request_.features_size, request_.device,
+                                           request_.features_worker, [&stop] { return !stop.load(); });
+      if (!network)
+        return fail(line_.program(), stop.load() ? network.error() : "option '--features': " + network.error(), kExitFailure);
       network_ = std::move(*network);
       request_.suite.network = &*network_;
     }
-    const auto& stop = installStopHandlers();
     request_.suite.should_stop = [&] { return stop.load(); };
     request_.suite.progress = [&](const std::string& stage, int done, int total) {
       if (line_.has("--progress")) printProgressLine(stderr, {kProgressTaskMetrics, done, total, stage});

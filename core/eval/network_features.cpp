@@ -1,100 +1,47 @@
 #include "core/eval/network_features.h"
 
-#include "core/util/libtorch_archive_check.h"
-#include "core/util/regular_file.h"
-
+#include "core/eval/features_channel.h"
+#include "core/eval/features_worker.h"
+#include "core/eval/features_worker_process.h"
+#include "core/util/plain_text.h"
 #include "core/util/sha256.h"
 
-#include <torch/csrc/jit/passes/inliner.h>
-#include <torch/script.h>
+#include <poll.h>
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <set>
 #include <system_error>
 #include <vector>
 
 namespace streetgan {
 
-namespace {
-
-// One line of what LibTorch or TorchScript said: TorchScript puts the script's own error ("raise
-// ...") on the last line, after its traceback; LibTorch's first line is the message.
-std::string oneLine(const std::exception& e) {
-  const auto* error = dynamic_cast<const c10::Error*>(&e);
-  std::string text = error ? error->what_without_backtrace() : e.what();
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    if (end > start) lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  if (lines.empty()) return "no message";
-  const std::string& line = text.find("TorchScript interpreter") != std::string::npos ? lines.back() : lines.front();
-  return line.substr(0, 300);
-}
-
-// The operators a features network may call: those of a pure tensor computation. Any namespace
-// but these (c10d's network collectives, the profiler's, a custom library's) is refused, and so
-// are the few tensor-namespace operators that reach outside the process: aten::from_file (a
-// storage mapped from any file, created and written when asked), aten::save (torch.save to any
-// path) and prim::Print (the network's text on our stdout).
-bool allowedOperator(const std::string& name) {
-  static const char* const kNamespaces[] = {"aten::", "prim::", "quantized::", "prepacked::", "mkldnn_prepacked::"};
-  static const char* const kRefused[] = {"aten::from_file", "aten::save", "prim::Print"};
-  for (const char* refused : kRefused)
-    if (name == refused) return false;
-  for (const char* space : kNamespaces)
-    if (name.rfind(space, 0) == 0) return true;
-  return false;
-}
-
-// Every node of `block`, of the blocks inside it, and of the graphs its nodes hold (the body a
-// prim::fork starts, for one).
-void collectOperators(const torch::jit::Block* block, std::set<std::string>& refused) {
-  for (const torch::jit::Node* node : block->nodes()) {
-    if (const std::string name = node->kind().toQualString(); !allowedOperator(name)) refused.insert(name);
-    for (const torch::jit::Block* inner : node->blocks()) collectOperators(inner, refused);
-    for (const torch::jit::Symbol attribute : node->attributeNames()) {
-      if (node->kindOf(attribute) == torch::jit::AttributeKind::g) {
-        collectOperators(node->g(attribute)->block(), refused);
-      } else if (node->kindOf(attribute) == torch::jit::AttributeKind::gs) {
-        for (const auto& graph : node->gs(attribute)) collectOperators(graph->block(), refused);
-      }
-    }
-  }
-}
-
-// Every operator of every function the network's archive compiled (its modules' methods, its
-// classes' methods, free functions: an interface call reaches any of them), with the functions
-// they call inlined: the ones not allowed, by name ("" when none).
-std::string refusedOperators(const torch::jit::Module& module) {
-  std::set<std::string> refused;
-  for (torch::jit::Function* function : module._ivalue()->compilation_unit()->get_functions()) {
-    if (!function->isGraphFunction()) {
-      refused.insert(function->qualname().qualifiedName() + " (not TorchScript)");
-      continue;
-    }
-    auto graph = torch::jit::toGraphFunction(*function).graph()->copy();
-    torch::jit::Inline(*graph);
-    collectOperators(graph->block(), refused);
-  }
-  std::string names;
-  for (const std::string& name : refused) names += (names.empty() ? "" : ", ") + name;
-  return names;
-}
-
-}  // namespace
-
-struct NetworkFeatures::Module {
-  torch::jit::Module module;
+struct NetworkFeatures::Worker {
+  std::unique_ptr<FeaturesWorkerProcess> process;  // null once stopped
 };
 
-Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input_size, const c10::Device& device) {
-  if (input_size < 8 || input_size > 4096)
-    return makeError("the features network's input size must be 8 to 4096 pixels, got " + std::to_string(input_size));
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the channel calls while the worker has not answered: poll in short steps, so that a
+// cancel or the deadline stops the wait within a tenth of a second.
+FeaturesChannel channelTo(int socket, Clock::time_point deadline, const std::function<bool()>& keep_going) {
+  return FeaturesChannel(socket, [socket, deadline, keep_going](short events) -> Status {
+    for (;;) {
+      if (keep_going && !keep_going()) return makeError("cancelled");
+      if (Clock::now() > deadline) return makeError("timeout");
+      pollfd ready{socket, events, 0};
+      const int n = ::poll(&ready, 1, 100);
+      if (n > 0) return {};
+      if (n < 0 && errno != EINTR) return makeError(std::string("cannot wait for the features network: ") + std::strerror(errno));
+    }
+  });
+}
+
+Status fileFits(const std::string& path) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
   if (error && error != std::errc::no_such_file_or_directory)
@@ -103,87 +50,117 @@ Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input
   if (!std::filesystem::is_regular_file(status)) return makeError(path + ": not a regular file");
   const auto size = std::filesystem::file_size(path, error);
   if (error) return makeError(path + ": cannot read its size (" + error.message() + ")");
-  if (static_cast<std::int64_t>(size) > kMaxBytes)
+  if (static_cast<std::int64_t>(size) > NetworkFeatures::kMaxBytes)
     return makeError(path + ": " + std::to_string(size >> 20) + " MiB is more than a features network may be (" +
-                     std::to_string(kMaxBytes >> 20) + " MiB)");
+                     std::to_string(NetworkFeatures::kMaxBytes >> 20) + " MiB)");
+  return {};
+}
+
+// The worker's own Failure text: ours, but written by a process that ran foreign code.
+std::string failureText(FeaturesChannel& channel, std::uint64_t bytes) {
+  std::string text(static_cast<std::size_t>(bytes), '\0');
+  if (!channel.receive(text.data(), text.size())) return "";
+  return plainText(text, FeaturesChannel::kMaxFailureBytes);
+}
+
+}  // namespace
+
+Result<NetworkFeatures> NetworkFeatures::load(const std::string& path, int input_size, const c10::Device& device,
+                                              const FeaturesWorkerOptions& worker, const std::function<bool()>& keep_going) {
+  if (input_size < 8 || input_size > 4096)
+    return makeError("the features network's input size must be 8 to 4096 pixels, got " + std::to_string(input_size));
+  if (Status fits = fileFits(path); !fits) return makeError(fits.error());
   auto digest = Sha256::ofFile(path);
   if (!digest) return makeError(digest.error());
   NetworkFeatures features;
   features.path_ = path;
   features.sha256_ = *digest;
   features.input_size_ = input_size;
-  features.device_ = device;
-  // The network's methods are code the user chose to run (docs/evaluation.md); its zip and
-  // pickles are checked before LibTorch's reader, which a crafted pickle crashed, sees them, and
-  // LibTorch reads the same open file.
-  auto file = RegularFile::open(path);
-  if (!file) return makeError(file.error());
-  const auto file_size = static_cast<std::uint64_t>(file->size());
-  const ArchiveReader read = fileArchiveReader(file->descriptor(), file_size);
-  LibTorchArchiveLimits limits;
-  limits.code_is_data_only = false;
-  if (Status checked = checkLibTorchArchive(read, file_size, limits); !checked)
-    return makeError(path + ": not a TorchScript network that LibTorch can load (" + checked.error() + ")");
-  try {
-    features.module_ = std::make_shared<Module>(Module{torch::jit::load(archiveAdapter(read, file_size), device)});
-    features.module_->module.eval();
-    if (const std::string refused = refusedOperators(features.module_->module); !refused.empty())
-      return makeError(path + ": the network calls " + refused + ", which a features network may not (only pure "
-                       "tensor operators: docs/evaluation.md); it was not run");
-  } catch (const std::exception& e) {
-    return makeError(path + ": not a TorchScript network that LibTorch can load (" + oneLine(e) + ")");
-  }
-  return features;
+  features.options_ = worker;
+  FeaturesWorkerArguments arguments{path, input_size, device.str(), *digest, worker.threads};
+  std::vector<std::string> command = worker.command;
+  for (const std::string& word : arguments.toWords()) command.push_back(word);
+  auto process = FeaturesWorkerProcess::start(command, worker.memory_bytes);
+  if (!process) return makeError(path + ": " + process.error());
+  features.worker_ = std::make_shared<Worker>(Worker{std::move(*process)});
+  FeaturesChannel channel = channelTo(features.worker_->process->socket(), Clock::now() + worker.batch_timeout, keep_going);
+  auto head = channel.receiveHead();
+  if (head && head->kind == FeaturesFrameKind::Ready) return features;
+  if (head && head->kind == FeaturesFrameKind::Failure) return makeError(features.failed(failureText(channel, head->payload_bytes)).error());
+  return makeError(features.failed(head ? "an answer the protocol does not allow" : head.error()).error());
 }
 
 std::string NetworkFeatures::spaceName() const {
   return "torchscript:" + sha256_.substr(0, 16) + "@" + std::to_string(input_size_) + "px";
 }
 
+// Words one failure, and stops the worker: nothing more is asked of it.
+Status NetworkFeatures::failed(const std::string& message) const {
+  if (!worker_ || !worker_->process) return makeError(path_ + ": the features network's process was stopped after a failure");
+  std::string text;
+  if (message == "cancelled") text = "cancelled";
+  else if (message == "timeout")
+    text = path_ + ": the features network took longer than " + std::to_string(options_.batch_timeout.count()) +
+           " s and was stopped";
+  else if (message == FeaturesChannel::kClosed || message.empty() || message.rfind("the other end", 0) == 0)
+    text = path_ + ": the features network's process " + worker_->process->howItEnded();
+  else if (message.find("allocate") != std::string::npos)
+    text = message + " (the features network may allocate at most " + std::to_string(options_.memory_bytes >> 20) + " MiB)";
+  else if (message.rfind(path_, 0) == 0) text = message;
+  else text = path_ + ": the features network's process: " + message;
+  worker_->process.reset();
+  return makeError(text);
+}
+
+Result<torch::Tensor> NetworkFeatures::batchFeatures(const torch::Tensor& input, const std::function<bool()>& keep_going) const {
+  if (!worker_ || !worker_->process) return makeError(failed("").error());
+  FeaturesChannel channel = channelTo(worker_->process->socket(), Clock::now() + options_.batch_timeout, keep_going);
+  const std::int64_t n = input.size(0);
+  if (Status sent = channel.send(FeaturesFrameKind::Batch, {{&n, 8}, {input.data_ptr(), static_cast<std::size_t>(input.numel()) * 4}});
+      !sent)
+    return makeError(failed(sent.error()).error());
+  auto head = channel.receiveHead();
+  if (!head) return makeError(failed(head.error()).error());
+  if (head->kind == FeaturesFrameKind::Failure) return makeError(failed(failureText(channel, head->payload_bytes)).error());
+  std::int64_t dimensions = 0;
+  if (head->kind != FeaturesFrameKind::Features || head->payload_bytes < 8)
+    return makeError(failed("an answer the protocol does not allow").error());
+  if (Status received = channel.receive(&dimensions, 8); !received) return makeError(failed(received.error()).error());
+  if (dimensions < 1 || dimensions > kMaxFeatures || head->payload_bytes != 8 + static_cast<std::uint64_t>(n * dimensions * 8))
+    return makeError(failed("features of a shape the protocol does not allow").error());
+  torch::Tensor values = torch::empty({n, dimensions}, torch::kFloat64);
+  if (Status received = channel.receive(values.data_ptr(), static_cast<std::size_t>(n * dimensions * 8)); !received)
+    return makeError(failed(received.error()).error());
+  if (!torch::isfinite(values).all().item<bool>()) return makeError(failed(path_ + ": the network returns NaN or Inf features").error());
+  return values;
+}
+
 Result<torch::Tensor> NetworkFeatures::extract(const torch::Tensor& images, std::int64_t batch,
                                                const std::function<bool()>& keep_going) const {
-  if (!module_) return makeError("no features network loaded");
+  if (!worker_) return makeError("no features network loaded");
   if (!images.defined() || images.dim() != 4 || images.size(1) != 3)
     return makeError("the features network takes a batch of RGB images (N, 3, height, width)");
   if (batch < 1) return makeError("the features batch size must be at least 1");
   const std::int64_t image_bytes = std::int64_t{3} * input_size_ * input_size_ * 4;
-  batch = std::max<std::int64_t>(1, std::min(batch, kMaxBatchBytes / image_bytes));
-  torch::NoGradGuard no_grad;
+  batch = std::max<std::int64_t>(1, std::min({batch, kMaxBatchBytes / image_bytes, kMaxBatchImages}));
   std::vector<torch::Tensor> pieces;
   std::int64_t dimensions = -1;
-  try {
-    for (std::int64_t start = 0; start < images.size(0); start += batch) {
-      if (keep_going && !keep_going()) return makeError("cancelled");
-      torch::Tensor input = images.slice(0, start, std::min(images.size(0), start + batch)).to(device_, torch::kFloat32);
-      if (input.size(2) != input_size_ || input.size(3) != input_size_)
-        input = torch::nn::functional::interpolate(
-            input, torch::nn::functional::InterpolateFuncOptions()
-                       .size(std::vector<std::int64_t>{input_size_, input_size_})
-                       .mode(torch::kBilinear)
-                       .align_corners(false));
-      const torch::IValue output = module_->module.forward({input});
-      if (!output.isTensor())
-        return makeError(path_ + ": the network returns " + output.tagKind() + ", not a tensor of features");
-      const torch::Tensor features = output.toTensor();
-      if (features.dim() != 2 || features.size(0) != input.size(0) || features.size(1) < 1)
-        return makeError(path_ + ": the network returns shape " + c10::str(features.sizes()) + " for a batch of " +
-                         std::to_string(input.size(0)) + "; it must return (batch, features)");
-      if (features.size(1) > kMaxFeatures)
-        return makeError(path_ + ": the network returns " + std::to_string(features.size(1)) + " features an image; at most " +
-                         std::to_string(kMaxFeatures) + " are taken (FID's covariance grows with their square)");
-      if (dimensions >= 0 && features.size(1) != dimensions)
-        return makeError(path_ + ": the network returns " + std::to_string(features.size(1)) + " features for one batch and " +
-                         std::to_string(dimensions) + " for another");
-      dimensions = features.size(1);
-      const torch::Tensor values = features.detach().to(torch::kCPU, torch::kFloat64);
-      if (!torch::isfinite(values).all().item<bool>())
-        return makeError(path_ + ": the network returns NaN or Inf features");
-      pieces.push_back(values);
-    }
-  } catch (const std::exception& e) {  // c10::Error, and TorchScript's own JITException
-    return makeError(path_ + ": the network failed on a batch of " + std::to_string(std::min(batch, images.size(0))) + " " +
-                     std::to_string(input_size_) + "x" + std::to_string(input_size_) + " images (" +
-                     oneLine(e) + ")");
+  for (std::int64_t start = 0; start < images.size(0); start += batch) {
+    if (keep_going && !keep_going()) return makeError(failed("cancelled").error());
+    torch::NoGradGuard no_grad;
+    torch::Tensor input = images.slice(0, start, std::min(images.size(0), start + batch)).to(torch::kCPU, torch::kFloat32);
+    if (input.size(2) != input_size_ || input.size(3) != input_size_)
+      input = torch::nn::functional::interpolate(input, torch::nn::functional::InterpolateFuncOptions()
+                                                            .size(std::vector<std::int64_t>{input_size_, input_size_})
+                                                            .mode(torch::kBilinear)
+                                                            .align_corners(false));
+    auto features = batchFeatures(input.contiguous(), keep_going);
+    if (!features) return makeError(features.error());
+    if (dimensions >= 0 && features->size(1) != dimensions)
+      return makeError(failed(path_ + ": the network returns " + std::to_string(features->size(1)) +
+                              " features for one batch and " + std::to_string(dimensions) + " for another").error());
+    dimensions = features->size(1);
+    pieces.push_back(*features);
   }
   if (pieces.empty()) return makeError("no images to compute features of");
   return torch::cat(pieces, 0);

@@ -5,28 +5,48 @@
 // with torch.jit.script or torch.jit.trace (include its own input normalisation). Images of
 // another size are resized to S (bilinear, as torchvision's Resize) before the network sees them.
 // The file's SHA-256 and S name the space: figures computed with different files or sizes are
-// never compared. The object owns the loaded module (shared when copied). Failures (no such file,
-// not TorchScript, a wrong output shape, NaN) come back as an Error naming the file.
+// never compared.
+//
+// A TorchScript file is code, so it never runs in this process: load() starts a features worker
+// (FeaturesWorker, FeaturesWorkerProcess) that checks, loads and runs it, with a memory limit, and
+// a time limit for loading and for each batch after which it is killed (SIGKILL), as it is when
+// `keep_going` says stop. A network that crashes its process is an Error. Failures (no such file,
+// not TorchScript, an operator outside pure tensor computation, a wrong output shape, NaN) come
+// back as an Error naming the file. Copies share the one worker.
 #include "core/util/result.h"
 
 #include <c10/core/Device.h>
 #include <torch/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace streetgan {
 
+struct FeaturesWorkerOptions {
+  /// The program and words that start `streetgan features-worker` (its arguments are added).
+  std::vector<std::string> command;
+  /// The most data the worker may allocate (RLIMIT_DATA).
+  std::int64_t memory_bytes = std::int64_t{8} << 30;
+  /// The longest the network may take to load, and to compute one batch.
+  std::chrono::seconds batch_timeout{600};
+  /// CPU threads of the worker; 0: LibTorch's default.
+  int threads = 0;
+};
+
 class NetworkFeatures {
 public:
-  /// Loads `path` onto `device`; `input_size` is S (≥ 8).
-  static Result<NetworkFeatures> load(const std::string& path, int input_size, const c10::Device& device = c10::kCPU);
+  /// Checks `path` and starts its worker on `device`; `input_size` is S (≥ 8).
+  static Result<NetworkFeatures> load(const std::string& path, int input_size, const c10::Device& device,
+                                      const FeaturesWorkerOptions& worker, const std::function<bool()>& keep_going = {});
 
   /// The features of `images` (n, 3, H, W): (n, D) float64 on the CPU, in batches of at most
   /// `batch` (fewer when a batch at the input size would pass kMaxBatchBytes); `keep_going` is
-  /// asked before each batch (false cancels). D may be at most kMaxFeatures.
+  /// asked while it waits (false cancels and stops the worker). D may be at most kMaxFeatures.
   Result<torch::Tensor> extract(const torch::Tensor& images, std::int64_t batch = 64,
                                 const std::function<bool()>& keep_going = {}) const;
 
@@ -42,13 +62,18 @@ public:
   static constexpr std::int64_t kMaxFeatures = 8192;
   /// The most bytes of one input batch at the network's size.
   static constexpr std::int64_t kMaxBatchBytes = std::int64_t{256} << 20;
+  /// The most images of one batch.
+  static constexpr std::int64_t kMaxBatchImages = 4096;
 
 private:
-  struct Module;
-  std::shared_ptr<Module> module_;
+  struct Worker;
+  Result<torch::Tensor> batchFeatures(const torch::Tensor& input, const std::function<bool()>& keep_going) const;
+  Status failed(const std::string& message) const;
+
+  std::shared_ptr<Worker> worker_;
   std::string path_, sha256_;
   int input_size_ = 0;
-  c10::Device device_ = c10::kCPU;
+  FeaturesWorkerOptions options_;
 };
 
 }  // namespace streetgan

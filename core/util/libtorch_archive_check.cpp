@@ -214,8 +214,8 @@ public:
       else if (key == "data.pkl") checked = checkPickle(reader, key, "data/");
       else if (key == "constants.pkl") checked = checkPickle(reader, key, "constants/");
       else if (key.rfind("code/", 0) == 0 && endsWith(key, ".debug_pkl")) checked = checkPickle(reader, key, "");
-      else if (key.rfind("code/", 0) == 0 && endsWith(key, ".py") && limits_.code_is_data_only)
-        checked = checkCode(reader, key, classes);
+      else if (key.rfind("code/", 0) == 0 && endsWith(key, ".py"))
+        checked = limits_.code_is_data_only ? checkCode(reader, key, classes) : checkNoLoadTimeCode(reader, key);
       else if (key == "version" || key == ".data/version") checked = checkVersion(reader, key);
       if (!checked) return checked;
     }
@@ -271,6 +271,16 @@ private:
     auto text = record(reader, key, limits_.max_code_bytes);
     if (!text) return makeError(text.error());
     if (Status s = checkCodeFile(key, *text, limits_.max_type_depth, classes); !s) return makeError("its " + s.error());
+    return {};
+  }
+
+  // A network's methods run only when called, after its operators are checked; a __setstate__
+  // would run inside LibTorch's loader, before anything can be checked.
+  Status checkNoLoadTimeCode(caffe2::serialize::PyTorchStreamReader& reader, const std::string& key) {
+    auto text = record(reader, key, limits_.max_pickle_bytes);
+    if (!text) return makeError(text.error());
+    if (text->find("__setstate__") != std::string::npos)
+      return makeError("its record " + key + " defines __setstate__, code that would run as it loads");
     return {};
   }
 

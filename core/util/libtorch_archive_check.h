@@ -10,7 +10,9 @@
 //   the archive's own classes allowed as plain data, and every tensor's storage must be a record
 //   that holds all of the elements its view reaches;
 // - every code/ file may only declare classes with typed attributes: no method, decorator or
-//   statement; types at most kMaxTypeDepth deep, and no class holding itself, however indirectly.
+//   statement; types at most kMaxTypeDepth deep, and no class holding itself, however indirectly;
+//   a network's code (code_is_data_only false) may have methods, but no __setstate__, which runs
+//   inside LibTorch's loader.
 // The archive is read through a ReadAdapter the caller gives (a file it opened once), so what was
 // checked is what LibTorch then reads from the same descriptor.
 #include "core/util/result.h"

@@ -261,7 +261,10 @@ void TestFeatureMetrics::networkFeaturesMatchReference() {
                                     net});
   QVERIFY(python.waitForFinished(120000));
   QVERIFY2(python.exitCode() == 0, python.readAllStandardError().constData());
-  auto features = NetworkFeatures::load(net.toStdString(), 16);
+  // The network runs in a worker process: the real `streetgan features-worker`.
+  FeaturesWorkerOptions worker;
+  worker.command = {STREETGAN_CLI, "features-worker"};
+  auto features = NetworkFeatures::load(net.toStdString(), 16, c10::kCPU, worker);
   QVERIFY2(features.ok(), features.error().c_str());
   QCOMPARE(features->sha256().size(), std::size_t{64});
   torch::manual_seed(31);

@@ -7,9 +7,14 @@
 #include "tests/support/test_support.h"
 
 #include <QDir>
+#include <QElapsedTimer>
+#include <QScopeGuard>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <signal.h>
+#include <sys/types.h>
 
 using namespace streetgan::test;
 
@@ -28,6 +33,43 @@ private:
     if (!python.waitForFinished(60000) || python.exitCode() != 0)
       return "craft_checkpoint.py " + variant + " failed: " + QString::fromUtf8(python.readAllStandardError());
     return {};
+  }
+
+  // The network that `program` (Python saving it to sys.argv[1]) makes, at NAME.pt; empty on failure.
+  QString writeNetwork(const QString& name, const QString& program) {
+    const QString network = dir_.filePath(name + ".pt"), script = dir_.filePath(name + ".py");
+    QFile file(script);
+    if (!file.open(QIODevice::WriteOnly)) return {};
+    file.write(program.toUtf8());
+    file.close();
+    QProcess python;
+    python.start("/usr/bin/python3", {script, network});
+    if (!python.waitForFinished(120000) || python.exitCode() != 0) {
+      qWarning("%s", python.readAllStandardError().constData());
+      return {};
+    }
+    return network;
+  }
+
+  QStringList metricsWith(const QString& network) const {
+    return {"metrics", "--samples", data_, "--dataroot", data_, "--n", "16", "--n-train", "16",
+            "--only", "fid", "--features-size", "32", "--features", network};
+  }
+
+  // The pid of a running `streetgan features-worker` for `network`; 0 when there is none.
+  static pid_t workerOf(const QString& network) {
+    for (const QString& entry : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+      bool number = false;
+      const pid_t pid = entry.toInt(&number);
+      if (!number) continue;
+      QFile cmdline("/proc/" + entry + "/cmdline");
+      if (!cmdline.open(QIODevice::ReadOnly)) continue;
+      const QList<QByteArray> words = cmdline.readAll().split('\0');
+      QFile stat("/proc/" + entry + "/stat");
+      const bool zombie = stat.open(QIODevice::ReadOnly) && stat.readAll().contains(") Z ");
+      if (!zombie && words.contains("features-worker") && words.contains(network.toUtf8())) return pid;
+    }
+    return 0;
   }
 
 private slots:
@@ -201,6 +243,106 @@ private slots:
                                       "pure tensor operators: docs/evaluation.md); it was not run"),
              qPrintable(r.err));
     QVERIFY2(!QFile::exists(target), "the network wrote its file");
+  }
+
+  // Issue 49: a features network runs in a process of its own (`streetgan features-worker`), with
+  // a memory limit and a time limit after which it is killed; a __setstate__, which LibTorch's
+  // loader would run before any check, is refused. Before: the loop ran until SIGKILL, the 3 GiB
+  // were allocated, and the __setstate__ created its file.
+  void featuresNetworkIsContained_data() {
+    QTest::addColumn<QString>("program");  // Python that saves the network to sys.argv[1]; @TARGET@: a file
+    QTest::addColumn<QStringList>("options");
+    QTest::addColumn<QStringList>("messages");
+    const QString head = "import sys, torch\nclass Net(torch.nn.Module):\n";
+    const QString save = "torch.jit.script(Net()).save(sys.argv[1])\n";
+    QTest::newRow("a forward that never ends")
+        << head + "    def forward(self, x):\n"
+                  "        for i in range(1000000000000):\n"
+                  "            x = x + 1\n"
+                  "        return x.flatten(1)\n" + save
+        << QStringList{"--features-timeout", "2"} << QStringList{": the features network took longer than 2 s and was stopped"};
+    QTest::newRow("a forward that allocates 3 GiB")
+        << head + "    def forward(self, x):\n"
+                  "        z = torch.ones([805306368], dtype=torch.float32)\n"
+                  "        return x.flatten(1) + z.sum()\n" + save
+        << QStringList{"--features-memory", "1"}
+        << QStringList{"can't allocate memory", "(the features network may allocate at most 1024 MiB)"};
+    QTest::newRow("a __setstate__ that creates a file")
+        << head + "    def __init__(self):\n"
+                  "        super().__init__()\n"
+                  "        self.k = 1\n"
+                  "    def forward(self, x):\n"
+                  "        return x.flatten(1)\n"
+                  "    @torch.jit.export\n"
+                  "    def __getstate__(self):\n"
+                  "        return (self.k, self.training)\n"
+                  "    @torch.jit.export\n"
+                  "    def __setstate__(self, state: tuple[int, bool]):\n"
+                  "        self.k = int(torch.from_file(\"@TARGET@\", True, 16, dtype=torch.uint8).sum())\n"
+                  "        self.training = state[1]\n" + save
+        << QStringList{} << QStringList{"defines __setstate__, code that would run as it loads"};
+  }
+
+  void featuresNetworkIsContained() {
+    QFETCH(QString, program);
+    QFETCH(QStringList, options);
+    QFETCH(QStringList, messages);
+    const QString tag = QString(QTest::currentDataTag()).replace(' ', '-');
+    const QString target = dir_.filePath("contained-" + tag);
+    const QString network = writeNetwork("contained-" + tag, QString(program).replace("@TARGET@", target));
+    QVERIFY(!network.isEmpty());
+    QElapsedTimer clock;
+    clock.start();
+    const auto r = runCli(metricsWith(network) + options, 180000);
+    QCOMPARE(r.exit_code, 1);
+    for (const QString& message : messages) QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    QVERIFY2(r.err.contains(network + ": "), qPrintable(r.err));
+    QVERIFY2(!QFile::exists(target), "the network created its file");
+    QVERIFY2(clock.elapsed() < 120000, "the network was not stopped in time");
+    QCOMPARE(workerOf(network), 0);
+  }
+
+  // SIGTERM to `metrics` stops a network that never returns within a second or so (before: 19 s
+  // and SIGKILL); a worker killed by a signal (a network that crashed it) is an error naming it.
+  void featuresWorkerStopsOnSignal_data() {
+    QTest::addColumn<bool>("signal_metrics");  // SIGTERM to metrics; else SIGSEGV to the worker
+    QTest::addColumn<QString>("message");
+    QTest::newRow("SIGTERM to metrics") << true << "streetgan metrics: cancelled";
+    QTest::newRow("SIGSEGV to the worker") << false << ": the features network's process was killed by signal 11";
+  }
+
+  void featuresWorkerStopsOnSignal() {
+    QFETCH(bool, signal_metrics);
+    QFETCH(QString, message);
+    const QString network = writeNetwork(signal_metrics ? "endless-term" : "endless-segv",
+                                         "import sys, torch\nclass Net(torch.nn.Module):\n"
+                                         "    def forward(self, x):\n"
+                                         "        for i in range(1000000000000):\n"
+                                         "            x = x + 1\n"
+                                         "        return x.flatten(1)\n"
+                                         "torch.jit.script(Net()).save(sys.argv[1])\n");
+    QVERIFY(!network.isEmpty());
+    QProcess metrics;
+    metrics.start(STREETGAN_CLI, metricsWith(network));
+    QVERIFY(metrics.waitForStarted());
+    const auto stop = qScopeGuard([&] {
+      metrics.kill();
+      metrics.waitForFinished();
+    });
+    QElapsedTimer clock;
+    clock.start();
+    pid_t worker = 0;
+    while ((worker = workerOf(network)) == 0 && clock.elapsed() < 120000) QTest::qWait(50);
+    QVERIFY2(worker > 0, "the features worker never started");
+    QTest::qWait(500);  // inside the network's forward by now, or still loading: either must stop
+    QCOMPARE(::kill(signal_metrics ? metrics.processId() : worker, signal_metrics ? SIGTERM : SIGSEGV), 0);
+    QVERIFY2(metrics.waitForFinished(30000), "metrics did not stop");
+    QCOMPARE(metrics.exitCode(), 1);
+    const QString err = QString::fromUtf8(metrics.readAllStandardError());
+    QVERIFY2(err.contains(message), qPrintable(err));
+    clock.restart();
+    while (workerOf(network) != 0 && clock.elapsed() < 10000) QTest::qWait(50);
+    QCOMPARE(workerOf(network), 0);
   }
 
   // The newest checkpoint crafted: the run resumes from the one before, and says so.
