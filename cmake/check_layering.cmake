@@ -56,6 +56,26 @@ set(_no_qt "core" "app/cli" "app/serve")
 set(_qt_core_only "app/studio/control")
 # Views and tabs never start processes: the controllers of app/studio/control do.
 set(_no_processes "widgets" "app/studio")
+# Files are written through their owners, which follow no link and leave nothing half-written: a
+# whole file through AtomicFile, a run's events.jsonl through EventLog, and so on. Outside these
+# units (tests aside: they craft files), a raw way to open a file for writing (std::ofstream,
+# fopen for writing, open with O_CREAT, O_WRONLY or O_RDWR, a QIODevice opened to write) is
+# refused, so a new writer of a run's files cannot skip the owners' checks.
+set(_file_writers
+  "core/util/atomic_file"           # every file written whole: a temporary, then renamed over
+  "core/runs/event_log"             # a run's events.jsonl, appended, never through a link
+  "core/runs/tensorboard_writer"    # TensorBoard's event files, created in the run's own folder
+  "core/runs/run_launch"            # a detached run's launch/ records and its stderr
+  "core/video/video_encoder"        # libav's output file, the user's --out
+  # /dev/null, for a standard stream that was closed and for the features worker's output.
+  "app/cli/main" "core/eval/features_worker_process"
+  # The studio, through QSaveFile (Qt's AtomicFile): the local copy of a remote run, its record
+  # and the profile's known_hosts; and the files a person saves from a view (a PNG, a CSV).
+  "app/studio/control/remote_run_transport" "app/studio/control/remote_run_record"
+  "app/studio/control/host_key_check"
+  "app/studio/main" "app/studio/compare_view" "app/studio/quality_table"
+  "widgets/chart_panel" "widgets/sigma_curve_chart")
+set(_file_write_regex "std::(basic_)?o?fstream|[^A-Za-z_]fopen[ \t]*\\([^,]*,[ \t]*\"[^\"]*[wa+]|O_CREAT|O_WRONLY|O_RDWR|QIODevice::(WriteOnly|Append|ReadWrite)")
 
 set(_failures "")
 macro(_fail text)
@@ -117,6 +137,7 @@ _under_any_regex("${_no_processes}" _no_processes_regex)
 _under_any_regex("${_qt_core_only}" _qt_core_only_regex)
 _under_any_regex("${_no_qt}" _no_qt_regex)
 _under_any_regex("core/runs;tests" _event_exempt_regex)
+_under_any_regex("${_file_writers};tests" _file_writers_regex)
 
 foreach(_file IN LISTS _files)
   # The rule of this file: the longest FROM it is under (the path itself, or a part of it that
@@ -148,8 +169,21 @@ foreach(_file IN LISTS _files)
   _matches(_qt_banned "${_file}" "${_no_qt_regex}")
   set("_includes_of_${_file}" "")  # our files it includes, for the event rule below
 
-  file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "^[ \t]*#[ \t]*include")
+  _matches(_may_write "${_file}" "${_file_writers_regex}")
+  if(_may_write)
+    file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "^[ \t]*#[ \t]*include")
+  else()
+    file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "^[ \t]*#[ \t]*include|${_file_write_regex}")
+  endif()
   foreach(_line IN LISTS _lines)
+    if(NOT _line MATCHES "^[ \t]*#[ \t]*include")
+      # A line that opens a file for writing, unless it is a comment.
+      if(NOT _line MATCHES "^[ \t]*(//|\\*)")
+        string(STRIP "${_line}" _shown_line)
+        _fail("${_file}: opens a file for writing (${_shown_line}); write through core/util/atomic_file.h or the file's owner (docs/architecture.md, \"Writing files\")")
+      endif()
+      continue()
+    endif()
     if(NOT _line MATCHES "^[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"]*)[>\"]")
       # `#include SOME_MACRO` names its file only after preprocessing: no rule could be checked.
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*" "" _what "${_line}")
@@ -380,5 +414,5 @@ endforeach()
 
 if(_failures)
   message("${_failures}")
-  message(FATAL_ERROR "check_layering: the include rules of docs/architecture.md are broken (above)")
+  message(FATAL_ERROR "check_layering: the rules of docs/architecture.md are broken (above)")
 endif()

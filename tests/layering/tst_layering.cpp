@@ -20,6 +20,8 @@ private slots:
   void fileOutsideADomainFolder();
   void eventNameLiteral_data();
   void eventNameLiteral();
+  void fileWrittenOutsideItsOwner_data();
+  void fileWrittenOutsideItsOwner();
 
 private:
   /// Runs the check on the copy: exit code and what it printed.
@@ -290,6 +292,51 @@ void TestLayering::eventNameLiteral() {
   QVERIFY2(code != 0, qPrintable("the check passed:\n" + output));
   QVERIFY2(output.contains(message), qPrintable(output));
   QCOMPARE(output.count(": names the event field"), 1);  // that line alone
+}
+
+void TestLayering::fileWrittenOutsideItsOwner_data() {
+  QTest::addColumn<QString>("file");
+  QTest::addColumn<QString>("line");
+  QTest::addColumn<bool>("refused");
+  QTest::newRow("core opens a stream to write")
+      << "core/eval/quality_suite.cpp" << "void dump() { std::ofstream out(\"metrics.json\"); }" << true;
+  QTest::newRow("the CLI opens with O_CREAT")
+      << "app/cli/sample_command.cpp" << "int make() { return ::open(\"grid.png\", O_WRONLY | O_CREAT, 0644); }" << true;
+  QTest::newRow("fopen to append")
+      << "core/runs/run_directory.cpp" << "std::FILE* log() { return std::fopen(\"events.jsonl\", \"a\"); }" << true;
+  QTest::newRow("a tab opens a QFile to write")
+      << "app/studio/train_tab.cpp" << "bool save(QFile& file) { return file.open(QIODevice::WriteOnly); }" << true;
+  QTest::newRow("fopen to read") << "core/data/image_grid.cpp" << "std::FILE* in() { return std::fopen(\"x\", \"rb\"); }"
+                                 << false;
+  QTest::newRow("a comment") << "core/eval/quality_suite.cpp" << "// no std::ofstream here: AtomicFile writes it" << false;
+  QTest::newRow("the owner") << "core/util/atomic_file.cpp" << "void dump() { std::ofstream out(\"x\"); }" << false;
+  QTest::newRow("tests craft files") << "tests/core/tst_sha256.cpp" << "void dump() { std::ofstream out(\"x\"); }" << false;
+}
+
+// Lines are appended as in eventNameLiteral: the check reads text, not what compiles.
+void TestLayering::fileWrittenOutsideItsOwner() {
+  QFETCH(QString, file);
+  QFETCH(QString, line);
+  QFETCH(bool, refused);
+  QFile target(copy_.filePath(file));
+  QVERIFY2(target.open(QIODevice::ReadOnly), qPrintable(target.fileName()));
+  const QByteArray original = target.readAll();
+  target.close();
+  QVERIFY(target.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  target.write(original + line.toUtf8() + "\n");
+  target.close();
+  const auto [code, output] = check();
+  QVERIFY(target.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  target.write(original);
+  target.close();
+  if (!refused) {
+    QVERIFY2(code == 0, qPrintable(output));
+    return;
+  }
+  QVERIFY2(code != 0, qPrintable("the check passed:\n" + output));
+  QVERIFY2(output.contains(file + ": opens a file for writing (" + line + "); write through core/util/atomic_file.h"),
+           qPrintable(output));
+  QCOMPARE(output.count(": opens a file for writing"), 1);  // that line alone
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestLayering)
