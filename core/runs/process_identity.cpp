@@ -1,9 +1,14 @@
 #include "core/runs/process_identity.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <charconv>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <fcntl.h>
 #include <string>
 #include <vector>
@@ -93,6 +98,30 @@ bool carriesLaunchId(std::int64_t pid, std::string_view launch_id) {
   return false;
 }
 
+// Whether process `pid` holds the file at `path` open for writing: one of /proc/PID/fd/* is that
+// file (same device and inode) and /proc/PID/fdinfo/N says it was opened to write. At most
+// kMaxDescriptors descriptors are looked at.
+bool writesFile(std::int64_t pid, std::string_view path) {
+  constexpr int kMaxDescriptors = 1 << 16;
+  struct stat wanted {};
+  if (::stat(std::string(path).c_str(), &wanted) != 0) return false;
+  const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
+  std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(fd_dir.c_str()), &::closedir);
+  if (!dir) return false;
+  int seen = 0;
+  for (const dirent* entry = ::readdir(dir.get()); entry && seen < kMaxDescriptors; entry = ::readdir(dir.get()), ++seen) {
+    struct stat held {};
+    if (entry->d_name[0] == '.' || ::stat((fd_dir + "/" + entry->d_name).c_str(), &held) != 0) continue;
+    if (held.st_dev != wanted.st_dev || held.st_ino != wanted.st_ino) continue;
+    const auto info = readProcFile("/proc/" + std::to_string(pid) + "/fdinfo/" + entry->d_name, 4096);
+    const std::size_t at = info ? info->find("flags:") : std::string::npos;
+    if (at == std::string::npos) continue;
+    const unsigned long flags = std::strtoul(info->c_str() + at + 6, nullptr, 8);
+    if ((flags & O_ACCMODE) != O_RDONLY) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::int64_t processIdLimit() {
@@ -115,7 +144,7 @@ std::optional<std::uint64_t> processStartTime(std::int64_t pid) {
 }
 
 ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
-                                  std::string_view launch_id) {
+                                  std::string_view launch_id, std::string_view written_file) {
   // The range check comes first: only a pid in range is ever passed to kill().
   if (!validProcessId(pid)) return ProcessCheck::NotAProcessId;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return ProcessCheck::Gone;
@@ -127,6 +156,7 @@ ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_nam
   if (!stat || stat->state == 'Z' || stat->state == 'X') return ProcessCheck::Gone;
   if (start_time != 0 && stat->start_time != start_time) return ProcessCheck::Reused;
   if (!launch_id.empty() && !carriesLaunchId(pid, launch_id)) return ProcessCheck::Reused;
+  if (!written_file.empty() && !writesFile(pid, written_file)) return ProcessCheck::NotTheWriter;
   const auto command_line = readProcFile("/proc/" + std::to_string(pid) + "/cmdline", std::size_t(1) << 20);
   // An empty command line: it ended between the two reads (a zombie has none).
   if (!command_line || command_line->empty()) return ProcessCheck::Gone;
@@ -157,7 +187,7 @@ ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_nam
 }
 
 Status signalTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
-                             int signal_number, std::string_view launch_id) {
+                             int signal_number, std::string_view launch_id, std::string_view written_file) {
   const std::string name = "pid " + std::to_string(pid);
   const std::string not_running = "the training process (" + name + ") is not running";
   if (!validProcessId(pid))
@@ -172,12 +202,16 @@ Status signalTrainingProcess(std::int64_t pid, std::string_view program_name, st
   if (pidfd < 0 && errno == ESRCH) return makeError(not_running);
 #endif
   std::string refusal;
-  switch (checkTrainingProcess(pid, program_name, start_time, launch_id)) {
+  switch (checkTrainingProcess(pid, program_name, start_time, launch_id, written_file)) {
     case ProcessCheck::NotAProcessId:  // checked above; kept for the switch's completeness
     case ProcessCheck::Gone: refusal = not_running; break;
     case ProcessCheck::Reused:
       refusal = name + " is no longer the run's training process (the pid was reused by another process); "
                        "nothing was signalled";
+      break;
+    case ProcessCheck::NotTheWriter:
+      refusal = name + " does not write " + std::string(written_file) +
+                ", so it is not the run's training process; nothing was signalled";
       break;
     case ProcessCheck::Alive: break;
   }

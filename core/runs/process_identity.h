@@ -14,6 +14,10 @@
 //     random value kept in a file only its owner reads), /proc/PID/environ must hold it: the
 //     start time alone is readable by anyone, so a crafted record could name another of the
 //     user's training processes with the right start time, never with its launch id.
+//   - when the caller names the file the run's process writes (a followed run's events.jsonl,
+//     which the trainer holds open for its whole run), the process must hold that very file
+//     (device and inode) open for writing: a log copied or crafted to name another of the user's
+//     training processes names one that writes another log.
 // Runs written before the start time was recorded carry none (0): for them only the range, the
 // process's existence and its command line are checked. Nothing here throws.
 #include "core/util/result.h"
@@ -39,6 +43,7 @@ enum class ProcessCheck {
   NotAProcessId,  ///< outside 1 ≤ pid < processIdLimit()
   Gone,           ///< no such process (or only a zombie of it)
   Reused,         ///< a process has the pid, but another program or another start time
+  NotTheWriter,   ///< the process does not hold the named file open for writing
   Alive,          ///< the recorded process, alive
 };
 
@@ -46,14 +51,14 @@ enum class ProcessCheck {
 inline constexpr char kLaunchIdVariable[] = "STREETGAN_LAUNCH_ID";
 
 /// Looks at process `pid` as described above; `start_time` 0 means none was recorded, an empty
-/// `launch_id` none given.
+/// `launch_id` none given, an empty `written_file` none named.
 ProcessCheck checkTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
-                                  std::string_view launch_id = {});
+                                  std::string_view launch_id = {}, std::string_view written_file = {});
 
 /// Sends `signal_number` to `pid` only when checkTrainingProcess() says it is the recorded process
 /// (through a pidfd where the kernel has them, so the process checked is the one signalled).
 /// Otherwise an Error saying plainly why nothing was signalled.
 Status signalTrainingProcess(std::int64_t pid, std::string_view program_name, std::uint64_t start_time,
-                             int signal_number, std::string_view launch_id = {});
+                             int signal_number, std::string_view launch_id = {}, std::string_view written_file = {});
 
 }  // namespace streetgan

@@ -78,8 +78,9 @@ void FollowedRunTransport::sendSignal(int signal_number) {
   }
   // The pid comes from events.jsonl, a file anyone could have edited or copied from elsewhere: it
   // is signalled only when it is a valid pid of the run's own process (its logged start time,
-  // for runs that log one), never as it is read.
-  const Status sent = signalTrainingProcess(summary_.pid(), program_name_.toStdString(), summary_.pidStartTime(), signal_number);
+  // for runs that log one), and the process that writes this very log, never as it is read.
+  const Status sent = signalTrainingProcess(summary_.pid(), program_name_.toStdString(), summary_.pidStartTime(),
+                                            signal_number, {}, file_.fileName().toStdString());
   if (!sent) emit diagnosticBytes(QByteArray::fromStdString(run_dir_.toStdString() + ": " + sent.error() + "\n"));
 }
 

@@ -5,8 +5,9 @@
 // thread for long), then follows what is appended. The run has ended once its run_finished is
 // read, or once its process (the pid in run_started) is gone and the log has been read to the
 // end. interrupt() and kill() signal that process — only while it is a valid pid of the run's
-// own process (see core/runs/process_identity.h); otherwise they say why on diagnosticBytes() and
-// signal nothing. detach() stops watching.
+// own process, the one that holds this events.jsonl open for writing (see
+// core/runs/process_identity.h); otherwise they say why on diagnosticBytes() and signal nothing.
+// detach() stops watching.
 #include "app/studio/control/training_transport.h"
 #include "core/runs/run_summary.h"
 

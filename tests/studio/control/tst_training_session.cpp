@@ -284,15 +284,19 @@ void TestTrainingSession::killEndsTheRanksOfAMultiRankRun() {
 }
 
 // A followed run's log names a live `streetgan` process, but with another start time (its pid was
-// reused): Stop and Kill say so and leave it alone, and the run counts as ended. With the right
-// start time, Kill reaches it.
+// reused): Stop and Kill say so and leave it alone, and the run counts as ended. A log that names
+// the right pid and start time of a process writing another run's log (a log copied or crafted to
+// name another training process: issue 49) is refused too. With the right start time, from the
+// log the process writes, Kill reaches it.
 void TestTrainingSession::followedRunSignalsOnlyItsOwnProcess() {
   QTemporaryDir dir;
   const QString script = dir.filePath("fake-streetgan");
-  // A shell that stays a shell (its command line names fake-streetgan) and leaves no long sleep behind.
-  QVERIFY(writeScript(script, "while :; do sleep 1; done\n"));
+  // A shell that stays a shell (its command line names fake-streetgan), holds its run's log open
+  // for appending, as the trainer does, and leaves no long sleep behind.
+  QVERIFY(writeScript(script, "exec 3>>\"$1\"\nwhile :; do sleep 1; done\n"));
+  const QString own = runNaming(dir.filePath("own"), 0, 0);
   QProcess other;
-  other.start(script, {});
+  other.start(script, {own + "/events.jsonl"});
   QVERIFY(other.waitForStarted());
   const qint64 pid = other.processId();
   const auto start = streetgan::processStartTime(pid);
@@ -313,7 +317,25 @@ void TestTrainingSession::followedRunSignalsOnlyItsOwnProcess() {
     QCOMPARE(other.state(), QProcess::Running);
   }
 
-  FollowedRunTransport transport(runNaming(dir.filePath("own"), pid, *start));
+  {
+    FollowedRunTransport transport(runNaming(dir.filePath("crafted"), pid, *start));
+    QByteArray said;
+    connect(&transport, &TrainingTransport::diagnosticBytes, this, [&](const QByteArray& bytes) { said += bytes; });
+    QString error;
+    QVERIFY2(transport.start({}, &error), qPrintable(error));
+    transport.kill();
+    QVERIFY2(said.contains("does not write " + dir.filePath("crafted/events.jsonl").toUtf8() +
+                           ", so it is not the run's training process; nothing was signalled"),
+             said.constData());
+    QVERIFY(!other.waitForFinished(500));
+    QCOMPARE(other.state(), QProcess::Running);
+  }
+
+  // The shell has opened its log by now (it took three blocks above); should it not have, wait.
+  QTRY_VERIFY_WITH_TIMEOUT(streetgan::checkTrainingProcess(pid, "fake-streetgan", *start, {}, (own + "/events.jsonl").toStdString()) ==
+                               streetgan::ProcessCheck::Alive,
+                           10000);
+  FollowedRunTransport transport(runNaming(own, pid, *start));
   QSignalSpy ended(&transport, &TrainingTransport::ended);
   QString error;
   QVERIFY2(transport.start({}, &error), qPrintable(error));
