@@ -59,8 +59,9 @@ set(_no_processes "widgets" "app/studio")
 # Files are written through their owners, which follow no link and leave nothing half-written: a
 # whole file through AtomicFile, a run's events.jsonl through EventLog, and so on. Outside these
 # units (tests aside: they craft files), a raw way to open a file for writing (std::ofstream,
-# fopen for writing, open with O_CREAT, O_WRONLY or O_RDWR, a QIODevice opened to write) is
-# refused, so a new writer of a run's files cannot skip the owners' checks.
+# fopen, fdopen or freopen for writing, creat, open with O_CREAT, O_WRONLY or O_RDWR, a QIODevice
+# opened to write, copy_file, cv::imwrite, torch::save) is refused, so a new writer of a run's
+# files cannot skip the owners' checks. (A mode held in a variable is not seen: text, not code.)
 set(_file_writers
   "core/util/atomic_file"           # every file written whole: a temporary, then renamed over
   "core/runs/event_log"             # a run's events.jsonl, appended, never through a link
@@ -75,7 +76,7 @@ set(_file_writers
   "app/studio/control/host_key_check"
   "app/studio/main" "app/studio/compare_view" "app/studio/quality_table"
   "widgets/chart_panel" "widgets/sigma_curve_chart")
-set(_file_write_regex "std::(basic_)?o?fstream|[^A-Za-z_]fopen[ \t]*\\([^,]*,[ \t]*\"[^\"]*[wa+]|O_CREAT|O_WRONLY|O_RDWR|QIODevice::(WriteOnly|Append|ReadWrite)")
+set(_file_write_regex "std::(basic_)?o?fstream|[^A-Za-z_](fopen|fdopen|freopen)[ \t]*\\([^,]*,[ \t]*\"[^\"]*[wa+]|[^A-Za-z_]creat[ \t]*\\(|O_CREAT|O_WRONLY|O_RDWR|QIODevice::(WriteOnly|Append|ReadWrite)|copy_file[ \t]*\\(|cv::imwrite|torch::save[ \t]*\\(")
 
 set(_failures "")
 macro(_fail text)

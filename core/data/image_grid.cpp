@@ -50,10 +50,10 @@ Result<std::string> encodePng(const torch::Tensor& chw_uint8) {
   return std::string(bytes.begin(), bytes.end());
 }
 
-Status writeImageGrid(const torch::Tensor& images, const std::string& path, int columns) {
+Status writeImageGrid(const torch::Tensor& images, const std::string& path, int columns, FolderLinks folder) {
   auto png = encodePng(makeImageGrid(images, columns));
   if (!png) return makeError(path + ": " + png.error());
-  return writeFileAtomically(path, *png);
+  return writeFileAtomically(path, *png, folder);
 }
 
 RgbImage toRgbImage(const torch::Tensor& chw_uint8) {

@@ -248,7 +248,7 @@ Status ParzenEvaluationFile::write(const std::string& run_dir, const std::string
   } catch (const json::exception& e) {  // a checkpoint name that is not UTF-8
     return makeError("cannot write " + file + ": " + e.what());
   }
-  return writeFileAtomically(file, text);
+  return writeFileAtomically(file, text, FolderLinks::Refuse);
 }
 
 json ParzenEvaluationFile::toJson(const ParzenEvaluation& evaluation) {

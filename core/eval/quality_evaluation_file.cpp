@@ -164,7 +164,8 @@ Status QualityEvaluationFile::write(const std::string& run_dir, const std::strin
   json out = toJson(evaluation);
   out["v"] = evaluation.version;
   out["time"] = evaluation.time;
-  return writeFileAtomically(path(run_dir, name), out.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  return writeFileAtomically(path(run_dir, name), out.dump(2, ' ', false, json::error_handler_t::replace) + "\n",
+                             FolderLinks::Refuse);
 }
 
 }  // namespace streetgan

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <vector>
 
@@ -90,34 +91,24 @@ struct TorchScriptNetwork::Module {
   torch::jit::Module module;
 };
 
-namespace {
-
-// The SHA-256 of the `size` bytes `read` reads: what LibTorch then reads from the same descriptor.
-std::string digestOf(const ArchiveReader& read, std::uint64_t size) {
-  Sha256 digest;
-  std::vector<char> piece(std::size_t{1} << 20);
-  for (std::uint64_t offset = 0; offset < size;) {
-    const std::size_t n = read(offset, piece.data(), static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), size - offset)));
-    if (n == 0) break;
-    digest.update(piece.data(), n);
-    offset += n;
-  }
-  return digest.hexDigest();
-}
-
-}  // namespace
 
 Result<TorchScriptNetwork> TorchScriptNetwork::load(const std::string& path, int input_size, const c10::Device& device) {
-  auto file = RegularFile::open(path);
-  if (!file) return makeError(file.error());
-  if (file->size() > NetworkFeatures::kMaxBytes)
-    return makeError(path + ": " + std::to_string(file->size() >> 20) + " MiB is more than a features network may be (" +
-                     std::to_string(NetworkFeatures::kMaxBytes >> 20) + " MiB)");
-  const auto file_size = static_cast<std::uint64_t>(file->size());
-  const ArchiveReader read = fileArchiveReader(file->descriptor(), file_size);
+  // Read once into memory: the digest, the checks and LibTorch's loader then see the same bytes,
+  // however the file changes meanwhile (a file rewritten in place while it loaded once showed the
+  // check one network and the loader another, whose __setstate__ ran).
+  auto contents = RegularFile::readAll(path, NetworkFeatures::kMaxBytes);
+  if (!contents) return makeError(contents.error());
+  const auto bytes = std::make_shared<const std::string>(std::move(*contents));
+  const auto file_size = static_cast<std::uint64_t>(bytes->size());
+  const ArchiveReader read = [bytes](std::uint64_t offset, void* out, std::size_t n) -> std::size_t {
+    if (offset >= bytes->size()) return 0;
+    const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(n, bytes->size() - offset));
+    std::memcpy(out, bytes->data() + offset, count);
+    return count;
+  };
   TorchScriptNetwork network;
   network.path_ = path;
-  network.sha256_ = digestOf(read, file_size);
+  network.sha256_ = Sha256::ofBytes(*bytes);
   network.input_size_ = input_size;
   network.device_ = device;
   LibTorchArchiveLimits limits;

@@ -149,7 +149,7 @@ Status DirectionFile::write(const std::string& path, const LatentDirection& d) {
   if (Status linked = refuseLinkedFolder(folder.string()); !folder.empty() && !linked) return linked;
   if (!folder.empty()) std::filesystem::create_directory(folder, error);  // not the folders above it
   if (error) return makeError("cannot create " + folder.string() + ": " + error.message());
-  return writeFileAtomically(path, text);
+  return writeFileAtomically(path, text, FolderLinks::Refuse);  // always a run's directions/
 }
 
 Result<LatentDirection> DirectionFile::read(const std::string& path, std::optional<int> nz) {

@@ -2,6 +2,10 @@
 
 #include "core/util/own_folder.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -66,12 +70,19 @@ std::vector<std::string> RunDirectory::checkpoints() const {
   return found;
 }
 
+// Relative to the checkpoints folder opened once without following a link: a link swapped in for
+// the folder, or for one of its files, is never followed to delete another folder's files.
 void RunDirectory::pruneCheckpoints(int keep) const {
-  std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(checkpointsDir(), ec))) return;  // never another folder's files
+  const int folder = ::open(checkpointsDir().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (folder < 0) return;
   const auto all = checkpoints();
-  for (std::size_t i = 0; i + static_cast<std::size_t>(std::max(keep, 1)) < all.size(); ++i)
-    if (fs::symlink_status(all[i], ec).type() == fs::file_type::regular) fs::remove(all[i], ec);
+  for (std::size_t i = 0; i + static_cast<std::size_t>(std::max(keep, 1)) < all.size(); ++i) {
+    const std::string name = fs::path(all[i]).filename().string();
+    struct stat file {};
+    if (::fstatat(folder, name.c_str(), &file, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(file.st_mode))
+      ::unlinkat(folder, name.c_str(), 0);
+  }
+  ::close(folder);
 }
 
 int RunDirectory::removeTemporaryFiles() const {

@@ -97,7 +97,7 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
   } catch (const std::bad_alloc&) {
     return makeError(path + ": cannot write the checkpoint (out of memory)");
   }
-  if (Status written = writeFileAtomically(path, bytes); !written)
+  if (Status written = writeFileAtomically(path, bytes, FolderLinks::Refuse); !written)
     return makeError(written.error() + "; the previous checkpoints are kept");
   return {};
 }

@@ -329,7 +329,7 @@ Status Trainer::State::writeSamples() {
     for (auto& buffer : model->generator()->buffers()) buffer.copy_(saved[i++]);
   }
   const std::string relative = run.sampleRelativePath(progress.step);
-  if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string()); !written)
+  if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string(), 0, FolderLinks::Refuse); !written)
     return written;
   last_sample_step = progress.step;
   emit(event_type::kSamples, {{field::kPath, relative},

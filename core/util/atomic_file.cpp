@@ -1,5 +1,7 @@
 #include "core/util/atomic_file.h"
 
+#include "core/util/own_folder.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -106,9 +108,57 @@ Status writeTemporaryFile(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
-Status writeFileAtomically(const std::string& path, const std::string& bytes) {
-  if (Status written = writeTemporaryFile(path, bytes); !written) return written;
-  return commitTemporaryFile(temporaryPathFor(path), path);
+namespace {
+
+// An open folder, closed with the object.
+struct FolderDescriptor {
+  int fd = -1;
+  ~FolderDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+Status writeAll(int fd, const std::string& bytes, const std::string& path) {
+  for (std::size_t written = 0; written < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return makeError(systemError(path, "cannot write the file"));
+    written += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+}  // namespace
+
+Status writeFileAtomically(const std::string& path, const std::string& bytes, FolderLinks folder_links) {
+  const std::filesystem::path target(path);
+  const std::string folder = target.has_parent_path() ? target.parent_path().string() : ".";
+  const std::string name = target.filename().string();
+  const std::string temporary = std::filesystem::path(temporaryPathFor(path)).filename().string();
+  FolderDescriptor folder_fd;
+  folder_fd.fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (folder_links == FolderLinks::Refuse ? O_NOFOLLOW : 0));
+  if (folder_fd.fd < 0) {
+    if (folder_links == FolderLinks::Refuse && (errno == ELOOP || errno == ENOTDIR))
+      if (Status linked = refuseLinkedFolder(folder); !linked) return linked;
+    return makeError(systemError(path, "cannot create the file"));
+  }
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::openat(folder_fd.fd, temporary.c_str(), flags, 0644);
+  if (fd < 0 && errno == EEXIST && ::unlinkat(folder_fd.fd, temporary.c_str(), 0) == 0)
+    fd = ::openat(folder_fd.fd, temporary.c_str(), flags, 0644);
+  if (fd < 0) return makeError(systemError(path, "cannot create the file"));
+  Status written = writeAll(fd, bytes, path);
+  if (written && ::fsync(fd) != 0) written = makeError(systemError(path, "cannot flush to disk"));
+  if (::close(fd) != 0 && written) written = makeError(systemError(path, "cannot write the file"));
+  if (written && ::renameat(folder_fd.fd, temporary.c_str(), folder_fd.fd, name.c_str()) != 0)
+    written = makeError(systemError(path, "cannot rename the finished file into place"));
+  if (!written) {
+    ::unlinkat(folder_fd.fd, temporary.c_str(), 0);
+    return written;
+  }
+  (void)::fsync(folder_fd.fd);
+  removeStaleTemporaries(path);
+  return {};
 }
 
 Status writeFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files) {

@@ -16,8 +16,18 @@ namespace streetgan {
 /// The temporary name used for `path` while it is written: "<path>.<pid>.tmp".
 std::string temporaryPathFor(const std::string& path);
 
-/// Writes `bytes` to `path` atomically.
-Status writeFileAtomically(const std::string& path, const std::string& bytes);
+/// Whether the folder of a file written atomically may be a symbolic link.
+enum class FolderLinks {
+  Follow,  ///< a folder the user named (`--out ~/link/grid.png`)
+  /// A folder of a run's own (checkpoints/, samples/, evaluations/): opened without following a
+  /// link, so one swapped in after makeOwnFolder() checked it is refused ("a symbolic link") at
+  /// the moment of writing, and the file is created, synced and renamed relative to that open
+  /// folder, never through a path that could change in between.
+  Refuse,
+};
+
+/// Writes `bytes` to `path` atomically, relative to its folder opened once.
+Status writeFileAtomically(const std::string& path, const std::string& bytes, FolderLinks folder = FolderLinks::Follow);
 /// Writes each of `files` (path, bytes) atomically, all of them or none: every temporary file is
 /// written first and only then renamed into place, in order, so a failure to write (a full disk)
 /// leaves every path as it was. Only a failed rename can leave the first ones written.

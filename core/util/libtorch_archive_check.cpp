@@ -231,7 +231,14 @@ private:
     auto directory = readZipDirectory(source, size_);
     if (!directory) return makeError("cannot read the zip archive (" + directory.error() + ")");
     directory_ = std::move(*directory);
-    return zipRecordsFit(directory_, size_);
+    // torch.jit.save deflates its code/ records (its sources and their .debug_pkl): one may inflate
+    // past the whole file, up to the bound record() reads them with. Every other record is stored.
+    ZipDirectory stored = directory_;
+    for (const auto& [key, record] : directory_.records)
+      if (key.rfind("code/", 0) == 0 && record.compressed_size < record.uncompressed_size &&
+          record.uncompressed_size <= std::max(limits_.max_pickle_bytes, limits_.max_code_bytes))
+        stored.records.erase(key);
+    return zipRecordsFit(stored, size_);
   }
 
   Result<std::string> record(caffe2::serialize::PyTorchStreamReader& reader, const std::string& key, std::uint64_t limit) {

@@ -29,6 +29,32 @@ class AtomicFileTest : public QObject {
   Q_OBJECT
 
 private slots:
+  // A run's own folder swapped for a link (to another run's checkpoints) after it was checked: the
+  // write opens the folder without following it, so the link is refused as it is written, and
+  // nothing lands in its target. A folder the user named may be a link.
+  void linkedFolder_data() {
+    QTest::addColumn<bool>("refuse");
+    QTest::newRow("a run's own folder") << true;
+    QTest::newRow("a folder the user named") << false;
+  }
+
+  void linkedFolder() {
+    QFETCH(bool, refuse);
+    QTemporaryDir dir;
+    QVERIFY(QDir(dir.path()).mkdir("elsewhere"));
+    QVERIFY(QFile::link(dir.filePath("elsewhere"), dir.filePath("checkpoints")));
+    const std::string path = dir.filePath("checkpoints/step.pt").toStdString();
+    const Status written = writeFileAtomically(path, "bytes", refuse ? FolderLinks::Refuse : FolderLinks::Follow);
+    QCOMPARE(written.ok(), !refuse);
+    if (refuse) {
+      QCOMPARE(QString::fromStdString(written.error()),
+               dir.filePath("checkpoints") + ": a symbolic link; a run writes only into folders of its own");
+      QCOMPARE(QDir(dir.filePath("elsewhere")).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList());
+    } else {
+      QCOMPARE(read(dir.filePath("elsewhere/step.pt")), QByteArray("bytes"));
+    }
+  }
+
   void staleTemporariesAreRemoved() {
     QTemporaryDir dir;
     const QString out = dir.filePath("G.json");

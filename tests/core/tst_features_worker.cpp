@@ -110,6 +110,40 @@ private slots:
     QVERIFY2(message.find('\x1b') == std::string::npos, message.c_str());
   }
 
+  // torch.jit.save deflates a network's code records: a small network with much code and few
+  // weights has one that inflates past the whole file, which the archive check once refused.
+  void networkWithCompressedCodeLoads() {
+    const QString network = dir_.filePath("code.pt");
+    QString branches;
+    for (int i = 0; i < 60; ++i)
+      branches += QString("        if x.size(0) == %1:\n            x = x * %2.0 + torch.tanh(x) - torch.sigmoid(x)\n").arg(i + 1000).arg(i);
+    // torch.jit.script reads the class's source: a file, not `python3 -c`.
+    const QString script = dir_.filePath("code.py");
+    QFile file(script);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(("import os, sys, torch, zipfile\n"
+                "class Net(torch.nn.Module):\n"
+                "    def forward(self, x):\n" + branches +
+                "        return x.flatten(1)\n"
+                "torch.jit.script(Net()).save(sys.argv[1])\n"
+                "size = os.path.getsize(sys.argv[1])\n"
+                "records = zipfile.ZipFile(sys.argv[1]).infolist()\n"
+                "sys.exit(0 if any(r.compress_type != 0 and r.file_size > size for r in records) else 3)\n")
+                   .toUtf8());
+    file.close();
+    QProcess python;
+    python.start("/usr/bin/python3", {script, network});
+    QVERIFY(python.waitForFinished(120000));
+    QVERIFY2(python.exitCode() == 0, python.exitCode() == 3 ? "no record inflates past the file" : python.readAllStandardError().constData());
+    FeaturesWorkerOptions worker;
+    worker.command = {STREETGAN_CLI, "features-worker"};
+    auto features = NetworkFeatures::load(network.toStdString(), 8, c10::kCPU, worker);
+    QVERIFY2(features.ok(), features.ok() ? "" : features.error().c_str());
+    auto extracted = features->extract(torch::zeros({3, 3, 8, 8}));
+    QVERIFY2(extracted.ok(), extracted.ok() ? "" : extracted.error().c_str());
+    QCOMPARE(extracted->size(1), std::int64_t{3 * 8 * 8});
+  }
+
   // The real worker, sent what the protocol does not allow: it ends (status 1), and never crashes.
   void workerRefusesABadBatch_data() {
     QTest::addColumn<QByteArray>("frame");

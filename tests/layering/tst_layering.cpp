@@ -306,6 +306,10 @@ void TestLayering::fileWrittenOutsideItsOwner_data() {
       << "core/runs/run_directory.cpp" << "std::FILE* log() { return std::fopen(\"events.jsonl\", \"a\"); }" << true;
   QTest::newRow("a tab opens a QFile to write")
       << "app/studio/train_tab.cpp" << "bool save(QFile& file) { return file.open(QIODevice::WriteOnly); }" << true;
+  QTest::newRow("torch::save into a run")
+      << "core/train/trainer_loop.cpp" << "void keep(const torch::Tensor& t) { torch::save(t, \"run/t.pt\"); }" << true;
+  QTest::newRow("a copy of a file")
+      << "app/cli/export_command.cpp" << "void copy() { std::filesystem::copy_file(\"a\", \"b\"); }" << true;
   QTest::newRow("fopen to read") << "core/data/image_grid.cpp" << "std::FILE* in() { return std::fopen(\"x\", \"rb\"); }"
                                  << false;
   QTest::newRow("a comment") << "core/eval/quality_suite.cpp" << "// no std::ofstream here: AtomicFile writes it" << false;
