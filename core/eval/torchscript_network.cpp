@@ -10,7 +10,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cstring>
 #include <set>
 #include <vector>
 
@@ -100,12 +99,7 @@ Result<TorchScriptNetwork> TorchScriptNetwork::load(const std::string& path, int
   if (!contents) return makeError(contents.error());
   const auto bytes = std::make_shared<const std::string>(std::move(*contents));
   const auto file_size = static_cast<std::uint64_t>(bytes->size());
-  const ArchiveReader read = [bytes](std::uint64_t offset, void* out, std::size_t n) -> std::size_t {
-    if (offset >= bytes->size()) return 0;
-    const std::size_t count = static_cast<std::size_t>(std::min<std::uint64_t>(n, bytes->size() - offset));
-    std::memcpy(out, bytes->data() + offset, count);
-    return count;
-  };
+  const ArchiveReader read = memoryArchiveReader(bytes);
   TorchScriptNetwork network;
   network.path_ = path;
   network.sha256_ = Sha256::ofBytes(*bytes);

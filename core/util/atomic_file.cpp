@@ -81,22 +81,25 @@ int createTemporaryFile(const std::string& temporary) {
 
 namespace {
 
+Status writeAll(int fd, const std::string& bytes, const std::string& path) {
+  for (std::size_t written = 0; written < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return makeError(systemError(path, "cannot write the file"));
+    written += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
 // `bytes` in the temporary file of `path`, not yet renamed into place; nothing left on failure.
 Status writeTemporaryFile(const std::string& path, const std::string& bytes) {
   const std::string temporary = temporaryPathFor(path);
   const int fd = createTemporaryFile(temporary);
   if (fd < 0) return makeError(systemError(path, "cannot create the file"));
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const Status failed = makeError(systemError(path, "cannot write the file"));
-      ::close(fd);
-      std::remove(temporary.c_str());
-      return failed;
-    }
-    written += static_cast<std::size_t>(n);
+  if (Status written = writeAll(fd, bytes, path); !written) {
+    ::close(fd);
+    std::remove(temporary.c_str());
+    return written;
   }
   if (::close(fd) != 0) {
     const Status failed = makeError(systemError(path, "cannot write the file"));
@@ -117,16 +120,6 @@ struct FolderDescriptor {
     if (fd >= 0) ::close(fd);
   }
 };
-
-Status writeAll(int fd, const std::string& bytes, const std::string& path) {
-  for (std::size_t written = 0; written < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return makeError(systemError(path, "cannot write the file"));
-    written += static_cast<std::size_t>(n);
-  }
-  return {};
-}
 
 }  // namespace
 

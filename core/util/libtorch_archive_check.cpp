@@ -309,6 +309,15 @@ private:
 
 }  // namespace
 
+ArchiveReader memoryArchiveReader(std::shared_ptr<const std::string> bytes) {
+  return [bytes = std::move(bytes)](std::uint64_t offset, void* out, std::size_t n) -> std::size_t {
+    if (offset >= bytes->size()) return 0;
+    const auto count = static_cast<std::size_t>(std::min<std::uint64_t>(n, bytes->size() - offset));
+    std::memcpy(out, bytes->data() + offset, count);
+    return count;
+  };
+}
+
 ArchiveReader fileArchiveReader(int fd, std::uint64_t size) {
   return [fd, size](std::uint64_t offset, void* out, std::size_t n) -> std::size_t {
     if (offset >= size) return 0;

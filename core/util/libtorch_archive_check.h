@@ -53,6 +53,9 @@ Status checkLibTorchArchive(const ArchiveReader& read, std::uint64_t size, const
 /// LibTorch's reader (archiveAdapter), so that both read the same file.
 ArchiveReader fileArchiveReader(int fd, std::uint64_t size);
 
+/// Reads of `bytes`, an archive read into memory once (it is kept while a reader is).
+ArchiveReader memoryArchiveReader(std::shared_ptr<const std::string> bytes);
+
 /// `read` as LibTorch's reader takes an archive (torch::jit::load).
 std::shared_ptr<caffe2::serialize::ReadAdapterInterface> archiveAdapter(ArchiveReader read, std::uint64_t size);
 

@@ -26,6 +26,9 @@ private slots:
 private:
   /// Runs the check on the copy: exit code and what it printed.
   QPair<int, QString> check() const;
+  /// check() with `line` appended to `file` of the copy, which is restored afterwards; the check
+  /// reads text, not what compiles.
+  QPair<int, QString> checkWithLineAppended(const QString& file, const QString& line) const;
 
   QTemporaryDir copy_;
 };
@@ -210,6 +213,21 @@ void TestLayering::brokenRule() {
   QCOMPARE(output.count(": includes "), 1);  // that include alone
 }
 
+QPair<int, QString> TestLayering::checkWithLineAppended(const QString& file, const QString& line) const {
+  QFile target(copy_.filePath(file));
+  if (!target.open(QIODevice::ReadOnly)) return {-1, "cannot read " + target.fileName()};
+  const QByteArray original = target.readAll();
+  target.close();
+  if (!target.open(QIODevice::WriteOnly | QIODevice::Truncate)) return {-1, "cannot write " + target.fileName()};
+  target.write(original + line.toUtf8() + "\n");
+  target.close();
+  const auto result = check();
+  if (!target.open(QIODevice::WriteOnly | QIODevice::Truncate)) return {-1, "cannot restore " + target.fileName()};
+  target.write(original);
+  target.close();
+  return result;
+}
+
 void TestLayering::fileOutsideADomainFolder() {
   QFile loose(copy_.filePath("core/loose.h"));
   QVERIFY(loose.open(QIODevice::WriteOnly));
@@ -274,17 +292,7 @@ void TestLayering::eventNameLiteral() {
   QFETCH(QString, file);
   QFETCH(QString, line);
   QFETCH(QString, message);
-  QFile target(copy_.filePath(file));
-  QVERIFY2(target.open(QIODevice::ReadOnly), qPrintable(target.fileName()));
-  const QByteArray original = target.readAll();
-  target.close();
-  QVERIFY(target.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  target.write(original + line.toUtf8() + "\n");
-  target.close();
-  const auto [code, output] = check();
-  QVERIFY(target.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  target.write(original);
-  target.close();
+  const auto [code, output] = checkWithLineAppended(file, line);
   if (message.isEmpty()) {
     QVERIFY2(code == 0, qPrintable(output));
     return;
@@ -317,22 +325,11 @@ void TestLayering::fileWrittenOutsideItsOwner_data() {
   QTest::newRow("tests craft files") << "tests/core/tst_sha256.cpp" << "void dump() { std::ofstream out(\"x\"); }" << false;
 }
 
-// Lines are appended as in eventNameLiteral: the check reads text, not what compiles.
 void TestLayering::fileWrittenOutsideItsOwner() {
   QFETCH(QString, file);
   QFETCH(QString, line);
   QFETCH(bool, refused);
-  QFile target(copy_.filePath(file));
-  QVERIFY2(target.open(QIODevice::ReadOnly), qPrintable(target.fileName()));
-  const QByteArray original = target.readAll();
-  target.close();
-  QVERIFY(target.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  target.write(original + line.toUtf8() + "\n");
-  target.close();
-  const auto [code, output] = check();
-  QVERIFY(target.open(QIODevice::WriteOnly | QIODevice::Truncate));
-  target.write(original);
-  target.close();
+  const auto [code, output] = checkWithLineAppended(file, line);
   if (!refused) {
     QVERIFY2(code == 0, qPrintable(output));
     return;
