@@ -6,13 +6,14 @@
 # A runtime dependency missing from the packages fails here.
 #
 #   bash packaging/check-debs.sh [BUILD_DIR]          (default: build; as root)
+#   bash packaging/check-debs.sh --prepare            only the pristine tree (the download): .ci/run
+#                                                     makes it in the background while it builds
 #
 # The pristine tree is debootstrapped once into /var/cache/streetgan/bookworm-pristine and
 # copied afresh for every check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source_dir="$(pwd)"
-build_dir="$(realpath "${1:-build}")"
 cache=/var/cache/streetgan
 pristine="$cache/bookworm-pristine"
 tree="$cache/bookworm-debs"
@@ -20,6 +21,34 @@ say() { echo "check-debs: $*"; }
 fail() { echo "check-debs: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || fail "must run as root (it calls apt-get, debootstrap, mount and chroot)"
+
+host_mirror() {
+  local uri
+  uri="$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n 1 || true)"
+  [ -n "$uri" ] || uri="$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+    awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' | grep -v security | head -n 1 || true)"
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+# The pristine tree, debootstrapped once; under its own lock, as a --prepare may be making it.
+make_pristine() {
+  mkdir -p "$cache"
+  exec 8>"$pristine.lock"
+  flock 8
+  if [ ! -f "$pristine/.complete" ]; then
+    command -v debootstrap >/dev/null || fail "debootstrap is not installed (apt-get install debootstrap)"
+    say "debootstrap bookworm (minbase) into $pristine"
+    rm -rf "$pristine"
+    debootstrap --variant=minbase bookworm "$pristine" "$(host_mirror)" >/dev/null || fail "debootstrap failed"
+    touch "$pristine/.complete"
+  fi
+  exec 8>&-
+}
+if [ "${1:-}" = --prepare ]; then
+  make_pristine
+  say "the pristine bookworm tree in $pristine is ready"
+  exit 0
+fi
+build_dir="$(realpath "${1:-build}")"
 [ -f "$build_dir/CMakeCache.txt" ] || fail "$build_dir is not a configured build folder"
 for tool in cpack:cmake desktop-file-validate:desktop-file-utils appstreamcli:appstream lintian:lintian \
             debootstrap:debootstrap dpkg-shlibdeps:dpkg-dev; do
@@ -27,8 +56,7 @@ for tool in cpack:cmake desktop-file-validate:desktop-file-utils appstreamcli:ap
 done
 if [ -n "${missing[*]:-}" ]; then
   say "installing ${missing[*]} on the host"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  bash packaging/apt-install.sh "${missing[@]}" >/dev/null
 fi
 
 # 1. The packages.
@@ -50,13 +78,6 @@ for deb in "${debs[@]}"; do
 done
 
 # 3. A clean bookworm tree, with the packages installed by apt from the mirror.
-host_mirror() {
-  local uri
-  uri="$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n 1 || true)"
-  [ -n "$uri" ] || uri="$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-    awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' | grep -v security | head -n 1 || true)"
-  echo "${uri:-http://deb.debian.org/debian}"
-}
 mounts=()
 cleanup() {
   local proc i
@@ -71,12 +92,7 @@ trap cleanup EXIT
 mkdir -p "$cache"
 exec 9>"$tree.lock"
 flock -n 9 || fail "another check is using $tree"
-if [ ! -f "$pristine/.complete" ]; then
-  say "debootstrap bookworm (minbase) into $pristine"
-  rm -rf "$pristine"
-  debootstrap --variant=minbase bookworm "$pristine" "$(host_mirror)" >/dev/null || fail "debootstrap failed"
-  touch "$pristine/.complete"
-fi
+make_pristine
 rm -rf "$tree"
 cp -a "$pristine" "$tree"
 mount -t proc proc "$tree/proc"; mounts+=("$tree/proc")

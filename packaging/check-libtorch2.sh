@@ -5,7 +5,9 @@
 # configured, built (CLI, core, widgets, studio, tests) and tested through CTest in a chroot.
 # The tree and the build folder inside it are kept between runs, so a second run only installs
 # what is missing and rebuilds what changed.
-# Run as root on Debian (bookworm): bash packaging/check-libtorch2.sh
+# Run as root on Debian (bookworm): bash packaging/check-libtorch2.sh [--prepare]
+#   --prepare             only make the tree and install its packages (the download), then stop:
+#                         .ci/run does this in the background while it builds the project
 #   STREETGAN_TRIXIE_DIR  where the tree lives (default /var/cache/streetgan/trixie; about 3 GB,
 #                         plus the build folder)
 #   STREETGAN_CHECK_JOBS  parallel compile jobs and test processes (default 2)
@@ -28,6 +30,13 @@
 set -euo pipefail
 
 source_dir="$(cd "$(dirname "$0")/.." && pwd)"
+prepare_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --prepare) prepare_only=1 ;;
+    *) echo "check-libtorch2: unknown option '$arg' (allowed: --prepare)" >&2; exit 2 ;;
+  esac
+done
 variant="${STREETGAN_LIBTORCH:-cpu}"
 case "$variant" in
   cpu) default_tree=/var/cache/streetgan/trixie ;;
@@ -168,8 +177,7 @@ if [ -f "$stamp" ]; then
 else
   if ! command -v debootstrap >/dev/null; then
     say "installing debootstrap on the host"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap
+    bash "$source_dir/packaging/apt-install.sh" debootstrap
   fi
   if [ -e "$tree" ]; then
     mounted_under "$tree" && fail "$tree has something mounted in it; unmount it first"
@@ -251,6 +259,10 @@ if [ "$variant" = cuda ]; then
 fi
 touch "$stamp"
 phase_end phase_packages
+if [ "$prepare_only" -eq 1 ]; then
+  say "the $variant tree in $tree is ready: tree $phase_tree, packages $phase_packages"
+  exit 0
+fi
 
 version_h="$tree/usr/include/torch/csrc/api/include/torch/version.h"
 [ -f "$version_h" ] || fail "$version_h is missing: libtorch-dev is not installed in the tree"

@@ -13,8 +13,7 @@ shift || true
 case "$seconds" in ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
 
 if ! command -v clang++-14 >/dev/null || ! compgen -G '/usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a' >/dev/null; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-14 libfuzzer-14-dev >/dev/null
+  bash packaging/apt-install.sh clang-14 libfuzzer-14-dev >/dev/null
 fi
 bash packaging/install-deps.sh --cli-only >/dev/null
 
@@ -31,11 +30,12 @@ export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1
 export LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp
-failed=()
-printf '%-24s %10s %8s %8s %s\n' target executions cov ft result
-for target in "${targets[@]}"; do
-  work=build-fuzz/corpus/$target
-  crashes=build-fuzz/crashes/$target
+# One harness per core at a time (each is single-threaded); the table in the harnesses' order.
+jobs=$(nproc)
+# Runs one harness; its table row goes to build-fuzz/<target>.row, and the exit status says
+# whether it found something.
+run_target() {
+  local target=$1 work=build-fuzz/corpus/$1 crashes=build-fuzz/crashes/$1 log=build-fuzz/$1.log limit result=ok
   mkdir -p "$work" "$crashes"
   if [ -n "${STREETGAN_FUZZ_RUNS:-}" ]; then
     rm -rf "$work" && mkdir -p "$work"
@@ -44,17 +44,32 @@ for target in "${targets[@]}"; do
     limit=(-max_total_time="$seconds")
   fi
   [ -d "fuzz/corpus/$target" ] && cp -n fuzz/corpus/"$target"/* "$work"/ 2>/dev/null || true
-  log=build-fuzz/$target.log
-  result=ok
-  if ! build-fuzz/"$target" "$work" "${limit[@]}" -rss_limit_mb=4096 -timeout=25 \
-       -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1; then
-    result="FOUND: see $log and $crashes"
-    failed+=("$target")
-  fi
+  local status=0
+  build-fuzz/"$target" "$work" "${limit[@]}" -rss_limit_mb=4096 -timeout=25 \
+    -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1 || status=1
+  [ "$status" -eq 0 ] || result="FOUND: see $log and $crashes"
+  local runs cov ft
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo '?')
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo '?')
-  printf '%-24s %10s %8s %8s %s\n' "$target" "$runs" "$cov" "$ft" "$result"
+  printf '%-24s %10s %8s %8s %s\n' "$target" "$runs" "$cov" "$ft" "$result" >"build-fuzz/$target.row"
+  return "$status"
+}
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  rm -f "build-fuzz/$target.row"
+  run_target "$target" &
+done
+wait || true
+failed=()
+printf '%-24s %10s %8s %8s %s\n' target executions cov ft result
+for target in "${targets[@]}"; do
+  if [ -f "build-fuzz/$target.row" ]; then
+    cat "build-fuzz/$target.row"
+  else
+    printf '%-24s %10s %8s %8s %s\n' "$target" '?' '?' '?' "FOUND: it ended without its result; see build-fuzz/$target.log"
+  fi
+  grep -q ' ok$' "build-fuzz/$target.row" 2>/dev/null || failed+=("$target")
 done
 if [ ${#failed[@]} -ne 0 ]; then
   echo "fuzz.sh: ${#failed[@]} target(s) found a crash, a leak or a timeout: ${failed[*]}" >&2

@@ -186,6 +186,9 @@ private slots:
     } else {
       const auto ranks = childrenOf(node1->process->processId());
       QCOMPARE(ranks.size(), 2);
+      // Both stopped before either is killed: a rank that outlived the other by a moment would
+      // see its connection close and report it, and the node would look half alive.
+      for (const qint64 pid : ranks) ::kill(static_cast<pid_t>(pid), SIGSTOP);
       for (const qint64 pid : ranks) ::kill(static_cast<pid_t>(pid), SIGKILL);
     }
     // A hang guard only: the figure is printed. Within the timeout (10 s) plus rank 0's wait for
