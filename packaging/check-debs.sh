@@ -93,7 +93,9 @@ mkdir -p "$cache"
 exec 9>"$tree.lock"
 flock -n 9 || fail "another check is using $tree"
 make_pristine
-rm -rf "$tree"
+# A check that was killed may have left its tree's /dev bound: never delete through a mount.
+findmnt -rn -o TARGET | grep -q "^$tree\(/\|\$\)" && fail "$tree has something mounted in it; unmount it first"
+rm -rf --one-file-system "$tree"
 cp -a "$pristine" "$tree"
 mount -t proc proc "$tree/proc"; mounts+=("$tree/proc")
 mount --rbind /dev "$tree/dev"; mount --make-rslave "$tree/dev"; mounts+=("$tree/dev")

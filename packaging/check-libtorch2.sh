@@ -215,6 +215,10 @@ for p in "${packages[@]}"; do
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing ${#missing[@]} packages in the tree"
+  # Not ready until the install has finished: one stopped halfway (a signal, CI's end) is resumed
+  # by the next run rather than taken for a finished tree.
+  rm -f "$stamp"
+  in_tree dpkg --configure -a >/dev/null 2>&1 || true
   in_tree apt-get update -qq
   if [ "$variant" = cuda ] && ! in_tree dpkg-query -W -f='${Status}' nvidia-cudnn 2>/dev/null | grep -q "install ok installed"; then
     # contrib's nvidia-cudnn is an installer that downloads cuDNN from NVIDIA: a placeholder of

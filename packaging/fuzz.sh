@@ -25,13 +25,15 @@ if [ ${#targets[@]} -eq 0 ]; then
   for harness in fuzz/fuzz_*.cpp; do targets+=("$(basename "$harness" .cpp)"); done
 fi
 
+# One harness per core at a time (each is single-threaded); counted before OMP_NUM_THREADS is
+# set, which nproc obeys.
+jobs=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 # LibTorch's own threads are not what is fuzzed; one keeps the runs reproducible.
 export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1
 export LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp
-# One harness per core at a time (each is single-threaded); the table in the harnesses' order.
-jobs=$(nproc)
+# The table lists the harnesses in their order, whichever ends first.
 # Runs one harness; its table row goes to build-fuzz/<target>.row, and the exit status says
 # whether it found something.
 run_target() {
