@@ -26,7 +26,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> values) {
+double medianSeconds(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   return n == 0 ? 0 : n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
@@ -127,9 +127,9 @@ int runBenchAllReduce(const Args& args) {
       {"backend", ranks.backend()}, {"device", deviceName(*device)}, {"threads", at::get_num_threads()},
       {"gradient_mb", static_cast<double>(gradientBytes(model)) / (1 << 20)},
       {"buckets", g.bucketCount() + d.bucketCount()},
-      {"step_ms", median(alone)}, {"step_in_group_ms", median(in_group)},
-      {"bucketed_ms", median(bucketed)}, {"flat_ms", median(flat)},
-      {"bucketed_over_flat", median(bucketed) / median(flat)}};
+      {"step_ms", medianSeconds(alone)}, {"step_in_group_ms", medianSeconds(in_group)},
+      {"bucketed_ms", medianSeconds(bucketed)}, {"flat_ms", medianSeconds(flat)},
+      {"bucketed_over_flat", medianSeconds(bucketed) / medianSeconds(flat)}};
   std::printf("%s\n", result.dump().c_str());
   return kExitOk;
 }

@@ -24,7 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> values) {
+double medianOf(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
   return n == 0 ? 0.0 : n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
@@ -138,7 +138,7 @@ int runBenchExplore(const Args& args) {
     seconds.push_back(*took);
     rates.push_back(static_cast<double>(*total) / std::max(*took, 1e-9));
   }
-  const double rate = median(rates);
+  const double rate = medianOf(rates);
   const bool met = rate >= *target;
 
   const std::string name = *page > 0 ? "direction sliders" : "explore preview";

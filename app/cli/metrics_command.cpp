@@ -162,7 +162,7 @@ Result<torch::Tensor> imagesOf(const std::string& folder, const char* what, std:
 }
 
 // The run folder of a checkpoint: <run>/checkpoints/<file>.
-std::optional<std::string> runOfCheckpoint(const std::string& checkpoint) {
+std::optional<std::string> runOfMetricsCheckpoint(const std::string& checkpoint) {
   const std::filesystem::path path = std::filesystem::absolute(checkpoint);
   if (path.parent_path().filename() != "checkpoints") return std::nullopt;
   return path.parent_path().parent_path().string();
@@ -228,7 +228,7 @@ public:
         if (Status writable = evaluationsWritable(run_dir); !writable) return fail(line_.program(), writable.error(), kExitFailure);
     } else {
       checkpoints = {line_.value("--checkpoint")};
-      if (auto run = runOfCheckpoint(checkpoints.front())) run_dir = *run;
+      if (auto run = runOfMetricsCheckpoint(checkpoints.front())) run_dir = *run;
       else if (line_.has("--save"))
         return fail(line_.program(), "option '--save': " + checkpoints.front() + " is not in a run's checkpoints/ folder",
                     kExitUsage);

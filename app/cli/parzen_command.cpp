@@ -59,7 +59,7 @@ Result<ImageRows> rowsOf(const std::vector<std::string>& paths, int size, int ch
 }
 
 // The run a checkpoint belongs to: <run>/checkpoints/<file>.
-Result<std::string> runOfCheckpoint(const std::string& checkpoint) {
+Result<std::string> runOfParzenCheckpoint(const std::string& checkpoint) {
   const std::filesystem::path path = std::filesystem::absolute(checkpoint);
   if (path.parent_path().filename() != "checkpoints")
     return makeError("option '--save': " + checkpoint + " is not in a run's checkpoints/ folder");
@@ -228,7 +228,7 @@ Result<ParzenRequest> parzenRequestFrom(const CommandLine& line, const ModelOpti
     return makeError("--save goes with --checkpoint or --run (a run folder to save into)");
   ParzenRequest request;
   if (line.has("--save") && line.has("--checkpoint")) {
-    auto run = runOfCheckpoint(line.value("--checkpoint"));
+    auto run = runOfParzenCheckpoint(line.value("--checkpoint"));
     if (!run) return makeError(run.error());
     request.save_run = *run;
   }

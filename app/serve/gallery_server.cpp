@@ -32,7 +32,7 @@ void plain(httplib::Response& response, int status, const std::string& text) {
   response.set_content(text + "\n", "text/plain; charset=utf-8");
 }
 
-std::uint64_t randomSeed() {
+std::uint64_t serverRandomSeed() {
   static thread_local std::mt19937_64 engine{std::random_device{}()};
   return engine() % 1000000000ULL;
 }
@@ -210,7 +210,7 @@ void GalleryServer::routes() {
     GalleryJob job;
     job.kind = query->kind;
     job.count = query->count;
-    job.seed = query->seed ? *query->seed : randomSeed();
+    job.seed = query->seed ? *query->seed : serverRandomSeed();
     job.size = query->size;
     job.format = query->format;
     auto future = renderer_.submit(job);

@@ -26,11 +26,11 @@ namespace {
 const QColor kColors[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
                           QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127)};
 
-QString number(std::optional<double> value, int decimals) {
+QString numberText(std::optional<double> value, int decimals) {
   return value ? QString::number(*value, 'f', decimals) : QString("—");
 }
 
-QString duration(std::optional<double> seconds) {
+QString durationText(std::optional<double> seconds) {
   if (!seconds) return "—";
   const qint64 s = std::llround(*seconds);
   if (s >= 3600) return QString("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
@@ -337,19 +337,19 @@ void CompareView::fillTable() {
                             QString::fromStdString(h.device) +
                                 (h.backend.empty() ? QString() : ", " + QString::fromStdString(h.backend)),
                             QString::number(h.world_size),
-                            number(f.images_per_s, 1),
-                            number(f.images_per_hour, 0),
-                            duration(f.seconds_per_epoch),
-                            number(f.best_parzen, 1),
-                            number(f.latest_swd, 2),
+                            numberText(f.images_per_s, 1),
+                            numberText(f.images_per_hour, 0),
+                            durationText(f.seconds_per_epoch),
+                            numberText(f.best_parzen, 1),
+                            numberText(f.latest_swd, 2),
                             fidText(f),
                             f.latest_copy_rate ? QString("%1%").arg(100 * *f.latest_copy_rate, 0, 'f', 1) : QString("—"),
                             QString::number(f.alarms),
                             per_hour ? QString::number(*per_hour, 'f', 2) : QString("not set"),
-                            number(dollarsPerMillionImages(per_hour, f.images_per_hour), 2),
+                            numberText(dollarsPerMillionImages(per_hour, f.images_per_hour), 2),
                             gib(f.peak_rss_bytes),
-                            number(f.mean_cpu_percent, 0),
-                            number(f.mean_gpu_percent, 0),
+                            numberText(f.mean_cpu_percent, 0),
+                            numberText(f.mean_gpu_percent, 0),
                             gib(f.peak_gpu_memory_bytes)};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = table_->item(static_cast<int>(k), c);

@@ -23,7 +23,7 @@ namespace {
 
 constexpr int kSample = 160;  // pixels the sample is shown at
 
-QTableWidgetItem* number(double value) {
+QTableWidgetItem* panelNumber(double value) {
   auto* item = new QTableWidgetItem(QString::number(value, 'g', 4));
   item->setData(Qt::UserRole, value);
   item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -199,13 +199,13 @@ void GeneratorInsidePanel::showBlock() {
   table_->setRowCount(view.channels);
   for (int row = 0; row < view.channels; ++row) {
     const auto c = static_cast<std::size_t>(order[static_cast<std::size_t>(row)]);
-    table_->setItem(row, 0, number(static_cast<double>(c)));
-    table_->setItem(row, 1, number(view.channel_means[c]));
+    table_->setItem(row, 0, panelNumber(static_cast<double>(c)));
+    table_->setItem(row, 1, panelNumber(view.channel_means[c]));
     const bool norm = !view.running_mean.empty();
-    table_->setItem(row, 2, norm ? number(view.running_mean[c]) : new QTableWidgetItem("—"));
-    table_->setItem(row, 3, norm ? number(view.batch_mean[c]) : new QTableWidgetItem("—"));
-    table_->setItem(row, 4, norm ? number(view.running_var[c]) : new QTableWidgetItem("—"));
-    table_->setItem(row, 5, norm ? number(view.batch_var[c]) : new QTableWidgetItem("—"));
+    table_->setItem(row, 2, norm ? panelNumber(view.running_mean[c]) : new QTableWidgetItem("—"));
+    table_->setItem(row, 3, norm ? panelNumber(view.batch_mean[c]) : new QTableWidgetItem("—"));
+    table_->setItem(row, 4, norm ? panelNumber(view.running_var[c]) : new QTableWidgetItem("—"));
+    table_->setItem(row, 5, norm ? panelNumber(view.batch_var[c]) : new QTableWidgetItem("—"));
   }
 }
 

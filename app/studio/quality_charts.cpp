@@ -19,7 +19,7 @@ double figureOf(const events::Metrics& metrics, std::string_view name) {
   return std::nan("");
 }
 
-double count(const events::Count& value) { return value ? static_cast<double>(*value) : std::nan(""); }
+double countOfSeries(const events::Count& value) { return value ? static_cast<double>(*value) : std::nan(""); }
 
 const char kDistanceTitle[] = "Distance to the data";
 
@@ -67,7 +67,7 @@ void QualityCharts::addStep(const events::Step& step, double images_seen, double
 }
 
 void QualityCharts::addMetrics(const events::Metrics& metrics, double seconds) {
-  const double images = count(metrics.images_seen), epoch = count(metrics.epoch);
+  const double images = countOfSeries(metrics.images_seen), epoch = countOfSeries(metrics.epoch);
   if (!std::isfinite(images)) return;  // nowhere to place it
   for (const auto& [series, name] : {std::pair{msssim_samples_, quality_figure::kMsSsimSamples},
                                      std::pair{msssim_train_, quality_figure::kMsSsimTrain},

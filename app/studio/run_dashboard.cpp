@@ -25,9 +25,9 @@ namespace streetgan::studio {
 namespace {
 
 // A counter of an event as a figure for the charts: NaN when the event has none.
-double count(const events::Count& value) { return value ? static_cast<double>(*value) : std::nan(""); }
+double countText(const events::Count& value) { return value ? static_cast<double>(*value) : std::nan(""); }
 
-QString duration(double seconds) {
+QString dashboardDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "—";
   const qint64 s = static_cast<qint64>(seconds + 0.5);
   if (s >= 3600) return QString("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
@@ -211,9 +211,9 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
     if (const auto* started = std::get_if<events::RunStarted>(&event.event)) {
       started_time_ = event.time;
       if (first_started_time_ < 0) first_started_time_ = event.time;
-      epochs_total_ = started->has_config ? count(started->config_epochs) : 0;
+      epochs_total_ = started->has_config ? countText(started->config_epochs) : 0;
       started_epochs_ = started->epoch ? static_cast<double>(*started->epoch) : 0;
-      const double images = count(started->images_seen);
+      const double images = countText(started->images_seen);
       if (std::isfinite(images)) {
         for (auto* chart : charts_->charts()) chart->truncateFrom(images + 0.5);
         while (!sample_images_seen_.empty() && sample_images_seen_.back() > images) {
@@ -225,7 +225,7 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
       const QString device = started->device.empty() ? QString("?") : QString::fromStdString(started->device);
       status_->setText(QString("Running on %1: %2").arg(device, run_dir_));
     } else if (const auto* step = std::get_if<events::Step>(&event.event)) {
-      const double images = count(step->images_seen);
+      const double images = countText(step->images_seen);
       const double epoch = events::fractionalEpoch(*step, 0, std::nan(""));
       loss_chart_->append(loss_d_, images, epoch, step->loss_d, t);
       loss_chart_->append(loss_g_, images, epoch, step->loss_g, t);
@@ -238,11 +238,11 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
       updateStarved(step->data_wait_fraction);
       if (epochs_total_ > 0) {
         progress = std::clamp(epoch / epochs_total_, 0.0, 1.0);
-        progress_format = QString("epoch %1/%2, step %3").arg(count(step->epoch)).arg(epochs_total_).arg(count(step->step));
+        progress_format = QString("epoch %1/%2, step %3").arg(countText(step->epoch)).arg(epochs_total_).arg(countText(step->step));
         // This process's pace: the epochs it has done since it started, over the time it took.
         const double done_here = epoch - started_epochs_;
         const double elapsed = event.time - started_time_;
-        eta_text = done_here > 0 ? "ETA " + duration(elapsed * (epochs_total_ - epoch) / done_here) : QString();
+        eta_text = done_here > 0 ? "ETA " + dashboardDuration(elapsed * (epochs_total_ - epoch) / done_here) : QString();
       }
     } else if (const auto* imported = std::get_if<events::ImportedLosses>(&event.event)) {
       // `streetgan import`'s loss history, many pairs to an event, placed as RunHistory places them.
@@ -256,10 +256,10 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
     } else if (const auto* samples = std::get_if<events::Samples>(&event.event)) {
       sample_paths_ << QDir(run_dir_).filePath(QString::fromStdString(samples->path));
       sample_captions_ << QString("step %1, epoch %2, %3 images seen")
-                              .arg(count(samples->step)).arg(count(samples->epoch)).arg(count(samples->images_seen));
-      sample_images_seen_.push_back(count(samples->images_seen));
+                              .arg(countText(samples->step)).arg(countText(samples->epoch)).arg(countText(samples->images_seen));
+      sample_images_seen_.push_back(countText(samples->images_seen));
     } else if (const auto* parzen = std::get_if<events::Parzen>(&event.event)) {
-      const double images = count(parzen->images_seen), epoch = count(parzen->epoch);
+      const double images = countText(parzen->images_seen), epoch = countText(parzen->epoch);
       const double mean = parzen->mean_ll, err = parzen->standard_error;
       parzen_chart_->append(parzen_mean_, images, epoch, mean, t);
       parzen_chart_->append(parzen_low_, images, epoch, mean - err, t);
@@ -322,8 +322,8 @@ void RunDashboard::showCacheBuild(const QString& text, bool running) {
 }
 
 void RunDashboard::addSystem(const events::System& system, double seconds) {
-  const double images = count(system.images_seen);
-  const double epoch = count(system.epoch) - 1;
+  const double images = countText(system.images_seen);
+  const double epoch = countText(system.epoch) - 1;
   const double cores = system.cores, cpu = system.cpu_percent;
   const double rss = system.rss_bytes, total = system.host_memory_total_bytes;
   const double available = system.host_memory_available_bytes, read = system.loader_bytes_per_s;

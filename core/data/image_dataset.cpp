@@ -21,7 +21,7 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-std::uint64_t mix(std::uint64_t x) {
+std::uint64_t mixHash(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
@@ -32,7 +32,7 @@ std::uint64_t mix(std::uint64_t x) {
 double unitHash(std::int64_t seed, const std::string& name) {
   std::uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : name) h = (h ^ c) * 1099511628211ULL;
-  return static_cast<double>(mix(h ^ mix(static_cast<std::uint64_t>(seed))) >> 11) *
+  return static_cast<double>(mixHash(h ^ mixHash(static_cast<std::uint64_t>(seed))) >> 11) *
          (1.0 / 9007199254740992.0);
 }
 

@@ -13,15 +13,15 @@ namespace {
 
 using Colour = StreetSceneRenderer::Colour;
 
-double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) / 9007199254740992.0; }
-double between(std::mt19937_64& rng, double lo, double hi) { return lo + (hi - lo) * unit(rng); }
+double unitRandom(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) / 9007199254740992.0; }
+double between(std::mt19937_64& rng, double lo, double hi) { return lo + (hi - lo) * unitRandom(rng); }
 
 cv::Scalar scalar(const Colour& c, double light = 1.0) {
   return cv::Scalar(std::clamp(c.b * light, 0.0, 255.0), std::clamp(c.g * light, 0.0, 255.0),
                     std::clamp(c.r * light, 0.0, 255.0));
 }
 
-Colour mix(const Colour& a, const Colour& b, double t) {
+Colour mixSeed(const Colour& a, const Colour& b, double t) {
   return {a.b + (b.b - a.b) * t, a.g + (b.g - a.g) * t, a.r + (b.r - a.r) * t};
 }
 
@@ -44,7 +44,7 @@ StreetSceneRenderer::StreetSceneRenderer(std::uint64_t seed, int width, int heig
   const double grey = between(rng, 70, 110) * light;
   road_ = {grey, grey, grey * between(rng, 0.95, 1.05)};
   ground_ = Colour{between(rng, 120, 170), between(rng, 130, 175), between(rng, 130, 180)};
-  ground_ = mix(ground_, Colour{0, 0, 0}, 1.0 - light);
+  ground_ = mixSeed(ground_, Colour{0, 0, 0}, 1.0 - light);
   lane_ = rng() % 3 == 0 ? Colour{40 * light, 200 * light, 230 * light}
                          : Colour{230 * light, 230 * light, 230 * light};
   road_half_width_ = between(rng, 3.0, 7.0);
@@ -64,9 +64,9 @@ StreetSceneRenderer::StreetSceneRenderer(std::uint64_t seed, int width, int heig
       b.height = b.floors * between(rng, 3.0, 3.6);
       b.setback = between(rng, 1.5, 4.0);
       const Colour base{between(rng, 40, 220), between(rng, 40, 210), between(rng, 50, 230)};
-      b.wall = mix(base, Colour{0, 0, 0}, 1.0 - light);
+      b.wall = mixSeed(base, Colour{0, 0, 0}, 1.0 - light);
       b.window = time_of_day_ == 2 ? Colour{60, 190, 250}
-                                   : mix(sky_horizon_, Colour{60, 50, 40}, between(rng, 0.3, 0.7));
+                                   : mixSeed(sky_horizon_, Colour{60, 50, 40}, between(rng, 0.3, 0.7));
       b.window_seed = rng();
       buildings_.push_back(b);
       z = b.z1 + (rng() % 3 == 0 ? between(rng, 2.0, 12.0) : 0.0);
@@ -92,7 +92,7 @@ Result<std::string> StreetSceneRenderer::renderJpeg(int frame) const {
 
   // Sky gradient down to the horizon, ground below it.
   for (int y = 0; y < height_; ++y) {
-    const cv::Scalar colour = y < horizon_ ? scalar(mix(sky_top_, sky_horizon_, y / horizon_))
+    const cv::Scalar colour = y < horizon_ ? scalar(mixSeed(sky_top_, sky_horizon_, y / horizon_))
                                            : scalar(ground_);
     canvas.row(y).setTo(colour);
   }
@@ -137,7 +137,7 @@ Result<std::string> StreetSceneRenderer::renderJpeg(int frame) const {
     const double floor_height = b->height / b->floors;
     for (double wz = b->z0 + 1.0; wz + 1.2 < b->z1; wz += 3.0) {
       for (int f = 0; f < b->floors; ++f) {
-        const bool lit = unit(windows) < 0.6;
+        const bool lit = unitRandom(windows) < 0.6;
         if (wz < camera_z + kNear) continue;
         const double y0 = f * floor_height + 0.9, y1 = y0 + floor_height * 0.5;
         fill({project(x, y0, wz), project(x, y0, wz + 1.2), project(x, y1, wz + 1.2),

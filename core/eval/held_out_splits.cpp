@@ -50,7 +50,7 @@ Result<SplitPaths> drawnPaths(const HeldOutSplitsRequest& request) {
                     shuffledPaths(*held, request.seed, valid_count, request.n_test)};
 }
 
-Result<ImageRows> rowsOf(const std::vector<std::string>& paths, const HeldOutSplitsRequest& request,
+Result<ImageRows> rowsOfSplit(const std::vector<std::string>& paths, const HeldOutSplitsRequest& request,
                          const std::string& split) {
   auto rows = loadImageRows(paths, request.img_size, request.channels, request.crop_scale);
   if (!rows) return makeError(split + ": " + rows.error());
@@ -78,9 +78,9 @@ Result<HeldOutSplits> HeldOutSplits::load(const HeldOutSplitsRequest& request) {
   auto paths = request.from_folders ? folderPaths(request) : drawnPaths(request);
   if (!paths) return makeError(paths.error());
   const std::string lead = leadOf(request);
-  auto valid = rowsOf(paths->valid, request, lead + "validation split");
+  auto valid = rowsOfSplit(paths->valid, request, lead + "validation split");
   if (!valid) return makeError(valid.error());
-  auto test = rowsOf(paths->test, request, lead + "test split");
+  auto test = rowsOfSplit(paths->test, request, lead + "test split");
   if (!test) return makeError(test.error());
   return HeldOutSplits{std::move(*valid), std::move(*test)};
 }

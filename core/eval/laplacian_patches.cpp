@@ -10,8 +10,8 @@
 namespace streetgan {
 namespace {
 
-constexpr std::int64_t kChannels = 3;
-constexpr double kTaps[5] = {1, 4, 6, 4, 1};
+constexpr std::int64_t kPatchChannels = 3;
+constexpr double kBinomialTaps[5] = {1, 4, 6, 4, 1};
 
 // BORDER_REFLECT_101 for offsets of at most 2 on n ≥ 3 samples.
 inline std::int64_t mirror(std::int64_t i, std::int64_t n) { return i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i); }
@@ -20,7 +20,7 @@ inline std::int64_t mirror(std::int64_t i, std::int64_t n) { return i < 0 ? -i :
 template <class T>
 struct Taps {
   explicit Taps(double gain) {
-    for (int t = 0; t < 5; ++t) c[t] = static_cast<T>(kTaps[t] * gain / 16);
+    for (int t = 0; t < 5; ++t) c[t] = static_cast<T>(kBinomialTaps[t] * gain / 16);
   }
   T c[5];
 };
@@ -138,22 +138,22 @@ void gatherTyped(const torch::Tensor& images, std::size_t level, std::size_t lev
                  int patch, const torch::Tensor& out, std::vector<T>& planes) {
   const std::int64_t n = images.size(0), s = images.size(2), size = s >> level;
   const std::int64_t plane = size * size;
-  planes.resize(static_cast<std::size_t>(n * kChannels * plane));
+  planes.resize(static_cast<std::size_t>(n * kPatchChannels * plane));
   const T* in = images.data_ptr<T>();
   T* levels_out = planes.data();
-  at::parallel_for(0, n * kChannels, 8, [&](std::int64_t lo, std::int64_t hi) {
+  at::parallel_for(0, n * kPatchChannels, 8, [&](std::int64_t lo, std::int64_t hi) {
     std::vector<T> work;
     for (std::int64_t p = lo; p < hi; ++p) planeLevel(in + p * s * s, s, level, levels, levels_out + p * plane, work);
   });
-  const std::int64_t m = positions.size(0), half = patch / 2, width = kChannels * patch * patch;
+  const std::int64_t m = positions.size(0), half = patch / 2, width = kPatchChannels * patch * patch;
   const std::int64_t* pos = positions.data_ptr<std::int64_t>();
   T* dst = out.data_ptr<T>();
   at::parallel_for(0, m, 4096, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t r = lo; r < hi; ++r) {
       const std::int64_t image = pos[3 * r], top = pos[3 * r + 1] - half, left = pos[3 * r + 2] - half;
       T* o = dst + r * width;
-      for (std::int64_t c = 0; c < kChannels; ++c) {
-        const T* src = levels_out + (image * kChannels + c) * plane + top * size + left;
+      for (std::int64_t c = 0; c < kPatchChannels; ++c) {
+        const T* src = levels_out + (image * kPatchChannels + c) * plane + top * size + left;
         for (std::int64_t dy = 0; dy < patch; ++dy, o += patch)
           std::memcpy(o, src + dy * size, static_cast<std::size_t>(patch) * sizeof(T));
       }
@@ -165,7 +165,7 @@ void gatherTyped(const torch::Tensor& images, std::size_t level, std::size_t lev
 
 void LaplacianPatches::gather(const torch::Tensor& images, std::size_t level, std::size_t levels,
                               const torch::Tensor& positions, int patch, const torch::Tensor& out) {
-  TORCH_CHECK(images.dim() == 4 && images.size(1) == kChannels && images.is_contiguous(), "LaplacianPatches: images");
+  TORCH_CHECK(images.dim() == 4 && images.size(1) == kPatchChannels && images.is_contiguous(), "LaplacianPatches: images");
   TORCH_CHECK(out.is_contiguous() && out.scalar_type() == images.scalar_type(), "LaplacianPatches: out");
   TORCH_CHECK(positions.scalar_type() == torch::kLong && positions.is_contiguous(), "LaplacianPatches: positions");
   if (images.scalar_type() == torch::kFloat64) gatherTyped<double>(images, level, levels, positions, patch, out, levels_double_);

@@ -13,7 +13,7 @@
 namespace streetgan {
 namespace {
 
-Result<torch::Tensor> rowsOf(const torch::Tensor& rows, const char* name, int k) {
+Result<torch::Tensor> rowsOfFeatures(const torch::Tensor& rows, const char* name, int k) {
   if (!rows.defined() || rows.dim() != 2)
     return makeError(std::string("the ") + name + " features must be a matrix (one feature vector per row)");
   if (rows.size(0) <= k)
@@ -38,9 +38,9 @@ Result<ManifoldMetricsResult> ManifoldMetrics::compute(const torch::Tensor& real
                                                        const ManifoldMetricsOptions& options) {
   if (options.k < 1) return makeError("precision and recall: k must be at least 1");
   if (options.block < 1) return makeError("precision and recall: the block size must be at least 1");
-  auto real = rowsOf(real_in, "real", options.k);
+  auto real = rowsOfFeatures(real_in, "real", options.k);
   if (!real) return makeError("precision and recall: " + real.error());
-  auto fake = rowsOf(fake_in, "generated", options.k);
+  auto fake = rowsOfFeatures(fake_in, "generated", options.k);
   if (!fake) return makeError("precision and recall: " + fake.error());
   if (real->size(1) != fake->size(1))
     return makeError("precision and recall: the real features have " + std::to_string(real->size(1)) +

@@ -14,37 +14,37 @@
 namespace streetgan {
 namespace {
 
-std::string prefixed(const std::string& text) { return "memorisation: " + text; }
+std::string prefixedMemorisation(const std::string& text) { return "memorisation: " + text; }
 
-std::string number(double value) { return MetricInputs::number(value); }
-std::string shapeText(const torch::Tensor& images) { return MetricInputs::shapeText(images); }
-Status checkImages(const torch::Tensor& images, const std::string& name) {
+std::string memorisationNumber(double value) { return MetricInputs::number(value); }
+std::string memorisationShape(const torch::Tensor& images) { return MetricInputs::shapeText(images); }
+Status checkMemorisationImages(const torch::Tensor& images, const std::string& name) {
   return MetricInputs::checkImages(images, name, "memorisation");
 }
-Status checkRows(const torch::Tensor& rows, const std::string& name) {
+Status checkMemorisationRows(const torch::Tensor& rows, const std::string& name) {
   return MetricInputs::checkRows(rows, name, "memorisation", "one downsampled image per row");
 }
 
-Status checkOptions(const MemorisationOptions& options, std::int64_t n_train) {
+Status checkMemorisationOptions(const MemorisationOptions& options, std::int64_t n_train) {
   if (options.train_self_queries < 1)
-    return makeError(prefixed("train_self_queries must be at least 1, got " +
+    return makeError(prefixedMemorisation("train_self_queries must be at least 1, got " +
                               std::to_string(options.train_self_queries)));
   if (!std::isfinite(options.percentile) || options.percentile < 0 || options.percentile > 100)
-    return makeError(prefixed("the percentile must be in [0, 100], got " + number(options.percentile)));
+    return makeError(prefixedMemorisation("the percentile must be in [0, 100], got " + memorisationNumber(options.percentile)));
   if (options.show_nearest < 1)
-    return makeError(prefixed("show_nearest must be at least 1, got " + std::to_string(options.show_nearest)));
+    return makeError(prefixedMemorisation("show_nearest must be at least 1, got " + std::to_string(options.show_nearest)));
   if (options.show_nearest > n_train)
-    return makeError(prefixed("showing " + std::to_string(options.show_nearest) + " nearest training images needs " +
+    return makeError(prefixedMemorisation("showing " + std::to_string(options.show_nearest) + " nearest training images needs " +
                               "at least " + std::to_string(options.show_nearest) + " training images, got " +
                               std::to_string(n_train)));
   if (options.block < 1)
-    return makeError(prefixed("the block size must be at least 1, got " + std::to_string(options.block)));
+    return makeError(prefixedMemorisation("the block size must be at least 1, got " + std::to_string(options.block)));
   if (options.spread_queries < 1)
-    return makeError(prefixed("spread_queries must be at least 1, got " + std::to_string(options.spread_queries)));
+    return makeError(prefixedMemorisation("spread_queries must be at least 1, got " + std::to_string(options.spread_queries)));
   return {};
 }
 
-std::vector<double> toVector(const torch::Tensor& t) {
+std::vector<double> toVectorMemorisation(const torch::Tensor& t) {
   const torch::Tensor c = t.to(torch::kFloat64).contiguous();
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
@@ -90,40 +90,40 @@ Result<double> spreadOf(const torch::Tensor& rows, const torch::Tensor& bounds, 
                     drawn_bounds.defined() ? drawn_bounds.index_select(0, asked) : torch::Tensor(), drawn_bounds,
                     asked, 1, block);
   if (!found) return makeError(found.error());
-  return MemorisationCheck::percentile(toVector(found->distances.select(1, 0).contiguous()), 50.0);
+  return MemorisationCheck::percentile(toVectorMemorisation(found->distances.select(1, 0).contiguous()), 50.0);
 }
 
 }  // namespace
 
 Result<NearestNeighbours> MemorisationCheck::nearest(const torch::Tensor& samples, const torch::Tensor& train, int k,
                                                      int size, std::int64_t block) {
-  if (size < 1) return makeError(prefixed("the image size must be at least 1, got " + std::to_string(size)));
-  if (Status s = checkImages(samples, "samples"); !s) return makeError(s.error());
-  if (Status s = checkImages(train, "training images"); !s) return makeError(s.error());
+  if (size < 1) return makeError(prefixedMemorisation("the image size must be at least 1, got " + std::to_string(size)));
+  if (Status s = checkMemorisationImages(samples, "samples"); !s) return makeError(s.error());
+  if (Status s = checkMemorisationImages(train, "training images"); !s) return makeError(s.error());
   if (samples.sizes().slice(1) != train.sizes().slice(1))
-    return makeError(prefixed("the samples are " + shapeText(samples) + ", the training images " + shapeText(train)));
+    return makeError(prefixedMemorisation("the samples are " + memorisationShape(samples) + ", the training images " + memorisationShape(train)));
   const torch::Tensor sample_rows = NearestNeighbourSearch::downsampledRows(samples, size);
   const torch::Tensor train_rows = NearestNeighbourSearch::downsampledRows(train, size);
   if (!sample_rows.defined() || !train_rows.defined())
-    return makeError(prefixed("out of memory downsampling the images"));
+    return makeError(prefixedMemorisation("out of memory downsampling the images"));
   return NearestNeighbourSearch::search(sample_rows, train_rows, k, false, block);
 }
 
 Result<MemorisationResult> MemorisationCheck::evaluate(const torch::Tensor& samples, const torch::Tensor& train,
                                                        const MemorisationOptions& options) {
   if (options.size < 1)
-    return makeError(prefixed("the image size must be at least 1, got " + std::to_string(options.size)));
-  if (Status s = checkImages(samples, "samples"); !s) return makeError(s.error());
-  if (Status s = checkImages(train, "training images"); !s) return makeError(s.error());
+    return makeError(prefixedMemorisation("the image size must be at least 1, got " + std::to_string(options.size)));
+  if (Status s = checkMemorisationImages(samples, "samples"); !s) return makeError(s.error());
+  if (Status s = checkMemorisationImages(train, "training images"); !s) return makeError(s.error());
   if (train.size(0) < 2)
-    return makeError(prefixed("needs at least 2 training images, got " + std::to_string(train.size(0))));
+    return makeError(prefixedMemorisation("needs at least 2 training images, got " + std::to_string(train.size(0))));
   if (samples.sizes().slice(1) != train.sizes().slice(1))
-    return makeError(prefixed("the samples are " + shapeText(samples) + ", the training images " + shapeText(train)));
-  if (Status s = checkOptions(options, train.size(0)); !s) return makeError(s.error());
+    return makeError(prefixedMemorisation("the samples are " + memorisationShape(samples) + ", the training images " + memorisationShape(train)));
+  if (Status s = checkMemorisationOptions(options, train.size(0)); !s) return makeError(s.error());
   const torch::Tensor sample_rows = NearestNeighbourSearch::downsampledRows(samples, options.size);
   const torch::Tensor train_rows = NearestNeighbourSearch::downsampledRows(train, options.size);
   if (!sample_rows.defined() || !train_rows.defined())
-    return makeError(prefixed("out of memory downsampling the images"));
+    return makeError(prefixedMemorisation("out of memory downsampling the images"));
   return evaluateRows(sample_rows, train_rows, options);
 }
 
@@ -139,15 +139,15 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
                                                            const torch::Tensor& train_bounds,
                                                            const MemorisationOptions& options) {
   if (sample_bounds.defined() != train_bounds.defined())
-    return makeError(prefixed("bound rows are needed for both the samples and the training images, or neither"));
-  if (Status s = checkRows(sample_rows, "samples"); !s) return makeError(s.error());
-  if (Status s = checkRows(train_rows, "training images"); !s) return makeError(s.error());
+    return makeError(prefixedMemorisation("bound rows are needed for both the samples and the training images, or neither"));
+  if (Status s = checkMemorisationRows(sample_rows, "samples"); !s) return makeError(s.error());
+  if (Status s = checkMemorisationRows(train_rows, "training images"); !s) return makeError(s.error());
   const std::int64_t n = sample_rows.size(0), n_train = train_rows.size(0);
-  if (n_train < 2) return makeError(prefixed("needs at least 2 training images, got " + std::to_string(n_train)));
+  if (n_train < 2) return makeError(prefixedMemorisation("needs at least 2 training images, got " + std::to_string(n_train)));
   if (sample_rows.size(1) != train_rows.size(1))
-    return makeError(prefixed("the sample rows have " + std::to_string(sample_rows.size(1)) +
+    return makeError(prefixedMemorisation("the sample rows have " + std::to_string(sample_rows.size(1)) +
                               " values, the training rows " + std::to_string(train_rows.size(1))));
-  if (Status s = checkOptions(options, n_train); !s) return makeError(s.error());
+  if (Status s = checkMemorisationOptions(options, n_train); !s) return makeError(s.error());
 
   MemorisationResult result;
   result.n_samples = n;
@@ -162,11 +162,11 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
                          train_bounds, result.train_queries, 1, options.block);
     if (!train_nn) return makeError(train_nn.error());
     result.train_nn_distance = train_nn->distances.select(1, 0).contiguous();
-    const std::vector<double> train_distances = toVector(result.train_nn_distance);
+    const std::vector<double> train_distances = toVectorMemorisation(result.train_nn_distance);
     result.threshold = percentile(train_distances, options.percentile);
     result.train_nn_median = percentile(train_distances, 50.0);
     if (!(result.train_nn_median > 0))
-      return makeError(prefixed("the median distance of a training image to its nearest other training image is 0 "
+      return makeError(prefixedMemorisation("the median distance of a training image to its nearest other training image is 0 "
                                 "(mostly duplicates): the distance ratio is undefined"));
     // The samples: their nearest training images.
     auto samples_nn =
@@ -179,7 +179,7 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
     result.copy_rate = (result.nearest_distance <= result.threshold).sum().item<double>() / static_cast<double>(n);
     result.ratio = result.nearest_distance / result.train_nn_median;
     result.mean_ratio = result.ratio.mean().item<double>();
-    result.median_ratio = percentile(toVector(result.ratio), 50.0);
+    result.median_ratio = percentile(toVectorMemorisation(result.ratio), 50.0);
     // The spread of each set, at equal counts.
     const std::int64_t m = std::min(n, n_train);
     const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -197,7 +197,7 @@ Result<MemorisationResult> MemorisationCheck::evaluateRows(const torch::Tensor& 
       if (*train_spread > 0) result.spread_ratio = *samples_spread / *train_spread;
     }
   } catch (const c10::Error& e) {  // out of memory
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedMemorisation(e.what_without_backtrace()));
   }
   return result;
 }

@@ -28,7 +28,7 @@ std::string shape(const torch::Tensor& t) {
   return out + ")";
 }
 
-Status checkImages(const torch::Tensor& t, const std::string& name) {
+Status checkSsimImages(const torch::Tensor& t, const std::string& name) {
   if (!t.defined() || t.dim() != 4)
     return makeError("MS-SSIM: " + name + " must be images (N, C, H, W), got " +
                      (t.defined() ? std::to_string(t.dim()) + " dimensions" : std::string("no tensor")));
@@ -174,8 +174,8 @@ std::vector<double> MsSsim::weights(int scales) {
 }
 
 Result<torch::Tensor> MsSsim::pairwise(const torch::Tensor& a, const torch::Tensor& b, int scales) {
-  if (Status s = checkImages(a, "the first images"); !s) return makeError(s.error());
-  if (Status s = checkImages(b, "the second images"); !s) return makeError(s.error());
+  if (Status s = checkSsimImages(a, "the first images"); !s) return makeError(s.error());
+  if (Status s = checkSsimImages(b, "the second images"); !s) return makeError(s.error());
   if (a.sizes() != b.sizes())
     return makeError("MS-SSIM: the image pairs differ in shape: " + shape(a) + " and " + shape(b));
   const Result<int> resolved = resolveScales(scales, a.size(2), a.size(3));
@@ -213,7 +213,7 @@ torch::Tensor MsSsim::pairIndices(std::int64_t images, std::int64_t pairs, std::
 }
 
 Result<MsSsimDiversity> MsSsim::diversity(const torch::Tensor& images, const MsSsimDiversityOptions& options) {
-  if (Status s = checkImages(images, "the images"); !s) return makeError(s.error());
+  if (Status s = checkSsimImages(images, "the images"); !s) return makeError(s.error());
   if (images.size(0) < 2)
     return makeError("MS-SSIM: the diversity needs at least 2 images, got " + std::to_string(images.size(0)));
   if (options.pairs < 1 || options.pairs > kMaxPairs)

@@ -19,14 +19,14 @@ namespace {
 
 constexpr std::int64_t kChunk = 4096;  // rows per distance chunk
 
-std::string prefixed(const std::string& text) { return "NDB/JSD: " + text; }
+std::string prefixedNdb(const std::string& text) { return "NDB/JSD: " + text; }
 
-std::string number(double value) { return MetricInputs::number(value); }
-std::string shapeText(const torch::Tensor& images) { return MetricInputs::shapeText(images); }
-Status checkImages(const torch::Tensor& images, const std::string& name) {
+std::string ndbNumber(double value) { return MetricInputs::number(value); }
+std::string ndbShape(const torch::Tensor& images) { return MetricInputs::shapeText(images); }
+Status checkNdbImages(const torch::Tensor& images, const std::string& name) {
   return MetricInputs::checkImages(images, name, "NDB/JSD");
 }
-Status checkRows(const torch::Tensor& rows, const std::string& name) {
+Status checkNdbRows(const torch::Tensor& rows, const std::string& name) {
   return MetricInputs::checkRows(rows, name, "NDB/JSD", "one row each");
 }
 
@@ -40,7 +40,7 @@ torch::Tensor squaredDistancesTo(const torch::Tensor& rows, const torch::Tensor&
   return out;
 }
 
-std::vector<std::int64_t> toVector(const torch::Tensor& counts) {
+std::vector<std::int64_t> toVectorNdb(const torch::Tensor& counts) {
   const torch::Tensor c = counts.to(torch::kLong).contiguous();
   return std::vector<std::int64_t>(c.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>() + c.numel());
 }
@@ -124,30 +124,30 @@ torch::Tensor NdbJsd::initialCentres(const torch::Tensor& rows, int bins, std::u
 }
 
 Result<torch::Tensor> NdbJsd::kmeans(const torch::Tensor& rows, const torch::Tensor& initial_centres, int iterations) {
-  if (Status s = checkRows(rows, "rows"); !s) return makeError(s.error());
-  if (Status s = checkRows(initial_centres, "initial centres"); !s) return makeError(s.error());
+  if (Status s = checkNdbRows(rows, "rows"); !s) return makeError(s.error());
+  if (Status s = checkNdbRows(initial_centres, "initial centres"); !s) return makeError(s.error());
   if (rows.size(1) != initial_centres.size(1))
-    return makeError(prefixed("the rows have " + std::to_string(rows.size(1)) + " values, the centres " +
+    return makeError(prefixedNdb("the rows have " + std::to_string(rows.size(1)) + " values, the centres " +
                               std::to_string(initial_centres.size(1))));
-  if (iterations < 0) return makeError(prefixed("iterations must be at least 0, got " + std::to_string(iterations)));
+  if (iterations < 0) return makeError(prefixedNdb("iterations must be at least 0, got " + std::to_string(iterations)));
   try {
     int moved = 0;
     return lloyd(rows.cpu(), initial_centres.cpu(), iterations, &moved);
   } catch (const c10::Error& e) {
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedNdb(e.what_without_backtrace()));
   }
 }
 
 Result<torch::Tensor> NdbJsd::assign(const torch::Tensor& rows, const torch::Tensor& centres) {
-  if (Status s = checkRows(rows, "rows"); !s) return makeError(s.error());
-  if (Status s = checkRows(centres, "centres"); !s) return makeError(s.error());
+  if (Status s = checkNdbRows(rows, "rows"); !s) return makeError(s.error());
+  if (Status s = checkNdbRows(centres, "centres"); !s) return makeError(s.error());
   if (rows.size(1) != centres.size(1))
-    return makeError(prefixed("the rows have " + std::to_string(rows.size(1)) + " values, the centres " +
+    return makeError(prefixedNdb("the rows have " + std::to_string(rows.size(1)) + " values, the centres " +
                               std::to_string(centres.size(1))));
   try {
     return nearestCentre(rows.cpu(), centres.cpu());
   } catch (const c10::Error& e) {
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedNdb(e.what_without_backtrace()));
   }
 }
 
@@ -179,38 +179,38 @@ double NdbJsd::jensenShannon(const std::vector<double>& p, const std::vector<dou
 Result<NdbJsdResult> NdbJsd::evaluate(const torch::Tensor& samples, const torch::Tensor& train,
                                       const NdbJsdOptions& options) {
   if (options.size < 1)
-    return makeError(prefixed("the image size must be at least 1, got " + std::to_string(options.size)));
-  if (Status s = checkImages(samples, "samples"); !s) return makeError(s.error());
-  if (Status s = checkImages(train, "training images"); !s) return makeError(s.error());
+    return makeError(prefixedNdb("the image size must be at least 1, got " + std::to_string(options.size)));
+  if (Status s = checkNdbImages(samples, "samples"); !s) return makeError(s.error());
+  if (Status s = checkNdbImages(train, "training images"); !s) return makeError(s.error());
   if (samples.sizes().slice(1) != train.sizes().slice(1))
-    return makeError(prefixed("the samples are " + shapeText(samples) + ", the training images " + shapeText(train)));
+    return makeError(prefixedNdb("the samples are " + ndbShape(samples) + ", the training images " + ndbShape(train)));
   if (options.bins >= 1 && train.size(0) < options.bins)
-    return makeError(prefixed("needs at least " + std::to_string(options.bins) + " training images for " +
+    return makeError(prefixedNdb("needs at least " + std::to_string(options.bins) + " training images for " +
                               std::to_string(options.bins) + " bins, got " + std::to_string(train.size(0))));
   const torch::Tensor sample_rows = NearestNeighbourSearch::downsampledRows(samples, options.size);
   const torch::Tensor train_rows = NearestNeighbourSearch::downsampledRows(train, options.size);
   if (!sample_rows.defined() || !train_rows.defined())
-    return makeError(prefixed("out of memory downsampling the images"));
+    return makeError(prefixedNdb("out of memory downsampling the images"));
   return evaluateRows(sample_rows, train_rows, options);
 }
 
 Result<NdbJsdResult> NdbJsd::evaluateRows(const torch::Tensor& sample_rows, const torch::Tensor& train_rows,
                                           const NdbJsdOptions& options) {
   if (options.bins < 1)
-    return makeError(prefixed("the number of bins must be at least 1, got " + std::to_string(options.bins)));
+    return makeError(prefixedNdb("the number of bins must be at least 1, got " + std::to_string(options.bins)));
   if (options.iterations < 0)
-    return makeError(prefixed("iterations must be at least 0, got " + std::to_string(options.iterations)));
+    return makeError(prefixedNdb("iterations must be at least 0, got " + std::to_string(options.iterations)));
   if (!std::isfinite(options.alpha) || options.alpha <= 0 || options.alpha >= 1)
-    return makeError(prefixed("alpha must be in (0, 1), got " + number(options.alpha)));
-  if (Status s = checkRows(sample_rows, "samples"); !s) return makeError(s.error());
-  if (Status s = checkRows(train_rows, "training images"); !s) return makeError(s.error());
+    return makeError(prefixedNdb("alpha must be in (0, 1), got " + ndbNumber(options.alpha)));
+  if (Status s = checkNdbRows(sample_rows, "samples"); !s) return makeError(s.error());
+  if (Status s = checkNdbRows(train_rows, "training images"); !s) return makeError(s.error());
   if (sample_rows.size(1) != train_rows.size(1))
-    return makeError(prefixed("the sample rows have " + std::to_string(sample_rows.size(1)) +
+    return makeError(prefixedNdb("the sample rows have " + std::to_string(sample_rows.size(1)) +
                               " values, the training rows " + std::to_string(train_rows.size(1))));
   const int k = options.bins;
   const std::int64_t n_train = train_rows.size(0), n_samples = sample_rows.size(0);
   if (n_train < k)
-    return makeError(prefixed("needs at least " + std::to_string(k) + " training images for " + std::to_string(k) +
+    return makeError(prefixedNdb("needs at least " + std::to_string(k) + " training images for " + std::to_string(k) +
                               " bins, got " + std::to_string(n_train)));
   NdbJsdResult result;
   result.bins = k;
@@ -221,12 +221,12 @@ Result<NdbJsdResult> NdbJsd::evaluateRows(const torch::Tensor& sample_rows, cons
     torch::NoGradGuard no_grad;
     const torch::Tensor train = train_rows.cpu(), samples = sample_rows.cpu();
     const torch::Tensor initial = initialCentres(train, k, options.seed);
-    if (!initial.defined()) return makeError(prefixed("out of memory choosing the initial centres"));
+    if (!initial.defined()) return makeError(prefixedNdb("out of memory choosing the initial centres"));
     result.centres = lloyd(train, initial, options.iterations, &result.lloyd_iterations);
-    result.train_counts = toVector(torch::bincount(nearestCentre(train, result.centres), {}, k));
-    result.sample_counts = toVector(torch::bincount(nearestCentre(samples, result.centres), {}, k));
+    result.train_counts = toVectorNdb(torch::bincount(nearestCentre(train, result.centres), {}, k));
+    result.sample_counts = toVectorNdb(torch::bincount(nearestCentre(samples, result.centres), {}, k));
   } catch (const c10::Error& e) {  // out of memory
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedNdb(e.what_without_backtrace()));
   }
   const auto nt = static_cast<double>(n_train), ns = static_cast<double>(n_samples);
   for (int b = 0; b < k; ++b) {

@@ -14,16 +14,16 @@ namespace {
 
 constexpr std::int64_t kRowChunk = 8192;  // rows per norm chunk (types other than float and double)
 
-std::string prefixed(const std::string& text) { return "nearest neighbours: " + text; }
+std::string prefixedSearch(const std::string& text) { return "nearest neighbours: " + text; }
 
-Status checkRows(const torch::Tensor& t, const std::string& name) {
-  if (!t.defined()) return makeError(prefixed("the " + name + " are missing"));
+Status checkSearchRows(const torch::Tensor& t, const std::string& name) {
+  if (!t.defined()) return makeError(prefixedSearch("the " + name + " are missing"));
   if (t.dim() != 2)
-    return makeError(prefixed("the " + name + " must be a matrix (one row per item), got " + std::to_string(t.dim()) +
+    return makeError(prefixedSearch("the " + name + " must be a matrix (one row per item), got " + std::to_string(t.dim()) +
                               " dimensions"));
-  if (!t.is_floating_point()) return makeError(prefixed("the " + name + " must be floating point"));
-  if (t.size(0) == 0) return makeError(prefixed("there are no " + name));
-  if (t.size(1) == 0) return makeError(prefixed("the " + name + " have zero columns"));
+  if (!t.is_floating_point()) return makeError(prefixedSearch("the " + name + " must be floating point"));
+  if (t.size(0) == 0) return makeError(prefixedSearch("there are no " + name));
+  if (t.size(1) == 0) return makeError(prefixedSearch("the " + name + " have zero columns"));
   return {};
 }
 
@@ -248,9 +248,9 @@ Result<NearestNeighbours> searchUnchecked(const torch::Tensor& queries, const to
   // images crowd (a query is redone only when more than `width` rows lie within the bound).
   const std::int64_t width = std::min<std::int64_t>(available, std::max<std::int64_t>(64, 2 * std::int64_t{k} + 8));
   const torch::Tensor q_sq = squaredNorms(q), reference_sq = squaredNorms(reference);
-  if (!torch::isfinite(q_sq).all().item<bool>()) return makeError(prefixed("the queries contain NaN or Inf values"));
+  if (!torch::isfinite(q_sq).all().item<bool>()) return makeError(prefixedSearch("the queries contain NaN or Inf values"));
   if (!torch::isfinite(reference_sq).all().item<bool>())
-    return makeError(prefixed("the reference rows contain NaN or Inf values"));
+    return makeError(prefixedSearch("the reference rows contain NaN or Inf values"));
   Pass pass = onePass(q, q_sq, excluded, reference, reference_sq, k, width, available, block, torch::kFloat32);
   const torch::Tensor again = pass.redo.nonzero().view(-1);
   if (again.numel() > 0) {  // near-ties that float32 cannot separate: float64 throughout
@@ -273,12 +273,12 @@ Result<NearestNeighbours> searchBoundedUnchecked(const torch::Tensor& queries, c
   const std::int64_t available = reference.size(0) - (excluded.defined() ? 1 : 0);
   // A tight bound leaves few rows to measure: a narrower margin than the float32 search's.
   const std::int64_t width = std::min<std::int64_t>(available, std::max<std::int64_t>(16, 2 * std::int64_t{k} + 8));
-  if (!torch::isfinite(squaredNorms(q)).all().item<bool>()) return makeError(prefixed("the queries contain NaN or Inf values"));
+  if (!torch::isfinite(squaredNorms(q)).all().item<bool>()) return makeError(prefixedSearch("the queries contain NaN or Inf values"));
   if (!torch::isfinite(squaredNorms(reference)).all().item<bool>())
-    return makeError(prefixed("the reference rows contain NaN or Inf values"));
+    return makeError(prefixedSearch("the reference rows contain NaN or Inf values"));
   const torch::Tensor bq_sq = squaredNorms(bq), bref_sq = squaredNorms(bref);
   if (!torch::isfinite(bq_sq).all().item<bool>() || !torch::isfinite(bref_sq).all().item<bool>())
-    return makeError(prefixed("the bound rows contain NaN or Inf values"));
+    return makeError(prefixedSearch("the bound rows contain NaN or Inf values"));
   const Pass pass = onePass(bq, bq_sq, excluded, bref, bref_sq, k, width, available, block, torch::kFloat32, q, reference);
   NearestNeighbours out{pass.squared.clamp_min(0.0).sqrt(), pass.indices};
   const torch::Tensor again = pass.redo.nonzero().view(-1);
@@ -292,16 +292,16 @@ Result<NearestNeighbours> searchBoundedUnchecked(const torch::Tensor& queries, c
   return out;
 }
 
-Status checkBounds(const torch::Tensor& query_bounds, const torch::Tensor& reference_bounds, std::int64_t n,
+Status checkSearchBounds(const torch::Tensor& query_bounds, const torch::Tensor& reference_bounds, std::int64_t n,
                    std::int64_t n_ref) {
-  if (Status s = checkRows(query_bounds, "queries' bound rows"); !s) return s;
-  if (Status s = checkRows(reference_bounds, "reference rows' bound rows"); !s) return s;
+  if (Status s = checkSearchRows(query_bounds, "queries' bound rows"); !s) return s;
+  if (Status s = checkSearchRows(reference_bounds, "reference rows' bound rows"); !s) return s;
   if (query_bounds.size(0) != n || reference_bounds.size(0) != n_ref)
-    return makeError(prefixed("the bound rows must be one per query and reference row (" + std::to_string(n) + " and " +
+    return makeError(prefixedSearch("the bound rows must be one per query and reference row (" + std::to_string(n) + " and " +
                               std::to_string(n_ref) + "), got " + std::to_string(query_bounds.size(0)) + " and " +
                               std::to_string(reference_bounds.size(0))));
   if (query_bounds.size(1) != reference_bounds.size(1))
-    return makeError(prefixed("the bound rows have " + std::to_string(query_bounds.size(1)) + " and " +
+    return makeError(prefixedSearch("the bound rows have " + std::to_string(query_bounds.size(1)) + " and " +
                               std::to_string(reference_bounds.size(1)) + " columns"));
   return {};
 }
@@ -310,42 +310,42 @@ Result<NearestNeighbours> searchChecked(const torch::Tensor& queries, const torc
                                         const torch::Tensor& excluded, bool exclude_self, int k, std::int64_t block,
                                         const torch::Tensor& query_bounds = {},
                                         const torch::Tensor& reference_bounds = {}) {
-  if (Status s = checkRows(queries, "queries"); !s) return makeError(s.error());
-  if (Status s = checkRows(reference, "reference rows"); !s) return makeError(s.error());
+  if (Status s = checkSearchRows(queries, "queries"); !s) return makeError(s.error());
+  if (Status s = checkSearchRows(reference, "reference rows"); !s) return makeError(s.error());
   const std::int64_t n = queries.size(0), n_ref = reference.size(0);
   if (queries.size(1) != reference.size(1))
-    return makeError(prefixed("the queries have " + std::to_string(queries.size(1)) + " columns, the reference rows " +
+    return makeError(prefixedSearch("the queries have " + std::to_string(queries.size(1)) + " columns, the reference rows " +
                               std::to_string(reference.size(1))));
-  if (k < 1) return makeError(prefixed("k must be at least 1, got " + std::to_string(k)));
-  if (block < 1) return makeError(prefixed("the block size must be at least 1, got " + std::to_string(block)));
+  if (k < 1) return makeError(prefixedSearch("k must be at least 1, got " + std::to_string(k)));
+  if (block < 1) return makeError(prefixedSearch("the block size must be at least 1, got " + std::to_string(block)));
   if (exclude_self && n != n_ref)
-    return makeError(prefixed("exclude_self needs the queries to be the reference rows: " + std::to_string(n) +
+    return makeError(prefixedSearch("exclude_self needs the queries to be the reference rows: " + std::to_string(n) +
                               " queries, " + std::to_string(n_ref) + " reference rows"));
   if (excluded.defined() && !exclude_self) {
     if (excluded.dim() != 1 || excluded.size(0) != n)
-      return makeError(prefixed("the excluded rows must be one index per query (" + std::to_string(n) + "), got " +
+      return makeError(prefixedSearch("the excluded rows must be one index per query (" + std::to_string(n) + "), got " +
                                 std::to_string(excluded.numel())));
     if (excluded.is_floating_point() || excluded.is_complex() || excluded.scalar_type() == torch::kBool)
-      return makeError(prefixed("the excluded rows must be integer indices"));
+      return makeError(prefixedSearch("the excluded rows must be integer indices"));
     const std::int64_t low = excluded.min().item<std::int64_t>(), high = excluded.max().item<std::int64_t>();
     if (low < -1 || high >= n_ref)
-      return makeError(prefixed("excluded row " + std::to_string(low < -1 ? low : high) + " is outside the " +
+      return makeError(prefixedSearch("excluded row " + std::to_string(low < -1 ? low : high) + " is outside the " +
                                 std::to_string(n_ref) + " reference rows"));
   }
   if (!excluded.defined() && k > n_ref)
-    return makeError(prefixed("k = " + std::to_string(k) + " needs at least " + std::to_string(k) +
+    return makeError(prefixedSearch("k = " + std::to_string(k) + " needs at least " + std::to_string(k) +
                               " reference rows, got " + std::to_string(n_ref)));
   if (excluded.defined() && k > n_ref - 1)
-    return makeError(prefixed("k = " + std::to_string(k) + " with each query's own row excluded needs at least " +
+    return makeError(prefixedSearch("k = " + std::to_string(k) + " with each query's own row excluded needs at least " +
                               std::to_string(k + 1) + " reference rows, got " + std::to_string(n_ref)));
   try {
     if (query_bounds.defined() || reference_bounds.defined()) {
-      if (Status s = checkBounds(query_bounds, reference_bounds, n, n_ref); !s) return makeError(s.error());
+      if (Status s = checkSearchBounds(query_bounds, reference_bounds, n, n_ref); !s) return makeError(s.error());
       return searchBoundedUnchecked(queries, reference, query_bounds, reference_bounds, excluded, k, block);
     }
     return searchUnchecked(queries, reference, excluded, k, block);
   } catch (const c10::Error& e) {  // out of memory
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedSearch(e.what_without_backtrace()));
   }
 }
 
@@ -363,7 +363,7 @@ Result<NearestNeighbours> NearestNeighbourSearch::searchExcluding(const torch::T
                                                                   const torch::Tensor& reference,
                                                                   const torch::Tensor& excluded, int k,
                                                                   std::int64_t block) {
-  if (!excluded.defined()) return makeError(prefixed("the excluded rows are missing"));
+  if (!excluded.defined()) return makeError(prefixedSearch("the excluded rows are missing"));
   return searchChecked(queries, reference, excluded, false, k, block);
 }
 
@@ -388,7 +388,7 @@ Result<NearestNeighbours> NearestNeighbourSearch::searchBounded(const torch::Ten
                                                                 const torch::Tensor& query_bounds,
                                                                 const torch::Tensor& reference_bounds,
                                                                 const torch::Tensor& excluded, int k, std::int64_t block) {
-  if (!query_bounds.defined() || !reference_bounds.defined()) return makeError(prefixed("the bound rows are missing"));
+  if (!query_bounds.defined() || !reference_bounds.defined()) return makeError(prefixedSearch("the bound rows are missing"));
   return searchChecked(queries, reference, excluded, false, k, block, query_bounds, reference_bounds);
 }
 

@@ -20,10 +20,10 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::string kPrefix = "parzen-";
-const std::string kSuffix = ".json";
+const std::string kParzenFilePrefix = "parzen-";
+const std::string kParzenFileSuffix = ".json";
 // The format nests three levels (the object, "checkpoints", a row); unknown keys may add a few.
-constexpr std::size_t kMaxDepth = 16;
+constexpr std::size_t kParzenFileMaxDepth = 16;
 
 // Typed reads of the members of JSON objects. The first failure is kept, naming the file, where the
 // object is and the key; every read after it gives a default, so an object is read whole and
@@ -173,8 +173,8 @@ Result<ParzenEvaluation> parse(const json& body, const std::string& source, bool
 }
 
 bool isParzenFileName(const std::string& name) {
-  return name.size() >= kPrefix.size() + kSuffix.size() && name.compare(0, kPrefix.size(), kPrefix) == 0 &&
-         name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+  return name.size() >= kParzenFilePrefix.size() + kParzenFileSuffix.size() && name.compare(0, kParzenFilePrefix.size(), kParzenFilePrefix) == 0 &&
+         name.compare(name.size() - kParzenFileSuffix.size(), kParzenFileSuffix.size(), kParzenFileSuffix) == 0;
 }
 
 }  // namespace
@@ -190,7 +190,7 @@ std::optional<ParzenEvaluation::Best> ParzenEvaluation::best() const {
 }
 
 std::string ParzenEvaluationFile::path(const std::string& run_dir, const std::string& name) {
-  return run_dir + "/evaluations/" + kPrefix + name + kSuffix;
+  return run_dir + "/evaluations/" + kParzenFilePrefix + name + kParzenFileSuffix;
 }
 
 std::vector<std::string> ParzenEvaluationFile::list(const std::string& run_dir) {
@@ -221,8 +221,8 @@ std::vector<std::string> ParzenEvaluationFile::list(const std::string& run_dir) 
 Result<ParzenEvaluation> ParzenEvaluationFile::read(const std::string& path) {
   auto text = RegularFile::readAll(path, kMaxBytes);  // its errors begin with the path
   if (!text) return makeError(text.error());
-  if (jsonNestingDepth(*text) > kMaxDepth)
-    return makeError(path + ": nested deeper than " + std::to_string(kMaxDepth) +
+  if (jsonNestingDepth(*text) > kParzenFileMaxDepth)
+    return makeError(path + ": nested deeper than " + std::to_string(kParzenFileMaxDepth) +
                      " levels, which no Parzen evaluation file is");
   json parsed;
   try {

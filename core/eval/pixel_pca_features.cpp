@@ -13,7 +13,7 @@
 namespace streetgan {
 namespace {
 
-Status checkImages(const torch::Tensor& images, const char* name) {
+Status checkPcaImages(const torch::Tensor& images, const char* name) {
   if (!images.defined() || images.dim() != 4)
     return makeError(std::string("the ") + name + " must be a batch of images (N, channels, height, width)");
   if (images.size(0) == 0) return makeError(std::string("there are no ") + name);
@@ -44,7 +44,7 @@ torch::Tensor PixelPcaFeatures::pixelRows(const torch::Tensor& images, int size)
 
 Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images, const PixelPcaOptions& options) {
   if (options.size < 1 || options.size > 256) return makeError("pixel features: the size must be 1 to 256 pixels");
-  if (Status s = checkImages(train_images, "training images"); !s) return makeError("pixel features: " + s.error());
+  if (Status s = checkPcaImages(train_images, "training images"); !s) return makeError("pixel features: " + s.error());
   if (train_images.size(2) < options.size || train_images.size(3) < options.size)
     return makeError("pixel features: the training images (" + std::to_string(train_images.size(3)) + "x" +
                      std::to_string(train_images.size(2)) + ") are smaller than " + std::to_string(options.size) +
@@ -92,7 +92,7 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
 }
 
 Result<torch::Tensor> PixelPcaFeatures::transform(const torch::Tensor& images) const {
-  if (Status s = checkImages(images, "images"); !s) return makeError("pixel features: " + s.error());
+  if (Status s = checkPcaImages(images, "images"); !s) return makeError("pixel features: " + s.error());
   if (images.size(1) * size_ * size_ != mean_.size(0))
     return makeError("pixel features: the images have " + std::to_string(images.size(1)) +
                      " channels; the features were fitted on " + std::to_string(mean_.size(0) / (size_ * size_)));

@@ -19,17 +19,17 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::string kPrefix = "metrics-";
-const std::string kSuffix = ".json";
-constexpr std::size_t kMaxDepth = 16;
+const std::string kQualityFilePrefix = "metrics-";
+const std::string kQualityFileSuffix = ".json";
+constexpr std::size_t kQualityFileMaxDepth = 16;
 
 bool isMetricsFileName(const std::string& name) {
-  return name.size() > kPrefix.size() + kSuffix.size() && name.compare(0, kPrefix.size(), kPrefix) == 0 &&
-         name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+  return name.size() > kQualityFilePrefix.size() + kQualityFileSuffix.size() && name.compare(0, kQualityFilePrefix.size(), kQualityFilePrefix) == 0 &&
+         name.compare(name.size() - kQualityFileSuffix.size(), kQualityFileSuffix.size(), kQualityFileSuffix) == 0;
 }
 
 // A number, or null for NaN and ±Inf (JSON has neither).
-json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json finiteOrNull(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
 // A map of names to numbers ("metrics", "seconds"), or the error naming the key.
 Result<std::map<std::string, double>> numberMap(const json& body, const char* key, const std::string& source) {
@@ -48,7 +48,7 @@ Result<std::map<std::string, double>> numberMap(const json& body, const char* ke
 }  // namespace
 
 std::string QualityEvaluationFile::path(const std::string& run_dir, const std::string& name) {
-  return run_dir + "/evaluations/" + kPrefix + name + kSuffix;
+  return run_dir + "/evaluations/" + kQualityFilePrefix + name + kQualityFileSuffix;
 }
 
 std::vector<std::string> QualityEvaluationFile::list(const std::string& run_dir) {
@@ -65,8 +65,8 @@ std::vector<std::string> QualityEvaluationFile::list(const std::string& run_dir)
 
 json QualityEvaluationFile::toJson(const QualityEvaluation& evaluation) {
   json metrics = json::object(), seconds = json::object();
-  for (const auto& [name, value] : evaluation.metrics) metrics[name] = number(value);
-  for (const auto& [name, value] : evaluation.seconds) seconds[name] = number(value);
+  for (const auto& [name, value] : evaluation.metrics) metrics[name] = finiteOrNull(value);
+  for (const auto& [name, value] : evaluation.seconds) seconds[name] = finiteOrNull(value);
   json out = {{"kind", "metrics"},
               {"n_samples", evaluation.n_samples},
               {"n_train", evaluation.n_train},
@@ -146,8 +146,8 @@ Result<QualityEvaluation> QualityEvaluationFile::fromJson(const json& body, cons
 Result<QualityEvaluation> QualityEvaluationFile::read(const std::string& path) {
   auto text = RegularFile::readAll(path, kMaxBytes);  // its errors begin with the path
   if (!text) return makeError(text.error());
-  if (jsonNestingDepth(*text) > kMaxDepth)
-    return makeError(path + ": nested deeper than " + std::to_string(kMaxDepth) + " levels, which no metrics file is");
+  if (jsonNestingDepth(*text) > kQualityFileMaxDepth)
+    return makeError(path + ": nested deeper than " + std::to_string(kQualityFileMaxDepth) + " levels, which no metrics file is");
   json parsed;
   try {
     parsed = json::parse(*text);

@@ -17,7 +17,7 @@ namespace {
 namespace figure = quality_figure;
 using Clock = std::chrono::steady_clock;
 
-Status checkImages(const torch::Tensor& images, const char* name) {
+Status checkSuiteImages(const torch::Tensor& images, const char* name) {
   if (!images.defined() || images.dim() != 4 || images.size(1) != 3)
     return makeError(std::string("the ") + name + " must be RGB images (N, 3, size, size)");
   if (images.size(2) != images.size(3))
@@ -160,8 +160,8 @@ Result<QualitySuiteOptions> QualitySuiteOptions::forTraining(const TrainConfig& 
 
 Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in, const torch::Tensor& train_in,
                                                  const QualitySuiteOptions& options) {
-  if (Status s = checkImages(samples_in, "samples"); !s) return makeError(s.error());
-  if (Status s = checkImages(train_in, "training images"); !s) return makeError(s.error());
+  if (Status s = checkSuiteImages(samples_in, "samples"); !s) return makeError(s.error());
+  if (Status s = checkSuiteImages(train_in, "training images"); !s) return makeError(s.error());
   if (samples_in.size(2) != train_in.size(2))
     return makeError("the samples are " + std::to_string(samples_in.size(2)) + " px, the training images " +
                      std::to_string(train_in.size(2)) + " px");

@@ -19,7 +19,7 @@
 namespace streetgan {
 namespace {
 
-constexpr std::int64_t kChannels = 3;
+constexpr std::int64_t kSwdChannels = 3;
 // Projections held at once per set: directions are taken in chunks of about this many values
 // (256 MB of float32), so that the descriptors are read once per chunk.
 constexpr std::int64_t kProjectionValues = std::int64_t(1) << 27;
@@ -36,7 +36,7 @@ std::uint64_t streamSeed(std::uint64_t seed, std::uint64_t stream) {
   return z ^ (z >> 31);
 }
 
-Status checkOptions(const SlicedWassersteinOptions& o) {
+Status checkSwdOptions(const SlicedWassersteinOptions& o) {
   if (o.patch_size < 1 || o.patch_size % 2 == 0)
     return makeError("SWD: the patch size must be odd and at least 1, got " + std::to_string(o.patch_size));
   if (o.min_resolution < 4 || o.min_resolution < o.patch_size)
@@ -53,12 +53,12 @@ Status checkOptions(const SlicedWassersteinOptions& o) {
 }
 
 // Square RGB images of ≥ `min_size` px; `halving`: halving evenly down to the level `min_size`.
-Status checkImages(const torch::Tensor& t, const std::string& name, int min_size, bool halving) {
+Status checkSwdImages(const torch::Tensor& t, const std::string& name, int min_size, bool halving) {
   if (!t.defined() || t.dim() != 4)
     return makeError("SWD: " + name + " must be images (N, 3, H, W), got " +
                      (t.defined() ? std::to_string(t.dim()) + " dimensions" : std::string("no tensor")));
   if (t.size(0) == 0) return makeError("SWD: " + name + " is empty");
-  if (t.size(1) != kChannels)
+  if (t.size(1) != kSwdChannels)
     return makeError("SWD: " + name + " has " + std::to_string(t.size(1)) + " channels, images need 3");
   if (!t.is_floating_point()) return makeError("SWD: " + name + " must hold floating-point pixels");
   if (t.size(2) != t.size(3))
@@ -123,13 +123,13 @@ torch::Tensor gatherPatches(const torch::Tensor& level, const torch::Tensor& pos
 template <class T>
 void normaliseRows(T* data, std::int64_t rows, std::int64_t per_channel) {
   constexpr std::int64_t kRows = 8192;
-  const std::int64_t width = kChannels * per_channel, blocks = (rows + kRows - 1) / kRows;
-  std::vector<double> partial(static_cast<std::size_t>(blocks * kChannels * 2), 0.0);
+  const std::int64_t width = kSwdChannels * per_channel, blocks = (rows + kRows - 1) / kRows;
+  std::vector<double> partial(static_cast<std::size_t>(blocks * kSwdChannels * 2), 0.0);
   at::parallel_for(0, blocks, 1, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t b = lo; b < hi; ++b) {
-      double* out = partial.data() + b * kChannels * 2;
+      double* out = partial.data() + b * kSwdChannels * 2;
       for (std::int64_t r = b * kRows; r < std::min(rows, (b + 1) * kRows); ++r)
-        for (std::int64_t c = 0; c < kChannels; ++c) {
+        for (std::int64_t c = 0; c < kSwdChannels; ++c) {
           const T* x = data + r * width + c * per_channel;
           double s = 0, ss = 0;
           for (std::int64_t k = 0; k < per_channel; ++k) {
@@ -141,13 +141,13 @@ void normaliseRows(T* data, std::int64_t rows, std::int64_t per_channel) {
         }
     }
   });
-  double mean[kChannels], scale[kChannels];
+  double mean[kSwdChannels], scale[kSwdChannels];
   const double count = static_cast<double>(rows) * static_cast<double>(per_channel);
-  for (std::int64_t c = 0; c < kChannels; ++c) {
+  for (std::int64_t c = 0; c < kSwdChannels; ++c) {
     double s = 0, ss = 0;
     for (std::int64_t b = 0; b < blocks; ++b) {
-      s += partial[static_cast<std::size_t>((b * kChannels + c) * 2)];
-      ss += partial[static_cast<std::size_t>((b * kChannels + c) * 2 + 1)];
+      s += partial[static_cast<std::size_t>((b * kSwdChannels + c) * 2)];
+      ss += partial[static_cast<std::size_t>((b * kSwdChannels + c) * 2 + 1)];
     }
     mean[c] = s / count;
     const double variance = std::max(0.0, ss / count - mean[c] * mean[c]);
@@ -155,7 +155,7 @@ void normaliseRows(T* data, std::int64_t rows, std::int64_t per_channel) {
   }
   at::parallel_for(0, rows, 4096, [&](std::int64_t lo, std::int64_t hi) {
     for (std::int64_t r = lo; r < hi; ++r)
-      for (std::int64_t c = 0; c < kChannels; ++c) {
+      for (std::int64_t c = 0; c < kSwdChannels; ++c) {
         T* x = data + r * width + c * per_channel;
         for (std::int64_t k = 0; k < per_channel; ++k)
           x[k] = static_cast<T>((static_cast<double>(x[k]) - mean[c]) * scale[c]);
@@ -164,7 +164,7 @@ void normaliseRows(T* data, std::int64_t rows, std::int64_t per_channel) {
 }
 
 void normaliseInPlace(torch::Tensor& descriptors) {
-  const std::int64_t per_channel = descriptors.size(1) / kChannels;
+  const std::int64_t per_channel = descriptors.size(1) / kSwdChannels;
   if (descriptors.scalar_type() == torch::kFloat64) normaliseRows(descriptors.data_ptr<double>(), descriptors.size(0), per_channel);
   else normaliseRows(descriptors.data_ptr<float>(), descriptors.size(0), per_channel);
 }
@@ -339,7 +339,7 @@ torch::Tensor subsample(std::int64_t from, std::int64_t keep, std::uint64_t seed
 
 // The descriptors of one level of a set (its images in `order` when defined) into `out`, block by
 // block. false when `tick` cancels.
-bool describe(const torch::Tensor& images, const torch::Tensor& order, const torch::Tensor& positions, std::size_t level,
+bool describeSwdOptions(const torch::Tensor& images, const torch::Tensor& order, const torch::Tensor& positions, std::size_t level,
               std::size_t levels, const SlicedWassersteinOptions& o, torch::ScalarType dtype, LaplacianPatches& patches,
               const torch::Tensor& out, const std::function<bool()>& tick) {
   const std::int64_t per_image = o.patches_per_image, n = positions.size(0) / per_image;
@@ -358,13 +358,13 @@ bool describe(const torch::Tensor& images, const torch::Tensor& order, const tor
 
 Result<SlicedWassersteinResult> computeChecked(const torch::Tensor& a, const torch::Tensor& b,
                                                const SlicedWassersteinOptions& o) {
-  if (Status s = checkOptions(o); !s) return makeError(s.error());
-  if (Status s = checkImages(a, "the first set", o.min_resolution, true); !s) return makeError(s.error());
-  if (Status s = checkImages(b, "the second set", o.min_resolution, true); !s) return makeError(s.error());
+  if (Status s = checkSwdOptions(o); !s) return makeError(s.error());
+  if (Status s = checkSwdImages(a, "the first set", o.min_resolution, true); !s) return makeError(s.error());
+  if (Status s = checkSwdImages(b, "the second set", o.min_resolution, true); !s) return makeError(s.error());
   if (a.size(2) != b.size(2))
     return makeError("SWD: the first set holds " + px(a.size(2)) + " images, the second " + px(b.size(2)));
   const std::int64_t n = std::min(a.size(0), b.size(0)), size = a.size(2), p = o.projections;
-  const std::int64_t dim = kChannels * o.patch_size * o.patch_size;
+  const std::int64_t dim = kSwdChannels * o.patch_size * o.patch_size;
   if (static_cast<double>(n) * static_cast<double>(o.patches_per_image) * static_cast<double>(dim) > 4e18)
     return makeError("SWD: " + std::to_string(n) + " images × " + std::to_string(o.patches_per_image) +
                      " patches: too many");
@@ -396,8 +396,8 @@ Result<SlicedWassersteinResult> computeChecked(const torch::Tensor& a, const tor
       return drawPositions(n, levels[l], o.patches_per_image, o.patch_size, streamSeed(o.seed, s));
     };
     const torch::Tensor pos_a = positions(stream), pos_b = o.shared_positions ? pos_a : positions(stream + 1);
-    if (!describe(a, order_a, pos_a, l, levels.size(), o, dtype, patches, desc_a, tick) ||
-        !describe(b, order_b, pos_b, l, levels.size(), o, dtype, patches, desc_b, tick))
+    if (!describeSwdOptions(a, order_a, pos_a, l, levels.size(), o, dtype, patches, desc_a, tick) ||
+        !describeSwdOptions(b, order_b, pos_b, l, levels.size(), o, dtype, patches, desc_b, tick))
       return makeError("SWD: cancelled");
     normaliseInPlace(desc_a);
     normaliseInPlace(desc_b);
@@ -433,7 +433,7 @@ Result<SlicedWassersteinResult> SlicedWasserstein::compute(const torch::Tensor& 
 Result<std::vector<torch::Tensor>> SlicedWasserstein::laplacianPyramid(const torch::Tensor& images,
                                                                        int min_resolution) {
   if (min_resolution < 4) return makeError("SWD: the smallest level must be at least 4 px, got " + px(min_resolution));
-  if (Status s = checkImages(images, "the image set", min_resolution, true); !s) return makeError(s.error());
+  if (Status s = checkSwdImages(images, "the image set", min_resolution, true); !s) return makeError(s.error());
   try {
     torch::NoGradGuard no_grad;
     const std::size_t count = resolutions(images.size(2), min_resolution).size();
@@ -450,7 +450,7 @@ Result<torch::Tensor> SlicedWasserstein::patchDescriptors(const torch::Tensor& l
                                                           int patch_size) {
   if (patch_size < 1 || patch_size % 2 == 0)
     return makeError("SWD: the patch size must be odd and at least 1, got " + std::to_string(patch_size));
-  if (Status s = checkImages(level, "the level", patch_size, false); !s) return makeError(s.error());
+  if (Status s = checkSwdImages(level, "the level", patch_size, false); !s) return makeError(s.error());
   if (!positions.defined() || positions.dim() != 2 || positions.size(1) != 3 || positions.size(0) == 0)
     return makeError("SWD: the positions must be rows (image, row, column), at least one");
   if (!c10::isIntegralType(positions.scalar_type(), /*includeBool=*/false))
@@ -476,7 +476,7 @@ Result<torch::Tensor> SlicedWasserstein::patchDescriptors(const torch::Tensor& l
 
 Result<torch::Tensor> SlicedWasserstein::normaliseDescriptors(const torch::Tensor& descriptors) {
   if (!descriptors.defined() || descriptors.dim() != 2 || descriptors.size(0) == 0 || descriptors.size(1) == 0 ||
-      descriptors.size(1) % kChannels != 0)
+      descriptors.size(1) % kSwdChannels != 0)
     return makeError("SWD: descriptors must be a non-empty matrix with 3·k columns");
   torch::NoGradGuard no_grad;
   torch::Tensor out = descriptors.to(torch::kFloat64).clone().contiguous();

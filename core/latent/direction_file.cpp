@@ -21,7 +21,7 @@ namespace {
 
 using json = nlohmann::json;
 constexpr int kVersion = 1;
-constexpr std::size_t kMaxDepth = 4;  // {"labelled": {"has": [[…]]}}
+constexpr std::size_t kDirectionFileMaxDepth = 4;  // {"labelled": {"has": [[…]]}}
 
 // A parser's message for one line: at most 160 bytes, printable ASCII (nlohmann quotes what it
 // last read, which a hostile file makes megabytes of control characters or invalid UTF-8).
@@ -155,8 +155,8 @@ Status DirectionFile::write(const std::string& path, const LatentDirection& d) {
 Result<LatentDirection> DirectionFile::read(const std::string& path, std::optional<int> nz) {
   auto text = RegularFile::readAll(path, kMaxBytes);  // its errors begin with the path
   if (!text) return makeError(text.error());
-  if (jsonNestingDepth(*text) > kMaxDepth)
-    return makeError(path + ": nested deeper than " + std::to_string(kMaxDepth) + " levels, which no direction file is");
+  if (jsonNestingDepth(*text) > kDirectionFileMaxDepth)
+    return makeError(path + ": nested deeper than " + std::to_string(kDirectionFileMaxDepth) + " levels, which no direction file is");
   json body;
   try {
     body = json::parse(*text);

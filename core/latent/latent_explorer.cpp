@@ -370,7 +370,7 @@ Result<WalkPlan> LatentExplorer::loadWalk(const std::string& path) {
 
 namespace {
 
-torch::Tensor rowsOf(const std::vector<Latent>& latents, int nz) {
+torch::Tensor rowsOfBatch(const std::vector<Latent>& latents, int nz) {
   torch::Tensor out = torch::empty({static_cast<std::int64_t>(latents.size()), nz}, torch::kFloat64);
   double* data = out.data_ptr<double>();
   for (const Latent& latent : latents)
@@ -427,7 +427,7 @@ Result<LatentDirection> LatentExplorer::labelledDirection(const std::vector<Late
         return makeError("directions: a marked latent has " + std::to_string(latent.size()) + " values, the model's " +
                          std::to_string(size));
   try {
-    auto found = SemanticDirections::labelled(rowsOf(has, size), rowsOf(lacks, size));
+    auto found = SemanticDirections::labelled(rowsOfBatch(has, size), rowsOfBatch(lacks, size));
     if (!found) return makeError(found.error());
     LatentDirection d;
     d.kind = LatentDirection::Kind::Labelled;

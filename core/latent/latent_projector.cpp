@@ -58,7 +58,7 @@ torch::Tensor render(GeneratorImpl& g, const torch::Tensor& z, bool batch_statis
   return torch::cat(images);
 }
 
-Status checkOptions(const LatentProjectorOptions& o) {
+Status checkProjectorOptions(const LatentProjectorOptions& o) {
   auto finiteAtLeast0 = [](double v) { return std::isfinite(v) && v >= 0; };
   if (o.steps < 1 || o.steps > 100000) return makeError("projection: the steps must be from 1 to 100000, got " + std::to_string(o.steps));
   if (o.restarts < 1 || o.restarts > 256) return makeError("projection: the restarts must be from 1 to 256, got " + std::to_string(o.restarts));
@@ -86,7 +86,7 @@ torch::Tensor LatentProjector::objective(const torch::Tensor& latents, const tor
 
 Result<LatentProjection> LatentProjector::project(GeneratorImpl& g, const torch::Tensor& target_in,
                                                   const LatentProjectorOptions& options) {
-  if (Status s = checkOptions(options); !s) return makeError(s.error());
+  if (Status s = checkProjectorOptions(options); !s) return makeError(s.error());
   const GeneratorOptions& go = g.options();
   const std::string expected = std::to_string(go.nc) + "x" + std::to_string(go.img_size) + "x" + std::to_string(go.img_size);
   if (!target_in.defined() || !(target_in.dim() == 3 || (target_in.dim() == 4 && target_in.size(0) == 1)))

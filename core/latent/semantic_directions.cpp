@@ -21,7 +21,7 @@ constexpr const char* kNorm = "main.1";  // its BatchNorm
 constexpr std::int64_t kExactLimit = 4096;
 constexpr double kMaxActivationBytes = 2048.0 * (1 << 20);
 
-std::string prefixed(const std::string& text) { return "directions: " + text; }
+std::string prefixedDirections(const std::string& text) { return "directions: " + text; }
 
 // The sign that makes the largest component positive, so that a direction is reproducible.
 torch::Tensor signFixed(const torch::Tensor& v) {
@@ -29,7 +29,7 @@ torch::Tensor signFixed(const torch::Tensor& v) {
   return v[largest].item<double>() < 0 ? -v : v;
 }
 
-torch::Tensor unit(const torch::Tensor& v) { return v / v.norm(); }
+torch::Tensor unitVector(const torch::Tensor& v) { return v / v.norm(); }
 
 // The top `k` eigenpairs of a symmetric (d, d) matrix, values descending.
 Result<EigenPairs> topPairs(const torch::Tensor& symmetric, std::int64_t k) {
@@ -91,35 +91,35 @@ torch::Tensor SemanticDirections::firstBlock(GeneratorImpl& g, const torch::Tens
 
 Result<std::vector<FoundDirection>> SemanticDirections::closedForm(const torch::Tensor& first_weight, int top) {
   if (!first_weight.defined() || first_weight.dim() != 4 || first_weight.size(0) < 1)
-    return makeError(prefixed("the first layer's weight must be (nz, channels, 4, 4)"));
+    return makeError(prefixedDirections("the first layer's weight must be (nz, channels, 4, 4)"));
   const std::int64_t nz = first_weight.size(0);
-  if (top < 1 || top > nz) return makeError(prefixed("--top must be 1 to " + std::to_string(nz) + ", got " + std::to_string(top)));
+  if (top < 1 || top > nz) return makeError(prefixedDirections("--top must be 1 to " + std::to_string(nz) + ", got " + std::to_string(top)));
   try {
     torch::NoGradGuard no_grad;
     const torch::Tensor a = first_weight.detach().to(torch::kCPU, torch::kFloat64).flatten(1);  // (nz, C·16) = Aᵀ
-    if (!torch::isfinite(a).all().item<bool>()) return makeError(prefixed("the generator's weights hold NaN or Inf"));
+    if (!torch::isfinite(a).all().item<bool>()) return makeError(prefixedDirections("the generator's weights hold NaN or Inf"));
     auto pairs = topPairs(torch::mm(a, a.t()), top);  // AᵀA, nz × nz
-    if (!pairs) return makeError(prefixed(pairs.error()));
+    if (!pairs) return makeError(prefixedDirections(pairs.error()));
     std::vector<FoundDirection> out;
     for (std::int64_t i = 0; i < top; ++i)
-      out.push_back({signFixed(unit(pairs->vectors.select(1, i))), pairs->values[i].item<double>()});
+      out.push_back({signFixed(unitVector(pairs->vectors.select(1, i))), pairs->values[i].item<double>()});
     return out;
   } catch (const c10::Error& e) {
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedDirections(e.what_without_backtrace()));
   }
 }
 
 Result<std::vector<FoundDirection>> SemanticDirections::principalOf(const torch::Tensor& latents,
                                                                     const torch::Tensor& activations, int top) {
   if (!activations.defined() || activations.dim() != 2)
-    return makeError(prefixed("the latents and the activations must be matrices with one row per latent"));
+    return makeError(prefixedDirections("the latents and the activations must be matrices with one row per latent"));
   try {
     // A copy to centre in place (principal() hands over outputs it made itself).
     const torch::Tensor copy = activations.size(1) <= kExactLimit ? activations.to(torch::kFloat64, false, true)
                                                                   : activations.clone();
     return principalInPlace(latents, copy, top);
   } catch (const c10::Error& e) {
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedDirections(e.what_without_backtrace()));
   }
 }
 
@@ -127,13 +127,13 @@ Result<std::vector<FoundDirection>> SemanticDirections::principalInPlace(const t
                                                                          const torch::Tensor& activations, int top) {
   if (!latents.defined() || !activations.defined() || latents.dim() != 2 || activations.dim() != 2 ||
       latents.size(0) != activations.size(0))
-    return makeError(prefixed("the latents and the activations must be matrices with one row per latent"));
+    return makeError(prefixedDirections("the latents and the activations must be matrices with one row per latent"));
   const std::int64_t n = latents.size(0), nz = latents.size(1), d = activations.size(1);
   if (n < nz + 1 || n < 2)
-    return makeError(prefixed("principal components need more latents than the latent size (" + std::to_string(nz) +
+    return makeError(prefixedDirections("principal components need more latents than the latent size (" + std::to_string(nz) +
                               "), got " + std::to_string(n)));
   if (top < 1 || top > std::min(nz, d))
-    return makeError(prefixed("--top must be 1 to " + std::to_string(std::min(nz, d)) + ", got " + std::to_string(top)));
+    return makeError(prefixedDirections("--top must be 1 to " + std::to_string(std::min(nz, d)) + ", got " + std::to_string(top)));
   try {
     torch::NoGradGuard no_grad;
     // A large model's outputs stay float32 (principal() makes them so); the rest is float64.
@@ -143,10 +143,10 @@ Result<std::vector<FoundDirection>> SemanticDirections::principalInPlace(const t
     const torch::Tensor centred = activations.contiguous();
     centred.sub_(centred.mean(0, true));  // in place: the rows can be gigabytes
     const double total = centred.square().sum(torch::kFloat64).item<double>();
-    if (!std::isfinite(total)) return makeError(prefixed("the activations hold NaN or Inf"));
-    if (!(total > 0)) return makeError(prefixed("the first block's outputs do not vary: no principal components"));
+    if (!std::isfinite(total)) return makeError(prefixedDirections("the activations hold NaN or Inf"));
+    if (!(total > 0)) return makeError(prefixedDirections("the first block's outputs do not vary: no principal components"));
     Result<EigenPairs> pairs = exact ? topPairs(SymmetricEigen::gram(centred), top) : randomisedTop(centred, top, 0x5eed);
-    if (!pairs) return makeError(prefixed(pairs.error()));
+    if (!pairs) return makeError(prefixedDirections(pairs.error()));
     // Each axis' projections, regressed on the latents: the latent direction that moves along it.
     const torch::Tensor projections =
         torch::mm(centred, pairs->vectors.to(centred.scalar_type())).to(torch::kFloat64);  // (N, top)
@@ -154,20 +154,20 @@ Result<std::vector<FoundDirection>> SemanticDirections::principalInPlace(const t
     std::vector<FoundDirection> out;
     for (std::int64_t i = 0; i < top; ++i) {
       const torch::Tensor column = u.select(1, i);
-      if (!(column.norm().item<double>() > 0)) return makeError(prefixed("a component does not depend on the latent"));
-      out.push_back({signFixed(unit(column)), pairs->values[i].item<double>() / total});
+      if (!(column.norm().item<double>() > 0)) return makeError(prefixedDirections("a component does not depend on the latent"));
+      out.push_back({signFixed(unitVector(column)), pairs->values[i].item<double>() / total});
     }
     return out;
   } catch (const c10::Error& e) {
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedDirections(e.what_without_backtrace()));
   }
 }
 
 Result<std::vector<FoundDirection>> SemanticDirections::principal(GeneratorImpl& g, int top,
                                                                   const PrincipalDirectionsOptions& options) {
   if (options.samples < 2 || options.samples > 10000000)
-    return makeError(prefixed("--n must be 2 to 10000000 latents, got " + std::to_string(options.samples)));
-  if (options.block < 1) return makeError(prefixed("the block must be at least 1 latent"));
+    return makeError(prefixedDirections("--n must be 2 to 10000000 latents, got " + std::to_string(options.samples)));
+  if (options.block < 1) return makeError(prefixedDirections("the block must be at least 1 latent"));
   try {
     torch::NoGradGuard no_grad;
     const torch::Tensor w = firstWeight(g);
@@ -178,15 +178,15 @@ Result<std::vector<FoundDirection>> SemanticDirections::principal(GeneratorImpl&
                          (d <= kExactLimit ? 5.0 * static_cast<double>(d) * static_cast<double>(d) * 8.0 : 0.0);
     if (bytes > kMaxActivationBytes) {
       const auto fits = static_cast<std::int64_t>(kMaxActivationBytes / (bytes / static_cast<double>(n)));
-      return makeError(prefixed("principal components of " + std::to_string(n) + " latents keep " +
+      return makeError(prefixedDirections("principal components of " + std::to_string(n) + " latents keep " +
                                 std::to_string(static_cast<long long>(bytes / (1 << 20))) +
                                 " MiB of this model's first-block outputs, above the 2048 MiB allowed: use at most " +
                                 std::to_string(fits) + " latents (--n)"));
     }
     if (top < 1 || top > std::min(nz, d))
-      return makeError(prefixed("--top must be 1 to " + std::to_string(std::min(nz, d)) + ", got " + std::to_string(top)));
+      return makeError(prefixedDirections("--top must be 1 to " + std::to_string(std::min(nz, d)) + ", got " + std::to_string(top)));
     if (n < nz + 1)
-      return makeError(prefixed("--n must be more than the latent size (" + std::to_string(nz) + "), got " +
+      return makeError(prefixedDirections("--n must be more than the latent size (" + std::to_string(nz) + "), got " +
                                 std::to_string(n)));
     at::Generator generator = at::detail::createCPUGenerator(options.seed);
     const torch::Tensor z = torch::randn({n, nz}, generator, torch::kFloat64);
@@ -195,11 +195,11 @@ Result<std::vector<FoundDirection>> SemanticDirections::principal(GeneratorImpl&
       const std::int64_t count = std::min(options.block, n - i0);
       h.narrow(0, i0, count).copy_(firstBlock(g, z.narrow(0, i0, count)));
       if (options.progress && !options.progress(0.8 * static_cast<double>(i0 + count) / static_cast<double>(n)))
-        return makeError(prefixed("cancelled"));
+        return makeError(prefixedDirections("cancelled"));
     }
     return principalInPlace(z, h, top);
   } catch (const c10::Error& e) {
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedDirections(e.what_without_backtrace()));
   }
 }
 
@@ -207,13 +207,13 @@ Result<LabelledDirection> SemanticDirections::labelled(const torch::Tensor& has,
                                                        const LabelledDirectionOptions& o) {
   if (!has.defined() || !lacks.defined() || has.dim() != 2 || lacks.dim() != 2 || has.size(1) != lacks.size(1) ||
       has.size(1) < 1)
-    return makeError(prefixed("the marked latents must be rows of one latent size"));
+    return makeError(prefixedDirections("the marked latents must be rows of one latent size"));
   if (has.size(0) < o.min_each || lacks.size(0) < o.min_each)
-    return makeError(prefixed("mark at least " + std::to_string(o.min_each) + " samples \"has\" and " +
+    return makeError(prefixedDirections("mark at least " + std::to_string(o.min_each) + " samples \"has\" and " +
                               std::to_string(o.min_each) + " \"lacks\"; got " + std::to_string(has.size(0)) + " and " +
                               std::to_string(lacks.size(0))));
-  if (!(o.held_out >= 0 && o.held_out < 1)) return makeError(prefixed("the held-out share must be in [0, 1)"));
-  if (!(o.l2 > 0) || o.iterations < 1) return makeError(prefixed("the penalty must be positive and iterations ≥ 1"));
+  if (!(o.held_out >= 0 && o.held_out < 1)) return makeError(prefixedDirections("the held-out share must be in [0, 1)"));
+  if (!(o.l2 > 0) || o.iterations < 1) return makeError(prefixedDirections("the penalty must be positive and iterations ≥ 1"));
   try {
     torch::NoGradGuard no_grad;
     const std::int64_t nz = has.size(1);
@@ -221,7 +221,7 @@ Result<LabelledDirection> SemanticDirections::labelled(const torch::Tensor& has,
     std::vector<torch::Tensor> fit_rows, fit_labels, test_rows, test_labels;
     for (const auto& [rows, label] : {std::pair{has, 1.0}, std::pair{lacks, 0.0}}) {
       const torch::Tensor x = rows.to(torch::kCPU, torch::kFloat64);
-      if (!torch::isfinite(x).all().item<bool>()) return makeError(prefixed("a marked latent holds NaN or Inf"));
+      if (!torch::isfinite(x).all().item<bool>()) return makeError(prefixedDirections("a marked latent holds NaN or Inf"));
       const std::int64_t count = x.size(0);
       const auto keep_out = static_cast<std::int64_t>(std::llround(o.held_out * static_cast<double>(count)));
       const torch::Tensor order = torch::randperm(count, generator, torch::kLong);
@@ -251,39 +251,39 @@ Result<LabelledDirection> SemanticDirections::labelled(const torch::Tensor& has,
     LabelledDirection out;
     const torch::Tensor normal = w.narrow(0, 0, nz);
     if (!(normal.norm().item<double>() > 0) || !torch::isfinite(normal).all().item<bool>())
-      return makeError(prefixed("the classifier found no boundary between the two marks"));
-    out.vector = unit(normal);
+      return makeError(prefixedDirections("the classifier found no boundary between the two marks"));
+    out.vector = unitVector(normal);
     out.fitted = x.size(0);
     out.held_out = torch::cat(test_rows).size(0);
     out.train_accuracy = accuracy(torch::cat(fit_rows), y);
     out.accuracy = accuracy(torch::cat(test_rows), torch::cat(test_labels));
     return out;
   } catch (const c10::Error& e) {
-    return makeError(prefixed(e.what_without_backtrace()));
+    return makeError(prefixedDirections(e.what_without_backtrace()));
   }
 }
 
 Result<torch::Tensor> SemanticDirections::conditional(const torch::Tensor& direction,
                                                       const std::vector<torch::Tensor>& others) {
   if (!direction.defined() || direction.dim() != 1 || direction.size(0) < 1)
-    return makeError(prefixed("the direction must be a vector"));
+    return makeError(prefixedDirections("the direction must be a vector"));
   torch::Tensor d = direction.to(torch::kCPU, torch::kFloat64).clone();
   std::vector<torch::Tensor> basis;  // the others, made orthonormal (Gram–Schmidt, twice for accuracy)
   for (const torch::Tensor& other : others) {
     if (!other.defined() || other.dim() != 1 || other.size(0) != d.size(0))
-      return makeError(prefixed("every direction to keep must have " + std::to_string(d.size(0)) + " values"));
+      return makeError(prefixedDirections("every direction to keep must have " + std::to_string(d.size(0)) + " values"));
     torch::Tensor v = other.to(torch::kCPU, torch::kFloat64).clone();
     const double scale = v.norm().item<double>();
     for (int pass = 0; pass < 2; ++pass)
       for (const torch::Tensor& b : basis) v -= torch::dot(v, b) * b;
-    if (v.norm().item<double>() > 1e-9 * std::max(1.0, scale)) basis.push_back(unit(v));
+    if (v.norm().item<double>() > 1e-9 * std::max(1.0, scale)) basis.push_back(unitVector(v));
   }
   const double scale = d.norm().item<double>();
   for (int pass = 0; pass < 2; ++pass)
     for (const torch::Tensor& b : basis) d -= torch::dot(d, b) * b;
   if (!(d.norm().item<double>() > 1e-6 * scale))
-    return makeError(prefixed("the direction lies within the directions to keep: nothing is left to move along"));
-  return unit(d);
+    return makeError(prefixedDirections("the direction lies within the directions to keep: nothing is left to move along"));
+  return unitVector(d);
 }
 
 }  // namespace streetgan

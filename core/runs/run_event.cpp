@@ -14,11 +14,11 @@ namespace {
 
 using json = nlohmann::json;
 
-double figure(const json& body, const char* key) { return jsonNumber(body, key).value_or(std::nan("")); }
+double figureField(const json& body, const char* key) { return jsonNumber(body, key).value_or(std::nan("")); }
 
-Count count(const json& body, const char* key) { return jsonInteger(body, key); }
+Count integerField(const json& body, const char* key) { return jsonInteger(body, key); }
 
-std::string text(const json& body, const char* key) { return jsonString(body, key); }
+std::string textField(const json& body, const char* key) { return jsonString(body, key); }
 
 std::vector<double> figures(const json& array) {
   std::vector<double> out;
@@ -29,21 +29,21 @@ std::vector<double> figures(const json& array) {
 
 RunStarted runStarted(const json& body) {
   RunStarted e;
-  e.device = text(body, field::kDevice);
-  e.backend = text(body, field::kBackend);
-  e.world_size = count(body, field::kWorldSize);
-  e.nodes = count(body, field::kNodes);
-  e.epoch = count(body, field::kEpoch);
-  e.step = count(body, field::kStep);
-  e.images_seen = count(body, field::kImagesSeen);
-  e.pid = count(body, field::kPid);
-  e.pid_start_time = static_cast<std::uint64_t>(std::max<std::int64_t>(0, count(body, field::kPidStartTime).value_or(0)));
+  e.device = textField(body, field::kDevice);
+  e.backend = textField(body, field::kBackend);
+  e.world_size = integerField(body, field::kWorldSize);
+  e.nodes = integerField(body, field::kNodes);
+  e.epoch = integerField(body, field::kEpoch);
+  e.step = integerField(body, field::kStep);
+  e.images_seen = integerField(body, field::kImagesSeen);
+  e.pid = integerField(body, field::kPid);
+  e.pid_start_time = static_cast<std::uint64_t>(std::max<std::int64_t>(0, integerField(body, field::kPidStartTime).value_or(0)));
   const auto config = body.find(field::kConfig);
   if (config != body.end() && config->is_object()) {
     e.has_config = true;
-    e.preset = text(*config, field::kPreset);
-    e.config_epochs = count(*config, field::kEpochs);
-    e.config_batch_size = count(*config, field::kBatchSize);
+    e.preset = textField(*config, field::kPreset);
+    e.config_epochs = integerField(*config, field::kEpochs);
+    e.config_batch_size = integerField(*config, field::kBatchSize);
   }
   return e;
 }
@@ -92,10 +92,10 @@ Step step(const json& body) {
 
 ImportedLosses importedLosses(const json& body) {
   ImportedLosses e;
-  e.first_step = figure(body, field::kFirstStep);
-  e.images_per_step = figure(body, field::kImagesPerStep);
-  e.epochs = figure(body, field::kEpochs);
-  e.total_steps = figure(body, field::kTotalSteps);
+  e.first_step = figureField(body, field::kFirstStep);
+  e.images_per_step = figureField(body, field::kImagesPerStep);
+  e.epochs = figureField(body, field::kEpochs);
+  e.total_steps = figureField(body, field::kTotalSteps);
   if (const auto d = body.find(field::kLossD); d != body.end() && d->is_array()) {
     e.has_loss_d = true;
     e.loss_d = figures(*d);
@@ -109,24 +109,24 @@ ImportedLosses importedLosses(const json& body) {
 
 System system(const json& body) {
   System e;
-  e.epoch = count(body, field::kEpoch);
-  e.step = count(body, field::kStep);
-  e.images_seen = count(body, field::kImagesSeen);
-  e.seconds = figure(body, field::kSeconds);
-  e.cpu_percent = figure(body, field::kCpuPercent);
-  e.cores = figure(body, field::kCores);
-  e.rss_bytes = figure(body, field::kRssBytes);
-  e.host_memory_available_bytes = figure(body, field::kHostMemoryAvailableBytes);
-  e.host_memory_total_bytes = figure(body, field::kHostMemoryTotalBytes);
-  e.loader_bytes_per_s = figure(body, field::kLoaderBytesPerS);
+  e.epoch = integerField(body, field::kEpoch);
+  e.step = integerField(body, field::kStep);
+  e.images_seen = integerField(body, field::kImagesSeen);
+  e.seconds = figureField(body, field::kSeconds);
+  e.cpu_percent = figureField(body, field::kCpuPercent);
+  e.cores = figureField(body, field::kCores);
+  e.rss_bytes = figureField(body, field::kRssBytes);
+  e.host_memory_available_bytes = figureField(body, field::kHostMemoryAvailableBytes);
+  e.host_memory_total_bytes = figureField(body, field::kHostMemoryTotalBytes);
+  e.loader_bytes_per_s = figureField(body, field::kLoaderBytesPerS);
   const json none = json::object();
   const auto gpu = body.find(field::kGpu);
   e.has_gpu = gpu != body.end() && gpu->is_object();
   const json& g = e.has_gpu ? *gpu : none;
-  e.gpu_utilization_percent = figure(g, field::kUtilizationPercent);
-  e.gpu_memory_used_bytes = figure(g, field::kMemoryUsedBytes);
-  e.gpu_memory_total_bytes = figure(g, field::kMemoryTotalBytes);
-  e.gpu_power_w = figure(g, field::kPowerW);
+  e.gpu_utilization_percent = figureField(g, field::kUtilizationPercent);
+  e.gpu_memory_used_bytes = figureField(g, field::kMemoryUsedBytes);
+  e.gpu_memory_total_bytes = figureField(g, field::kMemoryTotalBytes);
+  e.gpu_power_w = figureField(g, field::kPowerW);
   return e;
 }
 
@@ -139,19 +139,19 @@ RunEvent parseRunEvent(const std::string& type_name, const json& body) {
   if (std::strcmp(t, type::kRunStarted) == 0) return runStarted(body);
   if (std::strcmp(t, type::kImportedLosses) == 0) return importedLosses(body);
   if (std::strcmp(t, type::kEpochEnd) == 0)
-    return EpochEnd{count(body, field::kEpoch),        count(body, field::kEpochs),
-                    count(body, field::kStep),         count(body, field::kImagesSeen),
-                    figure(body, field::kMeanLossD),   figure(body, field::kMeanLossG),
-                    figure(body, field::kSeconds)};
+    return EpochEnd{integerField(body, field::kEpoch),        integerField(body, field::kEpochs),
+                    integerField(body, field::kStep),         integerField(body, field::kImagesSeen),
+                    figureField(body, field::kMeanLossD),   figureField(body, field::kMeanLossG),
+                    figureField(body, field::kSeconds)};
   if (std::strcmp(t, type::kSamples) == 0)
-    return Samples{text(body, field::kPath), count(body, field::kStep), count(body, field::kEpoch),
-                   count(body, field::kImagesSeen)};
+    return Samples{textField(body, field::kPath), integerField(body, field::kStep), integerField(body, field::kEpoch),
+                   integerField(body, field::kImagesSeen)};
   if (std::strcmp(t, type::kParzen) == 0)
-    return Parzen{count(body, field::kEpoch), count(body, field::kStep), count(body, field::kImagesSeen),
-                  figure(body, field::kSigma), figure(body, field::kMeanLl), figure(body, field::kStderr)};
+    return Parzen{integerField(body, field::kEpoch), integerField(body, field::kStep), integerField(body, field::kImagesSeen),
+                  figureField(body, field::kSigma), figureField(body, field::kMeanLl), figureField(body, field::kStderr)};
   if (std::strcmp(t, type::kMetrics) == 0) {
-    Metrics e{count(body, field::kEpoch), count(body, field::kStep), count(body, field::kImagesSeen), {},
-              text(body, field::kFeatureSpace)};
+    Metrics e{integerField(body, field::kEpoch), integerField(body, field::kStep), integerField(body, field::kImagesSeen), {},
+              textField(body, field::kFeatureSpace)};
     if (const auto figures = body.find(field::kQualityFigures); figures != body.end() && figures->is_object())
       for (const auto& [name, value] : figures->items()) {
         if (e.figures.size() == Metrics::kMaxFigures) break;
@@ -161,22 +161,22 @@ RunEvent parseRunEvent(const std::string& type_name, const json& body) {
   }
   if (std::strcmp(t, type::kSystem) == 0) return system(body);
   if (std::strcmp(t, type::kCheckpoint) == 0)
-    return Checkpoint{text(body, field::kPath), count(body, field::kStep), count(body, field::kEpoch),
-                      count(body, field::kImagesSeen)};
+    return Checkpoint{textField(body, field::kPath), integerField(body, field::kStep), integerField(body, field::kEpoch),
+                      integerField(body, field::kImagesSeen)};
   if (std::strcmp(t, type::kWarning) == 0) {
-    Warning e{text(body, field::kMessage), std::nullopt, std::nullopt};
+    Warning e{textField(body, field::kMessage), std::nullopt, std::nullopt};
     if (const auto path = body.find(field::kPath); path != body.end() && path->is_string()) e.path = path->get<std::string>();
     if (const auto alarm = body.find(field::kAlarm); alarm != body.end() && alarm->is_string())
       e.alarm = alarm->get<std::string>();
     return e;
   }
-  if (std::strcmp(t, type::kError) == 0) return Error{text(body, field::kMessage)};
+  if (std::strcmp(t, type::kError) == 0) return Error{textField(body, field::kMessage)};
   if (std::strcmp(t, type::kRunFinished) == 0)
-    return RunFinished{text(body, field::kStatus), text(body, field::kMessage), count(body, field::kEpoch),
-                       count(body, field::kStep), count(body, field::kImagesSeen)};
+    return RunFinished{textField(body, field::kStatus), textField(body, field::kMessage), integerField(body, field::kEpoch),
+                       integerField(body, field::kStep), integerField(body, field::kImagesSeen)};
   if (std::strcmp(t, type::kRestart) == 0)
-    return Restart{count(body, field::kAttempt), count(body, field::kMaxRestarts), count(body, field::kStep),
-                   count(body, field::kImagesSeen), text(body, field::kCause)};
+    return Restart{integerField(body, field::kAttempt), integerField(body, field::kMaxRestarts), integerField(body, field::kStep),
+                   integerField(body, field::kImagesSeen), textField(body, field::kCause)};
   return std::monostate{};
 }
 

@@ -65,7 +65,7 @@ Integer parseRecordNumber(std::string text) {
   return !text.empty() && error == std::errc() && end == text.data() + text.size() ? value : Integer(0);
 }
 
-bool writeAll(int fd, const void* data, std::size_t size) {
+bool writeAllToLaunchFile(int fd, const void* data, std::size_t size) {
   const char* bytes = static_cast<const char*>(data);
   while (size > 0) {
     const ssize_t n = ::write(fd, bytes, size);
@@ -119,7 +119,7 @@ bool readAll(int fd, void* data, std::size_t size) {
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &action, nullptr);
     ::execve(argv[0], argv.data(), envp.data());
     const int error = errno;
-    writeAll(exec_pipe[1], &error, sizeof error);
+    writeAllToLaunchFile(exec_pipe[1], &error, sizeof error);
     ::_exit(127);
   }
   if (failure == 0) {
@@ -139,7 +139,7 @@ bool readAll(int fd, void* data, std::size_t size) {
     if (failure != 0) ::kill(child, SIGKILL);  // child > 0: fork() succeeded
   }
   const std::int64_t report = failure == 0 ? static_cast<std::int64_t>(child) : failure;
-  writeAll(report_fd, &report, sizeof report);
+  writeAllToLaunchFile(report_fd, &report, sizeof report);
   ::close(report_fd);
   if (failure != 0) ::_exit(1);
   ::dup2(null_fd, 0);
@@ -160,7 +160,7 @@ bool readAll(int fd, void* data, std::size_t size) {
 Status writePrivateFile(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return makeError(path + ": cannot create it (" + std::strerror(errno) + ")");
-  const bool written = writeAll(fd, text.data(), text.size());
+  const bool written = writeAllToLaunchFile(fd, text.data(), text.size());
   if (::close(fd) != 0 || !written) return makeError(path + ": cannot write it");
   return {};
 }

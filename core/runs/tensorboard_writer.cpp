@@ -41,13 +41,13 @@ ProtobufWriter eventAt(double wall_time, std::int64_t step) {
   return e;
 }
 
-std::string hostName() {
+std::string eventFileHostName() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
   return name;
 }
 
-bool writeAll(int fd, const char* data, std::size_t size) {
+bool writeAllToEventFile(int fd, const char* data, std::size_t size) {
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
@@ -84,7 +84,7 @@ Result<TensorBoardWriter> TensorBoardWriter::open(const std::string& dir, double
   std::snprintf(seconds, sizeof seconds, "%010lld", static_cast<long long>(wall_time));
   TensorBoardWriter writer;
   const std::string base =
-      (std::filesystem::path(dir) / ("events.out.tfevents." + std::string(seconds) + "." + hostName())).string();
+      (std::filesystem::path(dir) / ("events.out.tfevents." + std::string(seconds) + "." + eventFileHostName())).string();
   // A second process in the same second (a quick resume) must not write into the first's file:
   // O_EXCL refuses a name that exists (a link too), and the next suffix is tried. Nothing here
   // throws (no std::filesystem::exists, whose throwing form ended training on EACCES or
@@ -114,7 +114,7 @@ Status TensorBoardWriter::record(const std::string& data) {
   std::string whole(header, sizeof header);
   whole += data;
   whole.append(footer, sizeof footer);
-  if (fd_ < 0 || !writeAll(fd_, whole.data(), whole.size()))
+  if (fd_ < 0 || !writeAllToEventFile(fd_, whole.data(), whole.size()))
     return makeError("cannot write " + path_ + ": " + std::strerror(errno));
   return {};
 }

@@ -18,11 +18,11 @@ std::string printed(const char* format, double value) {
 }
 
 // A figure for the line: "-" when it is not known (ASCII: the line may go to a log in any locale).
-std::string figure(const char* format, double value) {
+std::string figureText(const char* format, double value) {
   return std::isfinite(value) ? printed(format, value) : "-";
 }
 
-std::string count(const events::Count& value) { return value ? std::to_string(*value) : "-"; }
+std::string countText(const events::Count& value) { return value ? std::to_string(*value) : "-"; }
 
 // Characters, not bytes: a path or message may hold UTF-8.
 std::size_t columns(const std::string& text) {
@@ -123,7 +123,7 @@ double TrainingStatus::runEtaSeconds() const {
 double TrainingStatus::elapsedSeconds(double now_s) const { return has_start_ ? std::max(0.0, now_s - start_s_) : 0.0; }
 
 std::string TrainingStatus::liveLine(double now_s, std::size_t width) const {
-  const std::string epoch = "epoch " + count(last_.epoch) + "/" + (epochs_ > 0 ? std::to_string(epochs_) : "-");
+  const std::string epoch = "epoch " + countText(last_.epoch) + "/" + (epochs_ > 0 ? std::to_string(epochs_) : "-");
   std::string bar;
   if (last_.iteration && last_.iterations && *last_.iterations > 0) {
     constexpr int kBar = 10;
@@ -135,12 +135,12 @@ std::string TrainingStatus::liveLine(double now_s, std::size_t width) const {
   const std::vector<std::string> fields = {
       epoch,
       bar,
-      count(last_.iteration) + "/" + count(last_.iterations),
-      figure("%.1f", imagesPerSecond()) + " img/s",
-      "data " + figure("%.0f", dataWaitFraction() * 100) + "%",
+      countText(last_.iteration) + "/" + countText(last_.iterations),
+      figureText("%.1f", imagesPerSecond()) + " img/s",
+      "data " + figureText("%.0f", dataWaitFraction() * 100) + "%",
       "ETA " + formatDuration(epochEtaSeconds()) + ", run " + formatDuration(runEtaSeconds()),
-      "D " + figure("%.3f", last_.loss_d) + " G " + figure("%.3f", last_.loss_g),
-      "D(x) " + figure("%.2f", last_.d_x) + " D(G(z)) " + figure("%.2f", last_.d_g_z1),
+      "D " + figureText("%.3f", last_.loss_d) + " G " + figureText("%.3f", last_.loss_g),
+      "D(x) " + figureText("%.2f", last_.d_x) + " D(G(z)) " + figureText("%.2f", last_.d_g_z1),
       "elapsed " + formatDuration(elapsedSeconds(now_s)),
   };
   std::string line;
@@ -159,12 +159,12 @@ std::string TrainingStatus::plainLine(double now_s) const {
   const double share = last_.iteration && last_.iterations && *last_.iterations > 0
                            ? 100.0 * static_cast<double>(*last_.iteration) / static_cast<double>(*last_.iterations)
                            : kNaN;
-  return "[" + formatDuration(elapsedSeconds(now_s)) + "] epoch " + count(last_.epoch) + "/" +
-         (epochs_ > 0 ? std::to_string(epochs_) : "-") + "  step " + count(last_.iteration) + "/" +
-         count(last_.iterations) + " (" + figure("%.0f", share) + "%)  " + figure("%.1f", imagesPerSecond()) +
-         " img/s  data wait " + figure("%.0f", dataWaitFraction() * 100) + "%  loss_d " + figure("%.4f", last_.loss_d) +
-         "  loss_g " + figure("%.4f", last_.loss_g) + "  D(x) " + figure("%.3f", last_.d_x) + "  D(G(z)) " +
-         figure("%.3f", last_.d_g_z1) + "  epoch ETA " + formatDuration(epochEtaSeconds()) + "  run ETA " +
+  return "[" + formatDuration(elapsedSeconds(now_s)) + "] epoch " + countText(last_.epoch) + "/" +
+         (epochs_ > 0 ? std::to_string(epochs_) : "-") + "  step " + countText(last_.iteration) + "/" +
+         countText(last_.iterations) + " (" + figureText("%.0f", share) + "%)  " + figureText("%.1f", imagesPerSecond()) +
+         " img/s  data wait " + figureText("%.0f", dataWaitFraction() * 100) + "%  loss_d " + figureText("%.4f", last_.loss_d) +
+         "  loss_g " + figureText("%.4f", last_.loss_g) + "  D(x) " + figureText("%.3f", last_.d_x) + "  D(G(z)) " +
+         figureText("%.3f", last_.d_g_z1) + "  epoch ETA " + formatDuration(epochEtaSeconds()) + "  run ETA " +
          formatDuration(runEtaSeconds());
 }
 

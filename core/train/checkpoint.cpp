@@ -30,7 +30,7 @@ std::int64_t readCounter(torch::serialize::InputArchive& archive, const char* ke
   return value.item<std::int64_t>();
 }
 
-std::string shapeText(c10::IntArrayRef sizes) {
+std::string checkpointShapeText(c10::IntArrayRef sizes) {
   std::string text = "[";
   for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
   return text + "]";
@@ -52,8 +52,8 @@ Status loadModule(torch::nn::Module& module, torch::serialize::InputArchive& arc
     if (!tensor) tensor = buffers.find(key);
     if (tensor && tensor->sizes().equals(sizes)) continue;
     return makeError(path + ": the weights do not match the config stored with them (" + name + " " + key +
-                     " is " + (tensor ? shapeText(tensor->sizes()) : std::string("missing")) +
-                     ", the config needs " + shapeText(sizes) + ")");
+                     " is " + (tensor ? checkpointShapeText(tensor->sizes()) : std::string("missing")) +
+                     ", the config needs " + checkpointShapeText(sizes) + ")");
   }
   return {};
 }

@@ -33,7 +33,7 @@ namespace run_status = events::status;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::int64_t countParameters(torch::nn::Module& module) {
+std::int64_t countImportedParameters(torch::nn::Module& module) {
   std::int64_t count = 0;
   for (const auto& p : module.parameters()) count += p.numel();
   return count;
@@ -183,8 +183,8 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
   Status status = log->emit(event_type::kRunStarted, {{field::kConfig, configToJson(config)},
                                                       {field::kDevice, "cpu"},
                                                       {field::kPrecision, "fp32"},
-                                                      {field::kParamsG, countParameters(*model.generator())},
-                                                      {field::kParamsD, countParameters(*model.discriminator())},
+                                                      {field::kParamsG, countImportedParameters(*model.generator())},
+                                                      {field::kParamsD, countImportedParameters(*model.discriminator())},
                                                       {field::kResumedFrom, nullptr},
                                                       {field::kImportedFrom, source},
                                                       {field::kEpoch, 0},
@@ -265,7 +265,7 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
 }
 
 // The file's counts that later arithmetic multiplies, bounded before anything is written.
-Status checkBounds(const ReferenceCheckpoint& file, const CheckpointImportOptions& options) {
+Status checkImportBounds(const ReferenceCheckpoint& file, const CheckpointImportOptions& options) {
   if (file.epoch > kMaxImportedEpoch)
     return makeError(options.checkpoint + ": epoch is " + std::to_string(file.epoch) + "; a run has at most " +
                      std::to_string(kMaxImportedEpoch + 1) + " epochs, so the largest epoch that can be imported is " +
@@ -306,7 +306,7 @@ Result<CheckpointImportReport> importReferenceCheckpoint(const CheckpointImportO
     return makeError(target.parent_path().string() + ": the folder to create the run in does not exist");
   auto file = readReferenceCheckpoint(options.checkpoint);
   if (!file) return makeError(file.error());
-  if (Status bounded = checkBounds(*file, options); !bounded) return makeError(bounded.error());
+  if (Status bounded = checkImportBounds(*file, options); !bounded) return makeError(bounded.error());
   auto config = importedConfig(*file, options, target);
   if (!config) return makeError(config.error());
   if (options.cancelled && options.cancelled()) return cancelledError(target);

@@ -18,7 +18,7 @@ torch::optim::AdamWOptions adamw(const TrainConfig& config) {
 
 // Set gradients to "none" rather than zero: the next backward writes them fresh instead of
 // adding to a zero tensor (PyTorch 2's default).
-void clearGradients(torch::nn::Module& module) {
+void clearStepGradients(torch::nn::Module& module) {
   for (auto& p : module.parameters()) p.mutable_grad() = torch::Tensor();
 }
 
@@ -154,7 +154,7 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
 
   torch::Tensor out_real, out_fake_d, out_fake_g;
   // D: real batch with label 1, generated batch (detached) with label 0.
-  clearGradients(*discriminator_);
+  clearStepGradients(*discriminator_);
   torch::Tensor fake;
   {
     AutocastScope autocast(precision_, device_);
@@ -170,7 +170,7 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   scaler_.step(*optimizer_d_);
 
   // G: through the updated D, label 1.
-  clearGradients(*generator_);
+  clearStepGradients(*generator_);
   {
     AutocastScope autocast(precision_, device_);
     out_fake_g = discriminator_->forward(fake).to(torch::kFloat32);

@@ -11,7 +11,7 @@
 namespace streetgan {
 namespace {
 
-void clearGradients(torch::nn::Module& module) {
+void clearGraphedGradients(torch::nn::Module& module) {
   for (auto& p : module.parameters()) p.mutable_grad() = torch::Tensor();
 }
 
@@ -79,7 +79,7 @@ torch::Tensor GraphedTrainStep::record(const torch::Tensor& real, const torch::T
   static_noise_ = noise.clone();
   // The recorded backward makes the gradients in the graph's pool: none may be left from the
   // eager steps (PyTorch's whole-network capture clears them the same way).
-  for (torch::nn::Module* net : step_.nets()) clearGradients(*net);
+  for (torch::nn::Module* net : step_.nets()) clearGraphedGradients(*net);
   Status recorded = graph_->capture([&] { static_stats_ = step_.trainStep(static_real_, static_noise_); });
   if (!recorded) {
     refused_ = true;

@@ -32,7 +32,7 @@ using Milliseconds = std::chrono::milliseconds;
 
 std::string failureKey(int rank) { return "streetgan/failure/" + std::to_string(rank); }
 
-std::string text(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+std::string textOfBytes(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 std::vector<std::uint8_t> bytesOf(const std::string& value) { return std::vector<std::uint8_t>(value.begin(), value.end()); }
 
 // What another rank left in the store (its tag and message) as it may be printed and put in an
@@ -42,7 +42,7 @@ std::string reportText(const std::vector<std::uint8_t>& bytes) {
   return plainText(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), kMaxReportBytes);
 }
 
-std::string hostName() {
+std::string rankHostName() {
   char name[256] = {};
   if (::gethostname(name, sizeof(name) - 1) != 0 || !*name) return "?";
   return name;
@@ -71,7 +71,7 @@ Status joinCurrentAttempt(c10::intrusive_ptr<c10d::Store>& store, const RankPlac
   const auto deadline = std::chrono::steady_clock::now() + Milliseconds(static_cast<std::int64_t>(p.timeout_s) * 1000);
   for (;;) {
     store->wait({key}, Milliseconds(static_cast<std::int64_t>(p.timeout_s) * 1000));
-    const int found = std::atoi(text(store->get(key)).c_str());
+    const int found = std::atoi(textOfBytes(store->get(key)).c_str());
     if (found == p.restart_count) return {};
     if (found > p.restart_count)
       return makeError("rank " + std::to_string(p.rank) + " was started for attempt " + std::to_string(p.restart_count) +
@@ -138,11 +138,11 @@ Status checkJoin(c10d::Store& store, const RankPlacement& p) {
     // Rank 0's job size first: a rank started for another one says so to every rank (the
     // verdict) and never takes a place in this job.
     store.wait({job_key}, timeout);
-    std::istringstream job(text(store.get(job_key)));
+    std::istringstream job(textOfBytes(store.get(job_key)));
     int world = 0, local_world = 0;
     job >> world >> local_world;
     if (world != p.world_size || local_world != p.local_world_size) {
-      const std::string message = "rank " + std::to_string(p.rank) + " (host " + hostName() + ", --node-rank " +
+      const std::string message = "rank " + std::to_string(p.rank) + " (host " + rankHostName() + ", --node-rank " +
                                   std::to_string(p.node_rank) + ") was started for a job of " +
                                   launch(p.world_size, p.local_world_size) + ", and rank 0 for " +
                                   launch(world, local_world) + ": give every host the same --nnodes and --nproc";
@@ -150,7 +150,7 @@ Status checkJoin(c10d::Store& store, const RankPlacement& p) {
       return makeError(message);
     }
     if (Status claimed = claim(); !claimed) return claimed;
-    store.set("streetgan/join/in/" + std::to_string(p.rank), bytesOf(hostName()));
+    store.set("streetgan/join/in/" + std::to_string(p.rank), bytesOf(rankHostName()));
     store.add("streetgan/join/count", 1);
     // Rank 0 decides within the timeout; the margin covers its last look at the store.
     store.wait({verdict_key}, timeout + Milliseconds(10000));

@@ -15,7 +15,7 @@ namespace {
 const char* const kKnownKeys[] = {"epoch", "G_state_dict", "D_state_dict", "G_optim", "D_optim",
                                   "losses", "img_list", "noise"};
 
-std::string shapeText(c10::IntArrayRef sizes) {
+std::string referenceShapeText(c10::IntArrayRef sizes) {
   std::string text = "[";
   for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
   return text + "]";
@@ -75,8 +75,8 @@ Status fits(torch::nn::Module& module, const NamedTensors& state, const std::str
       return makeError(what + ": " + name + " is missing");
     }
     if (!found->second.sizes().equals(expected.sizes()))
-      return makeError(what + ": " + name + " is " + shapeText(found->second.sizes()) + ", not " +
-                       shapeText(expected.sizes()));
+      return makeError(what + ": " + name + " is " + referenceShapeText(found->second.sizes()) + ", not " +
+                       referenceShapeText(expected.sizes()));
     given.erase(found);
     return {};
   };
@@ -105,12 +105,12 @@ Status convChainFits(const std::vector<std::pair<int, torch::Tensor>>& convs, co
                                                           : std::vector<std::int64_t>{out, in, 4, 4};
     if (!convs[i].second.sizes().equals(expected))
       return makeError(what + ": main." + std::to_string(convs[i].first) + ".weight is " +
-                       shapeText(convs[i].second.sizes()) + ", not " + shapeText(expected));
+                       referenceShapeText(convs[i].second.sizes()) + ", not " + referenceShapeText(expected));
   }
   return {};
 }
 
-std::string describe(const GeneratorOptions& o) {
+std::string describeReference(const GeneratorOptions& o) {
   return "a DCGAN generator (nz " + std::to_string(o.nz) + ", ngf " + std::to_string(o.ngf) + ", nc " +
          std::to_string(o.nc) + ", " + std::to_string(o.img_size) + " px)";
 }
@@ -137,10 +137,10 @@ Result<GeneratorOptions> inferGenerator(const NamedTensors& state) {
   std::vector<std::int64_t> channels{nz};
   for (std::int64_t mult = options.img_size == 64 ? 8 : 16; mult >= 1; mult /= 2) channels.push_back(mult * ngf);
   channels.push_back(nc);
-  if (Status s = convChainFits(convs, channels, true, "G_state_dict does not fit " + describe(options)); !s)
+  if (Status s = convChainFits(convs, channels, true, "G_state_dict does not fit " + describeReference(options)); !s)
     return makeError(s.error());
   Generator probe(options);
-  if (Status ok = fits(*probe, state, "G_state_dict does not fit " + describe(options)); !ok)
+  if (Status ok = fits(*probe, state, "G_state_dict does not fit " + describeReference(options)); !ok)
     return makeError(ok.error());
   return options;
 }
@@ -223,7 +223,7 @@ Result<ReferenceOptimizer> optimizer(const PickleValue& value, const std::string
       return makeError(key + "'s moments for parameter " + std::to_string(i) + " lack step, exp_avg or exp_avg_sq");
     if (!avg->toTensor().sizes().equals(params[i].sizes()) || !avg_sq->toTensor().sizes().equals(params[i].sizes()))
       return makeError(key + "'s moments for parameter " + std::to_string(i) + " are " +
-                       shapeText(avg->toTensor().sizes()) + ", the parameter is " + shapeText(params[i].sizes()));
+                       referenceShapeText(avg->toTensor().sizes()) + ", the parameter is " + referenceShapeText(params[i].sizes()));
     out.params.push_back({static_cast<std::int64_t>(std::llround(step->toDouble())),
                           avg->toTensor().to(torch::kFloat32).contiguous(),
                           avg_sq->toTensor().to(torch::kFloat32).contiguous()});
@@ -268,7 +268,7 @@ Status readRest(const PickleValue& root, ReferenceCheckpoint& out) {
       if (image.isTensor() && (total += image.toTensor().numel()) > kMaxGridElements)
         return makeError("img_list holds more than " + std::to_string(kMaxGridElements) + " pixel values in all");
       if (!image.isTensor() || image.toTensor().dim() != 3 || (image.toTensor().size(0) != 3 && image.toTensor().size(0) != 1))
-        return makeError("img_list holds a " + (image.isTensor() ? shapeText(image.toTensor().sizes()) + " tensor" : image.typeName()) +
+        return makeError("img_list holds a " + (image.isTensor() ? referenceShapeText(image.toTensor().sizes()) + " tensor" : image.typeName()) +
                          ", not an image grid (3, H, W)");
       out.img_list.push_back(image.toTensor().to(torch::kFloat32));
     }
@@ -278,7 +278,7 @@ Status readRest(const PickleValue& root, ReferenceCheckpoint& out) {
     torch::Tensor z = noise->toTensor().to(torch::kFloat32);
     if (z.dim() == 2) z = z.view({z.size(0), z.size(1), 1, 1});
     if (z.dim() != 4 || z.size(1) != out.generator.nz || z.size(2) != 1 || z.size(3) != 1 || z.size(0) < 1)
-      return makeError("noise is " + shapeText(z.sizes()) + ", not (n, " + std::to_string(out.generator.nz) + ", 1, 1)");
+      return makeError("noise is " + referenceShapeText(z.sizes()) + ", not (n, " + std::to_string(out.generator.nz) + ", 1, 1)");
     out.noise = z.contiguous();
   }
   return {};

@@ -81,7 +81,7 @@ int createTemporaryFile(const std::string& temporary) {
 
 namespace {
 
-Status writeAll(int fd, const std::string& bytes, const std::string& path) {
+Status writeAllToFile(int fd, const std::string& bytes, const std::string& path) {
   for (std::size_t written = 0; written < bytes.size();) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
@@ -96,7 +96,7 @@ Status writeTemporaryFile(const std::string& path, const std::string& bytes) {
   const std::string temporary = temporaryPathFor(path);
   const int fd = createTemporaryFile(temporary);
   if (fd < 0) return makeError(systemError(path, "cannot create the file"));
-  if (Status written = writeAll(fd, bytes, path); !written) {
+  if (Status written = writeAllToFile(fd, bytes, path); !written) {
     ::close(fd);
     std::remove(temporary.c_str());
     return written;
@@ -140,7 +140,7 @@ Status writeFileAtomically(const std::string& path, const std::string& bytes, Fo
   if (fd < 0 && errno == EEXIST && ::unlinkat(folder_fd.fd, temporary.c_str(), 0) == 0)
     fd = ::openat(folder_fd.fd, temporary.c_str(), flags, 0644);
   if (fd < 0) return makeError(systemError(path, "cannot create the file"));
-  Status written = writeAll(fd, bytes, path);
+  Status written = writeAllToFile(fd, bytes, path);
   if (written && ::fsync(fd) != 0) written = makeError(systemError(path, "cannot flush to disk"));
   if (::close(fd) != 0 && written) written = makeError(systemError(path, "cannot write the file"));
   if (written && ::renameat(folder_fd.fd, temporary.c_str(), folder_fd.fd, name.c_str()) != 0)

@@ -15,7 +15,7 @@ using namespace streetgan::test;
 
 namespace {
 
-QVector<double> lossesOf(const QString& run_dir) {
+QVector<double> lossesOfData(const QString& run_dir) {
   QVector<double> losses;
   for (const auto& e : eventsOfType(readEvents(run_dir), "step")) losses << e.value("loss_d").toDouble();
   return losses;
@@ -150,9 +150,9 @@ void TestDataCli::cacheTrainingMatchesJpegTraining() {
   QVERIFY2(a.exit_code == 0, qPrintable(a.err));
   const auto b = runCli(tinyTrainArgs(data_, from_cache, 2) << "--workers" << "3" << "--cache" << cache);
   QVERIFY2(b.exit_code == 0, qPrintable(b.err));
-  const auto losses = lossesOf(from_files);
+  const auto losses = lossesOfData(from_files);
   QCOMPARE(losses.size(), 8);
-  QCOMPARE(lossesOf(from_cache), losses);
+  QCOMPARE(lossesOfData(from_cache), losses);
   const auto started = eventsOfType(readEvents(from_cache), "run_started").first();
   QCOMPARE(started.value("dataset").toObject().value("cache").toString(), cache);
   QCOMPARE(started.value("dataset").toObject().value("workers").toInt(), 3);

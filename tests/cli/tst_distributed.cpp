@@ -34,7 +34,7 @@ namespace {
 // steps: one process with 1 and with 2 threads already differs by 1e-4 after 4 steps at lr 2e-4
 // (measured). At lr 1e-6 those steps stay below the tolerances, while a wrong share, noise row
 // or BatchNorm statistic still shows from the first step (see the control without SyncBN).
-QStringList trainArgs(const QString& data, const QString& run, int batch, int epochs, const QString& lr = "1e-6") {
+QStringList distributedTrainArgs(const QString& data, const QString& run, int batch, int epochs, const QString& lr = "1e-6") {
   return {"train", "--dataroot", data, "--run-dir", run, "--epochs", QString::number(epochs), "--seed", "7",
           "--threads", "1", "--device", "cpu", "-t",
           QString(R"({"batch_size":%1,"ngf":8,"ndf":8,"nz":16,"lr":%2})").arg(batch).arg(lr), "-c",
@@ -45,7 +45,7 @@ struct Losses {
   QVector<double> d, g;
 };
 
-Losses lossesOf(const QString& run) {
+Losses lossesOfDistributed(const QString& run) {
   Losses out;
   for (const auto& e : eventsOfType(readEvents(run), "step")) {
     out.d.push_back(e.value("loss_d").toDouble());
@@ -84,14 +84,14 @@ double maxParameterDifference(const QString& a, const QString& b) {
   return worst;
 }
 
-QJsonObject lastEvent(const QString& run, const QString& type) {
+QJsonObject lastDistributedEvent(const QString& run, const QString& type) {
   const auto events = eventsOfType(readEvents(run), type);
   return events.isEmpty() ? QJsonObject() : events.last();
 }
 
 // Every rank reported the same parameter checksum at the end.
 void verifyRanksInStep(const QString& run, int world) {
-  const auto checksums = lastEvent(run, "run_finished").value("rank_checksums").toArray();
+  const auto checksums = lastDistributedEvent(run, "run_finished").value("rank_checksums").toArray();
   QCOMPARE(checksums.size(), world);
   for (const auto& value : checksums) QCOMPARE(value.toDouble(), checksums.first().toDouble());
 }
@@ -99,11 +99,11 @@ void verifyRanksInStep(const QString& run, int world) {
 
 // Waits (up to `ms`) until `run` has a checkpoint past step `after`; false at once when
 // `launcher` ended first (its stderr is then printed).
-bool waitForCheckpoint(QProcess& launcher, const QString& run, int after, int ms) {
+bool waitForDistributedCheckpoint(QProcess& launcher, const QString& run, int after, int ms) {
   QElapsedTimer clock;
   clock.start();
   while (clock.elapsed() < ms) {
-    if (lastEvent(run, "checkpoint").value("step").toInt() > after) return true;
+    if (lastDistributedEvent(run, "checkpoint").value("step").toInt() > after) return true;
     if (launcher.waitForFinished(100)) {
       qWarning("the job ended first: %s", launcher.readAllStandardError().constData());
       return false;
@@ -162,14 +162,14 @@ private slots:
   // 2 ranks × batch 8 with SyncBN against 1 process × batch 16: the same 10 steps.
   void twoRanksWithSyncBatchNormTrainLikeOneProcess() {
     const QString one = dir_.path() + "/one", two = dir_.path() + "/two-sync", plain = dir_.path() + "/two-plain";
-    auto r = runCli(trainArgs(data_, one, 16, 5));
+    auto r = runCli(distributedTrainArgs(data_, one, 16, 5));
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    r = runCli(trainArgs(data_, two, 8, 5) + QStringList{"--nproc", "2", "--sync-batchnorm"});
+    r = runCli(distributedTrainArgs(data_, two, 8, 5) + QStringList{"--nproc", "2", "--sync-batchnorm"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    r = runCli(trainArgs(data_, plain, 8, 5) + QStringList{"--nproc", "2"});
+    r = runCli(distributedTrainArgs(data_, plain, 8, 5) + QStringList{"--nproc", "2"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
 
-    const Losses a = lossesOf(one), b = lossesOf(two), c = lossesOf(plain);
+    const Losses a = lossesOfDistributed(one), b = lossesOfDistributed(two), c = lossesOfDistributed(plain);
     QCOMPARE(a.d.size(), 10);  // 32 images, 16 per step, 5 epochs
     QCOMPARE(b.d.size(), 10);
     const double rel_d = maxRelative(a.d, b.d), rel_g = maxRelative(a.g, b.g);
@@ -181,11 +181,11 @@ private slots:
 
     verifyRanksInStep(two, 2);
     verifyRanksInStep(plain, 2);
-    const auto started = lastEvent(two, "run_started");
+    const auto started = lastDistributedEvent(two, "run_started");
     QCOMPARE(started.value("world_size").toInt(), 2);
     QCOMPARE(started.value("backend").toString(), QString("gloo"));
     QCOMPARE(started.value("devices").toArray().size(), 2);
-    QCOMPARE(lastEvent(two, "run_finished").value("images_seen").toInt(), 160);
+    QCOMPARE(lastDistributedEvent(two, "run_finished").value("images_seen").toInt(), 160);
     // What the Runs tab lists.
     const auto summary = streetgan::readRunSummary(two.toStdString());
     QVERIFY2(summary.ok(), summary.error().c_str());
@@ -199,7 +199,7 @@ private slots:
     QVERIFY2(!torchrun.isEmpty(), "torchrun not found: install python3-torch (packaging/install-deps.sh does)");
     const QString run = dir_.path() + "/torchrun";
     QProcess process;
-    startTorchrun(process, torchrun, {}, dir_.path() + "/torchrun-logs", trainArgs(data_, run, 8, 2));
+    startTorchrun(process, torchrun, {}, dir_.path() + "/torchrun-logs", distributedTrainArgs(data_, run, 8, 2));
     QVERIFY(process.waitForFinished(300000));
     const QString err = QString::fromUtf8(process.readAllStandardError());
     // Debian trixie's torchrun (PyTorch 2.6, the LibTorch 2.x check) cannot create its own store:
@@ -207,8 +207,8 @@ private slots:
     if (process.exitCode() != 0 && err.contains("use_libuv was requested but PyTorch was build without libuv support"))
       QSKIP("this torchrun cannot create its own store (its PyTorch lacks libuv and its static rendezvous asks for it)");
     QVERIFY2(process.exitCode() == 0, qPrintable(err));
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
-    QCOMPARE(lastEvent(run, "run_started").value("world_size").toInt(), 2);
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastDistributedEvent(run, "run_started").value("world_size").toInt(), 2);
     verifyRanksInStep(run, 2);
   }
 
@@ -217,10 +217,10 @@ private slots:
   void killedRankEndsTheJobAndTheRunResumesWithAnotherWorldSize() {
     const QString run = dir_.path() + "/killed";
     QProcess launcher;
-    launcher.start(STREETGAN_CLI, trainArgs(data_, run, 8, 200, "2e-4") +
+    launcher.start(STREETGAN_CLI, distributedTrainArgs(data_, run, 8, 200, "2e-4") +
                                       QStringList{"--nproc", "2", "--dist-timeout", "20"});
     QVERIFY(launcher.waitForStarted());
-    QVERIFY2(waitForCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
+    QVERIFY2(waitForDistributedCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
     const auto ranks = childrenOf(launcher.processId());
     QCOMPARE(ranks.size(), 2);
     QElapsedTimer clock;
@@ -231,25 +231,25 @@ private slots:
     QVERIFY2(launcher.waitForFinished(200000), "the job did not end within 200 s of a rank's death");
     qInfo("the job ended %lld ms after rank 1 was killed", static_cast<long long>(clock.elapsed()));
     QCOMPARE(launcher.exitCode(), 1);
-    const QString error = lastEvent(run, "error").value("message").toString();
+    const QString error = lastDistributedEvent(run, "error").value("message").toString();
     QVERIFY2(error.startsWith("rank 1 of 2 stopped responding"), qPrintable(error));
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("failed"));
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("status").toString(), QString("failed"));
 
     // 2 ranks' checkpoint (at an epoch's end), 1 process.
-    const int epoch = lastEvent(run, "checkpoint").value("epoch").toInt();
+    const int epoch = lastDistributedEvent(run, "checkpoint").value("epoch").toInt();
     auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", QString::number(epoch + 1), "--threads", "1"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
-    QCOMPARE(lastEvent(run, "run_started").value("world_size").toInt(), 1);
-    QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 1) * 32);
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastDistributedEvent(run, "run_started").value("world_size").toInt(), 1);
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 1) * 32);
 
     // 1 process's checkpoint, 2 ranks.
     r = runCli({"train", "--resume", "--run-dir", run, "--epochs", QString::number(epoch + 2), "--threads", "1",
                 "--nproc", "2"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
-    QCOMPARE(lastEvent(run, "run_started").value("world_size").toInt(), 2);
-    QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 2) * 32);
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastDistributedEvent(run, "run_started").value("world_size").toInt(), 2);
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 2) * 32);
     verifyRanksInStep(run, 2);
   }
 
@@ -266,10 +266,10 @@ private slots:
     auto r = runCli({"train", "--dataroot", data_, "--run-dir", run, "--epochs", "1", "--seed", "7", "--threads", "1",
                      "--device", "cpu", "--config", config, "--nproc", "2", "--dist-timeout", "4"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("status").toString(), QString("completed"));
     // It proves something only if the evaluation outlasted the 4 s timeout (11.8 s on the 2-core
     // VM; a busy machine only makes it longer): said, not asserted, as durations are not.
-    const double seconds = lastEvent(run, "parzen").value("seconds").toDouble();
+    const double seconds = lastDistributedEvent(run, "parzen").value("seconds").toDouble();
     qInfo("Parzen took %.1f s (the test needs more than --dist-timeout's 4 s to mean anything)", seconds);
   }
 
@@ -279,7 +279,7 @@ private slots:
   // fall back together to the newest one every rank can load.
   void ranksResumeFromRankZerosCheckpoint() {
     const QString first = dir_.path() + "/agree-0/run";
-    auto r = runCli(trainArgs(data_, first, 8, 2));
+    auto r = runCli(distributedTrainArgs(data_, first, 8, 2));
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const QStringList checkpoints = QDir(first + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
     QCOMPARE(checkpoints.size(), 2);
@@ -298,12 +298,12 @@ private slots:
       QVERIFY(process->waitForFinished(300000));
       QVERIFY2(process->exitCode() == 0, qPrintable(QString::fromUtf8(process->readAllStandardError())));
     }
-    const QJsonObject started = lastEvent(first, "run_started");
+    const QJsonObject started = lastDistributedEvent(first, "run_started");
     QCOMPARE(started.value("resumed_from").toString(), "checkpoints/" + checkpoints.first());
     const QString warning = eventsOfType(readEvents(first), "warning").value(0).value("message").toString();
     QVERIFY2(warning.contains("trying the previous checkpoint"), qPrintable(warning));
-    QCOMPARE(lastEvent(first, "run_finished").value("status").toString(), QString("completed"));
-    QCOMPARE(lastEvent(first, "run_finished").value("images_seen").toInt(), 3 * 32);
+    QCOMPARE(lastDistributedEvent(first, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastDistributedEvent(first, "run_finished").value("images_seen").toInt(), 3 * 32);
     verifyRanksInStep(first, 2);
     QVERIFY(!QDir(second).exists());
   }
@@ -314,10 +314,10 @@ private slots:
   void restartAfterAKilledRank() {
     const QString run = dir_.path() + "/restarted";
     QProcess launcher;
-    launcher.start(STREETGAN_CLI, trainArgs(data_, run, 8, 60, "2e-4") +
+    launcher.start(STREETGAN_CLI, distributedTrainArgs(data_, run, 8, 60, "2e-4") +
                                       QStringList{"--nproc", "2", "--dist-timeout", "20", "--max-restarts", "2"});
     QVERIFY(launcher.waitForStarted());
-    QVERIFY2(waitForCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
+    QVERIFY2(waitForDistributedCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
     const auto ranks = childrenOf(launcher.processId());
     QCOMPARE(ranks.size(), 2);
     ::kill(static_cast<pid_t>(ranks.last()), SIGKILL);
@@ -334,8 +334,8 @@ private slots:
     QVERIFY2(cause.startsWith("rank 1 of 2 stopped responding"), qPrintable(cause));
     QVERIFY(restarts.first().value("step").toInt() > 0);
     QCOMPARE(eventsOfType(readEvents(run), "run_finished").size(), 1);
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
-    QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), 60 * 32);
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("images_seen").toInt(), 60 * 32);
     verifyRanksInStep(run, 2);
     // The charts' history: every step once, in order, though the steps after the checkpoint
     // were logged twice.
@@ -351,10 +351,10 @@ private slots:
   // folder whose run has finished is refused as a first attempt would be. Nothing is written.
   void restartNeverTrainsIntoAnotherRun() {
     const QString run = dir_.path() + "/finished-before";
-    auto r = runCli(trainArgs(data_, run, 8, 1));
+    auto r = runCli(distributedTrainArgs(data_, run, 8, 1));
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     const QByteArray log = readFileBytes(run + "/events.jsonl");
-    r = runCli(trainArgs(data_, run, 8, 2) + QStringList{"--nproc", "2", "--max-restarts", "2"});
+    r = runCli(distributedTrainArgs(data_, run, 8, 2) + QStringList{"--nproc", "2", "--max-restarts", "2"});
     QCOMPARE(r.exit_code, 2);
     QVERIFY2(r.err.contains("this folder already holds a run; pass --resume to continue it"), qPrintable(r.err));
     QVERIFY2(r.err.contains("not restarted: a rank could not start with these options"), qPrintable(r.err));
@@ -369,7 +369,7 @@ private slots:
                                       {"STREETGAN_JOB_TOKEN", "a-rank-by-hand-token-0123456789"}})
       env.insert(name, value);
     rank.setProcessEnvironment(env);
-    rank.start(STREETGAN_CLI, trainArgs(data_, run, 8, 2));
+    rank.start(STREETGAN_CLI, distributedTrainArgs(data_, run, 8, 2));
     QVERIFY(rank.waitForFinished(120000));
     QCOMPARE(rank.exitCode(), 2);
     QVERIFY(QString::fromUtf8(rank.readAllStandardError()).contains("this folder already holds a run"));
@@ -384,11 +384,11 @@ private slots:
     const QString run = dir_.path() + "/torchrun-restarted";
     QProcess process;
     startTorchrun(process, torchrun, {"--max_restarts", "1"}, dir_.path() + "/torchrun-restart-logs",
-                  trainArgs(data_, run, 8, 60, "2e-4"));
+                  distributedTrainArgs(data_, run, 8, 60, "2e-4"));
     QVERIFY(process.waitForStarted());
     QElapsedTimer clock;
     clock.start();
-    while (lastEvent(run, "checkpoint").value("step").toInt() == 0 && clock.elapsed() < 120000 &&
+    while (lastDistributedEvent(run, "checkpoint").value("step").toInt() == 0 && clock.elapsed() < 120000 &&
            !process.waitForFinished(100)) {
     }
     const QString early = process.state() == QProcess::NotRunning ? QString::fromUtf8(process.readAllStandardError()) : QString();
@@ -409,8 +409,8 @@ private slots:
     QCOMPARE(restarts.first().value("attempt").toInt(), 1);
     QVERIFY2(restarts.first().value("cause").toString().startsWith("rank 1 of 2 stopped responding"),
              qPrintable(restarts.first().value("cause").toString()));
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
-    QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), 60 * 32);
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("images_seen").toInt(), 60 * 32);
     verifyRanksInStep(run, 2);
   }
 
@@ -422,7 +422,7 @@ private slots:
     auto env = QProcessEnvironment::systemEnvironment();
     env.insert("STREETGAN_JOB_TOKEN", "two-hosts-job-token-0123456789");  // a job on several hosts shares one
     launcher.setProcessEnvironment(env);
-    launcher.start(STREETGAN_CLI, trainArgs(data_, dir_.path() + "/never-joined", 8, 1) +
+    launcher.start(STREETGAN_CLI, distributedTrainArgs(data_, dir_.path() + "/never-joined", 8, 1) +
                                       QStringList{"--nproc", "2", "--nnodes", "2", "--node-rank", "0", "--master-addr",
                                                   "127.0.0.1", "--master-port", QString::number(freeLoopbackPort()),
                                                   "--dist-timeout", "300"});
@@ -453,17 +453,17 @@ private slots:
   void signalToOneRankStopsEveryRank() {
     const QString run = dir_.path() + "/stopped";
     QProcess launcher;
-    launcher.start(STREETGAN_CLI, trainArgs(data_, run, 8, 200, "2e-4") + QStringList{"--nproc", "2"});
+    launcher.start(STREETGAN_CLI, distributedTrainArgs(data_, run, 8, 200, "2e-4") + QStringList{"--nproc", "2"});
     QVERIFY(launcher.waitForStarted());
-    QVERIFY2(waitForCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
+    QVERIFY2(waitForDistributedCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
     const auto ranks = childrenOf(launcher.processId());
     QCOMPARE(ranks.size(), 2);
     ::kill(static_cast<pid_t>(ranks.last()), SIGTERM);
     QVERIFY2(launcher.waitForFinished(200000), "the job did not stop within 200 s of SIGTERM");
     QCOMPARE(launcher.exitCode(), 0);
-    const auto finished = lastEvent(run, "run_finished");
+    const auto finished = lastDistributedEvent(run, "run_finished");
     QCOMPARE(finished.value("status").toString(), QString("stopped"));
-    QCOMPARE(lastEvent(run, "checkpoint").value("step").toInt(), finished.value("step").toInt());
+    QCOMPARE(lastDistributedEvent(run, "checkpoint").value("step").toInt(), finished.value("step").toInt());
     verifyRanksInStep(run, 2);
 
     // The stop may fall inside an epoch (2 steps of 2×8 images each): one process with batch 8
@@ -471,7 +471,7 @@ private slots:
     const int epoch = finished.value("epoch").toInt();
     auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", QString::number(epoch + 1), "--threads", "1"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 1) * 32);
+    QCOMPARE(lastDistributedEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 1) * 32);
   }
 
   // The launcher killed outright (SIGKILL: no handler of its own runs, as with the studio's Kill
@@ -480,9 +480,9 @@ private slots:
   void ranksEndWithTheirKilledLauncher() {
     const QString run = dir_.path() + "/launcher-killed";
     QProcess launcher;
-    launcher.start(STREETGAN_CLI, trainArgs(data_, run, 8, 200, "2e-4") + QStringList{"--nproc", "2"});
+    launcher.start(STREETGAN_CLI, distributedTrainArgs(data_, run, 8, 200, "2e-4") + QStringList{"--nproc", "2"});
     QVERIFY(launcher.waitForStarted());
-    QVERIFY2(waitForCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
+    QVERIFY2(waitForDistributedCheckpoint(launcher, run, 0, 120000), "no checkpoint within 120 s");
     QList<QPair<qint64, QByteArray>> ranks;
     for (const qint64 pid : childrenOf(launcher.processId())) ranks.push_back({pid, liveStartTime(pid)});
     QCOMPARE(ranks.size(), 2);
@@ -503,13 +503,13 @@ private slots:
       const QString folder = dir_.path() + "/by-hand-" + QString::number(rank);
       QVERIFY(QDir().mkpath(folder));
       folders << folder;
-      ranks << startRank(this, rank, port, trainArgs(QFileInfo(data_).absoluteFilePath(), "run", 8, 2), folder);
+      ranks << startRank(this, rank, port, distributedTrainArgs(QFileInfo(data_).absoluteFilePath(), "run", 8, 2), folder);
     }
     for (auto* process : ranks) {
       QVERIFY(process->waitForFinished(300000));
       QVERIFY2(process->exitCode() == 0, qPrintable(QString::fromUtf8(process->readAllStandardError())));
     }
-    QCOMPARE(lastEvent(folders[0] + "/run", "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastDistributedEvent(folders[0] + "/run", "run_finished").value("status").toString(), QString("completed"));
     QCOMPARE(QDir(folders[0] + "/run").entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
              QStringList({"checkpoints", "config.json", "events.jsonl", "samples", "tensorboard"}));
     // One TensorBoard file: rank 0's.
@@ -569,7 +569,7 @@ private slots:
     auto env = QProcessEnvironment::systemEnvironment();
     for (const QString& pair : environment) env.insert(pair.section('=', 0, 0), pair.section('=', 1));
     process.setProcessEnvironment(env);
-    QStringList all = trainArgs(data_, run, 8, 1);
+    QStringList all = distributedTrainArgs(data_, run, 8, 1);
     all.removeAt(all.indexOf("--device") + 1);
     all.removeAt(all.indexOf("--device"));
     process.start(STREETGAN_CLI, all + args);

@@ -14,7 +14,7 @@
 
 namespace {
 
-void writeScript(const QString& path, const QByteArray& text) {
+void writeStandIn(const QString& path, const QByteArray& text) {
   QFile f(path);
   QVERIFY(f.open(QIODevice::WriteOnly));
   f.write(text);
@@ -61,18 +61,18 @@ private slots:
       tar.start("tar", {"-C", root + "/" + name, "-cJf", root + "/" + name + ".tar.xz", "."});
       QVERIFY(tar.waitForFinished(60000) && tar.exitCode() == 0);
     }
-    writeScript(root + "/no-gpu/nvidia-smi",
+    writeStandIn(root + "/no-gpu/nvidia-smi",
                 "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"\nexit 9\n");
     const QByteArray gpu =
         "#!/bin/sh\ncase \"$*\" in\n  -L) echo 'GPU 0: Stand-in GPU (UUID: GPU-0)'; [ \"$GPUS\" = 2 ] && echo 'GPU 1: Stand-in GPU (UUID: GPU-1)';;\n"
         "  *query-gpu=name*) echo 'Stand-in GPU';;\n  *driver_version*) echo '999.1';;\n  *compute_cap*) echo '9.0';;\nesac\nexit 0\n";
-    writeScript(root + "/one-gpu/nvidia-smi", QByteArray(gpu).replace("$GPUS", "1"));
-    writeScript(root + "/two-gpus/nvidia-smi", QByteArray(gpu).replace("$GPUS", "2"));
+    writeStandIn(root + "/one-gpu/nvidia-smi", QByteArray(gpu).replace("$GPUS", "1"));
+    writeStandIn(root + "/two-gpus/nvidia-smi", QByteArray(gpu).replace("$GPUS", "2"));
     // python3 stand-ins: a PyTorch whose CMake prefix is the CUDA LibTorch above, and none.
     QVERIFY(QDir().mkpath(root + "/pytorch"));
-    writeScript(root + "/pytorch/python3", "#!/bin/sh\necho '" + root.toUtf8() + "/cuda-torch/share/cmake'\n");
+    writeStandIn(root + "/pytorch/python3", "#!/bin/sh\necho '" + root.toUtf8() + "/cuda-torch/share/cmake'\n");
     QVERIFY(QDir().mkpath(root + "/no-pytorch"));
-    writeScript(root + "/no-pytorch/python3", "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n");
+    writeStandIn(root + "/no-pytorch/python3", "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n");
   }
 
   void options_data() {
@@ -203,13 +203,13 @@ private slots:
     const QString root = dir_.path();
     const QByteArray header = "| preset | batch | precision | streetgan img/s | pytorch eager img/s | ratio | pytorch peak MiB |\n"
                               "|---|---|---|---|---|---|---|\n";
-    writeScript(root + "/t1.md", header + "| naive-64 | 256 | fp32 | 28027 | 27137 | 1.03 | 2061 |\n");
-    writeScript(root + "/t2.md", header + "| naive-64 | 256 | bf16 | 33969 | 30334 | 1.12 | 475 |\n");
-    writeScript(root + "/t3.md",
+    writeStandIn(root + "/t1.md", header + "| naive-64 | 256 | fp32 | 28027 | 27137 | 1.03 | 2061 |\n");
+    writeStandIn(root + "/t2.md", header + "| naive-64 | 256 | bf16 | 33969 | 30334 | 1.12 | 475 |\n");
+    writeStandIn(root + "/t3.md",
                 "| preset | batch | precision | streetgan img/s | pytorch eager img/s | ratio | torch.compile img/s | ratio | "
                 "real data share | pytorch peak MiB |\n|---|---|---|---|---|---|---|---|---|---|\n"
                 "| naive-64 | 1024 | bf16 | 74154 | 39640 | 1.87 | 52000 | 1.43 | 96% | 1744 |\n");
-    writeScript(root + "/broken.md", "| preset | batch |\n|---|---|\n| naive-64 |\n");
+    writeStandIn(root + "/broken.md", "| preset | batch |\n|---|---|\n| naive-64 |\n");
     const QString formatter = QStringLiteral(STREETGAN_SOURCE_DIR) + "/bench/bench_table.py";
     QProcess merge;
     merge.start("/usr/bin/python3", {formatter, root + "/t1.md", root + "/t2.md", root + "/t3.md"});

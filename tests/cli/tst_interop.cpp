@@ -125,7 +125,7 @@ ImportedLosses importedLosses(const QVector<QJsonObject>& events) {
   return out;
 }
 
-bool writeText(const QString& path, const QByteArray& bytes) {
+bool writeInteropText(const QString& path, const QByteArray& bytes) {
   QFile file(path);
   return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size();
 }
@@ -444,8 +444,8 @@ void TestInterop::importNeverAdoptsAStagingFolder() {
   const QByteArray stale_events = R"({"v":1,"type":"run_started","time":1,"epoch":0,"step":0,"images_seen":0})" "\n";
   for (const QString& folder : planted) {
     QVERIFY(QDir().mkpath(folder + "/checkpoints"));
-    QVERIFY(writeText(folder + "/events.jsonl", stale_events));
-    QVERIFY(writeText(folder + "/checkpoints/step-99.pt", "stale"));
+    QVERIFY(writeInteropText(folder + "/events.jsonl", stale_events));
+    QVERIFY(writeInteropText(folder + "/checkpoints/step-99.pt", "stale"));
   }
 
   const CliResult r = runCli({"import", reference(64) + "/full.pt", "--run-dir", run});

@@ -45,7 +45,7 @@ bool writeNetwork(const QString& path, const QString& body) {
 }
 
 // `count` 64x64 images of smooth random colour fields into `folder`.
-void writeImages(const QString& folder, int count, int seed) {
+void writeMetricsImages(const QString& folder, int count, int seed) {
   QDir().mkpath(folder);
   std::srand(static_cast<unsigned>(seed));
   for (int i = 0; i < count; ++i) {
@@ -90,7 +90,7 @@ void TestMetricsCli::initTestCase() {
   QVERIFY(!checkpoints.isEmpty());
   checkpoint_ = checkpoints.last();
   samples_ = dir_.path() + "/samples";
-  writeImages(samples_, 40, 1);
+  writeMetricsImages(samples_, 40, 1);
 }
 
 void TestMetricsCli::checkpointSavedIntoItsRun() {

@@ -40,7 +40,7 @@ QString jobTokenFile(const QString& folder = {}) {
   return path;
 }
 
-QStringList trainArgs(const QString& data, const QString& run, int batch, int epochs, const QString& lr = "1e-6") {
+QStringList nodeTrainArgs(const QString& data, const QString& run, int batch, int epochs, const QString& lr = "1e-6") {
   return {"train", "--dataroot", data, "--run-dir", run, "--epochs", QString::number(epochs), "--seed", "7",
           "--threads", "1", "--device", "cpu", "--sync-batchnorm", "-t",
           QString(R"({"batch_size":%1,"ngf":8,"ndf":8,"nz":16,"lr":%2})").arg(batch).arg(lr), "-c",
@@ -54,12 +54,12 @@ QStringList nodeArgs(int node, int nnodes, int nproc = 2, int timeout_s = 20) {
           QString::number(timeout_s), "--job-token", jobTokenFile()};
 }
 
-QJsonObject lastEvent(const QString& run, const QString& type) {
+QJsonObject lastNodeEvent(const QString& run, const QString& type) {
   const auto events = eventsOfType(readEvents(run), type);
   return events.isEmpty() ? QJsonObject() : events.last();
 }
 
-QVector<double> lossesOf(const QString& run) {
+QVector<double> lossesOfNodes(const QString& run) {
   QVector<double> out;
   for (const auto& e : eventsOfType(readEvents(run), "step")) out << e.value("loss_d").toDouble() << e.value("loss_g").toDouble();
   return out;
@@ -90,11 +90,11 @@ void killTree(QProcess& process) {
   process.waitForFinished(30000);
 }
 
-bool waitForCheckpoint(QProcess& launcher, const QString& run, int ms) {
+bool waitForNodeCheckpoint(QProcess& launcher, const QString& run, int ms) {
   QElapsedTimer clock;
   clock.start();
   while (clock.elapsed() < ms) {
-    if (lastEvent(run, "checkpoint").value("step").toInt() > 0) return true;
+    if (lastNodeEvent(run, "checkpoint").value("step").toInt() > 0) return true;
     if (launcher.waitForFinished(100)) return false;
   }
   return false;
@@ -125,22 +125,22 @@ private slots:
   // 2 hosts × 2 ranks × batch 4 against 1 host × 4 ranks × batch 4, SyncBN on both: the same steps.
   void twoHostsTrainLikeOneHost() {
     const QString one = folder("one-host");
-    auto r = runCli(trainArgs(data_, one, 4, 2) + QStringList{"--nproc", "4"});
+    auto r = runCli(nodeTrainArgs(data_, one, 4, 2) + QStringList{"--nproc", "4"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
 
     const QString run = folder("h0/run"), other = folder("h1/run");
-    auto node1 = startOn(1, trainArgs(data_, other, 4, 2) + nodeArgs(1, 2));
-    auto node0 = startOn(0, trainArgs(data_, run, 4, 2) + nodeArgs(0, 2));
+    auto node1 = startOn(1, nodeTrainArgs(data_, other, 4, 2) + nodeArgs(1, 2));
+    auto node0 = startOn(0, nodeTrainArgs(data_, run, 4, 2) + nodeArgs(0, 2));
     QVERIFY(node0->finish(300000) && node1->finish(300000));
     QVERIFY2(node0->process->exitCode() == 0, qPrintable(node0->err));
     QVERIFY2(node1->process->exitCode() == 0, qPrintable(node1->err));
 
-    const auto a = lossesOf(one), b = lossesOf(run);
+    const auto a = lossesOfNodes(one), b = lossesOfNodes(run);
     QCOMPARE(a.size(), 8);  // 32 images, 16 a step, 2 epochs: 4 steps of two losses
     QCOMPARE(b.size(), a.size());
     for (int i = 0; i < a.size(); ++i)
       QVERIFY2(std::abs(a[i] - b[i]) <= 1e-4 * std::abs(a[i]), qPrintable(QString("loss %1: %2 against %3").arg(i).arg(b[i]).arg(a[i])));
-    const auto started = lastEvent(run, "run_started");
+    const auto started = lastNodeEvent(run, "run_started");
     QCOMPARE(started.value("world_size").toInt(), 4);
     QCOMPARE(started.value("nodes").toInt(), 2);
     // What the Runs tab lists ("cpu, 2 hosts × 2 ranks, gloo").
@@ -149,10 +149,10 @@ private slots:
     QCOMPARE(summary->nodes, std::int64_t(2));
     QCOMPARE(summary->world_size, std::int64_t(4));
     QCOMPARE(started.value("backend").toString(), QString("gloo"));
-    const auto checksums = lastEvent(run, "run_finished").value("rank_checksums").toArray();
+    const auto checksums = lastNodeEvent(run, "run_finished").value("rank_checksums").toArray();
     QCOMPARE(checksums.size(), 4);
     for (const auto& value : checksums) QCOMPARE(value.toDouble(), checksums.first().toDouble());
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastNodeEvent(run, "run_finished").value("status").toString(), QString("completed"));
     // Rank 0 alone writes: host 1 got nothing, not even its run folder.
     QVERIFY2(!QDir(folder("h1")).exists(), qPrintable(QDir(folder("h1")).entryList().join(", ")));
   }
@@ -169,14 +169,14 @@ private slots:
     QFETCH(bool, cut_link);
     const QString run = folder(QString("lost-%1/run").arg(cut_link ? "link" : "killed"));
     constexpr int kTimeout = 10;
-    auto node0 = startOn(0, trainArgs(data_, run, 4, 400, "2e-4") + nodeArgs(0, 2, 2, kTimeout));
-    auto node1 = startOn(1, trainArgs(data_, folder("lost-h1/run"), 4, 400, "2e-4") + nodeArgs(1, 2, 2, kTimeout));
+    auto node0 = startOn(0, nodeTrainArgs(data_, run, 4, 400, "2e-4") + nodeArgs(0, 2, 2, kTimeout));
+    auto node1 = startOn(1, nodeTrainArgs(data_, folder("lost-h1/run"), 4, 400, "2e-4") + nodeArgs(1, 2, 2, kTimeout));
     const auto cleanup = qScopeGuard([&] {
       hosts_.setLinkUp(1, true, nullptr);
       killTree(*node1->process);
       killTree(*node0->process);
     });
-    QVERIFY2(waitForCheckpoint(*node0->process, run, 180000),
+    QVERIFY2(waitForNodeCheckpoint(*node0->process, run, 180000),
              qPrintable("no checkpoint within 180 s: " + QString::fromUtf8(node0->process->readAllStandardError())));
     QElapsedTimer clock;
     clock.start();
@@ -201,21 +201,21 @@ private slots:
     QCOMPARE(errors.size(), 1);
     const QString message = errors.first().value("message").toString();
     QVERIFY2(message.startsWith("node 1 (ranks 2 and 3) of 4 ranks stopped responding"), qPrintable(message));
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("failed"));
+    QCOMPARE(lastNodeEvent(run, "run_finished").value("status").toString(), QString("failed"));
 
     // The last checkpoint is whole, and the run resumes on one host.
-    const int epoch = lastEvent(run, "checkpoint").value("epoch").toInt();
+    const int epoch = lastNodeEvent(run, "checkpoint").value("epoch").toInt();
     auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", QString::number(epoch + 1), "--nproc", "2"});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QCOMPARE(lastEvent(run, "run_finished").value("status").toString(), QString("completed"));
-    QCOMPARE(lastEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 1) * 32);
+    QCOMPARE(lastNodeEvent(run, "run_finished").value("status").toString(), QString("completed"));
+    QCOMPARE(lastNodeEvent(run, "run_finished").value("images_seen").toInt(), (epoch + 1) * 32);
   }
 
   // Host 0 alone: host 1 never starts. The job fails after the join timeout, naming it.
   void nodeThatNeverComes() {
     QElapsedTimer clock;
     clock.start();
-    auto node0 = startOn(0, trainArgs(data_, folder("never/run"), 4, 1) + nodeArgs(0, 2, 2, 5));
+    auto node0 = startOn(0, nodeTrainArgs(data_, folder("never/run"), 4, 1) + nodeArgs(0, 2, 2, 5));
     QVERIFY2(node0->finish(120000), "node 0 did not end within 120 s");
     qInfo("node 0 ended %lld ms after it started (--dist-timeout 5)", static_cast<long long>(clock.elapsed()));
     QCOMPARE(node0->process->exitCode(), 1);
@@ -247,9 +247,9 @@ private slots:
     QFETCH(QString, message);
     const QString tag = QString::number(qHash(QString(QTest::currentDataTag())));
     std::vector<std::unique_ptr<Host>> jobs;
-    jobs.push_back(startOn(0, trainArgs(data_, folder("wrong-" + tag + "/h0"), 4, 1) + nodeArgs(0, 2, 2, 10)));
-    jobs.push_back(startOn(1, trainArgs(data_, folder("wrong-" + tag + "/h1"), 4, 1) + host1));
-    if (!host2.isEmpty()) jobs.push_back(startOn(2, trainArgs(data_, folder("wrong-" + tag + "/h2"), 4, 1) + host2));
+    jobs.push_back(startOn(0, nodeTrainArgs(data_, folder("wrong-" + tag + "/h0"), 4, 1) + nodeArgs(0, 2, 2, 10)));
+    jobs.push_back(startOn(1, nodeTrainArgs(data_, folder("wrong-" + tag + "/h1"), 4, 1) + host1));
+    if (!host2.isEmpty()) jobs.push_back(startOn(2, nodeTrainArgs(data_, folder("wrong-" + tag + "/h2"), 4, 1) + host2));
     const auto cleanup = qScopeGuard([&] {
       for (auto& job : jobs) killTree(*job->process);
     });
@@ -268,7 +268,7 @@ private slots:
   // The store's address is a host that is not there, or its port is taken on host 0.
   void unreachableMaster() {
     // --dist-timeout 1: nothing will ever answer there, and only the message is checked.
-    QStringList args = trainArgs(data_, folder("unreachable/run"), 4, 1) + nodeArgs(1, 2, 2, 1);
+    QStringList args = nodeTrainArgs(data_, folder("unreachable/run"), 4, 1) + nodeArgs(1, 2, 2, 1);
     args[args.indexOf("--master-addr") + 1] = NetworkHosts::unreachableAddress();
     auto node1 = startOn(1, args);
     QVERIFY2(node1->finish(120000), "node 1 did not end within 120 s");
@@ -291,7 +291,7 @@ private slots:
                                                                          "time.sleep(300)").arg(kPort)}));
     const auto cleanup = qScopeGuard([&] { killTree(holder); });
     QVERIFY(holder.waitForReadyRead(30000));
-    auto node0 = startOn(0, trainArgs(data_, folder("port/run"), 4, 1) + nodeArgs(0, 2, 2, 10));
+    auto node0 = startOn(0, nodeTrainArgs(data_, folder("port/run"), 4, 1) + nodeArgs(0, 2, 2, 10));
     QVERIFY2(node0->finish(60000), "node 0 did not end within 60 s");
     QCOMPARE(node0->process->exitCode(), 2);
     QVERIFY2(node0->err.contains(QString("option '--master-port': port %1 is in use on this host").arg(kPort)),
@@ -302,11 +302,11 @@ private slots:
   // --max-restarts 1 on both hosts, and host 1 cannot reach host 0 (its --master-addr is nobody's):
   // every attempt fails after the join timeout, and both give up after one restart, saying why.
   void restartsGiveUpOnANodeThatAlwaysFails() {
-    QStringList lost = trainArgs(data_, folder("always-h1/run"), 4, 1) + nodeArgs(1, 2, 2, 5) +
+    QStringList lost = nodeTrainArgs(data_, folder("always-h1/run"), 4, 1) + nodeArgs(1, 2, 2, 5) +
                        QStringList{"--max-restarts", "1"};
     lost[lost.indexOf("--master-addr") + 1] = NetworkHosts::unreachableAddress();
     auto node1 = startOn(1, lost);
-    auto node0 = startOn(0, trainArgs(data_, folder("always/run"), 4, 1) + nodeArgs(0, 2, 2, 5) +
+    auto node0 = startOn(0, nodeTrainArgs(data_, folder("always/run"), 4, 1) + nodeArgs(0, 2, 2, 5) +
                                 QStringList{"--max-restarts", "1"});
     const auto cleanup = qScopeGuard([&] {
       killTree(*node1->process);
@@ -325,11 +325,11 @@ private slots:
   // A launch that is wrong is not restarted: host 1's data folder is missing, so its ranks cannot
   // start (exit 2), and another attempt would fail the same way.
   void aWrongLaunchIsNotRestarted() {
-    QStringList bad = trainArgs(data_, folder("wrong-data-h1/run"), 4, 1) + nodeArgs(1, 2, 2, 20) +
+    QStringList bad = nodeTrainArgs(data_, folder("wrong-data-h1/run"), 4, 1) + nodeArgs(1, 2, 2, 20) +
                       QStringList{"--max-restarts", "3"};
     bad[bad.indexOf("--dataroot") + 1] = folder("no-such-data");
     auto node1 = startOn(1, bad);
-    auto node0 = startOn(0, trainArgs(data_, folder("wrong-data/run"), 4, 1) + nodeArgs(0, 2, 2, 20) +
+    auto node0 = startOn(0, nodeTrainArgs(data_, folder("wrong-data/run"), 4, 1) + nodeArgs(0, 2, 2, 20) +
                                 QStringList{"--max-restarts", "3"});
     const auto cleanup = qScopeGuard([&] {
       killTree(*node1->process);

@@ -25,7 +25,7 @@ using namespace streetgan::test;
 namespace {
 
 // `count` 16x16 images of smooth random colour fields into `folder`.
-QStringList writeImages(const QString& folder, int count, int seed) {
+QStringList writeParzenImages(const QString& folder, int count, int seed) {
   QDir().mkpath(folder);
   QStringList paths;
   std::srand(static_cast<unsigned>(seed));
@@ -69,9 +69,9 @@ void TestParzenCli::initTestCase() {
   QVERIFY(dir_.isValid());
   data_ = makeTinyDataset(dir_.path());
   samples_ = dir_.path() + "/samples", valid_ = dir_.path() + "/valid", test_ = dir_.path() + "/test";
-  sample_paths_ = writeImages(samples_, 30, 1);
-  valid_paths_ = writeImages(valid_, 7, 2);
-  test_paths_ = writeImages(test_, 9, 3);
+  sample_paths_ = writeParzenImages(samples_, 30, 1);
+  valid_paths_ = writeParzenImages(valid_, 7, 2);
+  test_paths_ = writeParzenImages(test_, 9, 3);
 }
 
 void TestParzenCli::foldersMatchTheEstimator() {

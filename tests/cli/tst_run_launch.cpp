@@ -30,7 +30,7 @@ void waitUntil(const std::function<bool()>& done, int timeout_ms = 60000) {
   while (!done() && clock.elapsed() < timeout_ms) QTest::qWait(20);
 }
 
-bool writeText(const QString& path, const QByteArray& text) {
+bool writeLaunchText(const QString& path, const QByteArray& text) {
   QDir().mkpath(QFileInfo(path).absolutePath());
   QFile file(path);
   return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(text) == text.size();
@@ -147,7 +147,7 @@ private slots:
     QFETCH(QByteArray, text);
     QFETCH(QString, said);
     const QString run = dir_.filePath("bad-pid-" + QString::fromLatin1(QTest::currentDataTag()).replace(' ', '-'));
-    QVERIFY(writeText(run + "/launch/pid", text));
+    QVERIFY(writeLaunchText(run + "/launch/pid", text));
     const LaunchStatus status = readLaunchStatus(run.toStdString());
     QVERIFY(status.launched);
     QVERIFY(!status.running);
@@ -177,7 +177,7 @@ private slots:
     QCOMPARE(readLaunchStatus(run).start_time, *start);
     QVERIFY(readLaunchStatus(run).running);
 
-    QVERIFY(writeText(start_file, QByteArray::number(qulonglong(*start + 1)) + "\n"));
+    QVERIFY(writeLaunchText(start_file, QByteArray::number(qulonglong(*start + 1)) + "\n"));
     QVERIFY(!readLaunchStatus(run).running);
     const Status refused = signalLaunchedTraining(run, SIGKILL);
     QVERIFY(!refused.ok());
@@ -193,11 +193,11 @@ private slots:
     // The run's events.jsonl names it the same way: with the wrong start time, not running.
     const QByteArray started = QString(R"({"v":1,"type":"run_started","time":1,"pid":%1,"pid_start_time":%2})" "\n")
                                    .arg(*pid).arg(qulonglong(*start + 1)).toUtf8();
-    QVERIFY(writeText(QString::fromStdString(run) + "/events.jsonl", started));
+    QVERIFY(writeLaunchText(QString::fromStdString(run) + "/events.jsonl", started));
     auto summary = readRunSummary(run);
     QVERIFY(summary.ok());
     QCOMPARE(summary->state, RunState::Failed);
-    QVERIFY(writeText(QString::fromStdString(run) + "/events.jsonl",
+    QVERIFY(writeLaunchText(QString::fromStdString(run) + "/events.jsonl",
                       QString(R"({"v":1,"type":"run_started","time":1,"pid":%1,"pid_start_time":%2})" "\n")
                           .arg(*pid).arg(qulonglong(*start)).toUtf8()));
     summary = readRunSummary(run);
@@ -279,7 +279,7 @@ private slots:
   void hostileRecordFiles() {
     const QString run = dir_.filePath("hostile");
     QVERIFY(QDir().mkpath(run + "/launch"));
-    QVERIFY(writeText(run + "/launch/pid", QByteArray::number(qint64(::getpid())) + "\n"));
+    QVERIFY(writeLaunchText(run + "/launch/pid", QByteArray::number(qint64(::getpid())) + "\n"));
     QCOMPARE(::mkfifo(QFile::encodeName(run + "/launch/exit-status").constData(), 0600), 0);
     QVERIFY(QFile::link("/dev/zero", run + "/launch/start-time"));
     QVERIFY(QFile::link("/dev/zero", run + "/launch/stderr.log"));

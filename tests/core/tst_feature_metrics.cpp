@@ -36,7 +36,7 @@ bool near(double ours, double reference, double relative) {
          std::abs(ours - reference) <= relative * std::abs(reference);
 }
 
-QString npy(const QTemporaryDir& dir, const QString& name, const torch::Tensor& t) {
+QString npyFeatures(const QTemporaryDir& dir, const QString& name, const torch::Tensor& t) {
   const QString path = dir.filePath(name + ".npy");
   if (!writeNpy(path, t)) qFatal("cannot write %s", qPrintable(path));
   return path;
@@ -83,7 +83,7 @@ void TestFeatureMetrics::frechetMatchesReference() {
   auto ours = FeatureDistances::frechet(real, fake);
   QVERIFY2(ours.ok(), ours.error().c_str());
   auto reference = runPythonReference("feature_metrics_reference.py",
-                                      {"fid", npy(dir, "real", real), npy(dir, "fake", fake)});
+                                      {"fid", npyFeatures(dir, "real", real), npyFeatures(dir, "fake", fake)});
   QVERIFY2(reference.ok, qPrintable(reference.error));
   const double expected = reference.json["fid"].toDouble();
   QVERIFY2(near(*ours, expected, 1e-6), qPrintable(QString("ours %1, reference %2").arg(*ours, 0, 'g', 12).arg(expected, 0, 'g', 12)));
@@ -116,8 +116,8 @@ void TestFeatureMetrics::kernelMatchesReference() {
   auto ours = FeatureDistances::kernelOnSubsets(real, fake, real_subsets, fake_subsets);
   QVERIFY2(ours.ok(), ours.error().c_str());
   auto reference = runPythonReference("feature_metrics_reference.py",
-                                      {"kid", npy(dir, "real", real), npy(dir, "fake", fake),
-                                       npy(dir, "rs", real_subsets), npy(dir, "fs", fake_subsets)});
+                                      {"kid", npyFeatures(dir, "real", real), npyFeatures(dir, "fake", fake),
+                                       npyFeatures(dir, "rs", real_subsets), npyFeatures(dir, "fs", fake_subsets)});
   QVERIFY2(reference.ok, qPrintable(reference.error));
   const QJsonArray expected = reference.json["values"].toArray();
   QCOMPARE(expected.size(), static_cast<int>(ours->size()));
@@ -173,7 +173,7 @@ void TestFeatureMetrics::manifoldMatchesReference() {
   auto ours = ManifoldMetrics::compute(real, fake, options);
   QVERIFY2(ours.ok(), ours.error().c_str());
   auto reference = runPythonReference("feature_metrics_reference.py",
-                                      {"prdc", npy(dir, "real", real), npy(dir, "fake", fake), QString::number(k)});
+                                      {"prdc", npyFeatures(dir, "real", real), npyFeatures(dir, "fake", fake), QString::number(k)});
   QVERIFY2(reference.ok, qPrintable(reference.error));
   QVERIFY(near(ours->precision, reference.json["precision"].toDouble(), 1e-9));
   QVERIFY(near(ours->recall, reference.json["recall"].toDouble(), 1e-9));
@@ -234,8 +234,8 @@ void TestFeatureMetrics::pixelPcaMatchesReference() {
   auto prdc = ManifoldMetrics::compute(*train_features, *other_features);
   QVERIFY(fid.ok() && prdc.ok());
   auto reference = runPythonReference("feature_metrics_reference.py",
-                                      {"pca", npy(dir, "train", train), QString::number(pixel_size),
-                                       QString::number(components), npy(dir, "other", other)});
+                                      {"pca", npyFeatures(dir, "train", train), QString::number(pixel_size),
+                                       QString::number(components), npyFeatures(dir, "other", other)});
   QVERIFY2(reference.ok, qPrintable(reference.error));
   const QJsonArray variances = reference.json["variances"].toArray();
   for (int i = 0; i < components; ++i)
@@ -280,8 +280,8 @@ void TestFeatureMetrics::networkFeaturesMatchReference() {
   auto prdc = ManifoldMetrics::compute(*real, *fake);
   QVERIFY(fid.ok() && kid.ok() && prdc.ok());
   auto reference = runPythonReference("feature_metrics_reference.py",
-                                      {"network", net, npy(dir, "real", real_images), npy(dir, "fake", fake_images),
-                                       npy(dir, "rs", real_subsets), npy(dir, "fs", fake_subsets)});
+                                      {"network", net, npyFeatures(dir, "real", real_images), npyFeatures(dir, "fake", fake_images),
+                                       npyFeatures(dir, "rs", real_subsets), npyFeatures(dir, "fs", fake_subsets)});
   QVERIFY2(reference.ok, qPrintable(reference.error));
   // The network runs in float32 on both sides: features agree to float32's precision, so the
   // figures to 1e-5 (the metrics themselves are exact in float64, see the rows above).

@@ -277,7 +277,7 @@ void TestLatent::seedsGiveTheSameLatents() {
 
 namespace {
 
-Generator tinyGenerator() {
+Generator tinyLatentGenerator() {
   torch::manual_seed(11);
   GeneratorOptions options;
   options.nz = 16;
@@ -301,7 +301,7 @@ std::vector<torch::Tensor> renderAll(Generator& g, const LatentWalk& walk, std::
 }  // namespace
 
 void TestLatent::renderedFramesDoNotDependOnTheBatch() {
-  Generator g = tinyGenerator();
+  Generator g = tinyLatentGenerator();
   LatentWalk walk = LatentWalk::fromSeeds({3, 14, 15}, 16);
   walk.frames_per_key = 5;
   const auto one = renderAll(g, walk, 1), four = renderAll(g, walk, 4), all = renderAll(g, walk, 64);
@@ -316,7 +316,7 @@ void TestLatent::renderedFramesDoNotDependOnTheBatch() {
 }
 
 void TestLatent::gridFramesAndCancel() {
-  Generator g = tinyGenerator();
+  Generator g = tinyLatentGenerator();
   LatentWalk settings;
   settings.frames_per_key = 3;
   const GridWalk grid = GridWalk::fromSeedBase(2, 2, 2, 7, 16, settings);

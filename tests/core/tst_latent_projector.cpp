@@ -20,7 +20,7 @@ using namespace streetgan::test;
 
 namespace {
 
-Generator smallGenerator(int seed, bool calibrate = true) {
+Generator smallProjectorGenerator(int seed, bool calibrate = true) {
   torch::manual_seed(seed);
   Generator g(GeneratorOptions{16, 8, 3, 64});
   initDcganWeights(*g);
@@ -77,7 +77,7 @@ private slots:
   }
   void findsAGeneratedImage() {
     QFETCH(bool, batch_statistics);
-    Generator g = smallGenerator(3);
+    Generator g = smallProjectorGenerator(3);
     const torch::Tensor target = targetOf(*g, 123456, batch_statistics);
     const std::vector<torch::Tensor> before = state(*g);
     LatentProjectorOptions options;
@@ -133,7 +133,7 @@ private slots:
   }
 
   void cancelLeavesTheModelAsItWas() {
-    Generator g = smallGenerator(4, /*calibrate=*/false);
+    Generator g = smallProjectorGenerator(4, /*calibrate=*/false);
     g->train();  // a training-mode generator comes back in training mode
     const std::vector<torch::Tensor> before = state(*g);
     LatentProjectorOptions options;
@@ -171,7 +171,7 @@ private slots:
     QFETCH(double, lr);
     QFETCH(QString, target);
     QFETCH(QString, message);
-    Generator g = smallGenerator(5, /*calibrate=*/false);  // refused before G runs
+    Generator g = smallProjectorGenerator(5, /*calibrate=*/false);  // refused before G runs
     torch::Tensor image = torch::zeros({3, 64, 64});
     if (target == "32px") image = torch::zeros({3, 32, 32});
     if (target == "grey") image = torch::zeros({1, 64, 64});

@@ -37,11 +37,11 @@ torch::Tensor jsonTensor(const QJsonValue& value) {
   return columns > 0 ? t.view({rows, columns}) : t;
 }
 
-bool closeTo(const torch::Tensor& a, const torch::Tensor& b, double relative = 1e-6) {
+bool closeToMemorisation(const torch::Tensor& a, const torch::Tensor& b, double relative = 1e-6) {
   return a.sizes() == b.sizes() && ((a - b).abs() <= b.abs() * relative + 1e-12).all().item<bool>();
 }
 
-bool closeTo(double a, double b, double relative = 1e-6) { return std::fabs(a - b) <= std::fabs(b) * relative + 1e-12; }
+bool closeToMemorisation(double a, double b, double relative = 1e-6) { return std::fabs(a - b) <= std::fabs(b) * relative + 1e-12; }
 
 // Training images around 10 smooth prototypes (4×4 patterns enlarged to side × side), each seen
 // `per_prototype` times with noise 0.05: no duplicates, but every image has close neighbours.
@@ -125,15 +125,15 @@ void TestMemorisation::agreesWithNumpy() {
   const auto& json = reference.json;
   QVERIFY(torch::equal(result->nearest_indices, jsonTensor(json["nearest_indices"]).to(torch::kLong)));
   QVERIFY(torch::equal(result->nearest_index, result->nearest_indices.select(1, 0)));
-  QVERIFY(closeTo(result->nearest_distances, jsonTensor(json["nearest_distances"])));
-  QVERIFY(closeTo(result->nearest_distance, result->nearest_distances.select(1, 0)));
-  QVERIFY(closeTo(result->train_nn_distance, jsonTensor(json["train_nn_distance"])));
-  QVERIFY(closeTo(result->ratio, jsonTensor(json["ratio"])));
-  QVERIFY2(closeTo(result->threshold, json["threshold"].toDouble()),
+  QVERIFY(closeToMemorisation(result->nearest_distances, jsonTensor(json["nearest_distances"])));
+  QVERIFY(closeToMemorisation(result->nearest_distance, result->nearest_distances.select(1, 0)));
+  QVERIFY(closeToMemorisation(result->train_nn_distance, jsonTensor(json["train_nn_distance"])));
+  QVERIFY(closeToMemorisation(result->ratio, jsonTensor(json["ratio"])));
+  QVERIFY2(closeToMemorisation(result->threshold, json["threshold"].toDouble()),
            qPrintable(QString("%1 vs %2").arg(result->threshold, 0, 'g', 17).arg(json["threshold"].toDouble(), 0, 'g', 17)));
-  QVERIFY(closeTo(result->train_nn_median, json["train_nn_median"].toDouble()));
-  QVERIFY(closeTo(result->mean_ratio, json["mean_ratio"].toDouble()));
-  QVERIFY(closeTo(result->median_ratio, json["median_ratio"].toDouble()));
+  QVERIFY(closeToMemorisation(result->train_nn_median, json["train_nn_median"].toDouble()));
+  QVERIFY(closeToMemorisation(result->mean_ratio, json["mean_ratio"].toDouble()));
+  QVERIFY(closeToMemorisation(result->median_ratio, json["median_ratio"].toDouble()));
   QCOMPARE(result->copy_rate, json["copy_rate"].toDouble());
   QVERIFY(result->copy_rate >= double(copies) / n_samples);  // the copies are at distance 0
 }
@@ -226,9 +226,9 @@ void TestMemorisation::spreadOfBothSets() {
   QVERIFY2(result, result.error().c_str());
   const auto sample_rows = NearestNeighbourSearch::downsampledRows(samples, 32);
   const auto train_rows = NearestNeighbourSearch::downsampledRows(train, 32);
-  QVERIFY(closeTo(result->sample_spread, bruteSpread(sample_rows, 40, 30, 5 + 101), 1e-9));
-  QVERIFY(closeTo(result->train_spread, bruteSpread(train_rows, 40, 30, 5 + 202), 1e-9));
-  QVERIFY(closeTo(result->spread_ratio, result->sample_spread / result->train_spread, 1e-12));
+  QVERIFY(closeToMemorisation(result->sample_spread, bruteSpread(sample_rows, 40, 30, 5 + 101), 1e-9));
+  QVERIFY(closeToMemorisation(result->train_spread, bruteSpread(train_rows, 40, 30, 5 + 202), 1e-9));
+  QVERIFY(closeToMemorisation(result->spread_ratio, result->sample_spread / result->train_spread, 1e-12));
   QVERIFY(result->spread_ratio > 1);  // noise is more varied than the prototypes' images
 }
 
@@ -293,9 +293,9 @@ void TestMemorisation::boundRowsGiveTheSameFigures() {
   QVERIFY(((fast->nearest_distances - plain->nearest_distances).abs() <= 1e-12).all().item<bool>());
   QVERIFY(((fast->train_nn_distance - plain->train_nn_distance).abs() <= 1e-12).all().item<bool>());
   QCOMPARE(fast->copy_rate, plain->copy_rate);
-  QVERIFY(closeTo(fast->threshold, plain->threshold, 1e-12));
-  QVERIFY(closeTo(fast->spread_ratio, plain->spread_ratio, 1e-12));
-  QVERIFY(closeTo(fast->median_ratio, plain->median_ratio, 1e-12));
+  QVERIFY(closeToMemorisation(fast->threshold, plain->threshold, 1e-12));
+  QVERIFY(closeToMemorisation(fast->spread_ratio, plain->spread_ratio, 1e-12));
+  QVERIFY(closeToMemorisation(fast->median_ratio, plain->median_ratio, 1e-12));
   // Bounds for one set only are refused.
   auto half = MemorisationCheck::evaluateRows(sample_rows, train_rows, *sample_bounds, torch::Tensor(), options);
   QVERIFY(!half);
@@ -313,7 +313,7 @@ void TestMemorisation::nearestTrainingImages() {
   QVERIFY2(result && nearest, nearest.ok() ? result.error().c_str() : nearest.error().c_str());
   QCOMPARE(nearest->indices.size(1), std::int64_t(3));
   QVERIFY(torch::equal(nearest->indices, result->nearest_indices));
-  QVERIFY(closeTo(nearest->distances, result->nearest_distances, 1e-12));
+  QVERIFY(closeToMemorisation(nearest->distances, result->nearest_distances, 1e-12));
 }
 
 void TestMemorisation::badInput_data() {

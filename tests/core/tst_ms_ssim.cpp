@@ -22,7 +22,7 @@ namespace {
 
 namespace F = torch::nn::functional;
 
-torch::Tensor smoothImages(int n, int size, int seed) {
+torch::Tensor smoothImagesSsim(int n, int size, int seed) {
   torch::manual_seed(seed);
   const std::int64_t low = std::max(2, size / 8);
   const auto options =
@@ -31,7 +31,7 @@ torch::Tensor smoothImages(int n, int size, int seed) {
   return (0.6 * up + 0.1 * torch::randn({n, 3, size, size})).clamp(-1, 1);
 }
 
-torch::Tensor noiseImages(int n, int size, int seed) {
+torch::Tensor noiseImagesSsim(int n, int size, int seed) {
   torch::manual_seed(seed);
   return torch::rand({n, 3, size, size}) * 2 - 1;
 }
@@ -40,14 +40,14 @@ torch::Tensor noiseImages(int n, int size, int seed) {
 // 3 identical, 4 constants, 5 an image and its negative, 6 a smooth image and a brighter copy.
 std::pair<torch::Tensor, torch::Tensor> pairsOf(int kind, int n, int size, int seed) {
   switch (kind) {
-    case 0: return {noiseImages(n, size, seed), noiseImages(n, size, seed + 500)};
-    case 1: return {smoothImages(n, size, seed), smoothImages(n, size, seed + 500)};
+    case 0: return {noiseImagesSsim(n, size, seed), noiseImagesSsim(n, size, seed + 500)};
+    case 1: return {smoothImagesSsim(n, size, seed), smoothImagesSsim(n, size, seed + 500)};
     case 2: {
-      const torch::Tensor a = smoothImages(n, size, seed);
+      const torch::Tensor a = smoothImagesSsim(n, size, seed);
       return {a, (a + 0.1 * torch::randn_like(a)).clamp(-1, 1)};
     }
     case 3: {
-      const torch::Tensor a = smoothImages(n, size, seed);
+      const torch::Tensor a = smoothImagesSsim(n, size, seed);
       return {a, a.clone()};
     }
     case 4: {
@@ -56,17 +56,17 @@ std::pair<torch::Tensor, torch::Tensor> pairsOf(int kind, int n, int size, int s
               torch::rand({n, 3, 1, 1}).expand({n, 3, size, size}) * 2 - 1};
     }
     case 5: {
-      const torch::Tensor a = noiseImages(n, size, seed);
+      const torch::Tensor a = noiseImagesSsim(n, size, seed);
       return {a, -a};
     }
     default: {
-      const torch::Tensor a = smoothImages(n, size, seed);
+      const torch::Tensor a = smoothImagesSsim(n, size, seed);
       return {a, (a * 0.8 + 0.3).clamp(-1, 1)};
     }
   }
 }
 
-bool relativelyClose(double ours, double reference, double relative) {
+bool relativelyCloseSsim(double ours, double reference, double relative) {
   return std::fabs(ours - reference) <= relative * std::fabs(reference) + 1e-300;
 }
 
@@ -157,7 +157,7 @@ void TestMsSsim::identicalPairsGiveExactlyOne_data() {
 void TestMsSsim::identicalPairsGiveExactlyOne() {
   QFETCH(int, size);
   QFETCH(bool, smooth);
-  const torch::Tensor a = smooth ? smoothImages(5, size, size) : noiseImages(5, size, size);
+  const torch::Tensor a = smooth ? smoothImagesSsim(5, size, size) : noiseImagesSsim(5, size, size);
   auto values = MsSsim::pairwise(a, a.clone());
   QVERIFY2(values, values.error().c_str());
   QCOMPARE(values->size(0), std::int64_t(5));
@@ -203,7 +203,7 @@ void TestMsSsim::agreesWithPython() {
   QCOMPARE(values.size(), qsizetype(4));
   for (int i = 0; i < 4; ++i) {
     const double mine = (*ours)[i].item<double>(), theirs = values[i].toDouble();
-    QVERIFY2(relativelyClose(mine, theirs, 1e-6),
+    QVERIFY2(relativelyCloseSsim(mine, theirs, 1e-6),
              qPrintable(QString("pair %1: %2 vs %3").arg(i).arg(mine, 0, 'g', 17).arg(theirs, 0, 'g', 17)));
     QVERIFY(mine >= 0 && mine <= 1 + 1e-12);
     if (kind == 3) QCOMPARE(mine, 1.0);
@@ -219,7 +219,7 @@ void TestMsSsim::symmetric() {
 }
 
 void TestMsSsim::noiseLowersIt() {
-  const torch::Tensor a = smoothImages(4, 64, 21);
+  const torch::Tensor a = smoothImagesSsim(4, 64, 21);
   torch::manual_seed(22);
   const torch::Tensor noise = torch::randn_like(a);
   torch::Tensor previous = torch::ones({4}, torch::kFloat64);
@@ -246,7 +246,7 @@ void TestMsSsim::pairIndices() {
 }
 
 void TestMsSsim::diversityIsTheMeanOverItsPairs() {
-  const torch::Tensor images = smoothImages(20, 64, 31);
+  const torch::Tensor images = smoothImagesSsim(20, 64, 31);
   MsSsimDiversityOptions options;
   options.pairs = 300;  // more than one block of pairs
   options.seed = 3;
@@ -266,7 +266,7 @@ void TestMsSsim::diversityIsTheMeanOverItsPairs() {
 }
 
 void TestMsSsim::diversityOfCopiesIsOne() {
-  const torch::Tensor one = smoothImages(1, 64, 41);
+  const torch::Tensor one = smoothImagesSsim(1, 64, 41);
   auto diversity = MsSsim::diversity(one.expand({8, 3, 64, 64}).contiguous(), {});
   QVERIFY2(diversity, diversity.error().c_str());
   QCOMPARE(diversity->mean, 1.0);
@@ -275,10 +275,10 @@ void TestMsSsim::diversityOfCopiesIsOne() {
 }
 
 void TestMsSsim::similarSetsAreLessDiverse() {
-  const torch::Tensor one = smoothImages(1, 64, 51);
+  const torch::Tensor one = smoothImagesSsim(1, 64, 51);
   torch::manual_seed(52);
   const torch::Tensor copies = (one.expand({16, 3, 64, 64}) + 0.1 * torch::randn({16, 3, 64, 64})).clamp(-1, 1);
-  const torch::Tensor varied = smoothImages(16, 64, 53);
+  const torch::Tensor varied = smoothImagesSsim(16, 64, 53);
   auto similar = MsSsim::diversity(copies, {});
   auto diverse = MsSsim::diversity(varied, {});
   QVERIFY(similar && diverse);
@@ -300,7 +300,7 @@ void TestMsSsim::diversityReportsScales() {
   QFETCH(int, scales);
   MsSsimDiversityOptions options;
   options.pairs = 10;
-  auto diversity = MsSsim::diversity(noiseImages(4, size, size), options);
+  auto diversity = MsSsim::diversity(noiseImagesSsim(4, size, size), options);
   QVERIFY2(diversity, diversity.error().c_str());
   QCOMPARE(diversity->scales, scales);
   QCOMPARE(diversity->size, std::int64_t(size));

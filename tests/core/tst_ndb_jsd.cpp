@@ -29,7 +29,7 @@ std::vector<double> jsonVector(const QJsonValue& value) {
   return out;
 }
 
-torch::Tensor jsonMatrix(const QJsonValue& value) {
+torch::Tensor jsonMatrixNdb(const QJsonValue& value) {
   std::vector<double> flat;
   std::int64_t columns = 0;
   for (const auto& row : value.toArray()) {
@@ -39,7 +39,7 @@ torch::Tensor jsonMatrix(const QJsonValue& value) {
   return torch::tensor(flat, torch::kFloat64).view({static_cast<std::int64_t>(value.toArray().size()), columns});
 }
 
-bool closeTo(double a, double b, double relative = 1e-6) { return std::fabs(a - b) <= std::fabs(b) * relative + 1e-12; }
+bool closeToNdb(double a, double b, double relative = 1e-6) { return std::fabs(a - b) <= std::fabs(b) * relative + 1e-12; }
 
 // Images around `modes` smooth prototypes (4×4 patterns enlarged to side × side) with noise 0.3,
 // prototype j drawn with probability ∝ weights[j].
@@ -130,13 +130,13 @@ void TestNdbJsd::agreesWithNumpy() {
   QVERIFY2(reference.ok, qPrintable(reference.error));
   const auto& json = reference.json;
   QCOMPARE(result->lloyd_iterations, json["lloyd_iterations"].toInt());
-  const double centre_error = (result->centres - jsonMatrix(json["centres"])).abs().max().item<double>();
+  const double centre_error = (result->centres - jsonMatrixNdb(json["centres"])).abs().max().item<double>();
   QVERIFY2(centre_error < 1e-6, qPrintable(QString("centres differ by %1").arg(centre_error)));
   QCOMPARE(result->bins, bins);
   QCOMPARE(result->ndb, json["ndb"].toInt());
   QCOMPARE(result->ndb_fraction, double(result->ndb) / bins);
-  QVERIFY(closeTo(result->z_critical, json["z_critical"].toDouble(), 1e-12));
-  QVERIFY2(closeTo(result->jsd, json["jsd"].toDouble()),
+  QVERIFY(closeToNdb(result->z_critical, json["z_critical"].toDouble(), 1e-12));
+  QVERIFY2(closeToNdb(result->jsd, json["jsd"].toDouble()),
            qPrintable(QString("%1 vs %2").arg(result->jsd, 0, 'g', 17).arg(json["jsd"].toDouble(), 0, 'g', 17)));
   const auto train_counts = jsonVector(json["train_counts"]), sample_counts = jsonVector(json["sample_counts"]);
   const auto train_p = jsonVector(json["train_proportions"]), sample_p = jsonVector(json["sample_proportions"]);
@@ -145,9 +145,9 @@ void TestNdbJsd::agreesWithNumpy() {
   for (std::size_t b = 0; b < std::size_t(bins); ++b) {
     QCOMPARE(double(result->train_counts[b]), train_counts[b]);
     QCOMPARE(double(result->sample_counts[b]), sample_counts[b]);
-    QVERIFY(closeTo(result->train_proportions[b], train_p[b], 1e-12));
-    QVERIFY(closeTo(result->sample_proportions[b], sample_p[b], 1e-12));
-    QVERIFY2(closeTo(result->z[b], z[b]), qPrintable(QString("bin %1: z %2 vs %3").arg(b).arg(result->z[b]).arg(z[b])));
+    QVERIFY(closeToNdb(result->train_proportions[b], train_p[b], 1e-12));
+    QVERIFY(closeToNdb(result->sample_proportions[b], sample_p[b], 1e-12));
+    QVERIFY2(closeToNdb(result->z[b], z[b]), qPrintable(QString("bin %1: z %2 vs %3").arg(b).arg(result->z[b]).arg(z[b])));
     QCOMPARE(double(result->significant[b]), significant[b]);
   }
 }

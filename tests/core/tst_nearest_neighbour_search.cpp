@@ -22,7 +22,7 @@ using namespace streetgan::test;
 
 namespace {
 
-torch::Tensor jsonMatrix(const QJsonArray& rows) {
+torch::Tensor jsonMatrixSearch(const QJsonArray& rows) {
   std::vector<double> flat;
   std::int64_t columns = 0;
   for (const auto& row : rows) {
@@ -34,7 +34,7 @@ torch::Tensor jsonMatrix(const QJsonArray& rows) {
 }
 
 // |a − b| ≤ 1e-6·|b| everywhere (and 1e-12 absolute for distances of 0).
-bool closeTo(const torch::Tensor& a, const torch::Tensor& b, double relative = 1e-6) {
+bool closeToSearch(const torch::Tensor& a, const torch::Tensor& b, double relative = 1e-6) {
   return ((a - b).abs() <= b.abs() * relative + 1e-12).all().item<bool>();
 }
 
@@ -155,9 +155,9 @@ void TestNearestNeighbourSearch::agreesWithNumpy() {
   const auto reference_result = runPythonReference("nearest_neighbours_reference.py",
                                                    {dir.filePath("q.npy"), dir.filePath("r.npy"), QString::number(k), excluded_arg});
   QVERIFY2(reference_result.ok, qPrintable(reference_result.error));
-  const torch::Tensor expected_distances = jsonMatrix(reference_result.json["distances"].toArray());
-  const torch::Tensor expected_indices = jsonMatrix(reference_result.json["indices"].toArray()).to(torch::kLong);
-  QVERIFY2(closeTo(ours->distances, expected_distances),
+  const torch::Tensor expected_distances = jsonMatrixSearch(reference_result.json["distances"].toArray());
+  const torch::Tensor expected_indices = jsonMatrixSearch(reference_result.json["indices"].toArray()).to(torch::kLong);
+  QVERIFY2(closeToSearch(ours->distances, expected_distances),
            qPrintable(QString("largest difference %1").arg((ours->distances - expected_distances).abs().max().item<double>())));
   QVERIFY2(torch::equal(ours->indices, expected_indices),
            qPrintable(QString("%1 indices differ").arg((ours->indices != expected_indices).sum().item<std::int64_t>())));
@@ -217,7 +217,7 @@ void TestNearestNeighbourSearch::downsampledRowsAreBlockMeans() {
   const int f = side / size;
   const auto expected =
       images.to(torch::kFloat64).view({n, 3, size, f, size, f}).mean({3, 5}).reshape({n, 3 * size * size});
-  QVERIFY(closeTo(rows.to(torch::kFloat64), expected, 1e-6));
+  QVERIFY(closeToSearch(rows.to(torch::kFloat64), expected, 1e-6));
 }
 
 void TestNearestNeighbourSearch::downsampledRowsOverlappingAreas() {
@@ -335,7 +335,7 @@ void TestNearestNeighbourSearch::boundedSearchGivesTheSameAnswer() {
       NearestNeighbourSearch::searchBounded(queries, reference, query_bounds, reference_bounds, excluded, k, 64);
   QVERIFY2(full && bounded, full ? bounded.error().c_str() : full.error().c_str());
   QVERIFY(torch::equal(bounded->indices, full->indices));
-  QVERIFY(closeTo(bounded->distances, full->distances, 1e-12));
+  QVERIFY(closeToSearch(bounded->distances, full->distances, 1e-12));
   if (excluded.defined()) QVERIFY(!(bounded->indices == excluded.view({-1, 1})).any().item<bool>());
 }
 

@@ -20,7 +20,7 @@ namespace {
 
 // `n` smooth street-like test images of `size` px in [-1, 1]: random low-frequency patterns
 // (a few cosines per channel) with a horizon line, from `seed`.
-torch::Tensor smoothImages(std::int64_t n, int size, std::uint64_t seed) {
+torch::Tensor smoothImagesSuite(std::int64_t n, int size, std::uint64_t seed) {
   torch::manual_seed(seed);
   const torch::Tensor y = torch::linspace(0, 1, size).view({1, 1, size, 1});
   const torch::Tensor x = torch::linspace(0, 1, size).view({1, 1, 1, size});
@@ -46,7 +46,7 @@ QualitySuiteOptions smallOptions() {
   return options;
 }
 
-torch::Tensor blurred(const torch::Tensor& images, int radius) {
+torch::Tensor blurredSuiteImages(const torch::Tensor& images, int radius) {
   const int width = 2 * radius + 1;
   const torch::Tensor kernel = torch::full({3, 1, width, width}, 1.0f / static_cast<float>(width * width));
   namespace F = torch::nn::functional;
@@ -72,7 +72,7 @@ private slots:
 };
 
 void TestQualitySuite::identicalSetsScoreAsIdentical() {
-  const torch::Tensor train = smoothImages(300, 32, 1);
+  const torch::Tensor train = smoothImagesSuite(300, 32, 1);
   auto result = QualitySuite::evaluate(train.clone(), train, smallOptions());
   QVERIFY2(result.ok(), result.error().c_str());
   const auto& m = result->metrics;
@@ -97,7 +97,7 @@ void TestQualitySuite::identicalSetsScoreAsIdentical() {
 }
 
 void TestQualitySuite::collapsedGeneratorIsCaught() {
-  const torch::Tensor train = smoothImages(300, 32, 2);
+  const torch::Tensor train = smoothImagesSuite(300, 32, 2);
   const torch::Tensor collapsed = train[7].unsqueeze(0).repeat({300, 1, 1, 1});
   auto result = QualitySuite::evaluate(collapsed, train, smallOptions());
   QVERIFY2(result.ok(), result.error().c_str());
@@ -117,14 +117,14 @@ void TestQualitySuite::collapsedGeneratorIsCaught() {
 }
 
 void TestQualitySuite::copiedTrainingImagesAreCaught() {
-  const torch::Tensor train = smoothImages(400, 32, 3);
+  const torch::Tensor train = smoothImagesSuite(400, 32, 3);
   const torch::Tensor copies = train.index_select(0, torch::randperm(400).slice(0, 0, 200));
   auto result = QualitySuite::evaluate(copies, train, smallOptions());
   QVERIFY2(result.ok(), result.error().c_str());
   QCOMPARE(result->metrics.at(figure::kCopyRate), 1.0);
   QCOMPARE(result->metrics.at(figure::kNearestRatio), 0.0);
   // Fresh images of the same kind are not copies.
-  auto fresh = QualitySuite::evaluate(smoothImages(200, 32, 33), train, smallOptions());
+  auto fresh = QualitySuite::evaluate(smoothImagesSuite(200, 32, 33), train, smallOptions());
   QVERIFY2(fresh.ok(), fresh.error().c_str());
   QVERIFY2(fresh->metrics.at(figure::kCopyRate) < 0.1, qPrintable(QString::number(fresh->metrics.at(figure::kCopyRate))));
   // As varied as the training images: a spread about theirs.
@@ -134,8 +134,8 @@ void TestQualitySuite::copiedTrainingImagesAreCaught() {
 }
 
 void TestQualitySuite::distancesGrowWithShiftAndBlur() {
-  const torch::Tensor train = smoothImages(300, 32, 4);
-  const torch::Tensor other = smoothImages(300, 32, 44);  // the same distribution, other images
+  const torch::Tensor train = smoothImagesSuite(300, 32, 4);
+  const torch::Tensor other = smoothImagesSuite(300, 32, 44);  // the same distribution, other images
   QualitySuiteOptions options = smallOptions();
   options.metrics = {"swd", "fid"};
   double previous_swd = -1, previous_fid = -1;
@@ -149,7 +149,7 @@ void TestQualitySuite::distancesGrowWithShiftAndBlur() {
   }
   previous_swd = -1;
   for (int radius : {0, 1, 2}) {
-    auto result = QualitySuite::evaluate(radius == 0 ? other : blurred(other, radius), train, options);
+    auto result = QualitySuite::evaluate(radius == 0 ? other : blurredSuiteImages(other, radius), train, options);
     QVERIFY2(result.ok(), result.error().c_str());
     QVERIFY2(result->metrics.at(figure::kSwd) > previous_swd, qPrintable(QString("blur %1").arg(radius)));
     previous_swd = result->metrics.at(figure::kSwd);
@@ -166,8 +166,8 @@ void TestQualitySuite::onlyTheAskedMetrics() {
     stages << QString::fromStdString(stage);
     return true;
   };
-  const torch::Tensor train = smoothImages(100, 32, 5);
-  auto result = QualitySuite::evaluate(smoothImages(100, 32, 6), train, options);
+  const torch::Tensor train = smoothImagesSuite(100, 32, 5);
+  auto result = QualitySuite::evaluate(smoothImagesSuite(100, 32, 6), train, options);
   QVERIFY2(result.ok(), result.error().c_str());
   QCOMPARE(result->metrics.count(figure::kFid), std::size_t{1});
   QCOMPARE(result->metrics.count(figure::kCopyRate), std::size_t{1});
@@ -186,8 +186,8 @@ void TestQualitySuite::duplicatedTrainingImagesLeaveANote() {
   QVERIFY(parsed.ok());
   QualitySuiteOptions options = smallOptions();
   options.metrics = *parsed;
-  const torch::Tensor train = smoothImages(3, 32, 9).repeat({20, 1, 1, 1});
-  auto result = QualitySuite::evaluate(smoothImages(60, 32, 10), train, options);
+  const torch::Tensor train = smoothImagesSuite(3, 32, 9).repeat({20, 1, 1, 1});
+  auto result = QualitySuite::evaluate(smoothImagesSuite(60, 32, 10), train, options);
   QVERIFY2(result.ok(), result.error().c_str());
   QCOMPARE(result->metrics.count(figure::kSwd), std::size_t{1});
   QCOMPARE(result->metrics.count(figure::kCopyRate), std::size_t{0});
@@ -199,7 +199,7 @@ void TestQualitySuite::duplicatedTrainingImagesLeaveANote() {
 void TestQualitySuite::fileRoundTrip() {
   QTemporaryDir dir;
   QualitySuiteOptions options = smallOptions();
-  auto result = QualitySuite::evaluate(smoothImages(100, 32, 7), smoothImages(100, 32, 8), options);
+  auto result = QualitySuite::evaluate(smoothImagesSuite(100, 32, 7), smoothImagesSuite(100, 32, 8), options);
   QVERIFY2(result.ok(), result.error().c_str());
   result->checkpoint = QualityEvaluation::Checkpoint{"step-0000000096.pt", 3, 96, 768};
   result->metrics["made_up"] = std::nan("");
@@ -231,7 +231,7 @@ void TestQualitySuite::fileRoundTrip() {
 }
 
 void TestQualitySuite::badInputAndCancel() {
-  const torch::Tensor train = smoothImages(50, 32, 9);
+  const torch::Tensor train = smoothImagesSuite(50, 32, 9);
   QualitySuiteOptions options = smallOptions();
   auto few = QualitySuite::evaluate(train.slice(0, 0, 1), train, options);
   QVERIFY(!few.ok());
@@ -240,7 +240,7 @@ void TestQualitySuite::badInputAndCancel() {
   auto bins = QualitySuite::evaluate(train, train, options);
   QVERIFY(!bins.ok());
   QVERIFY2(QString::fromStdString(bins.error()).startsWith("NDB/JSD needs at least 100 training images"), bins.error().c_str());
-  auto sizes = QualitySuite::evaluate(smoothImages(10, 64, 1), train, smallOptions());
+  auto sizes = QualitySuite::evaluate(smoothImagesSuite(10, 64, 1), train, smallOptions());
   QVERIFY(!sizes.ok());
   QVERIFY2(QString::fromStdString(sizes.error()).contains("64 px, the training images 32 px"), sizes.error().c_str());
   torch::Tensor nan = train.clone();
@@ -266,7 +266,7 @@ void TestQualitySuite::unmetNeedsAreSaidFirstOrLeftOut() {
   // Training's live metrics leave out what the images cannot give and keep the rest.
   options.skip_unmet = true;
   QVERIFY(!QualitySuite::unmet(1000, 50, 64, options).has_value());
-  auto result = QualitySuite::evaluate(smoothImages(60, 32, 11), smoothImages(50, 32, 12), options);
+  auto result = QualitySuite::evaluate(smoothImagesSuite(60, 32, 11), smoothImagesSuite(50, 32, 12), options);
   QVERIFY2(result.ok(), result.error().c_str());
   QCOMPARE(result->metrics.count(figure::kNdb), std::size_t{0});
   QCOMPARE(result->metrics.count(figure::kFid), std::size_t{1});
@@ -276,7 +276,7 @@ void TestQualitySuite::unmetNeedsAreSaidFirstOrLeftOut() {
   QualitySuiteOptions stopping = smallOptions();
   int asked = 0;
   stopping.should_stop = [&] { return ++asked > 3; };
-  auto stopped = QualitySuite::evaluate(smoothImages(60, 32, 11), smoothImages(50, 32, 12), stopping);
+  auto stopped = QualitySuite::evaluate(smoothImagesSuite(60, 32, 11), smoothImagesSuite(50, 32, 12), stopping);
   QVERIFY(!stopped.ok());
   QVERIFY2(QString::fromStdString(stopped.error()).contains("cancelled"), stopped.error().c_str());
 }

@@ -25,7 +25,7 @@ using namespace streetgan::test;
 
 namespace {
 
-QString npy(const QTemporaryDir& dir, const QString& name, const torch::Tensor& t) {
+QString npyDirections(const QTemporaryDir& dir, const QString& name, const torch::Tensor& t) {
   const QString path = dir.filePath(name + ".npy");
   return writeNpy(path, t) ? path : QString();
 }
@@ -39,7 +39,7 @@ double upToSign(const torch::Tensor& ours, const QJsonArray& theirs) {
 }
 
 // A small generator whose first BatchNorm has running statistics of its own (not 0 and 1).
-Generator smallGenerator(int nz, int ngf, int seed) {
+Generator smallDirectionsGenerator(int nz, int ngf, int seed) {
   torch::manual_seed(seed);
   Generator g(GeneratorOptions{nz, ngf, 3, 64});
   torch::NoGradGuard no_grad;
@@ -107,7 +107,7 @@ void TestSemanticDirections::closedFormMatchesNumpy() {
   QCOMPARE(int(ours->size()), top);
   QTemporaryDir dir;
   auto reference = runPythonReference("semantic_directions_reference.py",
-                                      {"sefa", npy(dir, "w", weight), QString::number(top)});
+                                      {"sefa", npyDirections(dir, "w", weight), QString::number(top)});
   QVERIFY2(reference.ok, qPrintable(reference.error));
   const QJsonArray vectors = reference.json["vectors"].toArray(), strengths = reference.json["strengths"].toArray();
   for (int i = 0; i < top; ++i) {
@@ -124,7 +124,7 @@ void TestSemanticDirections::closedFormMatchesNumpy() {
 
 void TestSemanticDirections::movingAlongAClosedFormDirectionMovesItsProjection() {
   // h = Az is linear: along a direction u, the output's projection on Au grows with the step.
-  Generator g = smallGenerator(12, 8, 3);
+  Generator g = smallDirectionsGenerator(12, 8, 3);
   const torch::Tensor w = SemanticDirections::firstWeight(*g);
   auto found = SemanticDirections::closedForm(w, 3);
   QVERIFY(found);
@@ -145,7 +145,7 @@ void TestSemanticDirections::movingAlongAClosedFormDirectionMovesItsProjection()
 }
 
 void TestSemanticDirections::firstBlockIsTheGeneratorsFirstLayers() {
-  Generator g = smallGenerator(10, 4, 5);
+  Generator g = smallDirectionsGenerator(10, 4, 5);
   const torch::Tensor z = torch::randn({7, 10}, torch::kFloat64);
   const torch::Tensor ours = SemanticDirections::firstBlock(*g, z);
   // LibTorch's own layers in float64: transposed convolution of the 1×1 latent, BatchNorm in eval
@@ -162,7 +162,7 @@ void TestSemanticDirections::firstBlockIsTheGeneratorsFirstLayers() {
 }
 
 void TestSemanticDirections::principalMatchesNumpy() {
-  Generator g = smallGenerator(8, 4, 7);  // 32 channels × 16 = 512 values: the exact path
+  Generator g = smallDirectionsGenerator(8, 4, 7);  // 32 channels × 16 = 512 values: the exact path
   torch::manual_seed(8);
   const torch::Tensor z = torch::randn({400, 8}, torch::kFloat64);
   const torch::Tensor h = SemanticDirections::firstBlock(*g, z);
@@ -170,7 +170,7 @@ void TestSemanticDirections::principalMatchesNumpy() {
   QVERIFY2(ours, ours.error().c_str());
   QTemporaryDir dir;
   auto reference = runPythonReference("semantic_directions_reference.py",
-                                      {"pca", npy(dir, "z", z), npy(dir, "h", h), "5"});
+                                      {"pca", npyDirections(dir, "z", z), npyDirections(dir, "h", h), "5"});
   QVERIFY2(reference.ok, qPrintable(reference.error));
   const QJsonArray vectors = reference.json["vectors"].toArray(), strengths = reference.json["strengths"].toArray();
   for (int i = 0; i < 5; ++i) {

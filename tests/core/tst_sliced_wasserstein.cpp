@@ -25,7 +25,7 @@ namespace {
 namespace F = torch::nn::functional;
 
 // Smooth random colour fields with fine noise, in [-1, 1]: every pyramid level has content.
-torch::Tensor smoothImages(int n, int size, int seed) {
+torch::Tensor smoothImagesSwd(int n, int size, int seed) {
   torch::manual_seed(seed);
   const std::int64_t low = std::max(2, size / 8);
   const torch::Tensor coarse = torch::randn({n, 3, low, low});
@@ -36,13 +36,13 @@ torch::Tensor smoothImages(int n, int size, int seed) {
   return (0.6 * up + 0.15 * torch::randn({n, 3, size, size})).clamp(-1, 1);
 }
 
-torch::Tensor noiseImages(int n, int size, int seed) {
+torch::Tensor noiseImagesSwd(int n, int size, int seed) {
   torch::manual_seed(seed);
   return torch::rand({n, 3, size, size}) * 2 - 1;
 }
 
 // A Gaussian blur of radius ⌈3σ⌉ with mirror borders.
-torch::Tensor blurred(const torch::Tensor& x, double sigma) {
+torch::Tensor blurredSwdImages(const torch::Tensor& x, double sigma) {
   const int r = static_cast<int>(std::ceil(3 * sigma));
   const torch::Tensor t = torch::arange(-r, r + 1, torch::kFloat32);
   torch::Tensor g = torch::exp(-t * t / (2 * sigma * sigma));
@@ -70,7 +70,7 @@ torch::Tensor randomPositions(std::int64_t images, std::int64_t per_image, std::
   return torch::cat({image, torch::randint(3, size - 3, {m, 2}, torch::kLong)}, 1);
 }
 
-bool relativelyClose(double ours, double reference, double relative) {
+bool relativelyCloseSwd(double ours, double reference, double relative) {
   return std::fabs(ours - reference) <= relative * std::fabs(reference) + 1e-300;
 }
 
@@ -158,7 +158,7 @@ void TestSlicedWasserstein::levelPatchesMatchThePyramid() {
   QFETCH(int, size);
   QFETCH(int, smallest);
   QFETCH(bool, float64);
-  const torch::Tensor images = noiseImages(5, size, size + smallest) + smoothImages(5, size, smallest);
+  const torch::Tensor images = noiseImagesSwd(5, size, size + smallest) + smoothImagesSwd(5, size, smallest);
   auto pyramid = SlicedWasserstein::laplacianPyramid(images, smallest);
   QVERIFY(pyramid);
   const std::size_t levels = pyramid->size();
@@ -205,10 +205,10 @@ void TestSlicedWasserstein::agreesWithPython() {
   QFETCH(int, projections);
   QFETCH(int, kind);
   QFETCH(int, seed);
-  const torch::Tensor a = kind == 0 ? noiseImages(images, size, seed) : smoothImages(images, size, seed);
-  const torch::Tensor b = kind == 0   ? noiseImages(images, size, seed + 1000)
-                          : kind == 1 ? smoothImages(images, size, seed + 1000)
-                                      : blurred(a, 1.0);
+  const torch::Tensor a = kind == 0 ? noiseImagesSwd(images, size, seed) : smoothImagesSwd(images, size, seed);
+  const torch::Tensor b = kind == 0   ? noiseImagesSwd(images, size, seed + 1000)
+                          : kind == 1 ? smoothImagesSwd(images, size, seed + 1000)
+                                      : blurredSwdImages(a, 1.0);
   auto pa = SlicedWasserstein::laplacianPyramid(a, 16);
   auto pb = SlicedWasserstein::laplacianPyramid(b, 16);
   QVERIFY2(pa && pb, pa ? pb.error().c_str() : pa.error().c_str());
@@ -246,10 +246,10 @@ void TestSlicedWasserstein::agreesWithPython() {
     const auto i = static_cast<qsizetype>(l);
     QCOMPARE(levels[i].toInt(), int((*pa)[l].size(2)));
     const double norm_a = (*pa)[l].norm().item<double>(), norm_b = (*pb)[l].norm().item<double>();
-    QVERIFY(relativelyClose(norm_a, reference.json["level_norms_a"].toArray()[i].toDouble(), 1e-9));
-    QVERIFY(relativelyClose(norm_b, reference.json["level_norms_b"].toArray()[i].toDouble(), 1e-9));
+    QVERIFY(relativelyCloseSwd(norm_a, reference.json["level_norms_a"].toArray()[i].toDouble(), 1e-9));
+    QVERIFY(relativelyCloseSwd(norm_b, reference.json["level_norms_b"].toArray()[i].toDouble(), 1e-9));
     const double theirs = distances[i].toDouble();
-    QVERIFY2(relativelyClose(ours[l], theirs, 1e-6),
+    QVERIFY2(relativelyCloseSwd(ours[l], theirs, 1e-6),
              qPrintable(QString("level %1: %2 vs %3").arg(l).arg(ours[l], 0, 'g', 17).arg(theirs, 0, 'g', 17)));
     QVERIFY(ours[l] > 0);
   }
@@ -266,7 +266,7 @@ void TestSlicedWasserstein::identicalSetsWithTheSamePositionsGiveZero_data() {
 void TestSlicedWasserstein::identicalSetsWithTheSamePositionsGiveZero() {
   QFETCH(int, size);
   QFETCH(int, seed);
-  const torch::Tensor a = smoothImages(6, size, seed);
+  const torch::Tensor a = smoothImagesSwd(6, size, seed);
   // The pieces, one set of positions for both copies.
   auto pyramid = SlicedWasserstein::laplacianPyramid(a, 16);
   QVERIFY(pyramid);
@@ -289,9 +289,9 @@ void TestSlicedWasserstein::identicalSetsWithTheSamePositionsGiveZero() {
 
 void TestSlicedWasserstein::independentDrawsOfIdenticalSetsGiveLittle() {
   // Karras' setting: each set has its own patches, so even identical sets differ a little.
-  const torch::Tensor a = smoothImages(16, 32, 9);
+  const torch::Tensor a = smoothImagesSwd(16, 32, 9);
   auto same = SlicedWasserstein::compute(a, a, {});
-  auto blur = SlicedWasserstein::compute(a, blurred(a, 2.0), {});
+  auto blur = SlicedWasserstein::compute(a, blurredSwdImages(a, 2.0), {});
   QVERIFY2(same && blur, same ? blur.error().c_str() : same.error().c_str());
   for (double distance : same->distances_e3) QVERIFY(distance > 0);
   QVERIFY2(same->mean_e3 * 1.5 < blur->mean_e3, qPrintable(QString("%1 vs %2").arg(same->mean_e3).arg(blur->mean_e3)));
@@ -309,10 +309,10 @@ void TestSlicedWasserstein::blurGrowsTheDistance_data() {
 void TestSlicedWasserstein::blurGrowsTheDistance() {
   QFETCH(int, size);
   QFETCH(int, seed);
-  const torch::Tensor a = smoothImages(16, size, seed);
+  const torch::Tensor a = smoothImagesSwd(16, size, seed);
   std::vector<double> previous(SlicedWasserstein::resolutions(size, 16).size(), 0.0);  // identical: 0
   for (double sigma : {0.5, 1.0, 2.0}) {
-    auto result = SlicedWasserstein::compute(a, blurred(a, sigma), shared());
+    auto result = SlicedWasserstein::compute(a, blurredSwdImages(a, sigma), shared());
     QVERIFY2(result, result.error().c_str());
     for (std::size_t l = 0; l < previous.size(); ++l) {
       QVERIFY2(result->distances_e3[l] > previous[l],
@@ -333,7 +333,7 @@ void TestSlicedWasserstein::shiftGrowsTheDistance_data() {
 void TestSlicedWasserstein::shiftGrowsTheDistance() {
   QFETCH(int, size);
   QFETCH(int, seed);
-  const torch::Tensor a = smoothImages(16, size, seed);
+  const torch::Tensor a = smoothImagesSwd(16, size, seed);
   double previous = 0;  // identical
   for (int k : {1, 2, 4, 8}) {
     auto result = SlicedWasserstein::compute(a, shifted(a, k), shared());
@@ -345,7 +345,7 @@ void TestSlicedWasserstein::shiftGrowsTheDistance() {
 }
 
 void TestSlicedWasserstein::seededAndDeterministic() {
-  const torch::Tensor a = smoothImages(8, 32, 1), b = smoothImages(8, 32, 2);
+  const torch::Tensor a = smoothImagesSwd(8, 32, 1), b = smoothImagesSwd(8, 32, 2);
   SlicedWassersteinOptions options;
   options.seed = 11;
   auto first = SlicedWasserstein::compute(a, b, options);
@@ -361,7 +361,7 @@ void TestSlicedWasserstein::seededAndDeterministic() {
 }
 
 void TestSlicedWasserstein::blocksChangeNothing() {
-  const torch::Tensor a = smoothImages(10, 64, 3), b = noiseImages(10, 64, 4);
+  const torch::Tensor a = smoothImagesSwd(10, 64, 3), b = noiseImagesSwd(10, 64, 4);
   SlicedWassersteinOptions whole, small;
   whole.float64 = small.float64 = true;
   small.block = 3;
@@ -369,12 +369,12 @@ void TestSlicedWasserstein::blocksChangeNothing() {
   auto y = SlicedWasserstein::compute(a, b, small);
   QVERIFY(x && y);
   for (std::size_t l = 0; l < x->distances_e3.size(); ++l)
-    QVERIFY2(relativelyClose(y->distances_e3[l], x->distances_e3[l], 1e-12),
+    QVERIFY2(relativelyCloseSwd(y->distances_e3[l], x->distances_e3[l], 1e-12),
              qPrintable(QString("%1 vs %2").arg(y->distances_e3[l], 0, 'g', 17).arg(x->distances_e3[l], 0, 'g', 17)));
 }
 
 void TestSlicedWasserstein::unequalCountsAreSubsampled() {
-  const torch::Tensor a = smoothImages(12, 32, 5), b = smoothImages(7, 32, 6);
+  const torch::Tensor a = smoothImagesSwd(12, 32, 5), b = smoothImagesSwd(7, 32, 6);
   auto ab = SlicedWasserstein::compute(a, b, {});
   auto ba = SlicedWasserstein::compute(b, a, {});
   QVERIFY2(ab && ba, ab ? ba.error().c_str() : ab.error().c_str());
@@ -384,19 +384,19 @@ void TestSlicedWasserstein::unequalCountsAreSubsampled() {
 }
 
 void TestSlicedWasserstein::float32IsClose() {
-  const torch::Tensor a = smoothImages(8, 64, 7), b = smoothImages(8, 64, 8);
+  const torch::Tensor a = smoothImagesSwd(8, 64, 7), b = smoothImagesSwd(8, 64, 8);
   SlicedWassersteinOptions precise;
   precise.float64 = true;
   auto x = SlicedWasserstein::compute(a, b, precise);
   auto y = SlicedWasserstein::compute(a, b, {});  // float32, the default
   QVERIFY(x && y);
   for (std::size_t l = 0; l < x->distances_e3.size(); ++l)
-    QVERIFY2(relativelyClose(y->distances_e3[l], x->distances_e3[l], 1e-4),
+    QVERIFY2(relativelyCloseSwd(y->distances_e3[l], x->distances_e3[l], 1e-4),
              qPrintable(QString("%1 vs %2").arg(y->distances_e3[l]).arg(x->distances_e3[l])));
 }
 
 void TestSlicedWasserstein::progressAndCancel() {
-  const torch::Tensor a = smoothImages(6, 32, 1);
+  const torch::Tensor a = smoothImagesSwd(6, 32, 1);
   SlicedWassersteinOptions options;
   options.block = 2;
   std::vector<double> fractions;

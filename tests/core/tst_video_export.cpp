@@ -95,7 +95,7 @@ Status writeFrames(VideoEncoder& encoder, int count, bool noise = false) {
   return {};
 }
 
-Generator tinyGenerator() {
+Generator tinyVideoGenerator() {
   torch::manual_seed(7);
   GeneratorOptions options;
   options.nz = 16;
@@ -455,7 +455,7 @@ void TestVideoExport::gifFramesKeptAreBounded() {
 }
 
 void TestVideoExport::walkExportMatchesRenderedFrames() {
-  Generator generator = tinyGenerator();
+  Generator generator = tinyVideoGenerator();
   LatentWalk walk = LatentWalk::fromSeeds({3, 14, 15}, 16);
   walk.frames_per_key = 5;
   walk.loop = true;
@@ -520,7 +520,7 @@ void TestVideoExport::walkExportMatchesRenderedFrames() {
 }
 
 void TestVideoExport::cancelledWalkExportLeavesNothing() {
-  Generator generator = tinyGenerator();
+  Generator generator = tinyVideoGenerator();
   LatentWalk walk = LatentWalk::fromSeeds({1, 2}, 16);
   walk.frames_per_key = 40;
   WalkRenderOptions render;
@@ -559,7 +559,7 @@ void TestVideoExport::cancelledWalkExportLeavesNothing() {
 // before an allocation failed. The frame count is known: the walk is refused at its first frame,
 // so the test renders one batch of 8, and nothing is left at the path.
 void TestVideoExport::gifWalkThatCannotFitIsRefusedAtOnce() {
-  Generator generator = tinyGenerator();
+  Generator generator = tinyVideoGenerator();
   LatentWalk walk = LatentWalk::fromSeeds({1, 2, 3}, 16);
   walk.frames_per_key = 100000;
   WalkRenderOptions render;
