@@ -22,13 +22,8 @@ fail() { echo "check-debs: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || fail "must run as root (it calls apt-get, debootstrap, mount and chroot)"
 
-host_mirror() {
-  local uri
-  uri="$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n 1 || true)"
-  [ -n "$uri" ] || uri="$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-    awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' | grep -v security | head -n 1 || true)"
-  echo "${uri:-http://deb.debian.org/debian}"
-}
+# host_mirror, mounted_under
+source packaging/tree-helpers.sh
 # The pristine tree, debootstrapped once; under its own lock, as a --prepare may be making it.
 make_pristine() {
   mkdir -p "$cache"
@@ -94,7 +89,7 @@ exec 9>"$tree.lock"
 flock -n 9 || fail "another check is using $tree"
 make_pristine
 # A check that was killed may have left its tree's /dev bound: never delete through a mount.
-findmnt -rn -o TARGET | grep -q "^$tree\(/\|\$\)" && fail "$tree has something mounted in it; unmount it first"
+mounted_under "$tree" && fail "$tree has something mounted in it; unmount it first"
 rm -rf --one-file-system "$tree"
 cp -a "$pristine" "$tree"
 mount -t proc proc "$tree/proc"; mounts+=("$tree/proc")

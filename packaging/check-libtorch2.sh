@@ -96,19 +96,8 @@ if [ "$(id -u)" -ne 0 ]; then
   fail "must run as root (it calls apt-get, debootstrap, mount and chroot)"
 fi
 
-# The mirror the host's apt sources name (deb822 .sources or one-line lists), not its security one.
-host_mirror() {
-  local uri
-  uri="$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n 1 || true)"
-  if [ -z "$uri" ]; then
-    uri="$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
-           awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' |
-           grep -v security | head -n 1 || true)"
-  fi
-  echo "${uri:-http://deb.debian.org/debian}"
-}
-
-mounted_under() { findmnt -rn -o TARGET | grep -q "^$1\(/\|\$\)"; }
+# host_mirror, mounted_under
+source "$source_dir/packaging/tree-helpers.sh"
 
 # Every mount this script makes, undone on exit (success, failure or interrupt): processes left
 # running inside the tree are ended first (by process id, only those whose root is the tree).

@@ -33,9 +33,9 @@ export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1
 export LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp
-# The table lists the harnesses in their order, whichever ends first.
-# Runs one harness; its table row goes to build-fuzz/<target>.row, and the exit status says
-# whether it found something.
+# One row of the table.
+row() { printf '%-24s %10s %8s %8s %s\n' "$@"; }
+# Runs one harness; its row of the table goes to build-fuzz/<target>.row.
 run_target() {
   local target=$1 work=build-fuzz/corpus/$1 crashes=build-fuzz/crashes/$1 log=build-fuzz/$1.log limit result=ok
   mkdir -p "$work" "$crashes"
@@ -46,16 +46,14 @@ run_target() {
     limit=(-max_total_time="$seconds")
   fi
   [ -d "fuzz/corpus/$target" ] && cp -n fuzz/corpus/"$target"/* "$work"/ 2>/dev/null || true
-  local status=0
   build-fuzz/"$target" "$work" "${limit[@]}" -rss_limit_mb=4096 -timeout=25 \
-    -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1 || status=1
-  [ "$status" -eq 0 ] || result="FOUND: see $log and $crashes"
+    -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 >"$log" 2>&1 ||
+    result="FOUND: see $log and $crashes"
   local runs cov ft
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo '?')
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo '?')
-  printf '%-24s %10s %8s %8s %s\n' "$target" "$runs" "$cov" "$ft" "$result" >"build-fuzz/$target.row"
-  return "$status"
+  row "$target" "$runs" "$cov" "$ft" "$result" >"build-fuzz/$target.row"
 }
 for target in "${targets[@]}"; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
@@ -63,13 +61,14 @@ for target in "${targets[@]}"; do
   run_target "$target" &
 done
 wait || true
+# The table, in the harnesses' order, whichever ended first.
 failed=()
-printf '%-24s %10s %8s %8s %s\n' target executions cov ft result
+row target executions cov ft result
 for target in "${targets[@]}"; do
   if [ -f "build-fuzz/$target.row" ]; then
     cat "build-fuzz/$target.row"
   else
-    printf '%-24s %10s %8s %8s %s\n' "$target" '?' '?' '?' "FOUND: it ended without its result; see build-fuzz/$target.log"
+    row "$target" '?' '?' '?' "FOUND: it ended without its result; see build-fuzz/$target.log"
   fi
   grep -q ' ok$' "build-fuzz/$target.row" 2>/dev/null || failed+=("$target")
 done
