@@ -108,7 +108,9 @@ bool SshdFixture::start(QString* error) {
                        "PermitRootLogin prohibit-password\nMaxSessions 64\nMaxStartups 64\nLogLevel ERROR\n"
                        // bash sources ~/.bashrc for commands run by sshd unless it is a nested
                        // shell: the test user's own rc files (a pyenv hook, say) stay out of it.
-                       "SetEnv SHLVL=1\n")
+                       // The programs it starts load OpenBLAS with one thread, as the suites'
+                       // own do (tests/CMakeLists.txt says why).
+                       "SetEnv SHLVL=1 OPENBLAS_NUM_THREADS=1\n")
                    .arg(port_)
                    .arg(dir_)
                    .toUtf8());
