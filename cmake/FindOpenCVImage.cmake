@@ -1,6 +1,7 @@
 # Finds the three OpenCV modules the engine uses (core, imgproc, imgcodecs) without needing
 # Debian's libopencv-dev meta package (which pulls in every OpenCV module and its CMake files).
-# Defines the imported target OpenCVImage::OpenCVImage.
+# Defines the imported targets OpenCVImage::OpenCVImage (the three) and OpenCVImage::Core (core
+# alone: its exceptions, for what must not load the image codecs' libraries).
 find_path(OpenCVImage_INCLUDE_DIR opencv2/core.hpp PATH_SUFFIXES opencv4)
 foreach(module core imgproc imgcodecs)
   find_library(OpenCVImage_${module}_LIBRARY NAMES opencv_${module})
@@ -15,4 +16,10 @@ if(OpenCVImage_FOUND AND NOT TARGET OpenCVImage::OpenCVImage)
     INTERFACE_INCLUDE_DIRECTORIES "${OpenCVImage_INCLUDE_DIR}"
     INTERFACE_LINK_LIBRARIES
       "${OpenCVImage_imgcodecs_LIBRARY};${OpenCVImage_imgproc_LIBRARY};${OpenCVImage_core_LIBRARY}")
+endif()
+if(OpenCVImage_FOUND AND NOT TARGET OpenCVImage::Core)
+  add_library(OpenCVImage::Core INTERFACE IMPORTED)
+  set_target_properties(OpenCVImage::Core PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${OpenCVImage_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES "${OpenCVImage_core_LIBRARY}")
 endif()

@@ -54,24 +54,65 @@ const char* kUsage =
 
 struct Command {
   const char* name;
-  int (*run)(const streetgan::cli::Args&);
-  bool has_subcommands;  // "cache build": messages name the subcommand too
+  int (*run)(const streetgan::cli::Args&);  // null in streetgan: the engine runs it
+  bool has_subcommands;                      // "cache build": messages name the subcommand too
 };
 
+// streetgan (STREETGAN_CLI_FRONT) is built without LibTorch: the commands that need it are the
+// engine's (app/cli/CMakeLists.txt).
+#ifdef STREETGAN_CLI_FRONT
+#define ENGINE_COMMAND(run) nullptr
+#else
+#define ENGINE_COMMAND(run) run
+#endif
+
 const Command kCommands[] = {
-    {"train", streetgan::cli::runTrain, false},   {"info", streetgan::cli::runInfo, false},
-    {"sample", streetgan::cli::runSample, false}, {"demo-data", streetgan::cli::runDemoData, false},
-    {"bench", streetgan::cli::runBench, true},    {"data", streetgan::cli::runData, true},
-    {"cache", streetgan::cli::runCache, true},    {"parzen", streetgan::cli::runParzen, false},
-    {"walk", streetgan::cli::runWalk, false},     {"remote", streetgan::cli::runRemote, true},
-    {"tensorboard", streetgan::cli::runTensorBoard, false},
-    {"import", streetgan::cli::runImport, false}, {"export", streetgan::cli::runExport, false},
-    {"serve", streetgan::cli::runServe, false},   {"metrics", streetgan::cli::runMetrics, false},
-    {"directions", streetgan::cli::runDirections, false},
-    {"project", streetgan::cli::runProject, false},
+    {"train", ENGINE_COMMAND(streetgan::cli::runTrain), false},
+    {"info", ENGINE_COMMAND(streetgan::cli::runInfo), false},
+    {"sample", ENGINE_COMMAND(streetgan::cli::runSample), false},
+    {"demo-data", ENGINE_COMMAND(streetgan::cli::runDemoData), false},
+    {"bench", ENGINE_COMMAND(streetgan::cli::runBench), true},
+    {"data", ENGINE_COMMAND(streetgan::cli::runData), true},
+    {"cache", ENGINE_COMMAND(streetgan::cli::runCache), true},
+    {"parzen", ENGINE_COMMAND(streetgan::cli::runParzen), false},
+    {"walk", ENGINE_COMMAND(streetgan::cli::runWalk), false},
+    {"remote", streetgan::cli::runRemote, true},
+    {"tensorboard", ENGINE_COMMAND(streetgan::cli::runTensorBoard), false},
+    {"import", ENGINE_COMMAND(streetgan::cli::runImport), false},
+    {"export", ENGINE_COMMAND(streetgan::cli::runExport), false},
+    {"serve", ENGINE_COMMAND(streetgan::cli::runServe), false},
+    {"metrics", ENGINE_COMMAND(streetgan::cli::runMetrics), false},
+    {"directions", ENGINE_COMMAND(streetgan::cli::runDirections), false},
+    {"project", ENGINE_COMMAND(streetgan::cli::runProject), false},
     // Not in kUsage: `metrics --features` starts it (app/cli/features_worker_command.cpp).
-    {"features-worker", streetgan::cli::runFeaturesWorker, false},
+    {"features-worker", ENGINE_COMMAND(streetgan::cli::runFeaturesWorker), false},
 };
+
+#ifdef STREETGAN_CLI_FRONT
+// Becomes the engine, in this same process, with the same arguments: beside this program in a
+// build folder, under libexec when installed. Returns only when it cannot.
+int runInEngine(char** argv) {
+  char self[4096];
+  const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0 || static_cast<std::size_t>(length) >= sizeof self - 1)
+    return streetgan::cli::fail("streetgan", "cannot find this program's own path (/proc/self/exe)",
+                                streetgan::cli::kExitFailure);
+  std::string folder(self, static_cast<std::size_t>(length));
+  folder.erase(folder.find_last_of('/') + 1);
+  const std::string beside = folder + STREETGAN_ENGINE_NAME;
+  const std::string installed = folder + STREETGAN_ENGINE_FROM_BIN "/" STREETGAN_ENGINE_NAME;
+  for (const std::string& engine : {beside, installed}) {
+    ::execv(engine.c_str(), argv);
+    const int error = errno;
+    if (error != ENOENT)
+      return streetgan::cli::fail("streetgan", "cannot start its engine " + engine + ": " + std::strerror(error),
+                                  streetgan::cli::kExitFailure);
+  }
+  return streetgan::cli::fail("streetgan", "its engine is missing: neither " + beside + " nor " + installed +
+                                               " exists; reinstall streetgan",
+                              streetgan::cli::kExitFailure);
+}
+#endif
 
 // "streetgan walk", or with the subcommand ("streetgan cache build") as the command's own
 // messages name it.
@@ -114,6 +155,9 @@ int main(int argc, char** argv) {
   }
   for (const Command& known : kCommands) {
     if (command != known.name) continue;
+#ifdef STREETGAN_CLI_FRONT
+    if (!known.run) return runInEngine(argv);
+#endif
     // Every exception that escapes a command ends at this boundary as one line and exit 1.
     return runAtBoundary(programName(known, args), [&] { return known.run(args); });
   }

@@ -3,6 +3,7 @@
 #include "core/eval/features_channel.h"
 #include "core/eval/network_features.h"
 #include "core/eval/torchscript_network.h"
+#include "core/util/blas_threads.h"
 
 #include <ATen/Parallel.h>
 #include <poll.h>
@@ -93,6 +94,7 @@ Result<FeaturesWorkerArguments> FeaturesWorkerArguments::fromWords(const std::ve
 int runFeaturesWorker(const FeaturesWorkerArguments& arguments, int fd) {
   FeaturesChannel channel(fd, [fd](short events) { return waitForever(fd, events); });
   if (arguments.threads > 0) at::set_num_threads(arguments.threads);
+  keepBlasSingleThreaded();
   c10::Device device = c10::kCPU;
   try {
     device = c10::Device(arguments.device);

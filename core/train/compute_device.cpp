@@ -1,13 +1,13 @@
 #include "core/train/compute_device.h"
 
 #include "core/train/hpu_bridge.h"
+#include "core/util/blas_threads.h"
 #include "core/util/torch_compat.h"
 
 #include <ATen/Parallel.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/cuda.h>
 
-#include <dlfcn.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -104,12 +104,7 @@ void setComputeThreads(int threads) {
   // 0 means every core; Debian's LibTorch would otherwise start with a single thread.
   const unsigned cores = std::thread::hardware_concurrency();
   at::set_num_threads(threads > 0 ? threads : static_cast<int>(cores > 0 ? cores : 1));
-  // LibTorch already splits convolutions over its OpenMP threads and calls BLAS from each of
-  // them; a multi-threaded OpenBLAS underneath then runs threads × cores threads on the cores
-  // (2-4× slower on 2 cores, see bench/README.md). Keep BLAS single-threaded when it is OpenBLAS.
-  using SetThreads = void (*)(int);
-  if (auto set_blas_threads = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
-    set_blas_threads(1);
+  keepBlasSingleThreaded();
 }
 
 AutocastScope::AutocastScope(Precision precision, const c10::Device& device)

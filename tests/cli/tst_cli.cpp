@@ -36,6 +36,8 @@ private slots:
   void tensorboardBoundsWhatItWrites();
   void cudaAbsenceIsExplained();
   void cudaGraphsRefusedPlainly();
+  void frontLoadsNoLibTorch();
+  void frontFindsItsEngine();
 
 private:
   QTemporaryDir dir_;
@@ -569,6 +571,63 @@ void TestCli::cudaGraphsRefusedPlainly() {
   const auto off = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--cuda-graphs", "off"});
   QCOMPARE(off.exit_code, 0);
   QVERIFY2(!off.err.contains("CUDA graph"), qPrintable(off.err));
+}
+
+// streetgan itself links no LibTorch (app/cli/CMakeLists.txt): its engine does.
+void TestCli::frontLoadsNoLibTorch() {
+  const auto libraries = [](const QString& program) {
+    QProcess ldd;
+    ldd.start("ldd", {program});
+    return ldd.waitForFinished(60000) && ldd.exitCode() == 0 ? QString::fromLocal8Bit(ldd.readAllStandardOutput())
+                                                              : QString();
+  };
+  const QString front = libraries(STREETGAN_CLI), engine = libraries(STREETGAN_CLI_ENGINE);
+  QVERIFY2(engine.contains("libtorch"), qPrintable(engine));
+  QVERIFY2(!front.isEmpty() && !front.contains("libtorch") && !front.contains("libQt"), qPrintable(front));
+}
+
+namespace {
+
+CliResult runProgram(const QString& program, const QStringList& args) {
+  QProcess process;
+  process.start(program, args);
+  CliResult result;
+  if (!process.waitForFinished(120000) || process.exitStatus() != QProcess::NormalExit) return result;
+  result.exit_code = process.exitCode();
+  result.out = QString::fromUtf8(process.readAllStandardOutput());
+  result.err = QString::fromUtf8(process.readAllStandardError());
+  return result;
+}
+
+}  // namespace
+
+// streetgan runs --version and the remote commands alone; every other command in its engine,
+// found beside it or, installed, under ../libexec/streetgan; without either, one line says so.
+void TestCli::frontFindsItsEngine() {
+  QTemporaryDir prefix;
+  QVERIFY(prefix.isValid());
+  QVERIFY(QDir().mkpath(prefix.filePath("bin")));
+  const QString front = prefix.filePath("bin/streetgan");
+  QVERIFY(QFile::copy(STREETGAN_CLI, front));
+
+  QCOMPARE(runProgram(front, {"--version"}).out, runCli({"--version"}).out);
+  const QStringList status{"remote", "status", prefix.filePath("no-run")};
+  const CliResult alone = runProgram(front, status), whole = runCli(status);
+  QCOMPARE(alone.exit_code, whole.exit_code);
+  QCOMPARE(alone.err, whole.err);
+  QCOMPARE(alone.out, whole.out);
+
+  const CliResult missing = runProgram(front, {"info", "--json"});
+  QCOMPARE(missing.exit_code, 1);
+  const QString bin = prefix.filePath("bin/");
+  QCOMPARE(missing.err, "streetgan: its engine is missing: neither " + bin + "streetgan-engine nor " + bin +
+                            "../libexec/streetgan/streetgan-engine exists; reinstall streetgan\n");
+
+  QVERIFY(QDir().mkpath(prefix.filePath("libexec/streetgan")));
+  QVERIFY(QFile::link(STREETGAN_CLI_ENGINE, prefix.filePath("libexec/streetgan/streetgan-engine")));
+  const CliResult installed = runProgram(front, {"info", "--json"});
+  QCOMPARE(installed.exit_code, 0);
+  QCOMPARE(installed.out, runCli({"info", "--json"}).out);
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestCli)

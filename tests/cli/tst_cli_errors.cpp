@@ -33,14 +33,15 @@ struct Outcome {
   QString err;
 };
 
-// The size of the shared libraries the program loads (ldd), in KiB: the address space it needs
-// before it does anything. 0.5 GiB with Debian's LibTorch 1.13, 3.3 GiB with trixie's CUDA 2.6.
+// The size of the shared libraries the program's engine loads (ldd), in KiB: the address space
+// it needs before it does anything. 0.5 GiB with Debian's LibTorch 1.13, 3.3 GiB with trixie's
+// CUDA 2.6. (streetgan hands the commands these rows run to its engine, in the same process.)
 qint64 librariesKib() {
   static const qint64 kib = [] {
     QProcess ldd;
-    ldd.start("ldd", {STREETGAN_CLI});
+    ldd.start("ldd", {STREETGAN_CLI_ENGINE});
     if (!ldd.waitForFinished(60000)) return qint64(0);
-    qint64 bytes = QFileInfo(STREETGAN_CLI).size();
+    qint64 bytes = QFileInfo(STREETGAN_CLI_ENGINE).size();
     for (const QString& line : QString::fromLocal8Bit(ldd.readAllStandardOutput()).split('\n')) {
       const qsizetype arrow = line.indexOf("=> /");
       if (arrow < 0) continue;

@@ -109,7 +109,8 @@ bool SshdFixture::start(QString* error) {
                        // bash sources ~/.bashrc for commands run by sshd unless it is a nested
                        // shell: the test user's own rc files (a pyenv hook, say) stay out of it.
                        // The programs it starts load OpenBLAS with one thread, as the suites'
-                       // own do (tests/CMakeLists.txt says why).
+                       // own do (tests/CMakeLists.txt says why). sshd reads only the first
+                       // SetEnv line: another variable goes on this one.
                        "SetEnv SHLVL=1 OPENBLAS_NUM_THREADS=1\n")
                    .arg(port_)
                    .arg(dir_)
