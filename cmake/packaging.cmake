@@ -1,5 +1,5 @@
 # Installation and the Debian packages (CPack), included last by the top-level CMakeLists.txt:
-#   streetgan         the CLI alone (no Qt), for GPU hosts: `streetgan`, its man page, the docs
+#   streetgan         the CLI alone (no Qt), for GPU hosts: `streetgan` and its engine, its man page, the docs
 #   streetgan-studio  the desktop app: `streetgan-studio`, its man page, the desktop entry, the
 #                     AppStream metainfo and the icons; it depends on streetgan (the studio runs it)
 # Dependencies come from dpkg-shlibdeps. `cpack -G DEB` in the build folder writes both .debs;
@@ -100,7 +100,7 @@ StreetGAN trains a deep convolutional GAN on street-level photographs and
 works with its runs: sampling, latent-space walks exported as GIF, MP4 or
 WebM, Parzen evaluation, TensorBoard files, the original PyTorch tool's
 checkpoints, and an HTTP image server. This package holds the headless
-`streetgan` program alone, without Qt, for GPU hosts.")
+`streetgan` program (and its engine) alone, without Qt, for GPU hosts.")
 set(CPACK_DEBIAN_STUDIO_PACKAGE_NAME streetgan-studio)
 set(CPACK_DEBIAN_STUDIO_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_STUDIO_PACKAGE_DEPENDS "streetgan (= ${PROJECT_VERSION})")

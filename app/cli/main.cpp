@@ -3,10 +3,15 @@
 #include "app/cli/commands.h"
 
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -89,28 +94,66 @@ const Command kCommands[] = {
 };
 
 #ifdef STREETGAN_CLI_FRONT
+// This program's own folder, with a trailing slash: from /proc/self/exe, else (no /proc) from the
+// path it was started by; empty when neither tells.
+std::string ownFolder() {
+  char self[PATH_MAX + 1];
+  ssize_t length = ::readlink("/proc/self/exe", self, PATH_MAX);
+  std::string path;
+  if (length > 0 && length < PATH_MAX) {
+    path.assign(self, static_cast<std::size_t>(length));
+  } else if (const auto started = reinterpret_cast<const char*>(::getauxval(AT_EXECFN));
+             started && ::realpath(started, self)) {
+    path = self;
+  }
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+// Why `path` may not be run as our engine, or empty when it may: it and its folder must belong to
+// root or to us and be writable by no one else, as a program in /usr/libexec is. A copy of
+// streetgan in a shared folder (/tmp) must not run a streetgan-engine someone else put beside it.
+std::string untrustedBecause(const std::string& path, const struct stat& file) {
+  const uid_t us = ::geteuid();
+  const gid_t our_group = ::getegid();
+  // Group-writable is ours when the group is our own (a umask of 002 with a group per user).
+  const auto trusted = [us, our_group](const struct stat& what) {
+    return (what.st_uid == 0 || what.st_uid == us) && (what.st_mode & S_IWOTH) == 0 &&
+           ((what.st_mode & S_IWGRP) == 0 || what.st_gid == our_group);
+  };
+  if (!S_ISREG(file.st_mode)) return "not a regular file";
+  if (!trusted(file)) return "it belongs to another user or others may change it";
+  struct stat folder {};
+  const std::string parent = path.substr(0, path.find_last_of('/') + 1);
+  if (::stat(parent.c_str(), &folder) != 0 || !trusted(folder))
+    return "its folder belongs to another user or others may change it";
+  return {};
+}
+
 // Becomes the engine, in this same process, with the same arguments: beside this program in a
 // build folder, under libexec when installed. Returns only when it cannot.
 int runInEngine(char** argv) {
-  char self[4096];
-  const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (length <= 0 || static_cast<std::size_t>(length) >= sizeof self - 1)
-    return streetgan::cli::fail("streetgan", "cannot find this program's own path (/proc/self/exe)",
-                                streetgan::cli::kExitFailure);
-  std::string folder(self, static_cast<std::size_t>(length));
-  folder.erase(folder.find_last_of('/') + 1);
+  using streetgan::cli::fail;
+  using streetgan::cli::kExitFailure;
+  const std::string folder = ownFolder();
+  if (folder.empty()) return fail("streetgan", "cannot find this program's own folder (/proc/self/exe)", kExitFailure);
   const std::string beside = folder + STREETGAN_ENGINE_NAME;
   const std::string installed = folder + STREETGAN_ENGINE_FROM_BIN "/" STREETGAN_ENGINE_NAME;
   for (const std::string& engine : {beside, installed}) {
+    struct stat file {};
+    if (::stat(engine.c_str(), &file) != 0) {
+      if (errno == ENOENT) continue;
+      return fail("streetgan", "cannot start its engine " + engine + ": " + std::strerror(errno), kExitFailure);
+    }
+    if (const std::string why = untrustedBecause(engine, file); !why.empty())
+      return fail("streetgan", "refuses to start its engine " + engine + ": " + why, kExitFailure);
     ::execv(engine.c_str(), argv);
     const int error = errno;
-    if (error != ENOENT)
-      return streetgan::cli::fail("streetgan", "cannot start its engine " + engine + ": " + std::strerror(error),
-                                  streetgan::cli::kExitFailure);
+    return fail("streetgan", "cannot start its engine " + engine + ": " + std::strerror(error), kExitFailure);
   }
-  return streetgan::cli::fail("streetgan", "its engine is missing: neither " + beside + " nor " + installed +
-                                               " exists; reinstall streetgan",
-                              streetgan::cli::kExitFailure);
+  return fail("streetgan", "its engine is missing: neither " + beside + " nor " + installed +
+                               " exists; reinstall streetgan",
+              kExitFailure);
 }
 #endif
 
@@ -126,6 +169,10 @@ std::string programName(const Command& command, const streetgan::cli::Args& args
 
 int main(int argc, char** argv) {
   using namespace streetgan::cli;
+#ifndef STREETGAN_CLI_FRONT
+  // Started as streetgan, it is streetgan to ps, top and pgrep too.
+  ::prctl(PR_SET_NAME, "streetgan");
+#endif
   // A reader that goes away (`--events - | head`, a closed studio) must not kill a training run:
   // writes to a closed pipe fail with EPIPE instead, and each writer decides what that means.
   std::signal(SIGPIPE, SIG_IGN);

@@ -5,7 +5,6 @@
 #include "app/studio/main_window.h"
 #include "app/studio/studio_settings.h"
 #include "app/studio/train_tab.h"
-#include "core/util/blas_threads.h"
 
 #include <QApplication>
 #include <QIcon>
@@ -27,8 +26,6 @@ int fail(const QString& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The explorer's generator and projections run in this process, on LibTorch's threads.
-  streetgan::keepBlasSingleThreaded();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("StreetGAN");
   QApplication::setApplicationName("StreetGAN Studio");

@@ -6,8 +6,8 @@
 namespace streetgan {
 
 /// Keeps OpenBLAS to one thread when the process has OpenBLAS (looked up at run time: another
-/// BLAS, or none, is left as it is). Every program of ours that computes calls it, through
-/// setComputeThreads (core/train/compute_device.h) or, for the features worker, itself.
+/// BLAS, or none, is left as it is). The commands that set their compute threads call it through
+/// setComputeThreads (core/train/compute_device.h), and the features worker itself.
 void keepBlasSingleThreaded();
 
 }  // namespace streetgan

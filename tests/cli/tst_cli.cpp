@@ -602,7 +602,8 @@ CliResult runProgram(const QString& program, const QStringList& args) {
 }  // namespace
 
 // streetgan runs --version and the remote commands alone; every other command in its engine,
-// found beside it or, installed, under ../libexec/streetgan; without either, one line says so.
+// found beside it or, installed, under ../libexec/streetgan, and run only when it and its folder
+// are root's or ours and no one else may change them; without either, one line says so.
 void TestCli::frontFindsItsEngine() {
   QTemporaryDir prefix;
   QVERIFY(prefix.isValid());
@@ -624,7 +625,15 @@ void TestCli::frontFindsItsEngine() {
                             "../libexec/streetgan/streetgan-engine exists; reinstall streetgan\n");
 
   QVERIFY(QDir().mkpath(prefix.filePath("libexec/streetgan")));
-  QVERIFY(QFile::link(STREETGAN_CLI_ENGINE, prefix.filePath("libexec/streetgan/streetgan-engine")));
+  const QString engine = prefix.filePath("libexec/streetgan/streetgan-engine");
+  QVERIFY(QFile::link(STREETGAN_CLI_ENGINE, engine));
+  // A folder anyone may write to (a copy in /tmp): the engine there is anyone's, and not run.
+  QCOMPARE(::chmod(qPrintable(prefix.filePath("libexec/streetgan")), 0777), 0);
+  const CliResult shared = runProgram(front, {"info", "--json"});
+  QCOMPARE(shared.exit_code, 1);
+  QCOMPARE(shared.err, "streetgan: refuses to start its engine " + bin + "../libexec/streetgan/streetgan-engine" +
+                           ": its folder belongs to another user or others may change it\n");
+  QCOMPARE(::chmod(qPrintable(prefix.filePath("libexec/streetgan")), 0755), 0);
   const CliResult installed = runProgram(front, {"info", "--json"});
   QCOMPARE(installed.exit_code, 0);
   QCOMPARE(installed.out, runCli({"info", "--json"}).out);
