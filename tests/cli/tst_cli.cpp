@@ -586,21 +586,6 @@ void TestCli::frontLoadsNoLibTorch() {
   QVERIFY2(!front.isEmpty() && !front.contains("libtorch") && !front.contains("libQt"), qPrintable(front));
 }
 
-namespace {
-
-CliResult runProgram(const QString& program, const QStringList& args) {
-  QProcess process;
-  process.start(program, args);
-  CliResult result;
-  if (!process.waitForFinished(120000) || process.exitStatus() != QProcess::NormalExit) return result;
-  result.exit_code = process.exitCode();
-  result.out = QString::fromUtf8(process.readAllStandardOutput());
-  result.err = QString::fromUtf8(process.readAllStandardError());
-  return result;
-}
-
-}  // namespace
-
 // streetgan runs --version and the remote commands alone; every other command in its engine,
 // found beside it or, installed, under ../libexec/streetgan, and run only when it and its folder
 // are root's or ours and no one else may change them; without either, one line says so.

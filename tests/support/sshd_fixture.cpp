@@ -70,6 +70,14 @@ QList<qint64> descendants(qint64 root) {
   return found;
 }
 
+// " OPENBLAS_NUM_THREADS=N" with the suite's own N (a number only: it goes into sshd_config), or
+// nothing when the suite has none.
+QString openblasThreads() {
+  bool number = false;
+  const int threads = qEnvironmentVariableIntValue("OPENBLAS_NUM_THREADS", &number);
+  return number && threads > 0 ? QString(" OPENBLAS_NUM_THREADS=%1").arg(threads) : QString();
+}
+
 }  // namespace
 
 SshdFixture::SshdFixture(QString dir) : dir_(std::move(dir)) {
@@ -108,12 +116,13 @@ bool SshdFixture::start(QString* error) {
                        "PermitRootLogin prohibit-password\nMaxSessions 64\nMaxStartups 64\nLogLevel ERROR\n"
                        // bash sources ~/.bashrc for commands run by sshd unless it is a nested
                        // shell: the test user's own rc files (a pyenv hook, say) stay out of it.
-                       // The programs it starts load OpenBLAS with one thread, as the suites'
-                       // own do (tests/CMakeLists.txt says why). sshd reads only the first
-                       // SetEnv line: another variable goes on this one.
-                       "SetEnv SHLVL=1 OPENBLAS_NUM_THREADS=1\n")
+                       // The programs it starts get the suite's OPENBLAS_NUM_THREADS, as the
+                       // suite's own do (tests/CMakeLists.txt says why). sshd reads only the
+                       // first SetEnv line: another variable goes on this one.
+                       "SetEnv SHLVL=1%3\n")
                    .arg(port_)
                    .arg(dir_)
+                   .arg(openblasThreads())
                    .toUtf8());
   config.close();
   const QByteArray log = QFile::encodeName(dir_ + "/sshd.log");

@@ -18,9 +18,11 @@
 
 namespace streetgan::test {
 
-CliResult runCli(const QStringList& args, int timeout_ms) {
+CliResult runCli(const QStringList& args, int timeout_ms) { return runProgram(STREETGAN_CLI, args, timeout_ms); }
+
+CliResult runProgram(const QString& program, const QStringList& args, int timeout_ms) {
   QProcess process;
-  process.start(STREETGAN_CLI, args);
+  process.start(program, args);
   CliResult result;
   if (!process.waitForStarted(30000)) return result;
   if (!process.waitForFinished(timeout_ms)) {

@@ -18,6 +18,9 @@ struct CliResult {
   QString err;
 };
 
+/// Runs `program args...` to completion (up to `timeout_ms`; then killed, exit code -1).
+CliResult runProgram(const QString& program, const QStringList& args, int timeout_ms = 600000);
+
 /// Runs `streetgan args...` to completion (up to `timeout_ms`).
 CliResult runCli(const QStringList& args, int timeout_ms = 600000);
 
