@@ -4,6 +4,7 @@
 // beside one flat all-reduce of every gradient, and both beside the step's own compute time
 // (DcganStep alone) and the whole distributed step (DcganStep in the group). Rank 0 prints.
 #include "app/cli/command_line.h"
+#include "app/cli/bench_command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/model_options.h"
 #include "core/train/compute_device.h"
@@ -57,22 +58,8 @@ std::int64_t gradientBytes(DcganStep& model) {
 }  // namespace
 
 int runBenchAllReduce(const Args& args) {
-  // A rank's device comes from --device and its place in the job (rankDeviceSpec).
-  ModelOptionsUse use;
-  use.device_help = "cpu, cuda or cuda:N; a rank uses cuda:LOCAL_RANK for cuda (default cpu)";
-  use.threads_first = true;
-  std::vector<OptionSpec> specs = {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
-                                   {"--batch", "B", "batch size of each rank (default 64)"},
-                                   {"--repeats", "N", "timed repeats of each (default 10)"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  specs.push_back({"--bucket-mb", "MB", "bucket size in MB (default 25)"});
-  CommandLine line("bench allreduce", "[options]  (as one rank: RANK, WORLD_SIZE, MASTER_PORT set)",
-                   "Times the gradient all-reduce of distributed training on the gradients of\n"
-                   "both nets: bucketed (as training does it) beside one flat all-reduce of all\n"
-                   "gradients, and both beside the step's compute time alone and the whole step\n"
-                   "in the group. Runs as one rank: bench/bench_distributed.py starts the ranks\n"
-                   "and prints the medians of several runs.",
-                   specs);
+  const ModelOptionsUse use = benchAllReduceModelUse();
+  CommandLine line = benchAllReduceCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   auto placement = rankPlacementFromEnvironment();
   if (!placement) return fail(line.program(), placement.error(), kExitUsage);

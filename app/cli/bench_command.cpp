@@ -1,4 +1,5 @@
 #include "app/cli/command_line.h"
+#include "app/cli/bench_command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/model_options.h"
 #include "core/train/compute_device.h"
@@ -100,37 +101,9 @@ Result<double> realRate(const TrainStep& model, const TrainConfig& config, const
   return static_cast<double>(images) / std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// bench train's options: the preset and the timing, the model options (the fastest device by
-// default; --threads first, as the bench commands list it), then the data for the real rate.
-std::vector<OptionSpec> benchTrainOptionSpecs(const ModelOptionsUse& use) {
-  std::vector<OptionSpec> specs = {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
-                                   {"--batch", "B", "batch size (default 64)"},
-                                   {"--steps", "N", "timed steps (default 20)"},
-                                   {"--warmup", "N", "untimed steps first (default 3)"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  specs.insert(specs.end(),
-               {{"--precision", "P", "fp32, fp16 or bf16 (default fp32)"},
-                {"--cuda-graphs", "on|off", "time the step recorded as a CUDA graph and replayed (the cuda_graphs key; "
-                                            "at least 4 untimed steps then; default off)"},
-                {"--data", "CACHE", "also time real batches from this image cache (streetgan cache build)"},
-                {"--dataroot", "DIR", "the data folder the cache was built from (needed with --data)"},
-                {"--workers", "N", "data loader threads with --data (0 = automatic; default 0)"},
-                {"--json", "", "print one JSON object"}});
-  return specs;
-}
-
 int benchTrain(const Args& args) {
-  ModelOptionsUse use;
-  use.device_default = "auto";
-  use.threads_first = true;
-  CommandLine line("bench train", "--preset NAME [--batch B --steps N --data CACHE --dataroot DIR ...]",
-                   "Times the training step (D on real and fake, then G) on synthetic tensors\n"
-                   "already on the device, and prints images per second. With --data it also\n"
-                   "trains on real batches from an image cache through the whole loader (worker\n"
-                   "threads, uint8 batches, the copy and the noise on the device) and prints that\n"
-                   "rate as a share of the synthetic one. bench/bench_train.py runs the same step\n"
-                   "in PyTorch beside it and prints the ratios.",
-                   benchTrainOptionSpecs(use));
+  const ModelOptionsUse use = benchTrainModelUse();
+  CommandLine line = benchTrainCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   auto config = presetConfig(line.value("--preset", "naive-64"));
   if (!config) return fail(line.program(), "option '--preset': " + config.error(), kExitUsage);

@@ -1,3 +1,4 @@
+#include "app/cli/bench_command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/config_options.h"
 
@@ -46,20 +47,7 @@ double decodeRate(const ImageDataset& dataset, int channels, int reduction, int 
 }  // namespace
 
 int runBenchData(const Args& args) {
-  auto specs = configOptionSpecs();
-  specs.insert(specs.begin(),
-               {{"--dataroot", "DIR", "folder of images (required)"},
-                {"--img-size", "S", "output size (default 64)"},
-                {"--batch", "B", "batch size (default 64)"},
-                {"--seconds", "S", "measuring time (default 10)"},
-                {"--decode-only", "R", "time decoding alone at DCT reduction R (1, 2, 4 or 8)"},
-                {"--json", "", "print one JSON object"}});
-  for (const auto& spec : dataLoaderOptionSpecs()) specs.push_back(spec);
-  CommandLine line("bench data", "--dataroot DIR [--img-size 64 --workers N --cache FILE --seconds S]",
-                   "Measures the data loader alone: batches from the files (or the cache) through\n"
-                   "the training pipeline on worker threads, for a fixed time. The last line is\n"
-                   "the rate in images per second. bench/bench_data.py runs the reference beside it.",
-                   specs);
+  CommandLine line = benchDataCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--dataroot")) return fail(line.program(), "option '--dataroot' is required", kExitUsage);
   auto config = configFromOptions(line);

@@ -5,6 +5,7 @@
 // by default; this times the same calls on the same kind of walk and prints the rate beside
 // that target.
 #include "app/cli/command_line.h"
+#include "app/cli/bench_command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/model_options.h"
 #include "core/latent/latent_explorer.h"
@@ -30,38 +31,12 @@ double medianOf(std::vector<double> values) {
   return n == 0 ? 0.0 : n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// The studio's own devices and threads: LatentExplorer opens any device the CLI knows (the CPU by
-// default, as the studio), and the thread count stays LibTorch's unless --threads is given.
-ModelOptionsUse studioModelUse() {
-  ModelOptionsUse use;
-  use.device_help = "auto, cpu, cuda, cuda:N or hpu (default cpu, the studio's)";
-  use.threads_help = "CPU threads (0 = all cores; default: LibTorch's own, as in the studio)";
-  return use;
-}
 
 }  // namespace
 
 int runBenchExplore(const Args& args) {
   const ModelOptionsUse use = studioModelUse();
-  std::vector<OptionSpec> specs = {checkpointOptionSpec(use),
-                                   {"--keys", "N", "keyframes (default 3, 90 frames with the defaults)"},
-                                   {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
-                                   {"--job", "N", "frames per render call (default 8, the preview's)"},
-                                   {"--repeats", "N", "timed renders of the whole walk (default 3)"},
-                                   {"--warmup", "N", "untimed jobs first (default 1)"},
-                                   {"--target", "FPS", "frames per second to compare with (default 30)"},
-                                   {"--page", "N", "time the Directions sliders instead: each frame renders a page of N samples "
-                                                   "(the Samples page has 16) moved along a direction"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  specs.push_back({"--json", "", "print one JSON object"});
-  CommandLine line("bench explore", "--checkpoint FILE [--keys N --frames-per-key N --job N --repeats N ...]",
-                   "Times the studio's Explore preview: a looped walk through --keys seed keyframes\n"
-                   "(seeds 1, 2, ...), rendered by LatentExplorer::renderFrames in jobs of --job\n"
-                   "frames, one job at a time, as the preview's worker renders it. Prints the\n"
-                   "frames per second of each repeat and their median beside the target (the\n"
-                   "preview's playback rate, 30 frames/s by default): at or above it, playback\n"
-                   "never waits for a frame.",
-                   specs);
+  CommandLine line = benchExploreCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   const std::string program = line.program();
   if (Status given = checkpointGiven(line); !given) return fail(program, given.error(), kExitUsage);

@@ -2,6 +2,7 @@
 // timed on inputs bench/bench_metrics.py wrote (raw float32 files), so that the numpy/scipy
 // reference runs on the very same numbers beside it.
 #include "app/cli/command_line.h"
+#include "app/cli/bench_command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/model_options.h"
 #include "core/eval/nearest_neighbour_search.h"
@@ -53,15 +54,7 @@ Result<std::vector<std::int64_t>> shapeOf(const json& meta, const char* key) {
 }  // namespace
 
 int runBenchMetrics(const Args& args) {
-  std::vector<OptionSpec> specs = {
-      {"--inputs", "DIR", "the folder bench/bench_metrics.py wrote (meta.json and *.f32)"},
-      {"--threads", "N", "CPU threads (0 = all cores; default 0)"},
-      {"--json", "", "print one JSON object"}};
-  CommandLine line("bench metrics", "--inputs DIR [--threads N] [--json]",
-                   "Times the quality metric suite (samples against training images) and the\n"
-                   "exact nearest-neighbour search on the inputs bench/bench_metrics.py wrote,\n"
-                   "which runs the numpy/scipy reference on the same numbers and prints the ratios.",
-                   specs);
+  CommandLine line = benchMetricsCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--inputs")) return fail(line.program(), "give --inputs DIR", kExitUsage);
   auto threads = threadsOption(line);

@@ -1,3 +1,4 @@
+#include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/config_options.h"
 #include "app/cli/stop_signal.h"
@@ -14,20 +15,7 @@ namespace streetgan::cli {
 namespace {
 
 int cacheBuild(const Args& args) {
-  auto specs = configOptionSpecs();
-  specs.insert(specs.begin(), {{"--dataroot", "DIR", "folder of images to cache (required)"},
-                               {"--out", "FILE", "cache file to write (required)"},
-                               {"--workers", "N", "decoding threads (0 = one per core; default 0)"},
-                               {"--full-decode", "", "store JPEGs at full size (no DCT reduction)"},
-                               {"--progress", "",
-                                "machine-readable progress lines on stderr, not percentages on stdout"}});
-  for (const auto& spec : dataFilterOptionSpecs()) specs.push_back(spec);
-  CommandLine line("cache build", "--dataroot DIR --out FILE [config and filter options]",
-                   "Decodes every image once, as training would (same channels and DCT reduction,\n"
-                   "from nc, img_size and augment.crop_scale), into one memory-mapped file that\n"
-                   "'streetgan train --cache FILE' reads instead of the JPEGs, giving the same batches.\n"
-                   "SIGINT or SIGTERM stops the build and removes the unfinished file.",
-                   specs);
+  CommandLine line = cacheBuildCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.positionals().empty())
     return fail(line.program(), "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
@@ -68,7 +56,7 @@ int cacheBuild(const Args& args) {
 }
 
 int cacheInfo(const Args& args) {
-  CommandLine line("cache info", "FILE", "Checks a cache file (header, index and every record's checksum)\nand prints what it holds.", {});
+  CommandLine line = cacheInfoCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1) return fail(line.program(), "give exactly one cache file", kExitUsage);
   auto cache = ImageCache::open(line.positionals().front());

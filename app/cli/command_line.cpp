@@ -51,7 +51,13 @@ Result<std::vector<std::uint64_t>> parseSeedList(const std::string& option, cons
   return seeds;
 }
 
-std::optional<int> CommandLine::parseOrExit(const std::vector<std::string>& args) {
+std::optional<int> CommandLine::parseOrExit(const std::vector<std::string>& args) { return parseAndAnswer(args, true); }
+
+std::optional<int> CommandLine::answerWithoutRunning(const std::vector<std::string>& args) {
+  return parseAndAnswer(args, false);
+}
+
+std::optional<int> CommandLine::parseAndAnswer(const std::vector<std::string>& args, bool use_checkpoint) {
   if (Status parsed = parse(args); !parsed) return fail(program(), parsed.error(), kExitUsage);
   if (help_) {
     std::fputs(helpText().c_str(), stdout);
@@ -62,6 +68,7 @@ std::optional<int> CommandLine::parseOrExit(const std::vector<std::string>& args
   if (find("--checkpoint") != nullptr && has("--checkpoint") && !value("--checkpoint").empty()) {
     auto resolved = resolveCheckpointReference(value("--checkpoint"));
     if (!resolved) return fail(program(), "option '--checkpoint': " + resolved.error(), kExitUsage);
+    if (!use_checkpoint) return std::nullopt;
     if (resolved->from_run) {
       std::string shown = resolved->path;  // one line, as fail() keeps its messages
       for (char& c : shown)

@@ -32,8 +32,14 @@ public:
   /// ("using FILE" on stderr; one that names none is a usage error). Returns nothing when the
   /// command should go on.
   std::optional<int> parseOrExit(const std::vector<std::string>& args);
+  /// parseOrExit as `streetgan` asks it before it starts the engine: the same answers to a bad
+  /// option, --help and a --checkpoint that names no checkpoint, but silent about one that does
+  /// (the engine parses again and says "using FILE").
+  std::optional<int> answerWithoutRunning(const std::vector<std::string>& args);
 
   bool helpRequested() const { return help_; }
+  /// The options this command takes, as given to the constructor.
+  const std::vector<OptionSpec>& options() const { return options_; }
   std::string helpText() const;
 
   bool has(const std::string& name) const { return values_.count(name) != 0; }
@@ -50,6 +56,8 @@ public:
 
 private:
   const OptionSpec* find(const std::string& name) const;
+  /// parseOrExit, with "using FILE" and the resolved --checkpoint only when `use_checkpoint`.
+  std::optional<int> parseAndAnswer(const std::vector<std::string>& args, bool use_checkpoint);
 
   std::string command_, usage_, summary_;
   std::vector<OptionSpec> options_;

@@ -3,16 +3,12 @@
 // -t, -c and the single-key shortcuts (including the data filters), applied in that order on top
 // of the defaults.
 #include "app/cli/command_line.h"
+#include "app/cli/option_specs.h"
 #include "core/config/train_config.h"
 
 #include <vector>
 
 namespace streetgan::cli {
-
-std::vector<OptionSpec> configOptionSpecs();
-/// The data options (filters, held-out split, loader): --cities ... --cache; they set "data" keys.
-std::vector<OptionSpec> dataFilterOptionSpecs();
-std::vector<OptionSpec> dataLoaderOptionSpecs();
 
 /// Builds the config the options describe; errors name the option, file, key and value.
 Result<TrainConfig> configFromOptions(const CommandLine& line);

@@ -1,3 +1,4 @@
+#include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/config_options.h"
 
@@ -16,14 +17,7 @@ namespace {
 using json = nlohmann::json;
 
 int dataStats(const Args& args) {
-  auto specs = dataFilterOptionSpecs();
-  specs.insert(specs.begin(), {"--config", "FILE", "take the data keys (filters) from a config file"});
-  specs.push_back({"--holdout", "", "count the held-out part instead of the training part"});
-  specs.push_back({"--json", "", "print one JSON object"});
-  CommandLine line("data stats", "DIR [filters] [--json]",
-                   "Counts the images of a data folder after the filters, per city (MSLS) or\n"
-                   "top-level folder, with each one's share of the sample.",
-                   specs);
+  CommandLine line = dataStatsCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1)
     return fail(line.program(), "give exactly one data folder (see --help)", kExitUsage);
@@ -75,21 +69,7 @@ int dataStats(const Args& args) {
 }
 
 int dataPreview(const Args& args) {
-  auto specs = configOptionSpecs();
-  specs.insert(specs.begin(),
-               {{"--n", "N", "number of variants (default 16)"},
-                {"--out", "FILE", "PNG file to write the grid to (required)"},
-                {"--img-size", "S", "output size: 64 or 128 (default from the config: 64)"},
-                {"--shift", "F", "random horizontal shift, fraction of the width (default 0.2)"},
-                {"--crop-scale", "F", "center crop of F x img-size pixels (default 4)"},
-                {"--noise-std", "F", "Gaussian noise std in [0,1] units (default 0.05)"},
-                {"--flip", "", "random horizontal flips"},
-                {"--rotate-deg", "F", "random rotation up to F degrees"},
-                {"--scale-jitter", "F", "random zoom in [1-F, 1+F]"},
-                {"--full-decode", "", "decode JPEGs at full size (no DCT reduction)"}});
-  CommandLine line("data preview", "IMAGE --out grid.png [--n 16] [augmentation options]",
-                   "Renders augmented variants of one image with the training pipeline, as a grid.",
-                   specs);
+  CommandLine line = dataPreviewCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1)
     return fail(line.program(), "give exactly one image (see --help)", kExitUsage);

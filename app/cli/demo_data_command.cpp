@@ -1,4 +1,5 @@
 #include "app/cli/command_line.h"
+#include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
 #include "core/data/demo_data_generator.h"
 #include "core/util/progress_line.h"
@@ -11,18 +12,7 @@
 namespace streetgan::cli {
 
 int runDemoData(const Args& args) {
-  CommandLine line("demo-data", "--out DIR [options]",
-                   "Renders procedural street scenes as 640x480 JPEGs in the MSLS layout\n"
-                   "(train_val/<city>/{database,query}/images, with seq_info.csv, postprocessed.csv\n"
-                   "and raw.csv). The same options and seed always give the same files. The defaults\n"
-                   "render the demo set of the studio and the README: 4 cities x 10 sequences x 25\n"
-                   "frames, 1,000 images.",
-                   {{"--out", "DIR", "folder to write (created; must not hold a train_val folder)"},
-                    {"--cities", "N", "number of cities, 1 to 8 (default 4)"},
-                    {"--sequences", "N", "sequences per city, 1 to 1000 (default 10; the last is a query sequence)"},
-                    {"--frames", "N", "frames per sequence, 1 to 1000 (default 25)"},
-                    {"--seed", "N", "random seed (default 1)"},
-                    {"--progress", "", "machine-readable progress lines on stderr (docs/events.md)"}});
+  CommandLine line = demoDataCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.has("--out")) return fail(line.program(), "missing --out DIR", kExitUsage);
   DemoDataOptions options;

@@ -3,6 +3,7 @@
 // ones listed, renamed, deleted or exported for Python.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_command_lines.h"
 #include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
 #include "core/latent/direction_file.h"
@@ -108,35 +109,8 @@ int manage(const CommandLine& line, const std::vector<OptionSpec>& specs) {
 }  // namespace
 
 int runDirections(const Args& args) {
-  ModelOptionsUse use;
-  use.threads = true;
-  std::vector<OptionSpec> specs = {
-      checkpointOptionSpec(use),
-      {"--method", "M", "sefa (closed form, instant) or pca (principal components of sampled latents); default sefa"},
-      {"--top", "K", "how many directions, strongest first (default 10)"},
-      {"--n", "N", "pca: latents sampled (default 10000)"},
-      {"--seed", "N", "pca: the draw of those latents (default 0)"},
-      {"--save", "NAME", "save them in the run as NAME.json (K = 1) or NAME-1.json ... NAME-K.json"},
-      {"--format", "F", "with --save: json (default) or npy (a NumPy file beside each JSON file)"},
-      {"--run", "DIR", "the run folder (default: the one the checkpoint is in)"},
-      {"--json", "", "print the directions, vectors included, as one JSON object"},
-      {"--list", "", "list the run's saved directions (with --run)"},
-      {"--rename", "OLD", "rename a saved direction to --to NEW (with --run)"},
-      {"--to", "NEW", "with --rename: the new name"},
-      {"--delete", "NAME", "delete a saved direction (with --run)"},
-      {"--export", "NAME", "write a saved direction as a NumPy .npy file (with --run and --out)"},
-      {"--out", "FILE", "with --export: the .npy file to write"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  CommandLine line("directions",
-                   "--checkpoint FILE [--method sefa|pca] [--top K] [--save NAME]\n"
-                   "       streetgan directions --run DIR (--list | --rename OLD --to NEW | --delete NAME | --export NAME --out F.npy)",
-                   "Finds directions in the latent space of a checkpoint's generator along which\n"
-                   "the images change in one way. sefa: the eigenvectors of the first layer's\n"
-                   "weight (Shen and Zhou 2021), instant. pca: the principal components of the\n"
-                   "first block's outputs over --n sampled latents, mapped back to latent\n"
-                   "directions (Härkönen et al. 2020). Prints each direction's strength; --save\n"
-                   "keeps them in <run>/directions/ for the studio and 'streetgan walk --direction'.",
-                   specs);
+  const ModelOptionsUse use = directionsModelUse();
+  CommandLine line = directionsCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   const std::string program = line.program();
   const int actions = line.has("--list") + line.has("--rename") + line.has("--delete") + line.has("--export");
@@ -146,7 +120,7 @@ int runDirections(const Args& args) {
     if (line.has("--checkpoint"))
       return fail(program, "--checkpoint finds new directions; it cannot go with --list, --rename, --delete or --export",
                   kExitUsage);
-    return manage(line, specs);
+    return manage(line, line.options());
   }
   if (!line.positionals().empty())
     return fail(program, "unexpected argument '" + line.positionals().front() + "'", kExitUsage);

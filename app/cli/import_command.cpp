@@ -1,5 +1,6 @@
 // `streetgan import CHECKPOINT.pt --run-dir DIR`: the original PyTorch tool's checkpoint as a run.
 #include "app/cli/command_line.h"
+#include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/stop_signal.h"
 
@@ -12,20 +13,7 @@
 namespace streetgan::cli {
 
 int runImport(const Args& args) {
-  CommandLine line("import", "CHECKPOINT.pt --run-dir DIR [options]",
-                   "Turns a checkpoint saved by the original PyTorch tool (torch.save of epoch,\n"
-                   "G_state_dict and optionally D_state_dict, G_optim, D_optim, losses, img_list,\n"
-                   "noise; with or without DistributedDataParallel's module. prefix) into a run\n"
-                   "directory: the studio opens it in Explore and Evaluate, and with both nets and\n"
-                   "optimizers 'streetgan train --resume --run-dir DIR --dataroot IMAGES' continues\n"
-                   "it. The net's size is read from the tensor shapes. No Python is needed, and\n"
-                   "nothing in the file can run (docs/interop.md). It is written into a new\n"
-                   "staging folder beside DIR and renamed into place: a failure, SIGINT or SIGTERM\n"
-                   "leaves nothing behind.",
-                   {{"--run-dir", "DIR", "the run to create (must not exist, or be empty)"},
-                    {"--batch-size", "N", "the batch size the original run used (default 128, its default)"},
-                    {"--dataroot", "DIR", "the images it trained on, stored in the run's config"},
-                    {"--progress", "", "machine-readable progress lines on stderr (docs/events.md)"}});
+  CommandLine line = importCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().size() != 1) return fail(line.program(), "give exactly one CHECKPOINT.pt", kExitUsage);
   if (!line.has("--run-dir")) return fail(line.program(), "missing --run-dir DIR", kExitUsage);

@@ -1,3 +1,4 @@
+#include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/config_options.h"
 #include "core/model/discriminator.h"
@@ -26,12 +27,7 @@ nlohmann::json describe(const TrainConfig& config) {
 }  // namespace
 
 int runInfo(const Args& args) {
-  auto specs = configOptionSpecs();
-  specs.push_back({"--json", "", "print one JSON object"});
-  CommandLine line("info", "[--preset NAME | --config FILE | -t JSON] [--json]",
-                   "Prints the parameter counts of G and D for a preset or config (default: the\n"
-                   "defaults, which equal naive-64), every preset, and the devices this build can use.",
-                   specs);
+  CommandLine line = infoCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.positionals().empty())
     return fail(line.program(), "unexpected argument '" + line.positionals().front() + "'", kExitUsage);

@@ -1,5 +1,6 @@
 #include "app/cli/command_boundary.h"
 #include "app/cli/command_line.h"
+#include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
 
 #include <cerrno>
@@ -203,7 +204,13 @@ int main(int argc, char** argv) {
   for (const Command& known : kCommands) {
     if (command != known.name) continue;
 #ifdef STREETGAN_CLI_FRONT
-    if (!known.run) return runInEngine(argv);
+    // --help, a bad option and a --checkpoint that names nothing are answered here, without
+    // loading LibTorch; the engine runs the rest.
+    if (!known.run)
+      return runAtBoundary(programName(known, args), [&] {
+        if (const auto answered = streetgan::cli::answerWithoutEngine(command, args)) return *answered;
+        return runInEngine(argv);
+      });
 #endif
     // Every exception that escapes a command ends at this boundary as one line and exit 1.
     return runAtBoundary(programName(known, args), [&] { return known.run(args); });

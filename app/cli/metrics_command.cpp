@@ -1,6 +1,7 @@
 // `streetgan metrics`: the quality metric suite (core/eval/quality_suite.h) for one checkpoint,
 // every checkpoint of a run, or a folder of sample images, against training images.
 #include "app/cli/commands.h"
+#include "app/cli/model_command_lines.h"
 #include "app/cli/command_line.h"
 #include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
@@ -31,47 +32,6 @@ namespace streetgan::cli {
 namespace {
 
 using json = nlohmann::json;
-
-ModelOptionsUse metricsModelUse() {
-  ModelOptionsUse use;
-  use.checkpoint_help = "score samples of this checkpoint's generator";
-  use.device_default = "auto";
-  use.threads_help = "CPU threads (0 = all cores)";
-  return use;
-}
-
-std::vector<OptionSpec> metricsOptionSpecs(const ModelOptionsUse& use) {
-  std::vector<OptionSpec> specs = {
-      checkpointOptionSpec(use),
-      {"--run", "DIR", "score the newest checkpoint of a run (every one with --every-checkpoint)"},
-      {"--every-checkpoint", "", "with --run: every checkpoint, oldest first"},
-      {"--samples", "DIR", "score the images in DIR as the samples instead"},
-      {"--dataroot", "DIR", "training images to compare with (default: the checkpoint's data set)"},
-      {"--cache", "FILE", "or the training images of an image cache (streetgan cache build)"},
-      {"--n", "N", "generated samples (default 10000); with --samples, a seeded draw of N of its images"},
-      {"--n-train", "N", "training images, a seeded draw from the data set (default 10000)"},
-      {"--only", "A,B,..", "just these metrics: swd, msssim, ndb, fid, kid, prdc, memorisation (default all)"},
-      {"--bins", "K", "NDB/JSD: k-means bins of the training images (default 100)"},
-      {"--features", "FILE.pt",
-       "compute FID, KID and precision/recall in this TorchScript network's features (a TorchScript file is code that "
-       "runs with your rights, in a process of its own: use only networks you trust)"},
-      {"--features-size", "S", "the image size the features network takes (default 299)"},
-      {"--features-memory", "GIB",
-       "the most memory the features network's process may allocate (default " +
-           std::to_string(FeaturesWorkerOptions{}.memory_bytes >> 30) + ")"},
-      {"--features-timeout", "SECONDS",
-       "the longest the features network may take to load or on one batch before it is stopped (default " +
-           std::to_string(FeaturesWorkerOptions{}.batch_timeout.count()) + ")"},
-      {"--img-size", "S", "image size without a checkpoint (default 64)"},
-      {"--seed", "N", "seed of the sample noise, the draws and the projections (default 0)"},
-      {"--batch", "B", "generator batch size (default 256)"},
-      {"--train-mode", "", "sample with BatchNorm batch statistics, as the original tool did"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  specs.push_back({"--json", "", "print one JSON object (a list with --every-checkpoint)"});
-  specs.push_back({"--save", "", "also write each result into the run folder (evaluations/metrics-*.json)"});
-  specs.push_back({"--progress", "", "machine-readable progress lines on stderr (docs/events.md)"});
-  return specs;
-}
 
 struct MetricsRequest {
   std::int64_t n_samples = 10000, n_train = 10000;
@@ -346,14 +306,7 @@ private:
 
 int runMetrics(const Args& args) {
   const ModelOptionsUse use = metricsModelUse();
-  CommandLine line("metrics", "(--checkpoint FILE | --run DIR | --samples DIR) [--dataroot DIR | --cache FILE]",
-                   "Quality metrics of generated images against training images, computed\n"
-                   "offline: sliced Wasserstein distance, MS-SSIM diversity, NDB/JSD, FID, KID,\n"
-                   "precision/recall/density/coverage and a memorisation check (docs/evaluation.md).\n"
-                   "Without --features, FID, KID and precision/recall use a feature space of our\n"
-                   "own (32x32 pixels on the training images' first 256 principal components):\n"
-                   "comparable between our runs on the same data, not with papers' figures.",
-                   metricsOptionSpecs(use));
+  CommandLine line = metricsCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   auto request = metricsRequestFrom(line, use);
   if (!request) return fail(line.program(), request.error(), kExitUsage);

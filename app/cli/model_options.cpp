@@ -4,22 +4,6 @@
 
 namespace streetgan::cli {
 
-OptionSpec checkpointOptionSpec(const ModelOptionsUse& use) {
-  return {"--checkpoint", "FILE", use.checkpoint_help + "; or a run folder (its newest checkpoint), RUN@STEP (its "
-                                  "newest at or before STEP) or RUN@latest"};
-}
-
-std::vector<OptionSpec> deviceOptionSpecs(const ModelOptionsUse& use) {
-  const OptionSpec device{"--device", "DEV",
-                          use.device_help.empty()
-                              ? "auto, cpu, cuda, cuda:N or hpu (default " + use.device_default + ")"
-                              : use.device_help};
-  if (!use.threads) return {device};
-  const OptionSpec threads{"--threads", "N", use.threads_help};
-  if (use.threads_first) return {threads, device};
-  return {device, threads};
-}
-
 Status checkpointGiven(const CommandLine& line) {
   if (!line.has("--checkpoint")) return makeError("missing --checkpoint FILE");
   if (line.value("--checkpoint").empty()) return makeError("option '--checkpoint' needs a value (--checkpoint FILE), not an empty one");

@@ -1,4 +1,5 @@
 #include "app/cli/commands.h"
+#include "app/cli/model_command_lines.h"
 #include "app/cli/config_options.h"
 #include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
@@ -165,43 +166,6 @@ int parzenOverRun(const CommandLine& line, std::int64_t n_samples, std::size_t n
   return kExitOk;
 }
 
-// parzen says what its checkpoint is for, takes the fastest device, and words --threads as
-// train's config option does.
-ModelOptionsUse parzenModelUse() {
-  ModelOptionsUse use;
-  use.checkpoint_help = "score samples of this checkpoint's generator";
-  use.device_default = "auto";
-  use.threads_help = "CPU threads (0 = all cores)";
-  return use;
-}
-
-// parzen's options: what to score, the held-out images, the estimator, the model options and the
-// output; then the data filters of the held-out split.
-std::vector<OptionSpec> parzenOptionSpecs(const ModelOptionsUse& use) {
-  std::vector<OptionSpec> specs = {
-      checkpointOptionSpec(use),
-      {"--run", "DIR", "score every checkpoint of a run at one σ (the curve over epochs)"},
-      {"--sigma", "S", "with --run: this σ instead of the one chosen on the latest checkpoint"},
-      {"--samples", "DIR", "score the images in DIR as the samples instead"},
-      {"--dataroot", "DIR", "held-out split of this data set (default: the checkpoint's own data set)"},
-      {"--valid", "DIR", "every image in DIR is the validation split"},
-      {"--test", "DIR", "every image in DIR is the test split"},
-      {"--n-samples", "N", "generated samples (default 10000)"},
-      {"--n-valid", "N", "validation images from the held-out split (default 1000)"},
-      {"--n-test", "N", "test images from the held-out split (default 1000)"},
-      {"--sigmas", "A,B,..", "the σ grid (default logspace(-1, 0, 10))"},
-      {"--img-size", "S", "image size without a checkpoint (default 64)"},
-      {"--seed", "N", "seed of the sample noise and of the split draw (default 0)"},
-      {"--batch", "B", "generator batch size (default 256)"},
-      {"--train-mode", "", "sample with BatchNorm batch statistics, as the original tool did"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  specs.push_back({"--json", "", "print one JSON object"});
-  specs.push_back({"--save", "", "also write the result into the run folder (evaluations/parzen-*.json)"});
-  specs.push_back({"--progress", "", "machine-readable progress lines on stderr (docs/events.md)"});
-  for (const auto& spec : dataFilterOptionSpecs()) specs.push_back(spec);
-  return specs;
-}
-
 /// What the options ask for, checked before anything is loaded.
 struct ParzenRequest {
   std::string save_run;  ///< with --save and --checkpoint: the run folder the result goes into
@@ -345,11 +309,7 @@ int reportParzen(const CommandLine& line, const ParzenRequest& request, const Pa
 
 int runParzen(const Args& args) {
   const ModelOptionsUse use = parzenModelUse();
-  CommandLine line("parzen", "(--checkpoint FILE | --samples DIR | --run DIR) [--dataroot DIR | --valid DIR --test DIR]",
-                   "Parzen-window log-likelihood of held-out images under generated samples\n"
-                   "(Goodfellow et al.): σ is chosen on the validation split, the mean and its\n"
-                   "standard error are reported on the test split.",
-                   parzenOptionSpecs(use));
+  CommandLine line = parzenCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   auto request = parzenRequestFrom(line, use);
   if (!request) return fail(line.program(), request.error(), kExitUsage);

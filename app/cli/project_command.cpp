@@ -3,6 +3,7 @@
 // from one photograph to the next.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_command_lines.h"
 #include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
 #include "core/data/image_grid.h"
@@ -56,30 +57,8 @@ Status checkOutput(const std::string& option, const std::string& path, const std
 }  // namespace
 
 int runProject(const Args& args) {
-  ModelOptionsUse use;
-  use.checkpoint_help = "checkpoint (.pt) of the generator to project into";
-  std::vector<OptionSpec> specs = {
-      checkpointOptionSpec(use),
-      {"--out", "FILE", "JSON file to write: the latents, as a walk file (see below)"},
-      {"--steps", "N", "Adam steps per photograph (default 500)"},
-      {"--restarts", "N", "random starts, the best kept (default 8)"},
-      {"--seed", "N", "start r is the latent of seed N + r (default 0)"},
-      {"--lr", "X", "Adam's peak learning rate (default 0.05)"},
-      {"--ms-ssim-weight", "X", "weight of (1 - MS-SSIM) beside the pixel error (default 1)"},
-      {"--prior", "X", "weight of the latent-norm prior (default 0.01)"},
-      {"--preview", "FILE", "also write a PNG: each photograph beside its reconstruction"},
-      {"--train-mode", "", "use batch statistics in BatchNorm, each start a batch of one (render the latents with "
-                           "walk --train-mode --batch 1 to see them as projected)"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  CommandLine line("project", "PHOTO... --checkpoint FILE --out FILE.json [options]",
-                   "Finds, for each photograph, the latent whose generated image is nearest to it: the\n"
-                   "photograph is cut as the model's training images were (the centre crop, at the\n"
-                   "model's size), then the latent is optimised with Adam on the pixel error plus\n"
-                   "(1 - MS-SSIM), from several random starts, with a prior that keeps it a latent the\n"
-                   "model knows. The output is a walk file whose keyframes are the latents in the order\n"
-                   "given: `streetgan walk --checkpoint FILE --walk FILE.json --out photos.mp4` walks from\n"
-                   "one photograph to the next. Each keyframe also records its photograph and errors.",
-                   specs);
+  const ModelOptionsUse use = projectModelUse();
+  CommandLine line = projectCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   const std::string program = line.program();
   if (Status given = checkpointGiven(line); !given) return fail(program, given.error(), kExitUsage);

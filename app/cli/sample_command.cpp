@@ -1,5 +1,6 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_command_lines.h"
 #include "app/cli/model_options.h"
 #include "core/data/image_grid.h"
 #include "core/latent/latent_math.h"
@@ -16,39 +17,18 @@
 namespace streetgan::cli {
 namespace {
 
-// The most images one grid holds, by --n or --seeds: 4,096 images of 64 px are a 4 MB PNG and
-// some 200 MB while they are made; 128 px, four times that.
-constexpr long long kMaxImages = 4096;
 
 }  // namespace
 
 int runSample(const Args& args) {
-  // Every core, and the CPU unless --device says otherwise: sample takes no --threads.
-  ModelOptionsUse use;
-  use.threads = false;
-  std::vector<OptionSpec> specs = {
-      checkpointOptionSpec(use),
-      {"--out", "FILE", "PNG file to write"},
-      {"--n", "N", "number of images (default 64, at most " + std::to_string(kMaxImages) + ")"},
-      {"--seed", "N", "latent seed (default 0)"},
-      {"--seeds", "A,B,..",
-       "one image per seed, in this order, at most " + std::to_string(kMaxImages) + " (instead of --n and --seed)"},
-      {"--fixed", "", "use the run's fixed sample noise instead of --seed"},
-      {"--columns", "N", "images per row (default: square grid)"},
-      {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  CommandLine line("sample", "--checkpoint FILE --out FILE.png [options]",
-                   "Writes a PNG grid of images generated from a checkpoint. The latents are\n"
-                   "drawn from --seed (the same seed gives the same images), one per seed with\n"
-                   "--seeds (each seed's latent, as the explorer and walks use it), or with --fixed\n"
-                   "are the run's fixed sample noise.",
-                   specs);
+  const ModelOptionsUse use = sampleModelUse();
+  CommandLine line = sampleCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (Status given = checkpointGiven(line); !given) return fail(line.program(), given.error(), kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out FILE.png", kExitUsage);
   if (line.has("--seeds") && line.has("--fixed"))
     return fail(line.program(), "--seeds and --fixed cannot be used together", kExitUsage);
-  auto n = line.integer("--n", 64, 1, kMaxImages);
+  auto n = line.integer("--n", 64, 1, kSampleMaxImages);
   if (!n) return fail(line.program(), n.error(), kExitUsage);
   auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
   if (!seed) return fail(line.program(), seed.error(), kExitUsage);
@@ -56,7 +36,7 @@ int runSample(const Args& args) {
   if (!columns) return fail(line.program(), columns.error(), kExitUsage);
   std::optional<std::vector<std::uint64_t>> seeds;
   if (line.has("--seeds")) {
-    auto parsed = parseSeedList("--seeds", line.value("--seeds"), kMaxImages);
+    auto parsed = parseSeedList("--seeds", line.value("--seeds"), kSampleMaxImages);
     if (!parsed) return fail(line.program(), parsed.error(), kExitUsage);
     seeds = std::move(*parsed);
   }

@@ -1,6 +1,7 @@
 // `streetgan serve`: generated images over HTTP, as the original tool's Flask app served them.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_command_lines.h"
 #include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
 #include "app/serve/gallery_renderer.h"
@@ -19,14 +20,6 @@ namespace {
 // a client (ConnectionGate), and renders are bounded by --workers and --queue anyway.
 constexpr long long kMaxConnections = 1024;
 
-// serve's generators run on the CPU, its cores shared among --workers (GalleryRenderer): of the
-// model options it takes --checkpoint alone.
-ModelOptionsUse serveModelUse() {
-  ModelOptionsUse use;
-  use.checkpoint_help = "checkpoint (.pt) to serve";
-  return use;
-}
-
 // Connections held open at once: what the limit on open files (ulimit -n) leaves beside the
 // checkpoints, encoders and libraries, and at most 1024.
 int openConnectionLimit() {
@@ -39,25 +32,7 @@ int openConnectionLimit() {
 }  // namespace
 
 int runServe(const Args& args) {
-  CommandLine line("serve", "--checkpoint FILE | --run DIR [options]",
-                   "Serves generated images over HTTP with the original tool's routes: GET /health\n"
-                   "(JSON), /gan_imgs (PNG grid: n, seed, size), /gan_gifs (a slerp walk: frames,\n"
-                   "seed, size, format=gif|mp4|webm) and a gallery page at /. With --run it follows\n"
-                   "the run's newest checkpoint. Listens on loopback unless --bind says otherwise\n"
-                   "(docs/serve.md).",
-                   {checkpointOptionSpec(serveModelUse()),
-                    {"--run", "DIR", "run directory: serve its newest checkpoint, and follow it"},
-                    {"--bind", "ADDR", "address to listen on (default 127.0.0.1)"},
-                    {"--port", "N", "port (default 8080; 0 picks a free one)"},
-                    {"--workers", "N", "render threads, each with its own generator (default 2)"},
-                    {"--queue", "N", "renders that may wait; more get 503 (default 8)"},
-                    {"--connections", "N", "connection threads, 4 to 1024 (default 64)"},
-                    {"--max-n", "N", "most images in one grid (default 256)"},
-                    {"--max-frames", "N", "most frames in one walk (default 600)"},
-                    {"--max-size", "N", "largest image side in pixels (default 1024)"},
-                    {"--max-pixels", "N", "most pixels in one request, images x side x side (default 40000000)"},
-                    {"--read-timeout-ms", "N", "longest pause inside a request before it is cut off (default 500)"},
-                    {"--request-timeout-ms", "N", "longest time a whole request may take to arrive (default 5000)"}});
+  CommandLine line = serveCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.has("--checkpoint") == line.has("--run"))
     return fail(line.program(), "give either --checkpoint FILE or --run DIR", kExitUsage);

@@ -1,6 +1,7 @@
 // `streetgan tensorboard RUN... [--out DIR] [--max-image-mib N]`: TensorBoard event files from existing runs'
 // events.jsonl (runs from before the `tensorboard` key, remote runs' local copies).
 #include "app/cli/command_line.h"
+#include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
 
 #include "core/runs/event_stream_reader.h"
@@ -30,15 +31,7 @@ bool hasEventFiles(const fs::path& dir) {
 }  // namespace
 
 int runTensorBoard(const Args& args) {
-  CommandLine line("tensorboard", "RUN... [--out DIR] [--max-image-mib N]",
-                   "Writes TensorBoard event files from each run's events.jsonl: the original tool's\n"
-                   "scalars (G_loss, D_loss, D_X, D_G_z1, D_G_z2), throughput, Parzen and the sample\n"
-                   "grids, with images seen as the step (docs/interop.md). Without --out they go to\n"
-                   "RUN/tensorboard/, which must not hold event files yet. A sample grid is read only\n"
-                   "from inside its run, as a regular PNG file of at most 64 MiB; any other is\n"
-                   "skipped with a warning, and so are grids past --max-image-mib in all.",
-                   {{"--out", "DIR", "write each run's files to DIR/<run name>/ instead"},
-                    {"--max-image-mib", "N", "most MiB of sample grids written for one run (default 4096)"}});
+  CommandLine line = tensorBoardCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (line.positionals().empty()) return fail(line.program(), "give at least one run directory", kExitUsage);
   auto max_image_mib = line.integer("--max-image-mib", 4096, 0, 1 << 30);

@@ -1,3 +1,4 @@
+#include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
 #include "app/cli/config_options.h"
 #include "app/cli/rank_launcher.h"
@@ -71,40 +72,6 @@ std::vector<std::string> rankArguments(const Args& args) {
     if (!launcher) out.push_back(args[i]);
   }
   return out;
-}
-
-// train's options: the run, the config (config_options.h), the data filters and loader, then
-// the distributed launcher's.
-std::vector<OptionSpec> trainOptionSpecs() {
-  auto specs = configOptionSpecs();
-  specs.insert(specs.begin(),
-               {{"--dataroot", "DIR", "folder of training images (searched recursively)"},
-                {"--epochs", "N", "total epochs of the run; a resumed run continues up to N"},
-                {"--run-dir", "DIR", "run directory (default: <root>/<name> from the config)"},
-                {"--resume", "", "continue the run in --run-dir from its latest checkpoint"}});
-  for (const auto& spec : dataFilterOptionSpecs()) specs.push_back(spec);
-  for (const auto& spec : dataLoaderOptionSpecs()) specs.push_back(spec);
-  specs.push_back({"--precision", "P", "auto, fp32, fp16 (CUDA) or bf16 (default auto)"});
-  specs.push_back({"--events", "-", "also print every event as a JSON line on stdout"});
-  specs.push_back({"--progress-every", "S", "when stderr is not a terminal (a log file, nohup): a status line every S "
-                                            "seconds (default 30); on a terminal one live line is redrawn instead"});
-  specs.push_back({"--quiet", "", "print only errors and the final line"});
-  specs.push_back({"--sync-batchnorm", "", "with several ranks: BatchNorm statistics of the whole job's batch (SyncBN)"});
-  specs.push_back({"--cuda-graphs", "on|off", "record the training step once as a CUDA graph and replay it (one process "
-                                           "on one CUDA device; default off; may change on --resume)"});
-  specs.push_back({"--nproc", "N", "start N ranks on this host and supervise them (Gloo on the CPU, NCCL on "
-                                   "CUDA: rank r trains on cuda:r); batch_size is per rank"});
-  specs.push_back({"--nnodes", "N", "hosts in the job, each running --nproc ranks (default 1)"});
-  specs.push_back({"--node-rank", "R", "this host's place among them, 0 to N-1 (default 0)"});
-  specs.push_back({"--master-addr", "HOST", "the host of rank 0, where the ranks meet (default 127.0.0.1)"});
-  specs.push_back({"--master-port", "PORT", "its port (default: a free port with one host, 29500 with several)"});
-  specs.push_back({"--job-token", "FILE", "with several hosts: a file holding the job's secret, the same on each host "
-                                       "and readable by its owner alone (or set STREETGAN_JOB_TOKEN); one host makes "
-                                       "its own"});
-  specs.push_back({"--dist-timeout", "S", "seconds a rank waits for the others before the job fails (default 300)"});
-  specs.push_back({"--max-restarts", "K", "when a rank fails, restart every rank from the last checkpoint, at most K "
-                                          "times (default 0; give every host the same K)"});
-  return specs;
 }
 
 // The job's token: --job-token's file, else the environment's; a job on one host makes its own,
@@ -253,13 +220,7 @@ int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerO
 }  // namespace
 
 int runTrain(const Args& args) {
-  CommandLine line("train", "--dataroot DIR [options]",
-                   "Trains the DCGAN. Writes config.json, events.jsonl, checkpoints/ and samples/\n"
-                   "to the run directory. SIGINT or SIGTERM finishes the current step, saves a\n"
-                   "checkpoint and exits 0; --resume continues from it. Under torchrun\n"
-                   "(torchrun --nproc_per_node N --no_python streetgan train ...) each process\n"
-                   "is one rank; see docs/distributed.md.",
-                   trainOptionSpecs());
+  CommandLine line = trainCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   if (!line.positionals().empty())
     return fail(line.program(), "unexpected argument '" + line.positionals().front() + "'", kExitUsage);

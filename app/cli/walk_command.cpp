@@ -1,5 +1,6 @@
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "app/cli/model_command_lines.h"
 #include "app/cli/model_options.h"
 #include "app/cli/stop_signal.h"
 #include "core/latent/direction_file.h"
@@ -23,9 +24,6 @@ namespace streetgan::cli {
 
 namespace {
 
-// The most keyframes --seeds gives a walk: with the default 30 frames between keyframes, 3,600
-// keyframes make an hour of video at 30 fps.
-constexpr std::size_t kMaxKeyframeSeeds = 10000;
 
 /// Reads "RxC" (e.g. "3x3") into rows and columns of 1 to 16.
 Result<std::pair<int, int>> parseGrid(const std::string& text) {
@@ -98,49 +96,6 @@ Result<VideoExportOptions> videoOptions(const CommandLine& line) {
   return video;
 }
 
-// walk's options: the model options (the CPU by default), the walk, the output and its encoding.
-CommandLine walkCommandLine(const ModelOptionsUse& use) {
-  std::vector<OptionSpec> specs = {
-      checkpointOptionSpec(use),
-      {"--seeds", "A,B,..", "keyframes: one latent per seed, in this order (at most " + std::to_string(kMaxKeyframeSeeds) + ")"},
-      {"--walk", "FILE", "keyframes and settings from a walk file (JSON)"},
-      {"--grid", "RxC", "R×C tiles, each its own walk (e.g. 3x3)"},
-      {"--direction", "FILE", "walk along a saved direction (<run>/directions/NAME.json) from --seed's latent"},
-      {"--range", "A,B", "with --direction: from A to B times the direction, each within ±1000 (default -3,3)"},
-      {"--keys", "N", "with --grid: keyframes per tile (default 3)"},
-      {"--seed", "N", "with --grid: first seed; with --direction: the latent walked from (default 0)"},
-      {"--frames-per-key", "N", "frames from one keyframe to the next (default 30)"},
-      {"--mode", "M", "slerp or lerp (default slerp; lerp with --direction)"},
-      {"--easing", "E", "linear, ease-in-out, ease-in or ease-out (default ease-in-out)"},
-      {"--loop", "", "return to the first keyframe, so the video repeats seamlessly"},
-      {"--out", "FILE", "video file; .gif, .mp4 or .webm chooses the format"},
-      {"--out-dir", "DIR", "write PNG frames (frame_000000.png, ...) to this new or empty folder"},
-      {"--format", "F", "gif, mp4, webm or png (default: from the --out extension)"},
-      {"--fps", "X", "frames per second, any positive number (default 30; GIF at most 50)"},
-      {"--size", "N", "long side of the output in pixels (default 512; 0 keeps the model's size)"},
-      {"--filter", "F", "upscaling: nearest or lanczos (default lanczos)"},
-      {"--crf", "N", "quality, lower is better: H.264 0-51 (default 20), VP9 0-63 (default 32)"},
-      {"--preset", "P", "libx264 speed preset, ultrafast to veryslow (default medium)"},
-      {"--encoder", "NAME", "FFmpeg encoder to use instead of the format's default"},
-      {"--no-dither", "", "GIF: map colours to the palette without dithering"},
-      {"--save-walk", "FILE", "also save the walk (keyframes and settings) as JSON"},
-      {"--batch", "N", "frames per generator call (default 64)"},
-      {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"}};
-  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  return CommandLine(
-      "walk",
-      "--checkpoint FILE (--seeds A,B,.. | --walk FILE | --grid RxC | --direction FILE) (--out FILE | --out-dir DIR) [options]",
-      "Renders a walk through the latent space of a checkpoint's generator and writes it\n"
-      "as a GIF, an MP4 (H.264), a WebM (VP9) or a folder of PNG frames, encoded in-process\n"
-      "with FFmpeg's libraries. The walk goes through the latents of --seeds (or of a walk\n"
-      "file saved by the studio or --save-walk), with --frames-per-key frames from one\n"
-      "keyframe to the next; --loop returns to the first keyframe. --grid renders R×C tiles,\n"
-      "each walking through --keys seeds of its own, starting at --seed. --direction walks\n"
-      "from --seed's latent plus A times a saved direction to plus B times it (--range A,B;\n"
-      "lerp unless --mode says otherwise). SIGINT or SIGTERM cancels the export and leaves\n"
-      "nothing at the output path.",
-      specs);
-}
 
 /// What the options ask for, checked before the checkpoint is loaded.
 struct WalkRequest {
@@ -260,8 +215,8 @@ int writeWalk(const CommandLine& line, const WalkRequest& request, Generator& ge
 }  // namespace
 
 int runWalk(const Args& args) {
-  const ModelOptionsUse use{};
-  CommandLine line = walkCommandLine(use);
+  const ModelOptionsUse use = walkModelUse();
+  CommandLine line = walkCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   const std::string program = line.program();
   auto request = walkRequestFrom(line, use);

@@ -13,6 +13,7 @@
 // `keep_going` says stop. A network that crashes its process is an Error. Failures (no such file,
 // not TorchScript, an operator outside pure tensor computation, a wrong output shape, NaN) come
 // back as an Error naming the file. Copies share the one worker.
+#include "core/eval/features_worker_options.h"
 #include "core/util/result.h"
 
 #include <c10/core/Device.h>
@@ -26,17 +27,6 @@
 #include <vector>
 
 namespace streetgan {
-
-struct FeaturesWorkerOptions {
-  /// The program and words that start `streetgan features-worker` (its arguments are added).
-  std::vector<std::string> command;
-  /// The most data the worker may allocate (RLIMIT_DATA).
-  std::int64_t memory_bytes = std::int64_t{8} << 30;
-  /// The longest the network may take to load, and to compute one batch.
-  std::chrono::seconds batch_timeout{600};
-  /// CPU threads of the worker; 0: LibTorch's default.
-  int threads = 0;
-};
 
 class NetworkFeatures {
 public:

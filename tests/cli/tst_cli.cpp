@@ -608,6 +608,18 @@ void TestCli::frontFindsItsEngine() {
   const QString bin = prefix.filePath("bin/");
   QCOMPARE(missing.err, "streetgan: its engine is missing: neither " + bin + "streetgan-engine nor " + bin +
                             "../libexec/streetgan/streetgan-engine exists; reinstall streetgan\n");
+  // What needs no engine: a command's --help, a bad option and a --checkpoint that names nothing
+  // are answered by streetgan alone (the shell completion asks for --help at each TAB), exactly
+  // as the engine answers them.
+  const QString no_run = prefix.filePath("no-run") + "@latest";
+  for (const QStringList& args :
+       {QStringList{"sample", "--help"}, QStringList{"bench", "train", "--help"}, QStringList{"train", "--speed", "9"},
+        QStringList{"cache", "info", "--out"}, QStringList{"walk", "--checkpoint", no_run, "--out", "w.gif"}}) {
+    const CliResult answered = runProgram(front, args), engine = runProgram(STREETGAN_CLI_ENGINE, args);
+    QVERIFY2(answered.exit_code == engine.exit_code && answered.exit_code != 1, qPrintable(args.join(' ') + ": " + answered.err));
+    QCOMPARE(answered.out, engine.out);
+    QCOMPARE(answered.err, engine.err);
+  }
 
   QVERIFY(QDir().mkpath(prefix.filePath("libexec/streetgan")));
   const QString engine = prefix.filePath("libexec/streetgan/streetgan-engine");
