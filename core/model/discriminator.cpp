@@ -1,20 +1,21 @@
 #include "core/model/discriminator.h"
 
 #include "core/model/conv_layout.h"
+#include "core/model/layer_plan.h"
 #include "core/model/sync_batch_norm.h"
 
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 
-#include <stdexcept>
+#include <vector>
 
 namespace streetgan {
 namespace {
 
-torch::nn::Conv2d downConv(int in, int out, int stride, int padding) {
+torch::nn::Conv2d downConv(const ConvLayer& layer) {
   return torch::nn::Conv2d(
-      torch::nn::Conv2dOptions(in, out, 4).stride(stride).padding(padding).bias(false));
+      torch::nn::Conv2dOptions(layer.in, layer.out, kConvKernel).stride(layer.stride).padding(layer.padding).bias(false));
 }
 
 torch::nn::LeakyReLU leaky() {
@@ -24,17 +25,12 @@ torch::nn::LeakyReLU leaky() {
 }  // namespace
 
 DiscriminatorImpl::DiscriminatorImpl(const DiscriminatorOptions& options) : options_(options) {
-  if (options.img_size != 64 && options.img_size != 128)
-    throw std::invalid_argument("Discriminator: img_size must be 64 or 128");
-  const int last = options.img_size == 64 ? 8 : 16;
-  net_->push_back(downConv(options.nc, options.ndf, 2, 1));
-  net_->push_back(leaky());
-  for (int mult = 1; mult < last; mult *= 2) {
-    net_->push_back(downConv(mult * options.ndf, 2 * mult * options.ndf, 2, 1));
-    net_->push_back(torch::nn::BatchNorm2d(2 * mult * options.ndf));
-    net_->push_back(leaky());
+  const std::vector<ConvLayer> layers = discriminatorLayers(options);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    net_->push_back(downConv(layers[i]));
+    if (layers[i].batch_norm) net_->push_back(torch::nn::BatchNorm2d(layers[i].out));
+    if (i + 1 < layers.size()) net_->push_back(leaky());
   }
-  net_->push_back(downConv(last * options.ndf, 1, 1, 0));
   register_module("main", net_);
 }
 

@@ -1,6 +1,7 @@
 #include "core/model/generator.h"
 
 #include "core/model/conv_layout.h"
+#include "core/model/layer_plan.h"
 #include "core/model/sync_batch_norm.h"
 
 #include <torch/nn/modules/activation.h>
@@ -8,31 +9,27 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/torch.h>
 
-#include <stdexcept>
+#include <vector>
 
 namespace streetgan {
 namespace {
 
-torch::nn::ConvTranspose2d upConv(int in, int out, int stride, int padding) {
-  return torch::nn::ConvTranspose2d(
-      torch::nn::ConvTranspose2dOptions(in, out, 4).stride(stride).padding(padding).bias(false));
+torch::nn::ConvTranspose2d upConv(const ConvLayer& layer) {
+  return torch::nn::ConvTranspose2d(torch::nn::ConvTranspose2dOptions(layer.in, layer.out, kConvKernel)
+                                        .stride(layer.stride)
+                                        .padding(layer.padding)
+                                        .bias(false));
 }
 
 }  // namespace
 
 GeneratorImpl::GeneratorImpl(const GeneratorOptions& options) : options_(options) {
-  if (options.img_size != 64 && options.img_size != 128)
-    throw std::invalid_argument("Generator: img_size must be 64 or 128");
-  int mult = options.img_size == 64 ? 8 : 16;
-  net_->push_back(upConv(options.nz, mult * options.ngf, 1, 0));
-  net_->push_back(torch::nn::BatchNorm2d(mult * options.ngf));
-  net_->push_back(torch::nn::ReLU(torch::nn::ReLUOptions(true)));
-  for (; mult > 1; mult /= 2) {
-    net_->push_back(upConv(mult * options.ngf, mult / 2 * options.ngf, 2, 1));
-    net_->push_back(torch::nn::BatchNorm2d(mult / 2 * options.ngf));
-    net_->push_back(torch::nn::ReLU(torch::nn::ReLUOptions(true)));
+  const std::vector<ConvLayer> layers = generatorLayers(options);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    net_->push_back(upConv(layers[i]));
+    if (layers[i].batch_norm) net_->push_back(torch::nn::BatchNorm2d(layers[i].out));
+    if (i + 1 < layers.size()) net_->push_back(torch::nn::ReLU(torch::nn::ReLUOptions(true)));
   }
-  net_->push_back(upConv(options.ngf, options.nc, 2, 1));
   net_->push_back(torch::nn::Tanh());
   register_module("main", net_);
 }

@@ -1,5 +1,6 @@
 #include "core/model/discriminator.h"
 #include "core/model/generator.h"
+#include "core/model/layer_plan.h"
 #include "core/model/weight_init.h"
 #include "tests/support/test_suite.h"
 
@@ -69,6 +70,9 @@ void TestModels::shapes() {
   QCOMPARE(logits.sizes().vec(), (std::vector<int64_t>{3}));
   QCOMPARE(countParameters(*g), generatorParams(nz, ngf, nc, img));
   QCOMPARE(countParameters(*d), discriminatorParams(ndf, nc, img));
+  // What `streetgan info` counts without building the nets.
+  QCOMPARE(parameterCount(generatorLayers(g->options())), countParameters(*g));
+  QCOMPARE(parameterCount(discriminatorLayers(d->options())), countParameters(*d));
 }
 
 // The DCGAN reference numbers for nz=100, ngf=ndf=64, nc=3 at 64 px.
