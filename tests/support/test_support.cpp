@@ -2,7 +2,10 @@
 
 #include "tests/support/test_device.h"
 
+#include <QCoreApplication>
 #include <QDir>
+#include <QDirIterator>
+#include <QFileInfo>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
@@ -10,6 +13,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -35,13 +39,42 @@ CliResult runProgram(const QString& program, const QStringList& args, int timeou
   return result;
 }
 
+namespace {
+
+// Copies the files under `from` to `to` (created), folders included; false on any failure.
+bool copyTree(const QString& from, const QString& to) {
+  QDirIterator it(from, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    const QString path = it.next();
+    const QString target = to + "/" + QDir(from).relativeFilePath(path);
+    if (!QDir().mkpath(QFileInfo(target).absolutePath()) || !QFile::copy(path, target)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// demo-data is deterministic (tst_cli's demoDataIsDeterministic), and some 40 suites each started
+// the engine to render the same 32 images: the first renders them once per build of the engine
+// into the build folder's test cache (a folder of its own, renamed into place, so that suites
+// running side by side never see half of it) and every suite copies them.
 QString makeTinyDataset(const QString& dir) {
   const QString root = dir + "/data";
-  if (!QDir(root + "/train_val").exists()) {
-    const auto r = runCli({"demo-data", "--out", root, "--cities", "1", "--sequences", "4",
-                           "--frames", "8", "--seed", "5"});
+  if (QDir(root + "/train_val").exists()) return root;
+  const QFileInfo engine(STREETGAN_CLI_ENGINE);
+  const QString cache = QString(STREETGAN_TEST_CACHE) + "/tiny-data-" + QString::number(engine.size()) + "-" +
+                        QString::number(engine.lastModified().toMSecsSinceEpoch());
+  if (!QDir(cache + "/train_val").exists()) {
+    const QString staging = cache + ".rendering-" + QString::number(QCoreApplication::applicationPid());
+    QDir(staging).removeRecursively();
+    if (!QDir().mkpath(STREETGAN_TEST_CACHE)) qFatal("cannot create %s", STREETGAN_TEST_CACHE);
+    const auto r = runCli({"demo-data", "--out", staging, "--cities", "1", "--sequences", "4", "--frames", "8", "--seed", "5"});
     if (r.exit_code != 0) qFatal("demo-data failed: %s", qPrintable(r.err));
+    // Another suite may have put its copy in place first: then ours goes.
+    if (::rename(QFile::encodeName(staging).constData(), QFile::encodeName(cache).constData()) != 0)
+      QDir(staging).removeRecursively();
   }
+  if (!copyTree(cache, root)) qFatal("cannot copy the tiny data set from %s to %s", qPrintable(cache), qPrintable(root));
   return root;
 }
 

@@ -24,7 +24,7 @@ CliResult runProgram(const QString& program, const QStringList& args, int timeou
 /// Runs `streetgan args...` to completion (up to `timeout_ms`).
 CliResult runCli(const QStringList& args, int timeout_ms = 600000);
 
-/// A 32-image MSLS-layout demo data set, rendered once per test process into `dir`.
+/// A 32-image MSLS-layout demo data set in `dir`/data: rendered once per build of the engine, copied.
 QString makeTinyDataset(const QString& dir);
 
 /// A TCP port nothing listens on now on 127.0.0.1, for a store the test's ranks host.
