@@ -170,9 +170,11 @@ std::string CommandLine::helpText() const {
 }
 
 int fail(const std::string& program, const std::string& message, int code) {
+  // One line, and nothing a terminal would act on: a carriage return or an escape sequence in a
+  // value the user gave would redraw the line.
   std::string line = message;
   for (char& c : line)
-    if (c == '\n') c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   std::fprintf(stderr, "%s: %s\n", program.c_str(), line.c_str());
   return code;
 }

@@ -63,7 +63,8 @@ int runSample(const Args& args) {
   const auto images = loaded->generator->forward(noise.to(device));
   if (Status written = writeImageGrid(images, line.value("--out"), static_cast<int>(*columns)); !written)
     return fail(line.program(), written.error(), kExitFailure);
-  std::fprintf(stderr, "wrote %lld images (step %lld) to %s\n", static_cast<long long>(images.size(0)),
+  const long long count = images.size(0);
+  std::fprintf(stderr, "wrote %lld image%s (step %lld) to %s\n", count, count == 1 ? "" : "s",
                static_cast<long long>(loaded->progress.step), line.value("--out").c_str());
   return kExitOk;
 }

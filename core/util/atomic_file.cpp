@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace streetgan {
@@ -24,6 +25,20 @@ Status syncPath(const std::string& path, bool directory) {
   ::close(fd);
   if (rc != 0 && !directory) return makeError(systemError(path, "cannot flush to disk"));
   return {};
+}
+
+// An Error unless `name` in the folder `folder_fd` (AT_FDCWD: `path` itself) is absent or a regular
+// file: the rename would put a file in place of a device, a FIFO, a socket or a link (`--out
+// /dev/null`, as root, replaced the device), and fail on a folder.
+Status refuseNonRegularTarget(int folder_fd, const std::string& name, const std::string& path) {
+  struct stat target {};
+  if (::fstatat(folder_fd, name.c_str(), &target, AT_SYMLINK_NOFOLLOW) != 0 || S_ISREG(target.st_mode)) return {};
+  const char* kind = S_ISDIR(target.st_mode)   ? "a folder"
+                     : S_ISLNK(target.st_mode) ? "a symbolic link"
+                     : S_ISFIFO(target.st_mode) ? "a FIFO"
+                     : S_ISSOCK(target.st_mode) ? "a socket"
+                                                : "a device";
+  return makeError(path + ": is " + std::string(kind) + ", not a regular file; it is not replaced (give the name of a new or regular file)");
 }
 
 // Temporary files of `path` ("<path>.<pid>.tmp") left by a process that is gone (a SIGKILL, a
@@ -54,6 +69,10 @@ std::string temporaryPathFor(const std::string& path) {
 }
 
 Status commitTemporaryFile(const std::string& temporary, const std::string& path) {
+  if (Status regular = refuseNonRegularTarget(AT_FDCWD, path, path); !regular) {
+    std::remove(temporary.c_str());
+    return regular;
+  }
   if (Status synced = syncPath(temporary, false); !synced) {
     std::remove(temporary.c_str());
     return synced;
@@ -93,6 +112,7 @@ Status writeAllToFile(int fd, const std::string& bytes, const std::string& path)
 
 // `bytes` in the temporary file of `path`, not yet renamed into place; nothing left on failure.
 Status writeTemporaryFile(const std::string& path, const std::string& bytes) {
+  if (Status regular = refuseNonRegularTarget(AT_FDCWD, path, path); !regular) return regular;
   const std::string temporary = temporaryPathFor(path);
   const int fd = createTemporaryFile(temporary);
   if (fd < 0) return makeError(systemError(path, "cannot create the file"));
@@ -135,6 +155,7 @@ Status writeFileAtomically(const std::string& path, const std::string& bytes, Fo
       if (Status linked = refuseLinkedFolder(folder); !linked) return linked;
     return makeError(systemError(path, "cannot create the file"));
   }
+  if (Status regular = refuseNonRegularTarget(folder_fd.fd, name, path); !regular) return regular;
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
   int fd = ::openat(folder_fd.fd, temporary.c_str(), flags, 0644);
   if (fd < 0 && errno == EEXIST && ::unlinkat(folder_fd.fd, temporary.c_str(), 0) == 0)

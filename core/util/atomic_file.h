@@ -3,6 +3,8 @@
 // same folder (ending ".tmp"), flushes it to disk (fsync), renames it over the final name and
 // syncs the folder, so a crash or a SIGKILL leaves either the old file or the new one, never a
 // half-written one. Failures (disk full, unwritable folder) come back as an Error naming the path.
+// A path that is something other than a regular file (a device such as /dev/null, a FIFO, a
+// folder, a link) is refused, not replaced.
 // Once a file is in place, its temporary files left by processes that are gone (a SIGKILL) are
 // removed; one of a process that still runs is left to it.
 #include "core/util/result.h"

@@ -3,8 +3,8 @@
 # other fixed choices, files and folders. Installed by the .deb as
 # /usr/share/bash-completion/completions/streetgan; from a checkout: source packaging/completion/streetgan.bash
 # The program completed: the word typed (a leading ~/ expanded), or streetgan on PATH when that
-# word is no program. Its output is cached per program and command for the shell's life: each
-# --help starts the whole program (about a second).
+# word is no program. Its output is cached per program and command for the shell's life (streetgan
+# answers a command's --help without loading LibTorch, in about 10 ms; an older one took a second).
 declare -gA _streetgan_help_cache 2>/dev/null || true
 
 # Sets _streetgan_help_text to the --help of "$@" (a command and maybe a subcommand). In this

@@ -6,8 +6,11 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <sys/stat.h>
 
 using namespace streetgan;
 
@@ -53,6 +56,39 @@ private slots:
     } else {
       QCOMPARE(read(dir.filePath("elsewhere/step.pt")), QByteArray("bytes"));
     }
+  }
+
+  // `--out /dev/null` as root once replaced the device with a file: whatever is not a regular
+  // file is refused and left as it was, by both writers.
+  void onlyARegularFileIsReplaced_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<bool>("several");
+    for (const char* kind : {"FIFO", "symbolic link", "folder"}) {
+      QTest::newRow(qPrintable(QString(kind) + ", one file")) << kind << false;
+      QTest::newRow(qPrintable(QString(kind) + ", several files")) << kind << true;
+    }
+  }
+
+  void onlyARegularFileIsReplaced() {
+    QFETCH(QString, kind);
+    QFETCH(bool, several);
+    QTemporaryDir dir;
+    const QString out = dir.filePath("out.png");
+    if (kind == "FIFO") QCOMPARE(::mkfifo(qPrintable(out), 0644), 0);
+    if (kind == "symbolic link") QVERIFY(QFile::link(dir.filePath("target"), out));
+    if (kind == "folder") QVERIFY(QDir(dir.path()).mkdir("out.png"));
+    const QFileInfo before(out);
+    const Status written = several ? writeFilesAtomically({{dir.filePath("a.json").toStdString(), "a"}, {out.toStdString(), "b"}})
+                                   : writeFileAtomically(out.toStdString(), "bytes");
+    QVERIFY(!written.ok());
+    QCOMPARE(QString::fromStdString(written.error()),
+             out + ": is a " + kind + ", not a regular file; it is not replaced (give the name of a new or regular file)");
+    const QFileInfo after(out);
+    QCOMPARE(after.isSymLink(), before.isSymLink());
+    QCOMPARE(after.isDir(), before.isDir());
+    QCOMPARE(after.isFile(), before.isFile());
+    QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System),
+             QStringList{"out.png"});
   }
 
   void staleTemporariesAreRemoved() {
