@@ -31,7 +31,6 @@ double medianOf(std::vector<double> values) {
   return n == 0 ? 0.0 : n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-
 }  // namespace
 
 int runBenchExplore(const Args& args) {

@@ -7,6 +7,7 @@
 
 namespace streetgan::cli {
 
+// Every core, and the CPU unless --device says otherwise: sample takes no --threads.
 ModelOptionsUse sampleModelUse() {
   ModelOptionsUse use;
   use.threads = false;
@@ -34,9 +35,8 @@ CommandLine sampleCommandLine() {
                      specs);
 }
 
-ModelOptionsUse walkModelUse() {
-  return ModelOptionsUse{};
-}
+// walk words the model options as most commands do (the CPU by default).
+ModelOptionsUse walkModelUse() { return ModelOptionsUse{}; }
 
 // walk's options: the model options (the CPU by default), the walk, the output and its encoding.
 CommandLine walkCommandLine() {

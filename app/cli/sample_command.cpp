@@ -15,10 +15,6 @@
 #include <optional>
 
 namespace streetgan::cli {
-namespace {
-
-
-}  // namespace
 
 int runSample(const Args& args) {
   const ModelOptionsUse use = sampleModelUse();

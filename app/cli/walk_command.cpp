@@ -24,7 +24,6 @@ namespace streetgan::cli {
 
 namespace {
 
-
 /// Reads "RxC" (e.g. "3x3") into rows and columns of 1 to 16.
 Result<std::pair<int, int>> parseGrid(const std::string& text) {
   const auto x = text.find('x');
@@ -95,7 +94,6 @@ Result<VideoExportOptions> videoOptions(const CommandLine& line) {
   if (Status valid = validateExportOptions(video); !valid) return Error{valid.error()};
   return video;
 }
-
 
 /// What the options ask for, checked before the checkpoint is loaded.
 struct WalkRequest {
