@@ -1,9 +1,11 @@
 #include "app/cli/command_line.h"
 #include "app/cli/command_lines.h"
 #include "app/cli/commands.h"
+#include "app/cli/stop_signal.h"
 #include "core/data/demo_data_generator.h"
 #include "core/util/progress_line.h"
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <unistd.h>
@@ -36,10 +38,12 @@ int runDemoData(const Args& args) {
   const std::filesystem::path out_dir = options.out_dir, train_val = out_dir / "train_val";
   const bool had_out_dir = std::filesystem::exists(out_dir, ec), had_train_val = std::filesystem::exists(train_val, ec);
   bool mid_line = false;
+  // SIGINT or SIGTERM stops after the image being written, and what was written is removed below.
+  const std::atomic<bool>& stop = installStopHandlers();
   auto summary = DemoDataGenerator(options).generate([&](int done, int total) {
     if (progress_lines) {
       if (done % 16 == 0 || done == total) printProgressLine(stderr, {kProgressTaskDemoData, done, total, {}});
-      return;
+      return !stop.load();
     }
     // A terminal gets one line redrawn; a log file a plain line every 250 images, no "\r".
     if (terminal && (done % 16 == 0 || done == total)) {
@@ -49,6 +53,7 @@ int runDemoData(const Args& args) {
     } else if (!terminal && (done % 250 == 0 || done == total)) {
       std::fprintf(stderr, "rendered %d/%d images\n", done, total);
     }
+    return !stop.load();
   });
   if (!summary) {
     if (mid_line) std::fputc('\n', stderr);

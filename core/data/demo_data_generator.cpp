@@ -43,7 +43,7 @@ std::vector<std::string> DemoDataGenerator::cityNames() {
 }
 
 Result<DemoDataSummary> DemoDataGenerator::generate(
-    const std::function<void(int, int)>& progress) const {
+    const std::function<bool(int, int)>& progress) const {
   const auto& o = options_;
   if (o.cities < 1 || o.cities > 8)
     return makeError("--cities " + std::to_string(o.cities) + " is not allowed; allowed: 1 to 8");
@@ -94,7 +94,9 @@ Result<DemoDataSummary> DemoDataGenerator::generate(
                   << ",False\n";
         ++files.row;
         ++summary.images;
-        if (progress) progress(++done, total);
+        ++done;
+        if (progress && !progress(done, total))
+          return makeError("stopped after " + std::to_string(done) + " of " + std::to_string(total) + " images");
       }
     }
     for (int part = 0; part < 2; ++part) {

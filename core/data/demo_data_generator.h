@@ -38,8 +38,9 @@ class DemoDataGenerator {
 public:
   explicit DemoDataGenerator(DemoDataOptions options);
 
-  /// Writes every image and CSV; `progress(done, total)` is called after each image.
-  Result<DemoDataSummary> generate(const std::function<void(int, int)>& progress = {}) const;
+  /// Writes every image and CSV; `progress(done, total)` is called after each image, and
+  /// returning false stops with an Error (what was written stays: the caller removes it).
+  Result<DemoDataSummary> generate(const std::function<bool(int, int)>& progress = {}) const;
 
   static std::vector<std::string> cityNames();
 

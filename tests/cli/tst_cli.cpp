@@ -9,8 +9,10 @@
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QProcess>
 #include <QtTest>
 
+#include <csignal>
 #include <sys/stat.h>
 
 #include <cmath>
@@ -28,6 +30,7 @@ private slots:
   void infoJson();
   void demoDataLayout();
   void demoDataIsDeterministic();
+  void demoDataStoppedLeavesNothing();
   void sampleFromCheckpoint();
   void trainingOutlivesItsStdoutReader();
   void systemEventsDescribeTheMachine();
@@ -186,6 +189,33 @@ void TestCli::demoDataLayout() {
   int count = 0;
   for (; all.hasNext(); all.next()) ++count;
   QCOMPARE(count, 32);
+}
+
+// SIGTERM while demo-data renders: it stops after the image in hand, says so, and removes what it
+// wrote (before, it died of the signal and left a train_val/ that a second run refused).
+void TestCli::demoDataStoppedLeavesNothing() {
+  QTemporaryDir dir;
+  const QString out = dir.filePath("demo");
+  QProcess process;
+  process.start(STREETGAN_CLI, {"demo-data", "--out", out, "--cities", "2", "--sequences", "10", "--frames", "50",
+                                "--progress"});
+  QVERIFY(process.waitForStarted());
+  QByteArray err;
+  while (!err.contains("progress/1") && process.state() == QProcess::Running) {
+    process.waitForReadyRead(1000);
+    err += process.readAllStandardError();
+  }
+  QVERIFY2(process.state() == QProcess::Running, err.constData());
+  ::kill(static_cast<pid_t>(process.processId()), SIGTERM);
+  QVERIFY(process.waitForFinished(120000));
+  err += process.readAllStandardError();
+  QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+  QCOMPARE(process.exitCode(), 1);
+  const QString last = QString::fromUtf8(err).trimmed().split('\n').last();
+  QVERIFY2(last.startsWith("streetgan demo-data: stopped after ") &&
+               last.endsWith(" of 1000 images (the images written so far were removed)"),
+           qPrintable(last));
+  QVERIFY(!QFileInfo::exists(out));
 }
 
 void TestCli::demoDataIsDeterministic() {
