@@ -305,7 +305,7 @@ private:
 }  // namespace
 
 int runMetrics(const Args& args) {
-  const ModelOptionsUse use = metricsModelUse();
+  const ModelOptionsUse use = scoringModelUse();
   CommandLine line = metricsCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   auto request = metricsRequestFrom(line, use);

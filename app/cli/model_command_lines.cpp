@@ -182,9 +182,9 @@ CommandLine serveCommandLine() {
                       {"--request-timeout-ms", "N", "longest time a whole request may take to arrive (default 5000)"}});
 }
 
-// parzen says what its checkpoint is for, takes the fastest device, and words --threads as
-// train's config option does.
-ModelOptionsUse parzenModelUse() {
+// parzen and metrics score a checkpoint's samples: they say so, take the fastest device, and word
+// --threads as train's config option does.
+ModelOptionsUse scoringModelUse() {
   ModelOptionsUse use;
   use.checkpoint_help = "score samples of this checkpoint's generator";
   use.device_default = "auto";
@@ -224,20 +224,12 @@ std::vector<OptionSpec> parzenOptionSpecs(const ModelOptionsUse& use) {
 }  // namespace
 
 CommandLine parzenCommandLine() {
-  const ModelOptionsUse use = parzenModelUse();
+  const ModelOptionsUse use = scoringModelUse();
   return CommandLine("parzen", "(--checkpoint FILE | --samples DIR | --run DIR) [--dataroot DIR | --valid DIR --test DIR]",
                      "Parzen-window log-likelihood of held-out images under generated samples\n"
                      "(Goodfellow et al.): σ is chosen on the validation split, the mean and its\n"
                      "standard error are reported on the test split.",
                      parzenOptionSpecs(use));
-}
-
-ModelOptionsUse metricsModelUse() {
-  ModelOptionsUse use;
-  use.checkpoint_help = "score samples of this checkpoint's generator";
-  use.device_default = "auto";
-  use.threads_help = "CPU threads (0 = all cores)";
-  return use;
 }
 
 namespace {
@@ -278,7 +270,7 @@ std::vector<OptionSpec> metricsOptionSpecs(const ModelOptionsUse& use) {
 }  // namespace
 
 CommandLine metricsCommandLine() {
-  const ModelOptionsUse use = metricsModelUse();
+  const ModelOptionsUse use = scoringModelUse();
   return CommandLine("metrics", "(--checkpoint FILE | --run DIR | --samples DIR) [--dataroot DIR | --cache FILE]",
                      "Quality metrics of generated images against training images, computed\n"
                      "offline: sliced Wasserstein distance, MS-SSIM diversity, NDB/JSD, FID, KID,\n"

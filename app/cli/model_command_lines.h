@@ -26,9 +26,9 @@ CommandLine directionsCommandLine();
 ModelOptionsUse projectModelUse();
 CommandLine projectCommandLine();
 CommandLine serveCommandLine();
-ModelOptionsUse parzenModelUse();
+/// How parzen and metrics word the model options: they score a checkpoint's samples.
+ModelOptionsUse scoringModelUse();
 CommandLine parzenCommandLine();
-ModelOptionsUse metricsModelUse();
 CommandLine metricsCommandLine();
 
 }  // namespace streetgan::cli

@@ -308,7 +308,7 @@ int reportParzen(const CommandLine& line, const ParzenRequest& request, const Pa
 }  // namespace
 
 int runParzen(const Args& args) {
-  const ModelOptionsUse use = parzenModelUse();
+  const ModelOptionsUse use = scoringModelUse();
   CommandLine line = parzenCommandLine();
   if (auto done = line.parseOrExit(args)) return *done;
   auto request = parzenRequestFrom(line, use);
