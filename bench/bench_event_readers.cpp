@@ -14,6 +14,7 @@
 #include "core/runs/event_stream_reader.h"
 #include "core/runs/run_history.h"
 #include "core/runs/run_summary.h"
+#include "core/util/median.h"
 
 #include <nlohmann/json.hpp>
 
@@ -54,12 +55,6 @@ std::string makeLog(int lines, bool sorted_keys) {
   return log;
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 double timeIt(int repeats, const std::function<void()>& work) {
   std::vector<double> seconds;
   for (int r = 0; r < repeats; ++r) {
@@ -67,7 +62,7 @@ double timeIt(int repeats, const std::function<void()>& work) {
     work();
     seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count());
   }
-  return median(seconds);
+  return streetgan::median(seconds);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "app/studio/train_tab.h"
 #include "bench/timer_lateness_probe.h"
 #include "core/data/image_dataset.h"
+#include "core/util/median.h"
 #include "tests/support/test_support.h"
 #include "widgets/thumbnail_model.h"
 
@@ -175,13 +176,6 @@ QString verdict(const Attempt& a, double target, double quiet) {
   return a.gui_ms < target ? "met" : "missed";
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return -1;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -261,7 +255,7 @@ int main(int argc, char** argv) {
   for (const Attempt& a : rows)
     std::printf("| %s | %d | %.1f | %d | %.1f | %.1f | %.0f | %s |\n", qPrintable(a.scenario), a.attempt, a.seconds, a.ticks,
                 a.gui_ms, a.control_ms, target, qPrintable(verdict(a, target, quiet)));
-  for (const QString name : {QString("events"), QString("thumbnails")}) {
+  for (const QString& name : {QString("events"), QString("thumbnails")}) {
     std::vector<double> judged;
     int count = 0;
     for (const Attempt& a : rows) {

@@ -91,7 +91,7 @@ class Bench:
     # -- gui: bench_gui_stall, both loads; attempts where the machine itself stalled are not judged.
     def gui(self):
         if not self.gui_bench or not os.access(self.gui_bench, os.X_OK):
-            print(f'bench_gui_stall not found ({self.gui_bench}): build the tests (it is built beside them) '
+            print(f'bench_gui_stall not found ({self.gui_bench}): build the tests (it is built with them, in BUILD/bench) '
                   'or give --gui-bench', file=sys.stderr)
             sys.exit(1)
         env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get('QT_QPA_PLATFORM', 'offscreen'))
@@ -289,7 +289,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--build', default='build', help='the build folder (default build)')
     parser.add_argument('--streetgan', help='the streetgan program (default BUILD/app/cli/streetgan)')
-    parser.add_argument('--gui-bench', help='bench_gui_stall (default BUILD/tests/studio/bench_gui_stall)')
+    parser.add_argument('--gui-bench', help='bench_gui_stall (default BUILD/bench/bench_gui_stall)')
     parser.add_argument('--repeats', type=int, default=3, help='runs of each figure (default 3)')
     parser.add_argument('--threads', type=int, default=2, help='--threads of the training that makes the checkpoints')
     parser.add_argument('--only', default=','.join(PARTS), help='a comma-separated subset of ' + ', '.join(PARTS))
@@ -300,7 +300,7 @@ def main():
         if p not in PARTS:
             parser.error(f'--only: unknown part {p!r}; allowed: {", ".join(PARTS)}')
     streetgan = os.path.abspath(args.streetgan or os.path.join(args.build, 'app', 'cli', 'streetgan'))
-    gui_bench = os.path.abspath(args.gui_bench or os.path.join(args.build, 'tests', 'studio', 'bench_gui_stall'))
+    gui_bench = os.path.abspath(args.gui_bench or os.path.join(args.build, 'bench', 'bench_gui_stall'))
     if not os.access(streetgan, os.X_OK):
         parser.error(f'{streetgan} is not a program: build first or give --streetgan')
     with tempfile.TemporaryDirectory(prefix='bench-targets-') as temporary:

@@ -21,14 +21,14 @@ set(_rules
   "core/video=core/util"
   # RunSummary reads the evaluation files through their owner, core/eval.
   "core/runs=core/util core/eval"
-  "core/eval=core/util core/config core/model core/data"
+  "core/eval=core/util core/config core/model core/data core/runs/run_directory"
   "core/train=core/util core/config core/model core/data core/eval core/runs"
-  "core/latent=core/util core/config core/model core/data core/video"
+  "core/latent=core/util core/config core/model core/data core/video core/runs/run_directory"
   # LatentExplorer opens a generator from a training checkpoint on a chosen device: the one unit
   # of core above train.
   "core/latent/latent_explorer=core/util core/config core/model core/data core/video core/latent core/train"
   # LatentProjector minimises (1 − MS-SSIM): it uses the metric's own differentiable form.
-  "core/latent/latent_projector=core/util core/config core/model core/data core/video core/latent core/eval"
+  "core/latent/latent_projector=core/util core/config core/model core/data core/video core/latent core/eval core/runs/run_directory"
   "widgets=core"
   "app/studio/control=core"
   "app/studio=core widgets"
@@ -78,6 +78,12 @@ set(_file_writers
   "widgets/chart_panel" "widgets/sigma_curve_chart")
 set(_file_write_regex "std::(basic_)?o?fstream|[^A-Za-z_](fopen|fdopen|freopen)[ \t]*\\([^,]*,[ \t]*\"[^\"]*[wa+]|[^A-Za-z_]creat[ \t]*\\(|O_CREAT|O_WRONLY|O_RDWR|QIODevice::(WriteOnly|Append|ReadWrite)|copy_file[ \t]*\\(|cv::imwrite|torch::save[ \t]*\\(")
 
+# The names of a run folder's files have one home, RunDirectory (core/runs/run_directory.h):
+# outside core/runs (and tests, which check the bytes on disk), a string literal "events.jsonl",
+# "config.json" or "checkpoints" is refused, comments aside. The Parzen evaluation file is exempt:
+# "checkpoints" is a JSON key of its own format there, not the folder.
+set(_run_file_literal_regex "\"(events\\.jsonl|config\\.json|checkpoints)\"")
+set(_run_file_names_exempt "core/runs" "tests" "core/eval/parzen_evaluation_file")
 set(_failures "")
 macro(_fail text)
   string(APPEND _failures "${text}\n")
@@ -139,6 +145,7 @@ _under_any_regex("${_qt_core_only}" _qt_core_only_regex)
 _under_any_regex("${_no_qt}" _no_qt_regex)
 _under_any_regex("core/runs;tests" _event_exempt_regex)
 _under_any_regex("${_file_writers};tests" _file_writers_regex)
+_under_any_regex("${_run_file_names_exempt}" _run_file_names_exempt_regex)
 
 foreach(_file IN LISTS _files)
   # The rule of this file: the longest FROM it is under (the path itself, or a part of it that
@@ -171,16 +178,26 @@ foreach(_file IN LISTS _files)
   set("_includes_of_${_file}" "")  # our files it includes, for the event rule below
 
   _matches(_may_write "${_file}" "${_file_writers_regex}")
-  if(_may_write)
-    file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "^[ \t]*#[ \t]*include")
-  else()
-    file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "^[ \t]*#[ \t]*include|${_file_write_regex}")
+  _matches(_may_name_run_files "${_file}" "${_run_file_names_exempt_regex}")
+  # One read of the file: its includes, and the lines the two rules below look at.
+  set(_line_regex "^[ \t]*#[ \t]*include")
+  if(NOT _may_write)
+    string(APPEND _line_regex "|${_file_write_regex}")
   endif()
+  if(NOT _may_name_run_files)
+    string(APPEND _line_regex "|${_run_file_literal_regex}")
+  endif()
+  file(STRINGS "${SOURCE_DIR}/${_file}" _lines REGEX "${_line_regex}")
   foreach(_line IN LISTS _lines)
     if(NOT _line MATCHES "^[ \t]*#[ \t]*include")
-      # A line that opens a file for writing, unless it is a comment.
-      if(NOT _line MATCHES "^[ \t]*(//|\\*)")
-        string(STRIP "${_line}" _shown_line)
+      if(_line MATCHES "^[ \t]*(//|\\*)")
+        continue()  # a comment
+      endif()
+      string(STRIP "${_line}" _shown_line)
+      if(NOT _may_name_run_files AND _line MATCHES "${_run_file_literal_regex}")
+        _fail("${_file}: names the run folder's ${CMAKE_MATCH_1} by a string literal (${_shown_line}); use RunDirectory (core/runs/run_directory.h)")
+      endif()
+      if(NOT _may_write AND _line MATCHES "${_file_write_regex}")
         _fail("${_file}: opens a file for writing (${_shown_line}); write through core/util/atomic_file.h or the file's owner (docs/architecture.md, \"Writing files\")")
       endif()
       continue()
@@ -321,11 +338,11 @@ if(EXISTS "${SOURCE_DIR}/core/runs/event_fields.h")
   endforeach()
 endif()
 set(_event_names ${_event_fields} ${_event_types})
-# The headers that may see events: core/runs' and the Trainer's, then every header of ours that
-# includes one of them, until none is added.
+# The headers that may see events: core/runs' (but RunDirectory's, which names paths and no
+# event) and the Trainer's, then every header of ours that includes one of them, until none is added.
 set(_sees_events "core/train/trainer.h")
 foreach(_file IN LISTS _files)
-  if(_file MATCHES "^core/runs/[^/]+\\.h$")
+  if(_file MATCHES "^core/runs/[^/]+\\.h$" AND NOT _file STREQUAL "core/runs/run_directory.h")
     list(APPEND _sees_events "${_file}")
   endif()
 endforeach()

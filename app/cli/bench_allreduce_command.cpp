@@ -11,6 +11,7 @@
 #include "core/train/dcgan_step.h"
 #include "core/train/gradient_all_reduce.h"
 #include "core/train/rank_group.h"
+#include "core/util/median.h"
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
@@ -26,12 +27,6 @@ namespace streetgan::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double medianSeconds(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n == 0 ? 0 : n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 // Milliseconds of `work`, each repeat started together on every rank.
 std::vector<double> timeRepeats(RankGroup* group, const c10::Device& device, long long repeats,
@@ -109,14 +104,19 @@ int runBenchAllReduce(const Args& args) {
     flat.push_back(f.front());
   }
   if (ranks.rank() != 0) return kExitOk;
-  const nlohmann::json result = {
-      {"preset", config->preset}, {"batch", *batch}, {"world_size", ranks.worldSize()},
-      {"backend", ranks.backend()}, {"device", deviceName(*device)}, {"threads", at::get_num_threads()},
-      {"gradient_mb", static_cast<double>(gradientBytes(model)) / (1 << 20)},
-      {"buckets", g.bucketCount() + d.bucketCount()},
-      {"step_ms", medianSeconds(alone)}, {"step_in_group_ms", medianSeconds(in_group)},
-      {"bucketed_ms", medianSeconds(bucketed)}, {"flat_ms", medianSeconds(flat)},
-      {"bucketed_over_flat", medianSeconds(bucketed) / medianSeconds(flat)}};
+  const nlohmann::json result = {{"preset", config->preset},
+                                 {"batch", *batch},
+                                 {"world_size", ranks.worldSize()},
+                                 {"backend", ranks.backend()},
+                                 {"device", deviceName(*device)},
+                                 {"threads", at::get_num_threads()},
+                                 {"gradient_mb", static_cast<double>(gradientBytes(model)) / (1 << 20)},
+                                 {"buckets", g.bucketCount() + d.bucketCount()},
+                                 {"step_ms", median(alone)},
+                                 {"step_in_group_ms", median(in_group)},
+                                 {"bucketed_ms", median(bucketed)},
+                                 {"flat_ms", median(flat)},
+                                 {"bucketed_over_flat", median(bucketed) / median(flat)}};
   std::printf("%s\n", result.dump().c_str());
   return kExitOk;
 }

@@ -10,6 +10,7 @@
 #include "app/cli/model_options.h"
 #include "core/latent/latent_explorer.h"
 #include "core/train/compute_device.h"
+#include "core/util/median.h"
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
@@ -24,12 +25,6 @@ namespace streetgan::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double medianOf(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n == 0 ? 0.0 : n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 }  // namespace
 
@@ -112,7 +107,7 @@ int runBenchExplore(const Args& args) {
     seconds.push_back(*took);
     rates.push_back(static_cast<double>(*total) / std::max(*took, 1e-9));
   }
-  const double rate = medianOf(rates);
+  const double rate = median(rates);
   const bool met = rate >= *target;
 
   const std::string name = *page > 0 ? "direction sliders" : "explore preview";

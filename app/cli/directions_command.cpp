@@ -8,6 +8,7 @@
 #include "app/cli/stop_signal.h"
 #include "core/latent/direction_file.h"
 #include "core/latent/semantic_directions.h"
+#include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 
@@ -23,12 +24,11 @@
 namespace streetgan::cli {
 namespace {
 
-// The run a checkpoint belongs to: the folder above its checkpoints/ folder, or --run.
+// The run a checkpoint belongs to, or --run.
 std::string runOf(const CommandLine& line, const std::string& checkpoint) {
   if (line.has("--run")) return line.value("--run");
-  const std::filesystem::path folder = std::filesystem::path(checkpoint).parent_path();
-  if (folder.filename() == "checkpoints") return folder.parent_path().empty() ? "." : folder.parent_path().string();
-  return "";
+  const auto run = RunDirectory::ofCheckpoint(checkpoint);
+  return run ? run->path() : "";
 }
 
 // An option given that the chosen action does not take: its name, or "".
@@ -245,7 +245,7 @@ int runDirections(const Args& args) {
     }
     written.push_back(path);
     if (format == "npy") {
-      const std::string npy = run + "/directions/" + d.name + ".npy";
+      const std::string npy = RunDirectory(run).directionsDir() + "/" + d.name + ".npy";
       if (Status s = DirectionFile::writeNpy(npy, d.vector); !s) {
         undo();
         return fail(program, s.error() + "; nothing was saved", kExitFailure);

@@ -121,16 +121,9 @@ Result<torch::Tensor> imagesOf(const std::string& folder, const char* what, std:
   return imagesOf(*dataset, what, count, seed, size, crop_scale, skipped_files);
 }
 
-// The run folder of a checkpoint: <run>/checkpoints/<file>.
-std::optional<std::string> runOfMetricsCheckpoint(const std::string& checkpoint) {
-  const std::filesystem::path path = std::filesystem::absolute(checkpoint);
-  if (path.parent_path().filename() != "checkpoints") return std::nullopt;
-  return path.parent_path().parent_path().string();
-}
-
 // --save's folder, made and checked for writing before the work rather than after it.
 Status evaluationsWritable(const std::string& run_dir) {
-  const std::string folder = run_dir + "/" + kEvaluationsFolder;
+  const std::string folder = RunDirectory(run_dir).evaluationsDir();
   if (Status made = makeOwnFolder(folder); !made) return makeError("option '--save': " + made.error());
   if (access(folder.c_str(), W_OK) != 0) return makeError("option '--save': cannot write into " + folder);
   return {};
@@ -188,7 +181,8 @@ public:
         if (Status writable = evaluationsWritable(run_dir); !writable) return fail(line_.program(), writable.error(), kExitFailure);
     } else {
       checkpoints = {line_.value("--checkpoint")};
-      if (auto run = runOfMetricsCheckpoint(checkpoints.front())) run_dir = *run;
+      if (auto run = RunDirectory::ofCheckpoint(checkpoints.front()))
+        run_dir = std::filesystem::absolute(run->path()).string();
       else if (line_.has("--save"))
         return fail(line_.program(), "option '--save': " + checkpoints.front() + " is not in a run's checkpoints/ folder",
                     kExitUsage);

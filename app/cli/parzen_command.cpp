@@ -59,12 +59,11 @@ Result<ImageRows> rowsOf(const std::vector<std::string>& paths, int size, int ch
   return rows;
 }
 
-// The run a checkpoint belongs to: <run>/checkpoints/<file>.
+// The run a checkpoint belongs to, for --save.
 Result<std::string> runOfParzenCheckpoint(const std::string& checkpoint) {
-  const std::filesystem::path path = std::filesystem::absolute(checkpoint);
-  if (path.parent_path().filename() != "checkpoints")
-    return makeError("option '--save': " + checkpoint + " is not in a run's checkpoints/ folder");
-  return path.parent_path().parent_path().string();
+  const auto run = RunDirectory::ofCheckpoint(checkpoint);
+  if (!run) return makeError("option '--save': " + checkpoint + " is not in a run's checkpoints/ folder");
+  return std::filesystem::absolute(run->path()).string();
 }
 
 // The validation and test rows: every image of --valid and --test, or one seeded shuffle of the

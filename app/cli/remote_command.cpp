@@ -2,6 +2,7 @@
 // shared SSH connection; each is short except `follow`, which streams the event log.
 #include "app/cli/command_line.h"
 #include "app/cli/commands.h"
+#include "core/runs/run_directory.h"
 #include "core/runs/run_launch.h"
 #include "core/runs/run_relative_path.h"
 #include "core/train/job_token.h"
@@ -88,7 +89,7 @@ int launch(const Args& args) {
     if (!nlohmann::json::accept(config_json))
       return fail(program, "option '--config-json': the value is not valid JSON", kExitUsage);
     if (Status made = makeOwnFolder(launchRecordDir(run_dir)); !made) return fail(program, made.error(), kExitFailure);
-    const std::string config_path = (fs::path(launchRecordDir(run_dir)) / "config.json").string();
+    const std::string config_path = launchConfigPath(run_dir);
     if (auto written = writeFileAtomically(config_path, config_json); !written)
       return fail(program, written.error(), kExitFailure);
     train_args.push_back("--config");
@@ -129,7 +130,7 @@ int follow(const Args& args) {
   auto poll_ms = line.integer("--poll-ms", 100, 1, 10000);
   if (!poll_ms) return fail(line.program(), poll_ms.error(), kExitUsage);
   const std::string run_dir = line.positionals().front();
-  const std::string events = (fs::path(run_dir) / "events.jsonl").string();
+  const std::string events = RunDirectory(run_dir).eventsPath();
   if (!fs::is_directory(run_dir)) return fail(line.program(), run_dir + ": no such run directory", kExitFailure);
 
   const pid_t parent = ::getppid();

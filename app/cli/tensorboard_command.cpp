@@ -5,8 +5,8 @@
 #include "app/cli/commands.h"
 
 #include "core/runs/event_stream_reader.h"
+#include "core/runs/run_directory.h"
 #include "core/runs/tensorboard_recorder.h"
-#include "core/util/own_folder.h"
 
 #include <nlohmann/json.hpp>
 
@@ -39,14 +39,14 @@ int runTensorBoard(const Args& args) {
   // Every run is checked before anything is written.
   std::vector<std::pair<fs::path, fs::path>> jobs;
   for (const std::string& run : line.positionals()) {
-    const fs::path log = fs::path(run) / "events.jsonl";
+    const fs::path log = RunDirectory(run).eventsPath();
     std::error_code error;
     if (!fs::exists(fs::symlink_status(log, error)))
-      return fail(line.program(), run + " is not a run directory (no events.jsonl)", kExitUsage);
+      return fail(line.program(), run + " is not a run directory (no " + log.filename().string() + ")", kExitUsage);
     if (!fs::is_regular_file(log, error))
       return fail(line.program(), log.string() + " is not a regular file (a FIFO, device or folder)", kExitUsage);
     const fs::path out = line.has("--out") ? fs::path(line.value("--out")) / fs::path(run).lexically_normal().filename()
-                                           : fs::path(run) / kTensorBoardFolder;
+                                           : fs::path(RunDirectory(run).tensorboardDir());
     // RUN/tensorboard as a link (a run folder from another host) would send the files anywhere.
     if (!line.has("--out") && fs::is_symlink(fs::symlink_status(out, error)))
       return fail(line.program(), out.string() + " is a symbolic link; give --out DIR", kExitUsage);
@@ -64,7 +64,8 @@ int runTensorBoard(const Args& args) {
     for (fs::path folder = out; !folder.empty() && !fs::exists(fs::symlink_status(folder, ignored)); folder = folder.parent_path())
       made.push_back(folder);
     recorder.setSampleBudget(*max_image_mib << 20);
-    std::ifstream log(run / "events.jsonl", std::ios::binary);
+    const std::string log_path = RunDirectory(run.string()).eventsPath();
+    std::ifstream log(log_path, std::ios::binary);
     // The protocol's own reader: lines of any length arrive in chunks, an overlong or malformed one
     // is counted and skipped.
     EventStreamReader reader;
@@ -90,7 +91,7 @@ int runTensorBoard(const Args& args) {
       return fail(line.program(), recorded.error(), kExitFailure);
     }
     const long long malformed = reader.malformedLines();
-    if (recorder.path().empty()) return fail(line.program(), (run / "events.jsonl").string() + " has no run_started event", kExitFailure);
+    if (recorder.path().empty()) return fail(line.program(), log_path + " has no run_started event", kExitFailure);
     std::string notes;
     if (malformed > 0) notes += std::to_string(malformed) + " malformed lines skipped";
     if (const std::int64_t skipped = recorder.skippedSamples(); skipped > 0)

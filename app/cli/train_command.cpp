@@ -318,7 +318,7 @@ int runTrain(const Args& args) {
       const std::string run_dir = options.run_dir.empty()
                                       ? (std::filesystem::path(config.root) / config.name).string()
                                       : options.run_dir;
-      launch.events_path = (std::filesystem::path(run_dir) / "events.jsonl").string();
+      launch.events_path = RunDirectory(run_dir).eventsPath();
     }
     return launchRanks(launch);
   }

@@ -43,8 +43,8 @@ GalleryModelInfo infoOf(const std::string& path, const CheckpointGenerator& load
   info.img_size = loaded.config.img_size;
   info.nz = loaded.config.nz;
   info.preset = loaded.config.preset;
-  const fs::path folder = fs::path(info.checkpoint).parent_path();
-  info.run = folder.filename() == "checkpoints" ? folder.parent_path().filename().string() : loaded.config.name;
+  const auto run = RunDirectory::ofCheckpoint(info.checkpoint);
+  info.run = run ? run->name() : loaded.config.name;
   return info;
 }
 

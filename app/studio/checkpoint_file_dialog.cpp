@@ -1,6 +1,6 @@
 #include "app/studio/checkpoint_file_dialog.h"
 
-#include "core/runs/checkpoint_reference.h"
+#include "core/runs/run_directory.h"
 
 #include <QFileInfo>
 
@@ -23,7 +23,7 @@ void CheckpointFileDialog::accept() {
   const QStringList files = selectedFiles();
   const QString path = files.isEmpty() ? QString() : files.front();
   if (path.isEmpty()) return;
-  if (QFileInfo(path).isDir() && !isRunFolder(path.toStdString())) {
+  if (QFileInfo(path).isDir() && !RunDirectory::isRun(path.toStdString())) {
     QFileDialog::accept();  // any other folder: go into it, as the dialog always does
     return;
   }

@@ -1,4 +1,5 @@
 #include "app/studio/compare_view.h"
+#include "app/studio/control/run_checkpoints.h"
 #include "core/eval/quality_evaluation_file.h"
 #include "widgets/worker_pool.h"
 
@@ -196,7 +197,7 @@ CompareView::~CompareView() {
 void CompareView::poll() {
   if (reader_.isRunning()) return;
   QStringList logs;
-  for (const auto& run : runs_) logs << run->input.path + "/events.jsonl";
+  for (const auto& run : runs_) logs << runEventsPath(run->input.path);
   auto readers = readers_;
   auto offsets = offsets_;
   // Only what each log gained since the last look is read; the readers keep the partial lines.

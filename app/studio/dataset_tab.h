@@ -54,8 +54,6 @@ public:
   /// Shows only the images of tree item (group, sequence); empty strings: every image.
   void showGroup(const QString& group, const QString& sequence = {});
   int listedImages() const { return static_cast<int>(listing_.paths.size()); }
-  /// The grid's "Find in Latent Space…" (right-click; enabled while an image is current).
-  QAction& findInLatentSpaceAction() { return *find_in_latent_space_; }
 
 signals:
   /// A listing finished (error empty when it worked).

@@ -1,6 +1,7 @@
 #include "app/studio/directions_panel.h"
 
 #include "core/latent/direction_file.h"
+#include "core/runs/run_directory.h"
 #include "widgets/worker_pool.h"
 
 #include <QCheckBox>
@@ -337,10 +338,9 @@ bool DirectionsPanel::fitLabelled() {
 
 QString DirectionsPanel::runFolder() const {
   if (!explorer_) return {};
-  const QFileInfo checkpoint(QString::fromStdString(explorer_->checkpointPath()));
-  const QDir folder = checkpoint.dir();
-  if (folder.dirName() != "checkpoints") return {};
-  return QFileInfo(folder.absolutePath()).dir().absolutePath();
+  const auto run = RunDirectory::ofCheckpoint(explorer_->checkpointPath());
+  if (!run) return {};
+  return QDir(QString::fromStdString(run->path())).absolutePath();
 }
 
 bool DirectionsPanel::save(int row, const QString& name) {

@@ -67,11 +67,11 @@ void findInto(const NearestImagesRequest& request, const std::atomic<bool>& canc
   }
   const QString checkpoint = request.checkpoint.isEmpty() ? latestCheckpoint(request.run_dir) : request.checkpoint;
   if (checkpoint.isEmpty()) {
-    result.error = "No checkpoint in " + QDir(request.run_dir).filePath("checkpoints") + ".";
+    result.error = "No checkpoint in " + runCheckpointsDir(request.run_dir) + ".";
     return;
   }
   result.checkpoint = QFileInfo(checkpoint).fileName();
-  auto config = applyConfigFile(TrainConfig(), QDir(request.run_dir).filePath("config.json").toStdString());
+  auto config = applyConfigFile(TrainConfig(), runConfigPath(request.run_dir).toStdString());
   if (!config) {
     result.error = QString::fromStdString(config.error());
     return;

@@ -186,7 +186,7 @@ QString QualityPanel::targetCheckpoint() const {
   const QStringList files = checkpointFiles(run_);
   if (files.isEmpty()) return {};
   const bool newest = target_ == "latest" || target_ == "every" || target_.isEmpty();
-  return QDir(run_ + "/checkpoints").filePath(newest ? files.last() : target_);
+  return QDir(runCheckpointsDir(run_)).filePath(newest ? files.last() : target_);
 }
 
 void QualityPanel::setBusy(bool busy) {
@@ -247,7 +247,7 @@ void QualityPanel::onJobFinished(bool ok, const QString& message) {
     return;
   }
   progress_->setValue(100);
-  status_->setText("Saved in " + QDir(job_run_).filePath("evaluations") + ".");
+  status_->setText("Saved in " + runEvaluationsDir(job_run_) + ".");
   if (job_run_ == run_) {
     showSaved();
     showEvaluation(*result);

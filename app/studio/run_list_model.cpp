@@ -1,5 +1,6 @@
 #include "app/studio/run_list_model.h"
 #include "app/studio/control/remote_run_record.h"
+#include "core/runs/run_directory.h"
 #include "widgets/worker_pool.h"
 
 #include <QColor>
@@ -18,7 +19,7 @@ namespace {
 
 // Reads the appended part of a run's log into its builder.
 void readOn(RunListModel::Entry& entry) {
-  const std::string events = entry.summary.path + "/events.jsonl";
+  const std::string events = RunDirectory(entry.summary.path).eventsPath();
   std::error_code error;
   const bool present = std::filesystem::exists(std::filesystem::symlink_status(events, error));
   const Status read = present ? feedEventLog(*entry.builder, events, entry.offset) : Status{};
@@ -35,7 +36,7 @@ std::vector<RunListModel::Entry> listRuns(const QString& root) {
   const QFileInfoList folders = QDir(root).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
   for (const QFileInfo& folder : folders) {
     const QString path = folder.absoluteFilePath();
-    if (!QFile::exists(path + "/config.json") && !QFile::exists(path + "/events.jsonl")) continue;  // not a run
+    if (!RunDirectory::isRun(path.toStdString())) continue;
     RunListModel::Entry entry;
     entry.builder = std::make_shared<RunSummaryBuilder>(path.toStdString());
     entry.builder->readConfig();

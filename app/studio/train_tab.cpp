@@ -1,5 +1,6 @@
 #include "app/studio/train_tab.h"
 
+#include "app/studio/control/run_checkpoints.h"
 #include "widgets/dataset_picker.h"
 
 #include <QComboBox>
@@ -283,7 +284,7 @@ bool TrainTab::openRun(const QString& run_dir) {
   following_ = true;
   launcher_.newSession(run_dir, true);
   connectSession();
-  dashboard_->setStatus("Reading " + QDir(run_dir).filePath("events.jsonl") + " …");
+  dashboard_->setStatus("Reading " + runEventsPath(run_dir) + " …");
   TrainingRequest request;
   request.run_dir = run_dir;
   const bool started = launcher_.start(request, form_->config());
@@ -292,7 +293,7 @@ bool TrainTab::openRun(const QString& run_dir) {
 }
 
 bool TrainTab::loadConfigOf(const QString& run_dir) {
-  QFile file(QDir(run_dir).filePath("config.json"));
+  QFile file(runConfigPath(run_dir));
   if (!file.open(QIODevice::ReadOnly)) {
     dashboard_->setStatus("Cannot read " + file.fileName() + ": " + file.errorString());
     return false;

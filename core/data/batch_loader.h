@@ -49,7 +49,6 @@ public:
 
   /// Batches of each epoch (for this shard).
   std::int64_t batchesPerEpoch() const;
-  std::int64_t batchSize() const { return batch_size_; }
   std::int64_t datasetSize() const { return static_cast<std::int64_t>(dataset_.size()); }
   const ImageDataset& dataset() const { return dataset_; }
   const SamplePipeline& pipeline() const { return pipeline_; }

@@ -62,8 +62,6 @@ public:
   const std::vector<DatasetEntry>& entries() const { return entries_; }
   /// Image count per city (folder), sorted by name.
   std::vector<GroupCount> groupCounts() const;
-  /// Every city (folder) of the data folder before any filter, sorted.
-  const std::vector<std::string>& allGroups() const { return all_groups_; }
   const std::vector<FilterStep>& filterSteps() const { return steps_; }
   /// Images on the other side of the held-out split (0 without one).
   std::int64_t otherPartSize() const { return other_part_; }

@@ -25,7 +25,6 @@ public:
   std::int64_t sampleSize() const;
   int channels() const { return channels_; }
   int imageSize() const { return img_size_; }
-  const AugmentConfig& augmentConfig() const { return augment_; }
   /// The DCT reduction (1, 2, 4 or 8) JPEGs are decoded at.
   int reduction() const { return reduction_; }
 

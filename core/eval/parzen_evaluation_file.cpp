@@ -1,5 +1,6 @@
 #include "core/eval/parzen_evaluation_file.h"
 
+#include "core/runs/run_directory.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_value.h"
 #include "core/util/regular_file.h"
@@ -190,7 +191,7 @@ std::optional<ParzenEvaluation::Best> ParzenEvaluation::best() const {
 }
 
 std::string ParzenEvaluationFile::path(const std::string& run_dir, const std::string& name) {
-  return run_dir + "/evaluations/" + kParzenFilePrefix + name + kParzenFileSuffix;
+  return RunDirectory(run_dir).evaluationsDir() + "/" + kParzenFilePrefix + name + kParzenFileSuffix;
 }
 
 std::vector<std::string> ParzenEvaluationFile::list(const std::string& run_dir) {
@@ -201,7 +202,8 @@ std::vector<std::string> ParzenEvaluationFile::list(const std::string& run_dir) 
   };
   std::vector<Found> found;
   std::error_code error;
-  for (fs::directory_iterator it(run_dir + "/" + kEvaluationsFolder, error), end; !error && it != end; it.increment(error)) {
+  for (fs::directory_iterator it(RunDirectory(run_dir).evaluationsDir(), error), end; !error && it != end;
+       it.increment(error)) {
     const std::string name = it->path().filename().string();
     std::error_code ignored;
     if (!isParzenFileName(name) || !it->is_regular_file(ignored)) continue;
@@ -240,7 +242,7 @@ Result<ParzenEvaluation> ParzenEvaluationFile::fromJson(const json& body, const 
 Status ParzenEvaluationFile::write(const std::string& run_dir, const std::string& name, ParzenEvaluation evaluation) {
   evaluation.version = kVersion;
   evaluation.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  if (Status folder = makeOwnFolder(run_dir + "/" + kEvaluationsFolder); !folder) return folder;
+  if (Status folder = makeOwnFolder(RunDirectory(run_dir).evaluationsDir()); !folder) return folder;
   const std::string file = path(run_dir, name);
   std::string text;
   try {

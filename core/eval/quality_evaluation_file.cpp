@@ -1,5 +1,6 @@
 #include "core/eval/quality_evaluation_file.h"
 
+#include "core/runs/run_directory.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_value.h"
 #include "core/util/regular_file.h"
@@ -48,13 +49,14 @@ Result<std::map<std::string, double>> numberMap(const json& body, const char* ke
 }  // namespace
 
 std::string QualityEvaluationFile::path(const std::string& run_dir, const std::string& name) {
-  return run_dir + "/evaluations/" + kQualityFilePrefix + name + kQualityFileSuffix;
+  return RunDirectory(run_dir).evaluationsDir() + "/" + kQualityFilePrefix + name + kQualityFileSuffix;
 }
 
 std::vector<std::string> QualityEvaluationFile::list(const std::string& run_dir) {
   std::vector<std::string> paths;
   std::error_code error;
-  for (fs::directory_iterator it(run_dir + "/" + kEvaluationsFolder, error), end; !error && it != end; it.increment(error)) {
+  for (fs::directory_iterator it(RunDirectory(run_dir).evaluationsDir(), error), end; !error && it != end;
+       it.increment(error)) {
     std::error_code ignored;
     if (isMetricsFileName(it->path().filename().string()) && it->is_regular_file(ignored))
       paths.push_back(it->path().string());
@@ -160,7 +162,7 @@ Result<QualityEvaluation> QualityEvaluationFile::read(const std::string& path) {
 Status QualityEvaluationFile::write(const std::string& run_dir, const std::string& name, QualityEvaluation evaluation) {
   evaluation.version = kVersion;
   evaluation.time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  if (Status folder = makeOwnFolder(run_dir + "/" + kEvaluationsFolder); !folder) return folder;
+  if (Status folder = makeOwnFolder(RunDirectory(run_dir).evaluationsDir()); !folder) return folder;
   json out = toJson(evaluation);
   out["v"] = evaluation.version;
   out["time"] = evaluation.time;

@@ -1,5 +1,6 @@
 #include "core/latent/direction_file.h"
 
+#include "core/runs/run_directory.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_value.h"
 #include "core/util/regular_file.h"
@@ -117,7 +118,7 @@ Status DirectionFile::checkName(const std::string& name) {
 }
 
 std::string DirectionFile::pathIn(const std::string& run, const std::string& name) {
-  return run + "/" + kDirectionsFolder + "/" + name + ".json";
+  return RunDirectory(run).directionsDir() + "/" + name + ".json";
 }
 
 Status DirectionFile::write(const std::string& path, const LatentDirection& d) {
@@ -217,7 +218,8 @@ Result<LatentDirection> DirectionFile::read(const std::string& path, std::option
 std::vector<std::string> DirectionFile::list(const std::string& run) {
   std::vector<std::string> names;
   std::error_code error;
-  for (std::filesystem::directory_iterator it(run + "/" + kDirectionsFolder, error), end; !error && it != end; it.increment(error)) {
+  for (std::filesystem::directory_iterator it(RunDirectory(run).directionsDir(), error), end; !error && it != end;
+       it.increment(error)) {
     const std::filesystem::path file = it->path();
     if (file.extension() != ".json") continue;
     const std::string name = file.stem().string();
@@ -240,7 +242,7 @@ Status DirectionFile::rename(const std::string& run, const std::string& from, co
   if (Status s = write(target, *direction); !s) return s;
   if (!std::filesystem::remove(pathIn(run, from), error) || error)
     return makeError("cannot remove " + pathIn(run, from) + ": " + (error ? error.message() : "it is gone"));
-  const std::string folder = run + "/" + kDirectionsFolder;
+  const std::string folder = RunDirectory(run).directionsDir();
   const std::string npy = folder + "/" + from + ".npy", new_npy = folder + "/" + to + ".npy";
   if (std::filesystem::is_regular_file(std::filesystem::symlink_status(npy, error)) &&
       !std::filesystem::exists(new_npy, error))
@@ -258,7 +260,7 @@ Status DirectionFile::remove(const std::string& run, const std::string& name) {
                                                                                            : "no such direction"));
   if (!std::filesystem::remove(path, error))
     return makeError("cannot delete " + path + ": " + (error ? error.message() : "no such direction"));
-  const std::string npy = run + "/" + kDirectionsFolder + "/" + name + ".npy";
+  const std::string npy = RunDirectory(run).directionsDir() + "/" + name + ".npy";
   if (std::filesystem::is_regular_file(std::filesystem::symlink_status(npy, error))) std::filesystem::remove(npy, error);
   return {};
 }

@@ -26,7 +26,7 @@ struct StepFiles {
 };
 
 Result<StepFiles> stepFiles(const std::string& run) {
-  const fs::path dir = fs::path(run) / "checkpoints";
+  const fs::path dir = RunDirectory(run).checkpointsDir();
   std::error_code ec;
   const bool named = fs::exists(fs::symlink_status(dir, ec));
   if (!named) return StepFiles{};  // a run that has written only its log so far
@@ -50,8 +50,9 @@ Result<StepFiles> stepFiles(const std::string& run) {
 Result<ResolvedCheckpoint> chooseIn(const std::string& run, const std::string& given, std::int64_t at_most) {
   // RUN@STEP's messages start with the text as given; a plain folder's name the folder once.
   const std::string lead = given == run ? "" : given + ": ";
-  if (!isRunFolder(run))
-    return makeError(lead + run + " is a folder, but not a run folder (it has no checkpoints/ and no events.jsonl)");
+  if (!RunDirectory::isRun(run))
+    return makeError(lead + run + " is a folder, but not a run folder (it has no " + RunDirectory::whatMakesARun() +
+                     ")");
   auto listed = stepFiles(run);
   if (!listed) return makeError(lead + listed.error());
   const std::vector<StepFile>& files = listed->files;
@@ -69,12 +70,6 @@ Result<ResolvedCheckpoint> chooseIn(const std::string& run, const std::string& g
 }
 
 }  // namespace
-
-bool isRunFolder(const std::string& folder) {
-  std::error_code ec;
-  return fs::exists(fs::symlink_status(fs::path(folder) / "checkpoints", ec)) ||
-         fs::exists(fs::path(folder) / "events.jsonl", ec);
-}
 
 Result<ResolvedCheckpoint> resolveCheckpointReference(const std::string& text) {
   if (text.empty()) return makeError("an empty checkpoint: give a .pt file, a run folder, RUN@STEP or RUN@latest");

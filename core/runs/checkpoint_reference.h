@@ -9,8 +9,8 @@
 //
 // A path that exists is always taken for what it is (a file named "a@3" stays a file); "@" is
 // only read when the whole text names nothing. A file is returned as given, unread: its loader
-// reports what is wrong with it. A folder is a run folder when it holds checkpoints/ or
-// events.jsonl; one without a finished checkpoint (an empty run, one still at its first steps) is
+// reports what is wrong with it. A folder is a run folder when RunDirectory::isRun() says so;
+// one without a finished checkpoint (an empty run, one still at its first steps) is
 // an error, and so is a step before the run's first checkpoint. Errors are one line naming the
 // text as given. Nothing is written; the folder is only listed (RunDirectory::checkpoints()).
 #include "core/util/result.h"
@@ -28,10 +28,6 @@ struct ResolvedCheckpoint {
 
 /// The largest step a reference may name (RUN@STEP): the checkpoint names' 10 digits.
 inline constexpr std::int64_t kMaxReferencedStep = 9'999'999'999;
-
-/// True when `folder` is a run folder: it holds checkpoints/ (of any kind: one that cannot be
-/// listed is reported when it is used) or events.jsonl.
-bool isRunFolder(const std::string& folder);
 
 /// `text` as a checkpoint file, a run folder, RUN@STEP or RUN@latest (above).
 Result<ResolvedCheckpoint> resolveCheckpointReference(const std::string& text);

@@ -17,6 +17,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr char kConfigFile[] = "config.json";
+constexpr char kEventsFile[] = "events.jsonl";
+constexpr char kCheckpointsFolder[] = "checkpoints";
+constexpr char kSamplesFolder[] = "samples";
+constexpr char kEvaluationsFolder[] = "evaluations";
+constexpr char kTensorBoardFolder[] = "tensorboard";
+constexpr char kDirectionsFolder[] = "directions";
+constexpr char kLaunchFolder[] = "launch";
+
 std::string stepName(std::int64_t step, const char* extension) {
   char name[64];
   std::snprintf(name, sizeof name, "step-%010lld%s", static_cast<long long>(step), extension);
@@ -35,27 +44,53 @@ Status RunDirectory::create() const {
   // checkpoints would delete another run's. The folders made later are checked now too.
   for (const auto& dir : {checkpointsDir(), samplesDir()})
     if (Status made = makeOwnFolder(dir); !made) return made;
-  for (const char* later : {kEvaluationsFolder, kTensorBoardFolder, kDirectionsFolder})
-    if (Status linked = refuseLinkedFolder((fs::path(path_) / later).string()); !linked) return linked;
+  for (const auto& later : {evaluationsDir(), tensorboardDir(), directionsDir()})
+    if (Status linked = refuseLinkedFolder(later); !linked) return linked;
   return {};
 }
 
-bool RunDirectory::holdsRun() const {
+bool RunDirectory::isRun(const std::string& folder) {
+  const RunDirectory run(folder);
   std::error_code ec;
-  return fs::exists(eventsPath(), ec) || !checkpoints().empty();
+  return fs::exists(fs::symlink_status(run.checkpointsDir(), ec)) || fs::exists(run.eventsPath(), ec) ||
+         fs::exists(run.configPath(), ec);
 }
 
-std::string RunDirectory::configPath() const { return (fs::path(path_) / "config.json").string(); }
-std::string RunDirectory::eventsPath() const { return (fs::path(path_) / "events.jsonl").string(); }
-std::string RunDirectory::checkpointsDir() const { return (fs::path(path_) / "checkpoints").string(); }
-std::string RunDirectory::samplesDir() const { return (fs::path(path_) / "samples").string(); }
+std::string RunDirectory::whatMakesARun() {
+  return std::string(kConfigFile) + ", " + kEventsFile + " or " + kCheckpointsFolder + "/";
+}
+
+std::optional<RunDirectory> RunDirectory::ofCheckpoint(const std::string& checkpoint) {
+  const fs::path folder = fs::path(checkpoint).lexically_normal().parent_path();
+  if (folder.filename() != kCheckpointsFolder) return std::nullopt;
+  const fs::path run = folder.parent_path();
+  if (run.empty()) return RunDirectory(".");        // "checkpoints/step-….pt", from inside the run
+  if (run == run.root_path()) return std::nullopt;  // "/checkpoints/…": no folder above it
+  return RunDirectory(run.string());
+}
+
+bool RunDirectory::holdsRun() const { return isRun(path_); }
+
+std::string RunDirectory::configPath() const { return (fs::path(path_) / kConfigFile).string(); }
+std::string RunDirectory::eventsPath() const { return (fs::path(path_) / kEventsFile).string(); }
+std::string RunDirectory::checkpointsDir() const { return (fs::path(path_) / kCheckpointsFolder).string(); }
+std::string RunDirectory::samplesDir() const { return (fs::path(path_) / kSamplesFolder).string(); }
+std::string RunDirectory::evaluationsDir() const { return (fs::path(path_) / kEvaluationsFolder).string(); }
+std::string RunDirectory::tensorboardDir() const { return (fs::path(path_) / kTensorBoardFolder).string(); }
+std::string RunDirectory::directionsDir() const { return (fs::path(path_) / kDirectionsFolder).string(); }
+std::string RunDirectory::launchDir() const { return (fs::path(path_) / kLaunchFolder).string(); }
+std::string RunDirectory::name() const {
+  fs::path folder = fs::absolute(path_).lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();  // "runs/first/"
+  return folder.filename().string();
+}
 
 std::string RunDirectory::checkpointPath(std::int64_t step) const {
   return (fs::path(checkpointsDir()) / stepName(step, ".pt")).string();
 }
 
 std::string RunDirectory::sampleRelativePath(std::int64_t step) const {
-  return "samples/" + stepName(step, ".png");
+  return std::string(kSamplesFolder) + "/" + stepName(step, ".png");
 }
 
 std::vector<std::string> RunDirectory::checkpoints() const {

@@ -1,6 +1,7 @@
 #include "core/runs/run_launch.h"
 
 #include "core/runs/process_identity.h"
+#include "core/runs/run_directory.h"
 #include "core/runs/run_summary.h"
 #include "core/util/atomic_file.h"
 #include "core/util/own_folder.h"
@@ -167,7 +168,8 @@ Status writePrivateFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string launchRecordDir(const std::string& run_dir) { return (fs::path(run_dir) / "launch").string(); }
+std::string launchRecordDir(const std::string& run_dir) { return RunDirectory(run_dir).launchDir(); }
+std::string launchConfigPath(const std::string& run_dir) { return recordFile(run_dir, "config.json"); }
 
 Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const std::string& program,
                                             const std::vector<std::string>& arguments) {
@@ -228,7 +230,7 @@ Result<std::int64_t> launchDetachedTraining(const std::string& run_dir, const st
 LaunchStatus readLaunchStatus(const std::string& run_dir) {
   LaunchStatus status;
   std::error_code ec;
-  const auto events_size = fs::file_size(fs::path(run_dir) / "events.jsonl", ec);
+  const auto events_size = fs::file_size(RunDirectory(run_dir).eventsPath(), ec);
   status.events_bytes = ec ? 0 : static_cast<std::int64_t>(events_size);
   // A linked launch/ holds another run's record, not this run's.
   if (!refuseLinkedFolder(launchRecordDir(run_dir))) return status;

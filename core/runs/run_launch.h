@@ -40,6 +40,8 @@ struct LaunchStatus {
 
 /// The folder of the launch record: R/launch.
 std::string launchRecordDir(const std::string& run_dir);
+/// R/launch/config.json: the config the studio sent with the launch.
+std::string launchConfigPath(const std::string& run_dir);
 
 /// Starts `program` (absolute path) with `arguments` (argv[1...]) detached, records the launch in
 /// `run_dir`/launch and returns the pid. Refuses when the record names a process still running.

@@ -4,6 +4,7 @@
 #include "core/eval/quality_evaluation_file.h"
 #include "core/runs/event_fields.h"
 #include "core/runs/process_identity.h"
+#include "core/runs/run_directory.h"
 #include "core/util/json_value.h"
 #include "core/util/regular_file.h"
 
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <vector>
@@ -70,10 +72,10 @@ RunSummaryBuilder::RunSummaryBuilder(std::string run_dir) {
 }
 
 void RunSummaryBuilder::readConfig() {
-  const std::string path = summary_.path + "/config.json";
+  const std::string path = RunDirectory(summary_.path).configPath();
   std::ifstream in(path);
   if (!in) {
-    summary_.message = "no config.json";
+    summary_.message = "no " + std::filesystem::path(path).filename().string();
     return;
   }
   const json config = json::parse(in, nullptr, false);
@@ -249,10 +251,12 @@ Status feedEventLog(RunSummaryBuilder& builder, const std::string& path, std::ui
 
 Result<RunSummary> readRunSummary(const std::string& run_dir) {
   RunSummaryBuilder builder(run_dir);
-  const std::string events = run_dir + "/events.jsonl";
-  const bool has_config = isFile(run_dir + "/config.json");
+  const RunDirectory run(run_dir);
+  const std::string events = run.eventsPath();
+  const bool has_config = isFile(run.configPath());
   const bool has_events = isFile(events);
-  if (!has_config && !has_events) return makeError(run_dir + " is not a run folder (no config.json or events.jsonl)");
+  if (!RunDirectory::isRun(run_dir))
+    return makeError(run_dir + " is not a run folder (it has no " + RunDirectory::whatMakesARun() + ")");
   if (has_config) builder.readConfig();
   builder.readEvaluations();
   std::uint64_t offset = 0;

@@ -1,5 +1,6 @@
 #include "core/train/generator_export.h"
 
+#include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
 #include "core/util/atomic_file.h"
 #include "core/util/regular_file.h"
@@ -67,12 +68,9 @@ Result<GeneratorExportReport> exportGenerator(const std::string& checkpoint, con
   auto bytes = torchSaveStateDict(state);
   if (!bytes) return makeError(out + ": cannot write the state dict (" + bytes.error() + ")");
   const TrainConfig& config = loaded->config;
-  // The run is the folder whose checkpoints/ holds the file; a checkpoint kept elsewhere gives
-  // its config's name.
-  const fs::path folder = fs::absolute(checkpoint).lexically_normal().parent_path();
-  const std::string run = folder.filename() == "checkpoints" && !folder.parent_path().filename().empty()
-                              ? folder.parent_path().filename().string()
-                              : config.name;
+  // A checkpoint kept outside a run gives its config's name.
+  const auto run_folder = RunDirectory::ofCheckpoint(checkpoint);
+  const std::string run = run_folder ? run_folder->name() : config.name;
   nlohmann::json sidecar = {{"format", kSidecarFormat},
                             {"format_version", 1},
                             {"state_dict", fs::path(out).filename().string()},

@@ -1,7 +1,6 @@
 // The run's loop: the model prepared, the run announced, the epochs and their steps, the end.
 // Trainer::State's other members are in trainer.cpp.
 #include "core/train/trainer_state.h"
-#include "core/util/own_folder.h"
 
 #include <stdexcept>
 
@@ -70,7 +69,7 @@ void Trainer::State::announceRun(int removed, int workers) {
           {field::kImagesSeen, progress.images_seen},
           {field::kResumedFrom, resumed_from.empty() ? json(nullptr) : json(resumed_from)}});
   if (writer && config.tensorboard)
-    tensorboard = std::make_unique<TensorBoardRecorder>(run.path(), (std::filesystem::path(run.path()) / kTensorBoardFolder).string());
+    tensorboard = std::make_unique<TensorBoardRecorder>(run.path(), run.tensorboardDir());
   emit(event_type::kRunStarted, {{field::kConfig, configToJson(config)},
                                  {field::kDevice, deviceName(device)},
                                  {field::kPrecision, precisionName(precision)},

@@ -8,12 +8,6 @@
 
 namespace streetgan {
 
-/// The folders of a run folder that commands other than `train` write, named once here, the
-/// lowest layer every writer may include (docs/events.md, "The run directory").
-inline constexpr char kEvaluationsFolder[] = "evaluations";
-inline constexpr char kTensorBoardFolder[] = "tensorboard";
-inline constexpr char kDirectionsFolder[] = "directions";
-
 /// An Error naming `path` when it is a symbolic link ("PATH: a symbolic link; a run writes only
 /// into folders of its own"); nothing when it is anything else or absent.
 Status refuseLinkedFolder(const std::string& path);

@@ -84,7 +84,7 @@ private slots:
     QTest::newRow("a file @") << "runs/first/events.jsonl@3" << "" << false << qint64(-1)
         << "runs/first/events.jsonl@3: there is no run folder runs/first/events.jsonl (it is a file)";
     QTest::newRow("not a run folder") << "notarun" << "" << false << qint64(-1)
-        << "notarun is a folder, but not a run folder (it has no checkpoints/ and no events.jsonl)";
+        << "notarun is a folder, but not a run folder (it has no config.json, events.jsonl or checkpoints/)";
     QTest::newRow("not a step") << "runs/first@x" << "" << false << qint64(-1)
         << "runs/first@x: 'x' after '@' is not allowed; allowed: a step (0 to 9999999999) or latest";
     QTest::newRow("negative step") << "runs/first@-1" << "" << false << qint64(-1)

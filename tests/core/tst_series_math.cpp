@@ -1,6 +1,7 @@
 // Chart math of the training dashboard: TensorBoard's debiased smoothing and min/max decimation,
-// as tables; the event stream reader with chunked input, garbage and truncated lines.
+// as tables; the event stream reader with chunked input, garbage and truncated lines; median().
 #include "core/runs/event_stream_reader.h"
+#include "core/util/median.h"
 #include "core/util/series_smoothing.h"
 #include "tests/support/test_suite.h"
 
@@ -27,6 +28,8 @@ private slots:
   void eventsInAnyChunks();
   void garbageAndTruncatedLinesAreCounted_data();
   void garbageAndTruncatedLinesAreCounted();
+  void median_data();
+  void median();
   void overlongLineIsDroppedWithBoundedMemory();
 };
 
@@ -204,6 +207,23 @@ void TestSeriesMath::overlongLineIsDroppedWithBoundedMemory() {
   QVERIFY(reader.feed(big + "\n{\"type\":\"step\"}\n").size() == 1);
   QCOMPARE(reader.malformedLines(), 1);
   QCOMPARE(reader.completeBytes(), static_cast<std::uint64_t>(3 * 600 + 1 + 16));
+}
+
+void TestSeriesMath::median_data() {
+  QTest::addColumn<QVector<double>>("values");
+  QTest::addColumn<double>("expected");
+  QTest::newRow("none") << QVector<double>{} << 0.0;
+  QTest::newRow("one") << QVector<double>{7.5} << 7.5;
+  QTest::newRow("odd, unsorted") << QVector<double>{9, 1, 5} << 5.0;
+  QTest::newRow("even: the two middle ones' mean") << QVector<double>{4, 1, 3, 2} << 2.5;
+  QTest::newRow("repeated values") << QVector<double>{2, 2, 2, 9} << 2.0;
+  QTest::newRow("an outlier does not move it") << QVector<double>{1.0, 1.1, 1.2, 1000.0, 0.9} << 1.1;
+}
+
+void TestSeriesMath::median() {
+  QFETCH(QVector<double>, values);
+  QFETCH(double, expected);
+  QCOMPARE(streetgan::median(std::vector<double>(values.begin(), values.end())), expected);
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestSeriesMath)

@@ -22,6 +22,8 @@ private slots:
   void eventNameLiteral();
   void fileWrittenOutsideItsOwner_data();
   void fileWrittenOutsideItsOwner();
+  void runFileNameLiteral_data();
+  void runFileNameLiteral();
 
 private:
   /// Runs the check on the copy: exit code and what it printed.
@@ -338,6 +340,52 @@ void TestLayering::fileWrittenOutsideItsOwner() {
   QVERIFY2(output.contains(file + ": opens a file for writing (" + line + "); write through core/util/atomic_file.h"),
            qPrintable(output));
   QCOMPARE(output.count(": opens a file for writing"), 1);  // that line alone
+}
+
+void TestLayering::runFileNameLiteral_data() {
+  QTest::addColumn<QString>("file");
+  QTest::addColumn<QString>("line");
+  QTest::addColumn<QString>("name");  // the name refused; empty: the line passes
+  QTest::newRow("the CLI spells the event log") << "app/cli/tensorboard_command.cpp"
+                                                << "const char* const kLog = \"events.jsonl\";"
+                                                << "events.jsonl";
+  QTest::newRow("core/train spells the checkpoints folder")
+      << "core/train/trainer_loop.cpp"
+      << "std::string folder(const std::string& run) { return run + \"/\" + \"checkpoints\"; }"
+      << "checkpoints";
+  QTest::newRow("a tab spells the config") << "app/studio/train_tab.cpp"
+                                           << "const char* const kConfig = \"config.json\";"
+                                           << "config.json";
+  QTest::newRow("core/eval spells the checkpoints folder") << "core/eval/quality_evaluation_file.cpp"
+                                                           << "const char* const kFolder = \"checkpoints\";"
+                                                           << "checkpoints";
+  QTest::newRow("RunDirectory, their owner") << "core/runs/run_directory.cpp"
+                                             << "const char* const kAgain = \"events.jsonl\";" << QString();
+  QTest::newRow("tests check the bytes on disk") << "tests/core/tst_run_history.cpp"
+                                                 << "const char* const kLog = \"events.jsonl\";" << QString();
+  QTest::newRow("the Parzen file's own JSON key") << "core/eval/parzen_evaluation_file.cpp"
+                                                  << "const char* const kKey = \"checkpoints\";" << QString();
+  QTest::newRow("a comment") << "app/cli/train_command.cpp"
+                             << "// writes \"events.jsonl\" through RunDirectory" << QString();
+  QTest::newRow("help text naming the files")
+      << "app/cli/command_lines.cpp"
+      << "const char* const kHelp = \"Writes config.json and events.jsonl\";" << QString();
+}
+
+void TestLayering::runFileNameLiteral() {
+  QFETCH(QString, file);
+  QFETCH(QString, line);
+  QFETCH(QString, name);
+  const auto [code, output] = checkWithLineAppended(file, line);
+  if (name.isEmpty()) {
+    QVERIFY2(code == 0, qPrintable(output));
+    return;
+  }
+  QVERIFY2(code != 0, qPrintable("the check passed:\n" + output));
+  QVERIFY2(output.contains(file + ": names the run folder's " + name + " by a string literal (" + line +
+                           "); use RunDirectory (core/runs/run_directory.h)"),
+           qPrintable(output));
+  QCOMPARE(output.count(": names the run folder's "), 1);  // that line alone
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestLayering)

@@ -1,5 +1,7 @@
 #include "app/studio/control/checkpoint_import_job.h"
 
+#include "app/studio/control/run_checkpoints.h"
+
 #include <QDir>
 #include <QFileInfo>
 
@@ -28,7 +30,7 @@ bool CheckpointImportJob::start(const QString& checkpoint, const QString& run_di
 }
 
 ChildProcessJob::Outcome CheckpointImportJob::outcome(int exit_code, int) {
-  if (exit_code == 0 && QFileInfo(run_dir_ + "/events.jsonl").isFile()) return {true, run_dir_};
+  if (exit_code == 0 && QFileInfo(runEventsPath(run_dir_)).isFile()) return {true, run_dir_};
   return {false, failureReason(exit_code)};
 }
 

@@ -1,5 +1,6 @@
 #include "app/studio/control/followed_run_transport.h"
 
+#include "app/studio/control/run_checkpoints.h"
 #include "core/runs/process_identity.h"
 
 #include <QDir>
@@ -17,7 +18,7 @@ FollowedRunTransport::FollowedRunTransport(QString run_dir, QString program_name
 }
 
 bool FollowedRunTransport::start(const QStringList&, QString* error) {
-  file_.setFileName(QDir(run_dir_).filePath("events.jsonl"));
+  file_.setFileName(runEventsPath(run_dir_));
   if (!file_.open(QIODevice::ReadOnly)) {
     if (error) *error = "cannot read " + file_.fileName() + ": " + file_.errorString();
     return false;

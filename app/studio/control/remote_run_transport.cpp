@@ -1,5 +1,6 @@
 #include "app/studio/control/remote_run_transport.h"
 
+#include "app/studio/control/run_checkpoints.h"
 #include "core/runs/event_fields.h"
 #include "core/runs/event_stream_reader.h"
 #include "core/runs/run_relative_path.h"
@@ -28,7 +29,7 @@ RemoteRunTransport::RemoteRunTransport(RemoteRunRecord run, QString control_dir,
   fetch_delay_.setSingleShot(true);
   fetch_delay_.setInterval(1000);
   connect(&fetch_delay_, &QTimer::timeout, this, &RemoteRunTransport::nextFetch);
-  mirror_.setFileName(QDir(run_.local_run_dir).filePath("events.jsonl"));
+  mirror_.setFileName(runEventsPath(run_.local_run_dir));
   if (run_.nodeCount() > 1) {
     nodes_ = std::make_unique<RemoteNodes>(run_, control_dir_, this);
     connect(nodes_.get(), &RemoteNodes::message, this, [this](const QString& text) { emit diagnosticBytes((text + "\n").toUtf8()); });

@@ -1,10 +1,17 @@
 #pragma once
-// Finding runs and their checkpoints on disk, for the tabs that open a run's generator.
+// A run folder in Qt's types: its paths (RunDirectory, core/runs/run_directory.h, owns the names)
+// and its checkpoints on disk, for the tabs and controllers that read runs.
 #include <QFileInfoList>
 #include <QString>
 #include <QStringList>
 
 namespace streetgan::studio {
+
+/// RunDirectory's paths of the run in `run_dir`.
+QString runEventsPath(const QString& run_dir);
+QString runConfigPath(const QString& run_dir);
+QString runCheckpointsDir(const QString& run_dir);
+QString runEvaluationsDir(const QString& run_dir);
 
 /// The finished checkpoint files of a run (names, oldest first).
 QStringList checkpointFiles(const QString& run_dir);
