@@ -19,9 +19,9 @@ set(_rules
   "core/model=core/util"
   "core/data=core/util core/config"
   "core/video=core/util"
-  # RunSummary reads the evaluation files through their owner, core/eval.
-  "core/runs=core/util core/eval"
-  "core/eval=core/util core/config core/model core/data core/runs/run_directory"
+  "core/runs=core/util"
+  # The quality suite's results are the run folder's evaluation files (core/runs).
+  "core/eval=core/util core/config core/model core/data core/runs"
   "core/train=core/util core/config core/model core/data core/eval core/runs"
   "core/latent=core/util core/config core/model core/data core/video core/runs/run_directory"
   # LatentExplorer opens a generator from a training checkpoint on a chosen device: the one unit
@@ -80,10 +80,9 @@ set(_file_write_regex "std::(basic_)?o?fstream|[^A-Za-z_](fopen|fdopen|freopen)[
 
 # The names of a run folder's files have one home, RunDirectory (core/runs/run_directory.h):
 # outside core/runs (and tests, which check the bytes on disk), a string literal "events.jsonl",
-# "config.json" or "checkpoints" is refused, comments aside. The Parzen evaluation file is exempt:
-# "checkpoints" is a JSON key of its own format there, not the folder.
+# "config.json" or "checkpoints" is refused, comments aside.
 set(_run_file_literal_regex "\"(events\\.jsonl|config\\.json|checkpoints)\"")
-set(_run_file_names_exempt "core/runs" "tests" "core/eval/parzen_evaluation_file")
+set(_run_file_names_exempt "core/runs" "tests")
 set(_failures "")
 macro(_fail text)
   string(APPEND _failures "${text}\n")
@@ -338,11 +337,14 @@ if(EXISTS "${SOURCE_DIR}/core/runs/event_fields.h")
   endforeach()
 endif()
 set(_event_names ${_event_fields} ${_event_types})
-# The headers that may see events: core/runs' (but RunDirectory's, which names paths and no
-# event) and the Trainer's, then every header of ours that includes one of them, until none is added.
+# The headers that may see events: core/runs' (but those of the run folder's paths and evaluation
+# files, which name no event) and the Trainer's, then every header of ours that includes one of
+# them, until none is added.
 set(_sees_events "core/train/trainer.h")
+set(_names_no_event "core/runs/run_directory.h" "core/runs/parzen_evaluation_file.h" "core/runs/quality_evaluation_file.h")
 foreach(_file IN LISTS _files)
-  if(_file MATCHES "^core/runs/[^/]+\\.h$" AND NOT _file STREQUAL "core/runs/run_directory.h")
+  list(FIND _names_no_event "${_file}" _no_event)
+  if(_file MATCHES "^core/runs/[^/]+\\.h$" AND _no_event EQUAL -1)
     list(APPEND _sees_events "${_file}")
   endif()
 endforeach()

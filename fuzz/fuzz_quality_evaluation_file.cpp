@@ -1,6 +1,6 @@
 // An evaluations/metrics-*.json file (a run folder may come from anyone): read from a file, then
 // written again and read back; the same bytes as `streetgan metrics --json`'s object (no stamp).
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "fuzz/fuzz_scratch_folder.h"
 
 #include <nlohmann/json.hpp>

@@ -26,6 +26,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The result as one JSON line (--json), or as a table and the runs' rates.
+void printResult(const nlohmann::json& result, bool json, long long repeats) {
+  if (json) {
+    std::printf("%s\n", result.dump().c_str());
+    return;
+  }
+  const long long page = result["page"].get<long long>();
+  std::printf("%-17s %6s %5s %4s %7s %7s %10s %10s %4s\n", "benchmark", "frames", "image", page > 0 ? "page" : "job",
+              "threads", "repeats", "frames/s", "target", "met");
+  std::printf("%-17s %6lld %5d %4lld %7d %7lld %10.1f %10.1f %4s\n", result["benchmark"].get<std::string>().c_str(),
+              result["frames"].get<long long>(), result["image_size"].get<int>(),
+              page > 0 ? page : result["job"].get<long long>(), result["threads"].get<int>(), repeats,
+              result["median_frames_per_s"].get<double>(), result["target_frames_per_s"].get<double>(),
+              result["met"].get<bool>() ? "yes" : "no");
+  std::printf("runs (frames/s):");
+  for (const auto& r : result["frames_per_s"]) std::printf(" %.1f", r.get<double>());
+  std::printf("\n");
+}
+
 }  // namespace
 
 int runBenchExplore(const Args& args) {
@@ -124,17 +143,7 @@ int runBenchExplore(const Args& args) {
                            {"median_frames_per_s", rate},
                            {"target_frames_per_s", *target},
                            {"met", met}};
-  if (line.has("--json")) {
-    std::printf("%s\n", result.dump().c_str());
-    return kExitOk;
-  }
-  std::printf("%-17s %6s %5s %4s %7s %7s %10s %10s %4s\n", "benchmark", "frames", "image", *page > 0 ? "page" : "job", "threads", "repeats",
-              "frames/s", "target", "met");
-  std::printf("%-17s %6lld %5d %4lld %7d %7lld %10.1f %10.1f %4s\n", name.c_str(), static_cast<long long>(*total),
-              (*explorer)->imageSize(), *page > 0 ? *page : *job, at::get_num_threads(), *repeats, rate, *target, met ? "yes" : "no");
-  std::printf("runs (frames/s):");
-  for (double r : rates) std::printf(" %.1f", r);
-  std::printf("\n");
+  printResult(result, line.has("--json"), *repeats);
   return kExitOk;
 }
 

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 namespace streetgan::cli {
 namespace {
@@ -106,6 +107,152 @@ int manage(const CommandLine& line, const std::vector<OptionSpec>& specs) {
   return kExitOk;
 }
 
+// What the command line gets wrong: the message and the exit code.
+struct Refusal {
+  std::string message;
+  int code = kExitUsage;
+};
+
+// A search's options, read and checked before the checkpoint is loaded.
+struct SearchRequest {
+  std::string method;
+  std::string format;
+  std::string run;      ///< where --save writes; empty without --save
+  long long top = 10;   ///< --top as given (10 or nz, the smaller, when not given)
+  long long n = 10000;  ///< pca's latents
+  long long seed = 0;   ///< pca's seed
+};
+
+std::optional<Refusal> readSearchRequest(const CommandLine& line, SearchRequest& request) {
+  if (!line.positionals().empty()) return Refusal{"unexpected argument '" + line.positionals().front() + "'"};
+  if (line.has("--to")) return Refusal{"--to goes with --rename"};
+  if (Status given = checkpointGiven(line); !given) return Refusal{given.error()};
+  request.method = line.value("--method", "sefa");
+  if (request.method != "sefa" && request.method != "pca")
+    return Refusal{"option '--method': '" + request.method + "' is not allowed; allowed: sefa, pca"};
+  if (request.method == "sefa" && (line.has("--n") || line.has("--seed")))
+    return Refusal{"--n and --seed go with --method pca (sefa samples nothing)"};
+  auto top = line.integer("--top", 10, 1, DirectionFile::kMaxNz);
+  if (!top) return Refusal{top.error()};
+  auto n = line.integer("--n", 10000, 2, 10000000);
+  if (!n) return Refusal{n.error()};
+  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
+  if (!seed) return Refusal{seed.error()};
+  request.top = *top;
+  request.n = *n;
+  request.seed = *seed;
+  request.format = line.value("--format", "json");
+  if (request.format != "json" && request.format != "npy")
+    return Refusal{"option '--format': '" + request.format + "' is not allowed; allowed: json, npy"};
+  if (line.has("--format") && !line.has("--save")) return Refusal{"--format goes with --save"};
+  if (line.has("--out")) return Refusal{"--out goes with --export"};
+  if (!line.has("--save")) return std::nullopt;
+  if (line.has("--run"))
+    if (Status s = checkRunFolder(line.value("--run")); !s)
+      return Refusal{s.error(), line.value("--run").empty() ? kExitUsage : kExitFailure};
+  if (Status s = DirectionFile::checkName(line.value("--save")); !s) return Refusal{"option '--save': " + s.error()};
+  request.run = runOf(line, line.value("--checkpoint"));
+  if (request.run.empty())
+    return Refusal{line.value("--checkpoint") + " is not in a run's checkpoints/ folder: give --run DIR to save into"};
+  return std::nullopt;
+}
+
+// The names --save gives `count` directions, each checked and not taken yet: everything is
+// checked before anything is computed or written.
+std::optional<Refusal> saveNames(const CommandLine& line, const std::string& run, long long count,
+                                 std::vector<std::string>& names) {
+  for (long long i = 1; line.has("--save") && i <= count; ++i) {
+    names.push_back(count == 1 ? line.value("--save") : line.value("--save") + "-" + std::to_string(i));
+    if (Status s = DirectionFile::checkName(names.back()); !s)
+      return Refusal{"option '--save': with --top " + std::to_string(count) + " the last name is " + names.back() +
+                     ": " + s.error()};
+    std::error_code error;
+    if (std::filesystem::exists(std::filesystem::symlink_status(DirectionFile::pathIn(run, names.back()), error)))
+      return Refusal{DirectionFile::pathIn(run, names.back()) +
+                     " already exists: choose another name, or delete it first (--run DIR --delete NAME)"};
+  }
+  return std::nullopt;
+}
+
+Result<std::vector<FoundDirection>> findDirections(const SearchRequest& request, GeneratorImpl& generator,
+                                                   long long count, const std::atomic<bool>& stop) {
+  if (request.method == "sefa")
+    return SemanticDirections::closedForm(SemanticDirections::firstWeight(generator), static_cast<int>(count));
+  PrincipalDirectionsOptions options;
+  options.samples = request.n;
+  options.seed = static_cast<std::uint64_t>(request.seed);
+  options.progress = [&](double) { return !stop.load(); };
+  return SemanticDirections::principal(generator, static_cast<int>(count), options);
+}
+
+// The found directions as a table, or as JSON with their vectors (--json).
+void printDirections(const CommandLine& line, const SearchRequest& request, const std::string& checkpoint,
+                     CheckpointGenerator& loaded, const std::vector<FoundDirection>& found, double seconds) {
+  const auto kind =
+      request.method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
+  double total = 0;  // sefa: shares of the eigenvalues' sum over all nz
+  if (request.method == "sefa") {
+    const torch::Tensor a = SemanticDirections::firstWeight(*loaded.generator).flatten(1);
+    total = a.square().sum().item<double>();  // the trace of AᵀA
+  }
+  nlohmann::json out = {{"checkpoint", checkpoint}, {"step", loaded.progress.step},
+                        {"method", request.method}, {"nz", loaded.config.nz},
+                        {"seconds", seconds},       {"directions", nlohmann::json::array()}};
+  if (!line.has("--json"))
+    std::printf("# %s directions of %s (step %lld, nz %lld) in %.3f s\n%-5s %-14s %s\n", DirectionFile::kindName(kind),
+                checkpoint.c_str(), static_cast<long long>(loaded.progress.step),
+                static_cast<long long>(loaded.config.nz), seconds, "rank", DirectionFile::strengthName(kind),
+                request.method == "sefa" ? "share of the sum" : "");
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    const FoundDirection& d = found[i];
+    if (line.has("--json")) {
+      out["directions"].push_back({{"rank", i + 1}, {DirectionFile::strengthName(kind), d.strength}, {"vector", floats(d.vector)}});
+    } else if (request.method == "sefa") {
+      std::printf("%-5zu %-14.6g %.4f\n", i + 1, d.strength, total > 0 ? d.strength / total : 0.0);
+    } else {
+      std::printf("%-5zu %-14.6g\n", i + 1, d.strength);
+    }
+  }
+  if (line.has("--json")) std::printf("%s\n", out.dump().c_str());
+}
+
+// Writes the directions into the run: the set whole, or none of it.
+int saveDirections(const std::string& program, const SearchRequest& request, const std::vector<std::string>& names,
+                   const std::string& checkpoint, const CheckpointGenerator& loaded,
+                   const std::vector<FoundDirection>& found) {
+  std::vector<std::string> written;  // removed again when one fails
+  const auto undo = [&] {
+    std::error_code error;
+    for (const std::string& file : written) std::filesystem::remove(file, error);
+  };
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    LatentDirection d;
+    d.name = names[i];
+    d.kind = request.method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
+    d.checkpoint = checkpoint;
+    d.step = loaded.progress.step;
+    d.vector = floats(found[i].vector);
+    d.rank = static_cast<int>(i + 1);
+    d.strength = found[i].strength;
+    const std::string path = DirectionFile::pathIn(request.run, d.name);
+    if (Status s = DirectionFile::write(path, d); !s) {
+      undo();
+      return fail(program, s.error() + "; nothing was saved", kExitFailure);
+    }
+    written.push_back(path);
+    if (request.format == "npy") {
+      const std::string npy = RunDirectory(request.run).directionsDir() + "/" + d.name + ".npy";
+      if (Status s = DirectionFile::writeNpy(npy, d.vector); !s) {
+        undo();
+        return fail(program, s.error() + "; nothing was saved", kExitFailure);
+      }
+      written.push_back(npy);
+    }
+  }
+  for (const std::string& file : written) std::fprintf(stderr, "saved %s\n", file.c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int runDirections(const Args& args) {
@@ -118,42 +265,13 @@ int runDirections(const Args& args) {
   if (actions == 1) {
     if (!line.has("--run")) return fail(program, "--list, --rename, --delete and --export need --run DIR", kExitUsage);
     if (line.has("--checkpoint"))
-      return fail(program, "--checkpoint finds new directions; it cannot go with --list, --rename, --delete or --export",
+      return fail(program,
+                  "--checkpoint finds new directions; it cannot go with --list, --rename, --delete or --export",
                   kExitUsage);
     return manage(line, line.options());
   }
-  if (!line.positionals().empty())
-    return fail(program, "unexpected argument '" + line.positionals().front() + "'", kExitUsage);
-  if (line.has("--to")) return fail(program, "--to goes with --rename", kExitUsage);
-  if (Status given = checkpointGiven(line); !given) return fail(program, given.error(), kExitUsage);
-  const std::string method = line.value("--method", "sefa");
-  if (method != "sefa" && method != "pca")
-    return fail(program, "option '--method': '" + method + "' is not allowed; allowed: sefa, pca", kExitUsage);
-  if (method == "sefa" && (line.has("--n") || line.has("--seed")))
-    return fail(program, "--n and --seed go with --method pca (sefa samples nothing)", kExitUsage);
-  auto top = line.integer("--top", 10, 1, DirectionFile::kMaxNz);  // 10 or nz, the smaller, when not given
-  if (!top) return fail(program, top.error(), kExitUsage);
-  auto n = line.integer("--n", 10000, 2, 10000000);
-  if (!n) return fail(program, n.error(), kExitUsage);
-  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
-  if (!seed) return fail(program, seed.error(), kExitUsage);
-  const std::string format = line.value("--format", "json");
-  if (format != "json" && format != "npy")
-    return fail(program, "option '--format': '" + format + "' is not allowed; allowed: json, npy", kExitUsage);
-  if (line.has("--format") && !line.has("--save")) return fail(program, "--format goes with --save", kExitUsage);
-  if (line.has("--out")) return fail(program, "--out goes with --export", kExitUsage);
-  std::string run;
-  if (line.has("--save")) {
-    if (line.has("--run")) {
-      if (Status s = checkRunFolder(line.value("--run")); !s)
-        return fail(program, s.error(), line.value("--run").empty() ? kExitUsage : kExitFailure);
-    }
-    if (Status s = DirectionFile::checkName(line.value("--save")); !s) return fail(program, "option '--save': " + s.error(), kExitUsage);
-    run = runOf(line, line.value("--checkpoint"));
-    if (run.empty())
-      return fail(program, line.value("--checkpoint") + " is not in a run's checkpoints/ folder: give --run DIR to save into",
-                  kExitUsage);
-  }
+  SearchRequest request;
+  if (auto refused = readSearchRequest(line, request)) return fail(program, refused->message, refused->code);
   auto model = modelOptionsFrom(line, use);
   if (!model) return fail(program, model.error(), kExitUsage);
 
@@ -161,37 +279,22 @@ int runDirections(const Args& args) {
   auto loaded = loadCheckpointGenerator(model->checkpoint, torch::Device(torch::kCPU));
   if (!loaded) return fail(program, loaded.error(), kExitFailure);
   const auto nz = static_cast<long long>(loaded->config.nz);
-  const long long count = line.has("--top") ? *top : std::min(10LL, nz);
+  const long long count = line.has("--top") ? request.top : std::min(10LL, nz);
   if (count > nz)
-    return fail(program, "option '--top': the model's latent has " + std::to_string(nz) + " values, so at most " +
-                std::to_string(nz) + " directions; got " + std::to_string(count), kExitUsage);
-  if (method == "pca" && *n <= nz)
-    return fail(program, "option '--n': principal components need more latents than the latent size (" +
-                std::to_string(nz) + "), got " + std::to_string(*n), kExitUsage);
-  // Every name and file is checked before anything is computed or written.
+    return fail(program,
+                "option '--top': the model's latent has " + std::to_string(nz) + " values, so at most " +
+                    std::to_string(nz) + " directions; got " + std::to_string(count),
+                kExitUsage);
+  if (request.method == "pca" && request.n <= nz)
+    return fail(program,
+                "option '--n': principal components need more latents than the latent size (" + std::to_string(nz) +
+                    "), got " + std::to_string(request.n),
+                kExitUsage);
   std::vector<std::string> names;
-  for (long long i = 1; line.has("--save") && i <= count; ++i) {
-    names.push_back(count == 1 ? line.value("--save") : line.value("--save") + "-" + std::to_string(i));
-    if (Status s = DirectionFile::checkName(names.back()); !s)
-      return fail(program, "option '--save': with --top " + std::to_string(count) + " the last name is " + names.back() +
-                  ": " + s.error(), kExitUsage);
-    std::error_code error;
-    if (std::filesystem::exists(std::filesystem::symlink_status(DirectionFile::pathIn(run, names.back()), error)))
-      return fail(program, DirectionFile::pathIn(run, names.back()) +
-                  " already exists: choose another name, or delete it first (--run DIR --delete NAME)", kExitUsage);
-  }
+  if (auto refused = saveNames(line, request.run, count, names)) return fail(program, refused->message, refused->code);
   const std::atomic<bool>& stop = installStopHandlers();  // a stop ends the search, never a save halfway
   const auto started = std::chrono::steady_clock::now();
-  Result<std::vector<FoundDirection>> found = makeError("");
-  if (method == "sefa") {
-    found = SemanticDirections::closedForm(SemanticDirections::firstWeight(*loaded->generator), static_cast<int>(count));
-  } else {
-    PrincipalDirectionsOptions options;
-    options.samples = *n;
-    options.seed = static_cast<std::uint64_t>(*seed);
-    options.progress = [&](double) { return !stop.load(); };
-    found = SemanticDirections::principal(*loaded->generator, static_cast<int>(count), options);
-  }
+  auto found = findDirections(request, *loaded->generator, count, stop);
   if (stop.load()) return fail(program, "stopped; nothing was saved", kExitFailure);
   if (!found) {
     std::string message = found.error();  // "directions: …": the program's name says that already
@@ -199,62 +302,9 @@ int runDirections(const Args& args) {
     return fail(program, model->checkpoint + ": " + message, kExitFailure);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const auto kind = method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
-  double total = 0;  // sefa: shares of the eigenvalues' sum over all nz
-  if (method == "sefa") {
-    const torch::Tensor a = SemanticDirections::firstWeight(*loaded->generator).flatten(1);
-    total = a.square().sum().item<double>();  // the trace of AᵀA
-  }
-  nlohmann::json out = {{"checkpoint", model->checkpoint}, {"step", loaded->progress.step}, {"method", method},
-                        {"nz", loaded->config.nz}, {"seconds", seconds}, {"directions", nlohmann::json::array()}};
-  if (!line.has("--json"))
-    std::printf("# %s directions of %s (step %lld, nz %lld) in %.3f s\n%-5s %-14s %s\n", DirectionFile::kindName(kind),
-                model->checkpoint.c_str(), static_cast<long long>(loaded->progress.step),
-                static_cast<long long>(loaded->config.nz), seconds, "rank", DirectionFile::strengthName(kind),
-                method == "sefa" ? "share of the sum" : "");
-  for (std::size_t i = 0; i < found->size(); ++i) {
-    const FoundDirection& d = (*found)[i];
-    if (line.has("--json")) {
-      out["directions"].push_back({{"rank", i + 1}, {DirectionFile::strengthName(kind), d.strength}, {"vector", floats(d.vector)}});
-    } else if (method == "sefa") {
-      std::printf("%-5zu %-14.6g %.4f\n", i + 1, d.strength, total > 0 ? d.strength / total : 0.0);
-    } else {
-      std::printf("%-5zu %-14.6g\n", i + 1, d.strength);
-    }
-  }
-  if (line.has("--json")) std::printf("%s\n", out.dump().c_str());
+  printDirections(line, request, model->checkpoint, *loaded, *found, seconds);
   if (!line.has("--save")) return kExitOk;
-  std::vector<std::string> written;  // removed again when one fails: the set whole, or none of it
-  const auto undo = [&] {
-    std::error_code error;
-    for (const std::string& file : written) std::filesystem::remove(file, error);
-  };
-  for (std::size_t i = 0; i < found->size(); ++i) {
-    LatentDirection d;
-    d.name = names[i];
-    d.kind = kind;
-    d.checkpoint = model->checkpoint;
-    d.step = loaded->progress.step;
-    d.vector = floats((*found)[i].vector);
-    d.rank = static_cast<int>(i + 1);
-    d.strength = (*found)[i].strength;
-    const std::string path = DirectionFile::pathIn(run, d.name);
-    if (Status s = DirectionFile::write(path, d); !s) {
-      undo();
-      return fail(program, s.error() + "; nothing was saved", kExitFailure);
-    }
-    written.push_back(path);
-    if (format == "npy") {
-      const std::string npy = RunDirectory(run).directionsDir() + "/" + d.name + ".npy";
-      if (Status s = DirectionFile::writeNpy(npy, d.vector); !s) {
-        undo();
-        return fail(program, s.error() + "; nothing was saved", kExitFailure);
-      }
-      written.push_back(npy);
-    }
-  }
-  for (const std::string& file : written) std::fprintf(stderr, "saved %s\n", file.c_str());
-  return kExitOk;
+  return saveDirections(program, request, names, model->checkpoint, *loaded, *found);
 }
 
 }  // namespace streetgan::cli

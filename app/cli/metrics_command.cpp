@@ -10,7 +10,7 @@
 #include "core/data/image_dataset.h"
 #include "core/eval/network_features.h"
 #include "core/eval/parzen_inputs.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "core/eval/quality_suite.h"
 #include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
@@ -182,7 +182,7 @@ public:
     } else {
       checkpoints = {line_.value("--checkpoint")};
       if (auto run = RunDirectory::ofCheckpoint(checkpoints.front()))
-        run_dir = std::filesystem::absolute(run->path()).string();
+        run_dir = run->path();
       else if (line_.has("--save"))
         return fail(line_.program(), "option '--save': " + checkpoints.front() + " is not in a run's checkpoints/ folder",
                     kExitUsage);

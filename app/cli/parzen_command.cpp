@@ -7,7 +7,7 @@
 #include "core/data/image_dataset.h"
 #include "core/eval/held_out_splits.h"
 #include "core/eval/parzen_estimator.h"
-#include "core/eval/parzen_evaluation_file.h"
+#include "core/runs/parzen_evaluation_file.h"
 #include "core/eval/parzen_inputs.h"
 #include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
@@ -63,7 +63,7 @@ Result<ImageRows> rowsOf(const std::vector<std::string>& paths, int size, int ch
 Result<std::string> runOfParzenCheckpoint(const std::string& checkpoint) {
   const auto run = RunDirectory::ofCheckpoint(checkpoint);
   if (!run) return makeError("option '--save': " + checkpoint + " is not in a run's checkpoints/ folder");
-  return std::filesystem::absolute(run->path()).string();
+  return run->path();
 }
 
 // The validation and test rows: every image of --valid and --test, or one seeded shuffle of the

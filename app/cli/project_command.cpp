@@ -54,6 +54,42 @@ Status checkOutput(const std::string& option, const std::string& path, const std
   return {};
 }
 
+// --out, and --preview when given: each a file the run may write, and not the same file.
+Status checkOutputs(const CommandLine& line, const std::vector<std::string>& inputs) {
+  if (Status s = checkOutput("--out", line.value("--out"), inputs); !s) return s;
+  if (!line.has("--preview")) return {};
+  if (Status s = checkOutput("--preview", line.value("--preview"), inputs); !s) return s;
+  std::error_code error;
+  if (std::filesystem::weakly_canonical(line.value("--preview"), error) ==
+      std::filesystem::weakly_canonical(line.value("--out"), error))
+    return makeError("--out and --preview name the same file");
+  return {};
+}
+
+// The search's settings from --steps, --restarts, --seed, --lr, --ms-ssim-weight and --prior.
+Result<ProjectionSettings> projectionSettings(const CommandLine& line) {
+  auto steps = line.integer("--steps", 500, 1, 100000);
+  if (!steps) return makeError(steps.error());
+  auto restarts = line.integer("--restarts", 8, 1, 256);
+  if (!restarts) return makeError(restarts.error());
+  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
+  if (!seed) return makeError(seed.error());
+  auto lr = line.number("--lr", 0.05, 1e-6, 10.0);
+  if (!lr) return makeError(lr.error());
+  auto ms_ssim_weight = line.number("--ms-ssim-weight", 1.0, 0.0, 1000.0, true);
+  if (!ms_ssim_weight) return makeError(ms_ssim_weight.error());
+  auto prior = line.number("--prior", 0.01, 0.0, 1000.0, true);
+  if (!prior) return makeError(prior.error());
+  ProjectionSettings settings;
+  settings.steps = static_cast<int>(*steps);
+  settings.restarts = static_cast<int>(*restarts);
+  settings.seed = static_cast<std::uint64_t>(*seed);
+  settings.learning_rate = *lr;
+  settings.ms_ssim_weight = *ms_ssim_weight;
+  settings.prior_weight = *prior;
+  return settings;
+}
+
 }  // namespace
 
 int runProject(const Args& args) {
@@ -68,30 +104,13 @@ int runProject(const Args& args) {
   if (photos.size() > kMaxPhotos)
     return fail(program, "at most " + std::to_string(kMaxPhotos) + " photographs at a time, got " + std::to_string(photos.size()),
                 kExitUsage);
-  auto steps = line.integer("--steps", 500, 1, 100000);
-  if (!steps) return fail(program, steps.error(), kExitUsage);
-  auto restarts = line.integer("--restarts", 8, 1, 256);
-  if (!restarts) return fail(program, restarts.error(), kExitUsage);
-  auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
-  if (!seed) return fail(program, seed.error(), kExitUsage);
-  auto lr = line.number("--lr", 0.05, 1e-6, 10.0);
-  if (!lr) return fail(program, lr.error(), kExitUsage);
-  auto ms_ssim_weight = line.number("--ms-ssim-weight", 1.0, 0.0, 1000.0, true);
-  if (!ms_ssim_weight) return fail(program, ms_ssim_weight.error(), kExitUsage);
-  auto prior = line.number("--prior", 0.01, 0.0, 1000.0, true);
-  if (!prior) return fail(program, prior.error(), kExitUsage);
+  auto settings = projectionSettings(line);
+  if (!settings) return fail(program, settings.error(), kExitUsage);
   auto model = modelOptionsFrom(line, use);
   if (!model) return fail(program, model.error(), kExitUsage);
   std::vector<std::string> inputs = photos;
   inputs.push_back(model->checkpoint);
-  if (Status s = checkOutput("--out", line.value("--out"), inputs); !s) return fail(program, s.error(), kExitUsage);
-  if (line.has("--preview")) {
-    if (Status s = checkOutput("--preview", line.value("--preview"), inputs); !s) return fail(program, s.error(), kExitUsage);
-    std::error_code error;
-    if (std::filesystem::weakly_canonical(line.value("--preview"), error) ==
-        std::filesystem::weakly_canonical(line.value("--out"), error))
-      return fail(program, "--out and --preview name the same file", kExitUsage);
-  }
+  if (Status s = checkOutputs(line, inputs); !s) return fail(program, s.error(), kExitUsage);
 
   setComputeThreads(model->threads);
   auto explorer = LatentExplorer::open(model->checkpoint, model->device.str());
@@ -101,13 +120,6 @@ int runProject(const Args& args) {
   for (const std::string& photo : photos)
     if (auto read = (*explorer)->photoAtModelSize(photo); !read) return fail(program, read.error(), kExitFailure);
 
-  ProjectionSettings settings;
-  settings.steps = static_cast<int>(*steps);
-  settings.restarts = static_cast<int>(*restarts);
-  settings.seed = static_cast<std::uint64_t>(*seed);
-  settings.learning_rate = *lr;
-  settings.ms_ssim_weight = *ms_ssim_weight;
-  settings.prior_weight = *prior;
   const std::atomic<bool>& stop = installStopHandlers();
   const bool terminal = isatty(STDERR_FILENO) != 0;
   const auto started = std::chrono::steady_clock::now();
@@ -121,7 +133,7 @@ int runProject(const Args& args) {
                      i + 1, photos.size(), u.step, u.steps, u.loss);
       return !stop.load();
     };
-    auto projected = (*explorer)->projectPhoto(photos[i], settings, progress, [&] { return stop.load(); });
+    auto projected = (*explorer)->projectPhoto(photos[i], *settings, progress, [&] { return stop.load(); });
     if (terminal) std::fputc('\n', stderr);
     if (stop.load()) return fail(program, "stopped; nothing was written", kExitFailure);
     if (!projected) return fail(program, projected.error(), kExitFailure);
@@ -140,9 +152,16 @@ int runProject(const Args& args) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   nlohmann::json out = walk.toJson();
   for (std::size_t i = 0; i < records.size(); ++i) out["keyframes"][i].update(records[i]);
-  out["projection"] = {{"checkpoint", model->checkpoint}, {"step", (*explorer)->step()}, {"steps", *steps},
-                       {"restarts", *restarts}, {"seed", *seed}, {"learning_rate", *lr}, {"ms_ssim_weight", *ms_ssim_weight},
-                       {"prior_weight", *prior}, {"batch_statistics", line.has("--train-mode")}, {"seconds", seconds}};
+  out["projection"] = {{"checkpoint", model->checkpoint},
+                       {"step", (*explorer)->step()},
+                       {"steps", settings->steps},
+                       {"restarts", settings->restarts},
+                       {"seed", settings->seed},
+                       {"learning_rate", settings->learning_rate},
+                       {"ms_ssim_weight", settings->ms_ssim_weight},
+                       {"prior_weight", settings->prior_weight},
+                       {"batch_statistics", line.has("--train-mode")},
+                       {"seconds", seconds}};
   // Both files or neither, and a file that was there before stays as it was when neither is.
   // Paths that are not UTF-8 are kept in the JSON with the bad bytes replaced (U+FFFD).
   std::vector<std::pair<std::string, std::string>> files{

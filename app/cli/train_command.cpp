@@ -217,6 +217,58 @@ int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerO
   return kExitOk;
 }
 
+// What every rank would refuse is refused by the launcher, once, before any starts: the device's
+// spelling, a precision it cannot run, and GPUs too few for one a rank (rank i trains on cuda:i
+// with --device cuda, and with auto where CUDA is visible). A resumed run's stored config says
+// what its options leave as it was (when it can be read; else the ranks find out and say), and
+// the messages then name it as the run's.
+Status checkLaunchable(const TrainerOptions& options, const TrainConfig& config, const RankLaunchOptions& launch) {
+  std::optional<TrainConfig> stored;
+  if (options.resume) {
+    const auto checkpoints = RunDirectory(options.run_dir).checkpoints();
+    if (!checkpoints.empty())
+      if (auto read = readCheckpointConfig(checkpoints.back()); read) stored = *read;
+  }
+  const bool graphs = options.resume ? options.cuda_graphs.value_or(stored && stored->cuda_graphs) : config.cuda_graphs;
+  const std::string graphs_hint = options.resume && !options.cuda_graphs ? " (resume with --cuda-graphs off)" : "";
+  const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes;
+  if (graphs && world > 1) return makeError(cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world) + graphs_hint);
+  const std::string spec = options.resume ? options.device.value_or(stored ? stored->device : "") : config.device;
+  if (spec.empty()) return {};
+  const bool stored_device = options.resume && !options.device;
+  const std::string device_said = (stored_device ? "the run's device " : "--device ") + spec;
+  const std::string ranks_with =
+      "--nproc " + std::to_string(launch.nproc) + (stored_device ? " with " : " ") + device_said;
+  static const std::regex one_gpu("cuda:[0-9]{1,2}");
+  const int gpus = visibleCudaDevices();
+  if (std::regex_match(spec, one_gpu) && launch.nproc > 1)
+    return makeError(device_said +
+                     " would put every rank on one GPU; with --nproc use --device cuda (rank i trains on cuda:i)");
+  if (spec == "cuda" && gpus < launch.nproc)
+    return makeError(ranks_with + " needs a CUDA device for each rank: " +
+                     (gpus == 0 ? cudaAbsence() : std::to_string(gpus) + " visible"));
+  if (spec == "auto" && gpus > 0 && gpus < launch.nproc)
+    return makeError(ranks_with + " would put rank i on cuda:i, but " + std::to_string(gpus) +
+                     " CUDA device(s) are visible; use --device cpu, or --nproc " + std::to_string(gpus));
+  auto device = resolveDevice(spec == "cuda" ? "cuda:0" : spec);
+  if (!device) return makeError(device.error());
+  const std::string precision =
+      options.resume ? options.precision.value_or(stored ? stored->precision : "") : config.precision;
+  std::optional<Precision> resolved_precision;
+  if (!precision.empty()) {
+    auto resolved = resolvePrecision(precision, *device);
+    if (!resolved) return makeError(resolved.error());
+    resolved_precision = *resolved;
+  }
+  // One rank: the device it will train on decides (the run says the same; see trainer.cpp).
+  if (graphs) {
+    const std::string said = resolved_precision ? describeDeviceChoice(spec, *device, *resolved_precision) : "";
+    if (const std::string refused = cudaGraphsRefusal(*device, 1, said); !refused.empty())
+      return makeError(refused + graphs_hint);
+  }
+  return {};
+}
+
 }  // namespace
 
 int runTrain(const Args& args) {
@@ -265,54 +317,8 @@ int runTrain(const Args& args) {
   }
 
   if (launcher) {
-    // What every rank would refuse is refused here, once, before any starts: the device's
-    // spelling, a precision it cannot run, and GPUs too few for one a rank (rank i trains on
-    // cuda:i with --device cuda, and with auto where CUDA is visible). A resumed run's stored
-    // config says what its options leave as it was (when it can be read; else the ranks find out
-    // and say), and the messages then name it as the run's.
-    std::optional<TrainConfig> stored;
-    if (options.resume) {
-      const auto checkpoints = RunDirectory(options.run_dir).checkpoints();
-      if (!checkpoints.empty())
-        if (auto read = readCheckpointConfig(checkpoints.back()); read) stored = *read;
-    }
-    const bool graphs = options.resume ? options.cuda_graphs.value_or(stored && stored->cuda_graphs) : config.cuda_graphs;
-    const std::string graphs_hint = options.resume && !options.cuda_graphs ? " (resume with --cuda-graphs off)" : "";
-    const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes;
-    if (graphs && world > 1)
-      return fail(line.program(), cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world) + graphs_hint, kExitUsage);
-    const std::string spec = options.resume ? options.device.value_or(stored ? stored->device : "") : config.device;
-    const bool stored_device = options.resume && !options.device;
-    const std::string device_said = (stored_device ? "the run's device " : "--device ") + spec;
-    const std::string ranks_with = "--nproc " + std::to_string(launch.nproc) + (stored_device ? " with " : " ") + device_said;
-    if (!spec.empty()) {
-      static const std::regex one_gpu("cuda:[0-9]{1,2}");
-      const int gpus = visibleCudaDevices();
-      if (std::regex_match(spec, one_gpu) && launch.nproc > 1)
-        return fail(line.program(), device_said + " would put every rank on one GPU; with --nproc use --device cuda (rank i trains on cuda:i)", kExitUsage);
-      if (spec == "cuda" && gpus < launch.nproc)
-        return fail(line.program(), ranks_with + " needs a CUDA device for each rank: " +
-                    (gpus == 0 ? cudaAbsence() : std::to_string(gpus) + " visible"), kExitUsage);
-      if (spec == "auto" && gpus > 0 && gpus < launch.nproc)
-        return fail(line.program(), ranks_with + " would put rank i on cuda:i, but " + std::to_string(gpus) +
-                    " CUDA device(s) are visible; use --device cpu, or --nproc " + std::to_string(gpus), kExitUsage);
-      auto device = resolveDevice(spec == "cuda" ? "cuda:0" : spec);
-      if (!device) return fail(line.program(), device.error(), kExitUsage);
-      const std::string precision =
-          options.resume ? options.precision.value_or(stored ? stored->precision : "") : config.precision;
-      std::optional<Precision> resolved_precision;
-      if (!precision.empty()) {
-        auto resolved = resolvePrecision(precision, *device);
-        if (!resolved) return fail(line.program(), resolved.error(), kExitUsage);
-        resolved_precision = *resolved;
-      }
-      // One rank: the device it will train on decides (the run says the same; see trainer.cpp).
-      if (graphs) {
-        const std::string said = resolved_precision ? describeDeviceChoice(spec, *device, *resolved_precision) : "";
-        if (const std::string refused = cudaGraphsRefusal(*device, 1, said); !refused.empty())
-          return fail(line.program(), refused + graphs_hint, kExitUsage);
-      }
-    }
+    if (Status launchable = checkLaunchable(options, config, launch); !launchable)
+      return fail(line.program(), launchable.error(), kExitUsage);
     launch.rank_args = rankArguments(args);
     if (launch.node_rank == 0) {
       const std::string run_dir = options.run_dir.empty()

@@ -1,6 +1,6 @@
 #include "app/studio/compare_view.h"
 #include "app/studio/control/run_checkpoints.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "widgets/worker_pool.h"
 
 #include <QDir>
@@ -74,6 +74,35 @@ struct CompareView::Run {
 
 CompareView::CompareView(QList<ComparedRun> runs, QWidget* parent) : QWidget(parent) {
   setWindowTitle(QString("Compare %1 Runs").arg(runs.size()));
+  buildCharts();
+  QWidget* samples = buildSamples(runs);
+  table_ = new QTableWidget(static_cast<int>(runs_.size()), static_cast<int>(kColumns.size()), this);
+  table_->setHorizontalHeaderLabels(kColumns);
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+  auto* splitter = new QSplitter(Qt::Vertical, this);
+  splitter->addWidget(charts_);
+  splitter->addWidget(samples);
+  splitter->addWidget(table_);
+  splitter->setStretchFactor(0, 5);
+  splitter->setStretchFactor(1, 3);
+  splitter->setStretchFactor(2, 2);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter);
+
+  connect(slider_, &QSlider::valueChanged, this, [this](int value) { showSamplesAt(value / 1000.0 * max_images_); });
+  connect(&reader_, &QFutureWatcher<std::vector<std::optional<RunHistory>>>::finished, this,
+          [this] { apply(reader_.result()); });
+  poll_timer_.setInterval(2000);
+  connect(&poll_timer_, &QTimer::timeout, this, &CompareView::poll);
+  poll_timer_.start();
+  poll();
+}
+
+// The charts under one toolbar, with the buttons that save the comparison.
+void CompareView::buildCharts() {
   charts_ = new widgets::ChartPanel(2, this);
   loss_ = new widgets::TrainingChart("Loss (solid: D, dashed: G)", this);
   d_ = new widgets::TrainingChart("D(x) (solid) and D(G(z)) before D's step (dashed)", this);
@@ -99,7 +128,37 @@ CompareView::CompareView(QList<ComparedRun> runs, QWidget* parent) : QWidget(par
   save_csv->setToolTip("Save the table of the runs as CSV (each chart's ⋯ menu saves its points)");
   charts_->toolbar()->addWidget(save_image);
   charts_->toolbar()->addWidget(save_csv);
+  connect(save_image, &QPushButton::clicked, this, [this] {
+    const QString path =
+        QFileDialog::getSaveFileName(this, "Save Comparison Image", "comparison.png", "PNG image (*.png)");
+    if (!path.isEmpty() && !saveImage(path))
+      QMessageBox::warning(this, "Save Comparison Image", "Cannot write " + path + ".");
+  });
+  connect(save_csv, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, "Save Comparison Table", "comparison.csv", "CSV (*.csv)");
+    if (!path.isEmpty() && !saveCsv(path))
+      QMessageBox::warning(this, "Save Comparison Table", "Cannot write " + path + ".");
+  });
+}
 
+// Each run's series on the charts: one legend entry per run, its colour on every chart.
+void CompareView::addSeriesOf(Run& run) {
+  run.loss_d = loss_->addSeries(run.name + " loss_d", run.color);
+  loss_->setSeriesLegendName(run.loss_d, run.name);
+  run.loss_g = loss_->addSeries(run.name + " loss_g", run.color, Qt::DashLine);
+  loss_->hideFromLegend(run.loss_g);  // one legend entry per run; the title says which line is which
+  run.d_x = d_->addSeries(run.name + " D(x)", run.color);
+  d_->setSeriesLegendName(run.d_x, run.name);
+  run.d_gz = d_->addSeries(run.name + " D(G(z))", run.color, Qt::DashLine);
+  d_->hideFromLegend(run.d_gz);
+  run.speed = speed_->addSeries(run.name, run.color);
+  run.parzen = parzen_->addSeries(run.name, run.color);
+  run.swd = swd_->addSeries(run.name, run.color);
+  run.fid = fid_->addSeries(run.name, run.color);
+}
+
+// Each run's sample grid side by side, under one slider of images seen.
+QWidget* CompareView::buildSamples(const QList<ComparedRun>& runs) {
   auto* samples = new QWidget(this);
   auto* samples_row = new QHBoxLayout();
   readers_ = std::make_shared<std::vector<RunHistoryReader>>(static_cast<std::size_t>(runs.size()));
@@ -109,18 +168,7 @@ CompareView::CompareView(QList<ComparedRun> runs, QWidget* parent) : QWidget(par
     run->input = runs[i];
     run->name = QDir(runs[i].path).dirName();
     run->color = kColors[i % 8];
-    run->loss_d = loss_->addSeries(run->name + " loss_d", run->color);
-    loss_->setSeriesLegendName(run->loss_d, run->name);
-    run->loss_g = loss_->addSeries(run->name + " loss_g", run->color, Qt::DashLine);
-    loss_->hideFromLegend(run->loss_g);  // one legend entry per run; the title says which line is which
-    run->d_x = d_->addSeries(run->name + " D(x)", run->color);
-    d_->setSeriesLegendName(run->d_x, run->name);
-    run->d_gz = d_->addSeries(run->name + " D(G(z))", run->color, Qt::DashLine);
-    d_->hideFromLegend(run->d_gz);
-    run->speed = speed_->addSeries(run->name, run->color);
-    run->parzen = parzen_->addSeries(run->name, run->color);
-    run->swd = swd_->addSeries(run->name, run->color);
-    run->fid = fid_->addSeries(run->name, run->color);
+    addSeriesOf(*run);
     auto* column = new QVBoxLayout();
     auto* title = new QLabel(QString("<b style='color:%1'>%2</b>").arg(run->color.name(), run->name.toHtmlEscaped()), samples);
     run->sample = new QLabel(samples);
@@ -156,37 +204,7 @@ CompareView::CompareView(QList<ComparedRun> runs, QWidget* parent) : QWidget(par
   samples_layout->setContentsMargins(0, 0, 0, 0);
   samples_layout->addLayout(slider_row);
   samples_layout->addLayout(samples_row, 1);
-
-  table_ = new QTableWidget(static_cast<int>(runs_.size()), static_cast<int>(kColumns.size()), this);
-  table_->setHorizontalHeaderLabels(kColumns);
-  table_->verticalHeader()->hide();
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-
-  auto* splitter = new QSplitter(Qt::Vertical, this);
-  splitter->addWidget(charts_);
-  splitter->addWidget(samples);
-  splitter->addWidget(table_);
-  splitter->setStretchFactor(0, 5);
-  splitter->setStretchFactor(1, 3);
-  splitter->setStretchFactor(2, 2);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(splitter);
-
-  connect(slider_, &QSlider::valueChanged, this, [this](int value) { showSamplesAt(value / 1000.0 * max_images_); });
-  connect(save_image, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, "Save Comparison Image", "comparison.png", "PNG image (*.png)");
-    if (!path.isEmpty() && !saveImage(path)) QMessageBox::warning(this, "Save Comparison Image", "Cannot write " + path + ".");
-  });
-  connect(save_csv, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, "Save Comparison Table", "comparison.csv", "CSV (*.csv)");
-    if (!path.isEmpty() && !saveCsv(path)) QMessageBox::warning(this, "Save Comparison Table", "Cannot write " + path + ".");
-  });
-  connect(&reader_, &QFutureWatcher<std::vector<std::optional<RunHistory>>>::finished, this, [this] { apply(reader_.result()); });
-  poll_timer_.setInterval(2000);
-  connect(&poll_timer_, &QTimer::timeout, this, &CompareView::poll);
-  poll_timer_.start();
-  poll();
+  return samples;
 }
 
 CompareView::~CompareView() {

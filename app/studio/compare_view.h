@@ -74,6 +74,11 @@ signals:
 
 private:
   struct Run;
+  // The constructor's steps.
+  void buildCharts();
+  void addSeriesOf(Run& run);
+  QWidget* buildSamples(const QList<ComparedRun>& runs);
+
   void poll();
   /// The histories read (nullopt: that log did not change since the last look).
   void apply(std::vector<std::optional<RunHistory>> histories);

@@ -49,6 +49,23 @@ DatasetListing listDataset(const QString& root, const DatasetFilter& filter) {
 }  // namespace
 
 DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
+  QWidget* left = buildFolderPane();
+  buildGrid();
+  QWidget* side = buildSidePane();
+  auto* splitter = new QSplitter(this);
+  splitter->addWidget(left);
+  splitter->addWidget(grid_);
+  splitter->addWidget(side);
+  splitter->setStretchFactor(1, 2);
+  splitter->setStretchFactor(2, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter);
+  connectViews();
+}
+
+// The folder picker, the Data keys of the config form and the tree of cities and sequences.
+QWidget* DatasetTab::buildFolderPane() {
   picker_ = new widgets::DatasetPicker(this);
   filters_ = new widgets::ConfigForm();
   filters_->showOnlyGroups({"Data"});
@@ -64,7 +81,11 @@ DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
   left_layout->addWidget(picker_);
   left_layout->addWidget(filter_area, 1);
   left_layout->addWidget(tree_, 2);
+  return left;
+}
 
+// The thumbnails, laid out in batches.
+void DatasetTab::buildGrid() {
   thumbnails_ = new widgets::ThumbnailModel(this);
   grid_ = new QListView(this);
   grid_->setModel(thumbnails_);
@@ -76,7 +97,10 @@ DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
   grid_->setBatchSize(2000);
   grid_->setIconSize(QSize(thumbnails_->thumbnailSize(), thumbnails_->thumbnailSize()));
   grid_->setSpacing(4);
+}
 
+// The selected image's variants, and the counts per city as a table and a chart.
+QWidget* DatasetTab::buildSidePane() {
   counts_ = new QTableWidget(0, 3, this);
   counts_->setHorizontalHeaderLabels({"City / folder", "Images", "Sequences"});
   counts_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
@@ -94,17 +118,10 @@ DatasetTab::DatasetTab(QWidget* parent) : QWidget(parent) {
   counts_layout->addWidget(counts_, 1);
   counts_layout->addWidget(chart_, 1);
   side->addTab(counts_page, "Counts");
+  return side;
+}
 
-  auto* splitter = new QSplitter(this);
-  splitter->addWidget(left);
-  splitter->addWidget(grid_);
-  splitter->addWidget(side);
-  splitter->setStretchFactor(1, 2);
-  splitter->setStretchFactor(2, 1);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(splitter);
-
+void DatasetTab::connectViews() {
   connect(picker_, &widgets::DatasetPicker::pathChosen, this, &DatasetTab::setRoot);
   connect(picker_, &widgets::DatasetPicker::counted, this, [this] { relist(); });
   connect(filters_, &widgets::ConfigForm::configChanged, this, [this] { picker_->setFilter(filters_->config().data.filter); });

@@ -65,6 +65,12 @@ signals:
   void findInLatentSpaceRequested(const QString& path);
 
 private:
+  // The constructor's steps.
+  QWidget* buildFolderPane();
+  void buildGrid();
+  QWidget* buildSidePane();
+  void connectViews();
+
   void relist();
   void showListing();
 

@@ -4,7 +4,7 @@
 #include "app/studio/quality_panel.h"
 #include "core/config/train_config.h"
 #include "core/data/image_dataset.h"
-#include "core/eval/parzen_evaluation_file.h"
+#include "core/runs/parzen_evaluation_file.h"
 #include "core/latent/latent_explorer.h"
 #include "widgets/chart_panel.h"
 #include "widgets/rgb_image.h"
@@ -90,6 +90,49 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   runs_ = new QComboBox(this);
   runs_->setMinimumContentsLength(16);
   target_ = new QComboBox(this);
+  auto* choice = new QFormLayout();  // shared by both pages
+  choice->addRow("Run", runs_);
+  choice->addRow("Checkpoint", target_);
+  QFormLayout* form = buildParzenForm();
+  QBoxLayout* right = buildParzenResults();
+  auto* parzen_page = new QWidget(this);
+  auto* parzen_layout = new QHBoxLayout(parzen_page);
+  parzen_layout->addLayout(form);
+  parzen_layout->addLayout(right, 1);
+  quality_ = new QualityPanel(program, this);
+  pages_ = new QTabWidget(this);
+  pages_->addTab(parzen_page, "Parzen");
+  pages_->addTab(quality_, "Quality metrics");
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(choice);
+  layout->addWidget(pages_, 1);
+
+  connect(runs_, &QComboBox::currentIndexChanged, this, [this] {
+    listCheckpoints();
+    showSaved();
+  });
+  connect(target_, &QComboBox::currentIndexChanged, this,
+          [this] { quality_->setTarget(target_->currentData().toString()); });
+  connect(evaluate_, &QPushButton::clicked, this, [this] { evaluate(); });
+  connect(cancel_, &QPushButton::clicked, this, &EvaluateTab::cancel);
+  connect(&job_, &ParzenJob::progressChanged, progress_, &QProgressBar::setValue);
+  connect(&job_, &ParzenJob::scoringCheckpoint, this,
+          [this](const QString& what) { status_->setText("Scoring " + what); });
+  connect(&job_, &ParzenJob::finished, this, &EvaluateTab::onJobFinished);
+  connect(&comparison_, &QFutureWatcher<ComparisonGrids>::finished, this, [this] {
+    const ComparisonGrids grids = comparison_.result();
+    real_ = grids.real;
+    generated_ = grids.generated;
+    real_view_->setPixmap(QPixmap::fromImage(real_.scaled(real_.size() * 2)));
+    generated_view_->setPixmap(QPixmap::fromImage(generated_.scaled(generated_.size() * 2)));
+    if (!grids.error.isEmpty()) status_->setText(grids.error);
+    emit comparisonReady(grids.error);
+  });
+  listRuns();
+}
+
+// The Parzen page's settings, its buttons, progress and status.
+QFormLayout* EvaluateTab::buildParzenForm() {
   samples_ = new QSpinBox(this);
   samples_->setRange(1, 10000000);
   samples_->setValue(10000);
@@ -115,10 +158,6 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   result_ = new QLabel(this);
   result_->setWordWrap(true);
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-
-  auto* choice = new QFormLayout();  // shared by both pages
-  choice->addRow("Run", runs_);
-  choice->addRow("Checkpoint", target_);
   auto* form = new QFormLayout();
   form->addRow("Generated samples", samples_);
   form->addRow("Validation images", valid_);
@@ -132,7 +171,13 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   form->addRow(progress_);
   form->addRow(status_);
   form->addRow(compare_button);
+  connect(compare_button, &QPushButton::clicked, this, &EvaluateTab::compare);
+  return form;
+}
 
+// The Parzen page's results: the figures, the σ curve, the estimate over training, and held-out
+// photographs beside generated samples.
+QBoxLayout* EvaluateTab::buildParzenResults() {
   sigma_chart_ = new widgets::SigmaCurveChart(this);
   epoch_chart_ = new widgets::TrainingChart("Parzen log-likelihood over training (test split, one σ)", this);
   epoch_mean_ = epoch_chart_->addSeries("mean", QColor(31, 119, 180));
@@ -158,39 +203,7 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   right->addWidget(result_);
   right->addLayout(charts, 3);
   right->addWidget(compare_box, 2);
-  auto* parzen_page = new QWidget(this);
-  auto* parzen_layout = new QHBoxLayout(parzen_page);
-  parzen_layout->addLayout(form);
-  parzen_layout->addLayout(right, 1);
-  quality_ = new QualityPanel(program, this);
-  pages_ = new QTabWidget(this);
-  pages_->addTab(parzen_page, "Parzen");
-  pages_->addTab(quality_, "Quality metrics");
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(choice);
-  layout->addWidget(pages_, 1);
-
-  connect(runs_, &QComboBox::currentIndexChanged, this, [this] {
-    listCheckpoints();
-    showSaved();
-  });
-  connect(target_, &QComboBox::currentIndexChanged, this, [this] { quality_->setTarget(target_->currentData().toString()); });
-  connect(evaluate_, &QPushButton::clicked, this, [this] { evaluate(); });
-  connect(cancel_, &QPushButton::clicked, this, &EvaluateTab::cancel);
-  connect(compare_button, &QPushButton::clicked, this, &EvaluateTab::compare);
-  connect(&job_, &ParzenJob::progressChanged, progress_, &QProgressBar::setValue);
-  connect(&job_, &ParzenJob::scoringCheckpoint, this, [this](const QString& what) { status_->setText("Scoring " + what); });
-  connect(&job_, &ParzenJob::finished, this, &EvaluateTab::onJobFinished);
-  connect(&comparison_, &QFutureWatcher<ComparisonGrids>::finished, this, [this] {
-    const ComparisonGrids grids = comparison_.result();
-    real_ = grids.real;
-    generated_ = grids.generated;
-    real_view_->setPixmap(QPixmap::fromImage(real_.scaled(real_.size() * 2)));
-    generated_view_->setPixmap(QPixmap::fromImage(generated_.scaled(generated_.size() * 2)));
-    if (!grids.error.isEmpty()) status_->setText(grids.error);
-    emit comparisonReady(grids.error);
-  });
-  listRuns();
+  return right;
 }
 
 EvaluateTab::~EvaluateTab() { comparison_.waitForFinished(); }

@@ -12,7 +12,9 @@
 #include <QImage>
 #include <QWidget>
 
+class QBoxLayout;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -79,6 +81,10 @@ protected:
   void showEvent(QShowEvent* event) override;
 
 private:
+  // The constructor's steps.
+  QFormLayout* buildParzenForm();
+  QBoxLayout* buildParzenResults();
+
   void listRuns();
   void listCheckpoints();
   void showSaved();

@@ -69,15 +69,26 @@ MainWindow::MainWindow(QString program, QWidget* parent)
     : QMainWindow(parent), program_(program), settings_(StudioSettings::load()) {
   setWindowTitle("StreetGAN Studio");
   setWindowIcon(applicationIcon());
+  buildTabs();
+  setCentralWidget(tabs_);
+  status_ = new QLabel(QString("streetgan: %1   runs: %2").arg(program, settings_.runs_root), this);
+  statusBar()->addWidget(status_, 1);
+  buildMenus();
+  restoreWindow();
+  connectTabs();
+}
+
+// The five tabs, and the Train tab's hosts, alarms and run defaults.
+void MainWindow::buildTabs() {
   tabs_ = new QTabWidget(this);
-  train_tab_ = new TrainTab(program, settings_.runs_root, tabs_);
+  train_tab_ = new TrainTab(program_, settings_.runs_root, tabs_);
   tabs_->addTab(train_tab_, "&Train");
   explore_tab_ = new ExploreTab(settings_.runs_root, tabs_);
   explore_tab_->setDevice(settings_.device);
   tabs_->addTab(explore_tab_, "&Explore");
   dataset_tab_ = new DatasetTab(tabs_);
   tabs_->addTab(dataset_tab_, "&Dataset");
-  evaluate_tab_ = new EvaluateTab(program, settings_.runs_root, tabs_);
+  evaluate_tab_ = new EvaluateTab(program_, settings_.runs_root, tabs_);
   tabs_->addTab(evaluate_tab_, "E&valuate");
   runs_tab_ = new RunsTab(settings_.runs_root, tabs_);
   tabs_->addTab(runs_tab_, "R&uns");
@@ -89,10 +100,9 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   });
   train_tab_->setRunDefaults(settings_.device == "auto" ? QString() : settings_.device, settings_.threads,
                              settings_.processes);
-  setCentralWidget(tabs_);
-  status_ = new QLabel(QString("streetgan: %1   runs: %2").arg(program, settings_.runs_root), this);
-  statusBar()->addWidget(status_, 1);
+}
 
+void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&Import Checkpoint…", QKeySequence(Qt::CTRL | Qt::Key_I), this, &MainWindow::chooseCheckpointToImport);
   file->addSeparator();
@@ -107,7 +117,10 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   }
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&About StreetGAN Studio", this, &MainWindow::showAbout);
+}
 
+// The window's size, state and tab as it was closed.
+void MainWindow::restoreWindow() {
   QSettings settings;
   if (!restoreGeometry(settings.value("window/geometry").toByteArray())) {
     // The first time: about 85% of the screen, centred; afterwards the size it was closed at.
@@ -120,6 +133,10 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   }
   restoreState(settings.value("window/state").toByteArray());
   tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
+}
+
+// What one tab asks of another.
+void MainWindow::connectTabs() {
   connect(train_tab_, &TrainTab::runFinished, this, [this](SessionState, const QString& message) {
     statusBar()->showMessage(message.section('\n', 0, 0), 10000);
     runs_tab_->model().refresh();

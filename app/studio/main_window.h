@@ -58,6 +58,12 @@ protected:
   void closeEvent(QCloseEvent* event) override;
 
 private:
+  // The constructor's steps.
+  void buildTabs();
+  void buildMenus();
+  void restoreWindow();
+  void connectTabs();
+
   void showSettings();
   /// The host profiles dialog (File → Hosts…); saved profiles go to the Train tab's Run on list.
   void showHosts();

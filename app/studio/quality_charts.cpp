@@ -1,5 +1,5 @@
 #include "app/studio/quality_charts.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>

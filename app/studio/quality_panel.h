@@ -12,7 +12,7 @@
 #include "app/studio/nearest_images.h"
 #include "app/studio/nearest_images_dialog.h"
 #include "app/studio/quality_table.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 
 #include <QFutureWatcher>
 #include <QPointer>

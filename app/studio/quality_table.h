@@ -1,11 +1,11 @@
 #pragma once
-// QualityTable: the figures of one quality evaluation (core/eval/quality_evaluation_file.h,
+// QualityTable: the figures of one quality evaluation (core/runs/quality_evaluation_file.h,
 // docs/evaluation.md) as a table: the metric, its value, the training images' figure beside it
 // (MS-SSIM diversity) and what a good value is. SWD's pyramid levels follow its mean, largest
 // first; figures the table has no name for follow under their own. describe() gives the line that
 // goes under it (the checkpoint, the counts, the feature space, the notes). The table saves itself
 // as CSV (the figure's name first, values in full precision) or as a PNG image of what it shows.
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 
 #include <QString>
 #include <QTableWidget>

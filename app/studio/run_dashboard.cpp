@@ -27,14 +27,6 @@ namespace {
 // A counter of an event as a figure for the charts: NaN when the event has none.
 double countText(const events::Count& value) { return value ? static_cast<double>(*value) : std::nan(""); }
 
-QString dashboardDuration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "—";
-  const qint64 s = static_cast<qint64>(seconds + 0.5);
-  if (s >= 3600) return QString("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
-  if (s >= 60) return QString("%1 min %2 s").arg(s / 60).arg(s % 60);
-  return QString("%1 s").arg(s);
-}
-
 }  // namespace
 
 RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
@@ -49,6 +41,33 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
   starved_ = new QPushButton(this);
   starved_->setObjectName("dataStarved");
   starved_->hide();
+  buildCharts();
+  buildSamplesPane();
+  charts_->addChart(loss_chart_);
+  charts_->addChart(d_chart_);
+  charts_->addCell(side_);
+  charts_->addChart(speed_chart_);
+  charts_->addChart(parzen_chart_, false);
+  charts_->addChart(system_chart_, false);
+  quality_ = new QualityCharts(*charts_, this);  // the third row, after every other chart
+  alarm_ = new QualityAlarmBadge(this);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(4);
+  layout->addWidget(alarm_);
+  layout->addWidget(status_);
+  auto* progress_row = new QHBoxLayout();
+  progress_row->addWidget(progress_, 1);
+  progress_row->addWidget(eta_);
+  progress_row->addWidget(starved_);
+  layout->addLayout(progress_row);
+  layout->addWidget(charts_, 1);
+  connectViews();
+}
+
+// The live charts: losses, D's outputs, throughput, Parzen and the machine.
+void RunDashboard::buildCharts() {
   charts_ = new widgets::ChartPanel(3, this);
   loss_chart_ = new widgets::TrainingChart("Loss", this);
   loss_d_ = loss_chart_->addSeries(events::field::kLossD, QColor(31, 119, 180));
@@ -79,6 +98,10 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
   loss_chart_->setEmptyText("No steps yet.");
   d_chart_->setEmptyText("No steps yet.");
   speed_chart_->setEmptyText("No steps yet.");
+}
+
+// The side cell: the sample grids under a slider, and the warnings.
+void RunDashboard::buildSamplesPane() {
   sample_view_ = new QLabel(this);
   sample_view_->setMinimumSize(160, 160);
   sample_view_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
@@ -99,28 +122,9 @@ RunDashboard::RunDashboard(QWidget* parent) : QWidget(parent) {
   side_->setDocumentMode(true);
   side_->addTab(samples_page, "Samples");
   side_->addTab(warnings_, "Warnings");
+}
 
-  charts_->addChart(loss_chart_);
-  charts_->addChart(d_chart_);
-  charts_->addCell(side_);
-  charts_->addChart(speed_chart_);
-  charts_->addChart(parzen_chart_, false);
-  charts_->addChart(system_chart_, false);
-  quality_ = new QualityCharts(*charts_, this);  // the third row, after every other chart
-  alarm_ = new QualityAlarmBadge(this);
-
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->setSpacing(4);
-  layout->addWidget(alarm_);
-  layout->addWidget(status_);
-  auto* progress_row = new QHBoxLayout();
-  progress_row->addWidget(progress_, 1);
-  progress_row->addWidget(eta_);
-  progress_row->addWidget(starved_);
-  layout->addLayout(progress_row);
-  layout->addWidget(charts_, 1);
-
+void RunDashboard::connectViews() {
   connect(sample_slider_, &QSlider::valueChanged, this, &RunDashboard::showSample);
   connect(alarm_, &QualityAlarmBadge::clicked, this, [this] { side_->setCurrentWidget(warnings_); });
   connect(starved_, &QPushButton::clicked, this, [this] {
@@ -180,6 +184,7 @@ void RunDashboard::clear(const QString& run_dir) {
   progress_->setFormat("—");
   eta_->clear();
   first_started_time_ = -1;
+  training_status_ = TrainingStatus();
   recent_waits_.clear();
   starved_share_ = -1;
   if (!cache_building_) starved_->hide();
@@ -209,10 +214,9 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
   for (const StreamEvent& event : batch) {
     const double t = event.time - first_started_time_;
     if (const auto* started = std::get_if<events::RunStarted>(&event.event)) {
-      started_time_ = event.time;
+      training_status_.onRunStarted(*started, event.time);
       if (first_started_time_ < 0) first_started_time_ = event.time;
       epochs_total_ = started->has_config ? countText(started->config_epochs) : 0;
-      started_epochs_ = started->epoch ? static_cast<double>(*started->epoch) : 0;
       const double images = countText(started->images_seen);
       if (std::isfinite(images)) {
         for (auto* chart : charts_->charts()) chart->truncateFrom(images + 0.5);
@@ -235,15 +239,16 @@ void RunDashboard::addEvents(const std::vector<StreamEvent>& batch) {
       speed_chart_->append(speed_, images, epoch, step->images_per_s, t);
       speed_chart_->append(wait_, images, epoch, 100 * step->data_wait_fraction, t);
       quality_->addStep(*step, images, epoch, t);
+      training_status_.onStep(*step, event.time);
       updateStarved(step->data_wait_fraction);
       if (epochs_total_ > 0) {
         progress = std::clamp(epoch / epochs_total_, 0.0, 1.0);
         progress_format = QString("epoch %1/%2, step %3").arg(countText(step->epoch)).arg(epochs_total_).arg(countText(step->step));
-        // This process's pace: the epochs it has done since it started, over the time it took.
-        const double done_here = epoch - started_epochs_;
-        const double elapsed = event.time - started_time_;
-        eta_text = done_here > 0 ? "ETA " + dashboardDuration(elapsed * (epochs_total_ - epoch) / done_here) : QString();
+        const double eta = training_status_.runEtaSeconds();
+        eta_text = std::isfinite(eta) ? "ETA " + QString::fromStdString(formatDuration(eta)) : QString();
       }
+    } else if (const auto* end = std::get_if<events::EpochEnd>(&event.event)) {
+      training_status_.onEpochEnd(*end, event.time);
     } else if (const auto* imported = std::get_if<events::ImportedLosses>(&event.event)) {
       // `streetgan import`'s loss history, many pairs to an event, placed as RunHistory places them.
       if (!std::isfinite(imported->first_step) || !std::isfinite(imported->images_per_step)) continue;

@@ -12,6 +12,7 @@
 // (addEvents); sample grids are decoded off the GUI thread. A run_started that resumes from an
 // earlier step drops the points its predecessor logged past that step, as the event protocol says.
 #include "core/runs/event_stream_reader.h"
+#include "core/runs/training_status.h"
 #include "widgets/chart_panel.h"
 #include "widgets/training_chart.h"
 
@@ -86,6 +87,11 @@ signals:
   void alarmsChanged(int count);
 
 private:
+  // The constructor's steps.
+  void buildCharts();
+  void buildSamplesPane();
+  void connectViews();
+
   void showSample(int index);
   void updateStarved(double wait_fraction);
   void addSystem(const events::System& system, double seconds);
@@ -119,7 +125,8 @@ private:
   int sample_loading_ = -1, sample_wanted_ = -1;
   QImage shown_sample_;
   QListWidget* warnings_ = nullptr;
-  double started_time_ = 0, started_epochs_ = 0, epochs_total_ = 0;
+  double epochs_total_ = 0;
+  TrainingStatus training_status_;  // the run's pace and ETA, as `streetgan train` tells them
   double first_started_time_ = -1;  // the first run_started of the run: the time axis's zero
 };
 

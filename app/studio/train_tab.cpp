@@ -24,7 +24,27 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
       demo_job_(program),
       cache_job_(program),
       launcher_(program) {
-  // Left: what to train.
+  QWidget* left = buildSettingsPane();
+  dashboard_ = new RunDashboard(this);
+  auto* splitter = new QSplitter(this);
+  splitter->addWidget(left);
+  splitter->addWidget(dashboard_);
+  splitter->setStretchFactor(1, 3);
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter);
+
+  connectSettings();
+  connectLauncher();
+  auto preset = presetConfig("naive-64");
+  if (preset) form_->setConfig(*preset);
+  dashboard_->setStatus("Choose a data set folder, or Use Demo Data to train on procedural street scenes.");
+  rebuildAlsoOn();
+  updateButtons();
+}
+
+// Left: what to train, where, and the buttons that start and stop it.
+QWidget* TrainTab::buildSettingsPane() {
   preset_ = new QComboBox(this);
   for (const std::string& name : presetNames()) preset_->addItem(QString::fromStdString(name));
   preset_->addItem("custom");
@@ -77,16 +97,11 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   buttons->addWidget(resume_);
   buttons->addWidget(fetch_checkpoint_);
   left_layout->addLayout(buttons);
+  connect(hosts, &QPushButton::clicked, this, &TrainTab::hostsRequested);
+  return left;
+}
 
-  dashboard_ = new RunDashboard(this);
-  auto* splitter = new QSplitter(this);
-  splitter->addWidget(left);
-  splitter->addWidget(dashboard_);
-  splitter->setStretchFactor(1, 3);
-  auto* layout = new QHBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(splitter);
-
+void TrainTab::connectSettings() {
   connect(preset_, &QComboBox::currentTextChanged, this, [this](const QString& name) {
     auto preset = presetConfig(name.toStdString());
     if (!preset) return;  // "custom": keep the form as it is
@@ -123,7 +138,6 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
   connect(stop_, &QPushButton::clicked, this, &TrainTab::stopRun);
   connect(resume_, &QPushButton::clicked, this, [this] { resumeRun(); });
   connect(fetch_checkpoint_, &QPushButton::clicked, this, &TrainTab::fetchLatestCheckpoint);
-  connect(hosts, &QPushButton::clicked, this, &TrainTab::hostsRequested);
   connect(run_on_, &QComboBox::currentIndexChanged, this, [this] {
     // A remote data set is a path on the host: this computer cannot count its images.
     const auto host = runOnHost();
@@ -136,12 +150,6 @@ TrainTab::TrainTab(QString program, QString runs_root, QWidget* parent)
     dashboard_->showProgress(static_cast<double>(done) / total, QString("demo data: %1/%2 images").arg(done).arg(total));
   });
   connect(&demo_job_, &DemoDataJob::finished, this, &TrainTab::onDemoDataFinished);
-  connectLauncher();
-  auto preset = presetConfig("naive-64");
-  if (preset) form_->setConfig(*preset);
-  dashboard_->setStatus("Choose a data set folder, or Use Demo Data to train on procedural street scenes.");
-  rebuildAlsoOn();
-  updateButtons();
 }
 
 TrainTab::~TrainTab() = default;

@@ -101,6 +101,10 @@ signals:
   void checkpointFetched(const QString& path);
 
 private:
+  // The constructor's steps.
+  QWidget* buildSettingsPane();
+  void connectSettings();
+
   bool launch(const TrainingRequest& request, bool keep_history);
   void onDemoDataFinished(bool ok, const QString& folder_or_reason);
   QString cacheFileFor(const TrainConfig& config) const;

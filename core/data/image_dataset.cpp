@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <system_error>
@@ -127,34 +128,13 @@ void keepIf(std::vector<DatasetEntry>& entries, Keep keep) {
                 entries.end());
 }
 
-}  // namespace
+// Records how many images are left after each filter.
+using StepRecorder = std::function<void(const char*)>;
 
-const char* layoutName(DatasetLayout layout) {
-  return layout == DatasetLayout::Msls ? "MSLS" : "folder";
-}
-
-bool ImageDataset::isImageFile(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".webp" || ext == ".bmp";
-}
-
-Result<ImageDataset> ImageDataset::open(const std::string& root, const DatasetFilter& filter,
-                                        DatasetPart part) {
-  ImageDataset d;
-  d.root_ = root;
-  Builder builder(root);
-  if (Status scanned = builder.scan(d.entries_, d.layout_); !scanned) return makeError(scanned.error());
-  auto& entries = d.entries_;
-  std::set<std::string> groups;
-  for (const auto& e : entries) groups.insert(e.group);
-  d.all_groups_.assign(groups.begin(), groups.end());
-  d.steps_.push_back({"found", static_cast<std::int64_t>(entries.size())});
-  const bool msls = d.layout_ == DatasetLayout::Msls;
+// Filters that only the MSLS layout has, and city names that are not there, refused by name.
+Status checkFilterNames(const std::string& root, const DatasetFilter& filter, bool msls,
+                        const std::set<std::string>& groups, const std::vector<std::string>& all_groups) {
   const std::string where = root + ": ";
-  const char* kind = msls ? "cities" : "folders";
-
   if (!msls) {
     const char* needs_msls = filter.msls_split != "all"   ? "data.msls_split"
                              : filter.subset != "all"     ? "data.subset"
@@ -174,10 +154,13 @@ Result<ImageDataset> ImageDataset::open(const std::string& root, const DatasetFi
                          (list == &filter.cities           ? "data.cities"
                           : list == &filter.exclude_cities ? "data.exclude_cities"
                                                            : "data.holdout_cities") +
-                         "; " + kind + " here: " + joined(d.all_groups_));
-  auto step = [&](const char* name) {
-    d.steps_.push_back({name, static_cast<std::int64_t>(entries.size())});
-  };
+                         "; " + (msls ? "cities" : "folders") + " here: " + joined(all_groups));
+  return {};
+}
+
+// The split, subset, city, panorama and time-of-day filters, in that order.
+Status applyEntryFilters(std::vector<DatasetEntry>& entries, const Builder& builder, const DatasetFilter& filter,
+                         const StepRecorder& step) {
   if (filter.msls_split != "all") {
     keepIf(entries, [&](const DatasetEntry& e) { return e.msls_split == filter.msls_split; });
     step("msls_split");
@@ -209,48 +192,91 @@ Result<ImageDataset> ImageDataset::open(const std::string& root, const DatasetFi
     keepIf(entries, [&](const DatasetEntry& e) { return e.night == want; });
     step("time_of_day");
   }
+  return {};
+}
+
+// Keeps `part` of the held-out split (cities, and sequences by a seeded hash); returns how many
+// images the other part has.
+std::int64_t keepPart(std::vector<DatasetEntry>& entries, const std::string& root, const DatasetFilter& filter,
+                      DatasetPart part) {
+  const std::set<std::string> held(filter.holdout_cities.begin(), filter.holdout_cities.end());
+  auto heldOut = [&](const DatasetEntry& e) {
+    if (held.count(e.group)) return true;
+    if (filter.holdout_fraction <= 0) return false;
+    const std::string unit =
+        e.sequence.empty() ? fs::path(e.path).lexically_relative(root).generic_string() : e.sequence;
+    return unitHash(filter.holdout_seed, unit) < filter.holdout_fraction;
+  };
+  const std::size_t before = entries.size();
+  if (part != DatasetPart::All)
+    keepIf(entries, [&](const DatasetEntry& e) { return heldOut(e) == (part == DatasetPart::Holdout); });
+  return static_cast<std::int64_t>(before - entries.size());
+}
+
+// At most `max_per_sequence` frames of each sequence, evenly spaced in frame order.
+Status keepPerSequence(std::vector<DatasetEntry>& entries, const Builder& builder, const DatasetFilter& filter) {
+  if (auto problem = builder.csvProblem(entries, &MslsMetadata::seqInfoProblem); !problem.empty())
+    return makeError("data.max_per_sequence needs seq_info.csv: " + problem);
+  std::unordered_map<std::string, std::vector<std::size_t>> sequences;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (!entries[i].sequence.empty()) sequences[entries[i].sequence].push_back(i);
+  std::vector<bool> keep(entries.size(), true);
+  for (auto& [name, members] : sequences) {
+    std::stable_sort(members.begin(), members.end(),
+                     [&](std::size_t a, std::size_t b) { return entries[a].frame < entries[b].frame; });
+    std::vector<bool> picked(members.size(), false);
+    for (std::size_t i : evenlySpaced(members.size(), static_cast<std::size_t>(filter.max_per_sequence)))
+      picked[i] = true;
+    for (std::size_t i = 0; i < members.size(); ++i) keep[members[i]] = picked[i];
+  }
+  std::vector<DatasetEntry> kept;
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(entries[i]));
+  entries = std::move(kept);
+  return {};
+}
+
+}  // namespace
+
+const char* layoutName(DatasetLayout layout) { return layout == DatasetLayout::Msls ? "MSLS" : "folder"; }
+
+bool ImageDataset::isImageFile(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".webp" || ext == ".bmp";
+}
+
+Result<ImageDataset> ImageDataset::open(const std::string& root, const DatasetFilter& filter, DatasetPart part) {
+  ImageDataset d;
+  d.root_ = root;
+  Builder builder(root);
+  if (Status scanned = builder.scan(d.entries_, d.layout_); !scanned) return makeError(scanned.error());
+  auto& entries = d.entries_;
+  std::set<std::string> groups;
+  for (const auto& e : entries) groups.insert(e.group);
+  d.all_groups_.assign(groups.begin(), groups.end());
+  d.steps_.push_back({"found", static_cast<std::int64_t>(entries.size())});
+  const bool msls = d.layout_ == DatasetLayout::Msls;
+  if (Status named = checkFilterNames(root, filter, msls, groups, d.all_groups_); !named)
+    return makeError(named.error());
+  const StepRecorder step = [&](const char* name) {
+    d.steps_.push_back({name, static_cast<std::int64_t>(entries.size())});
+  };
+  if (Status filtered = applyEntryFilters(entries, builder, filter, step); !filtered)
+    return makeError(filtered.error());
   if (filter.hasHoldout()) {
-    const std::set<std::string> held(filter.holdout_cities.begin(), filter.holdout_cities.end());
-    auto heldOut = [&](const DatasetEntry& e) {
-      if (held.count(e.group)) return true;
-      if (filter.holdout_fraction <= 0) return false;
-      const std::string unit = e.sequence.empty()
-                                   ? fs::path(e.path).lexically_relative(root).generic_string()
-                                   : e.sequence;
-      return unitHash(filter.holdout_seed, unit) < filter.holdout_fraction;
-    };
-    const std::size_t before = entries.size();
-    if (part != DatasetPart::All)
-      keepIf(entries, [&](const DatasetEntry& e) { return heldOut(e) == (part == DatasetPart::Holdout); });
-    d.other_part_ = static_cast<std::int64_t>(before - entries.size());
+    d.other_part_ = keepPart(entries, root, filter, part);
     step(part == DatasetPart::Holdout ? "held-out part" : "training part");
   }
   if (filter.max_per_sequence > 0) {
-    if (auto problem = builder.csvProblem(entries, &MslsMetadata::seqInfoProblem); !problem.empty())
-      return makeError("data.max_per_sequence needs seq_info.csv: " + problem);
-    std::unordered_map<std::string, std::vector<std::size_t>> sequences;
-    for (std::size_t i = 0; i < entries.size(); ++i)
-      if (!entries[i].sequence.empty()) sequences[entries[i].sequence].push_back(i);
-    std::vector<bool> keep(entries.size(), true);
-    for (auto& [name, members] : sequences) {
-      std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
-        return entries[a].frame < entries[b].frame;
-      });
-      std::vector<bool> picked(members.size(), false);
-      for (std::size_t i : evenlySpaced(members.size(), static_cast<std::size_t>(filter.max_per_sequence)))
-        picked[i] = true;
-      for (std::size_t i = 0; i < members.size(); ++i) keep[members[i]] = picked[i];
-    }
-    std::vector<DatasetEntry> kept;
-    for (std::size_t i = 0; i < entries.size(); ++i)
-      if (keep[i]) kept.push_back(std::move(entries[i]));
-    entries = std::move(kept);
+    if (Status kept = keepPerSequence(entries, builder, filter); !kept) return makeError(kept.error());
     step("max_per_sequence");
   }
   if (entries.empty()) {
     std::string trail;
     for (const auto& s : d.steps_) trail += (trail.empty() ? "" : ", ") + s.name + " " + std::to_string(s.remaining);
-    return makeError(where + "no image left after the filters (" + trail + ")");
+    return makeError(root + ": no image left after the filters (" + trail + ")");
   }
   return d;
 }

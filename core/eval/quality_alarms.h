@@ -10,7 +10,7 @@
 //    over a stretch of steps.
 // Each alarm says what happened, with the figures, and what to try. Pure functions: nothing is
 // kept; figures that are absent (not computed) raise nothing.
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 
 #include <optional>
 #include <string>

@@ -105,6 +105,177 @@ Result<MemorisationResult> evaluateMemorisation(const torch::Tensor& samples, co
   return MemorisationCheck::evaluateRows(sample_rows, train_rows, *sample_bounds, *train_bounds, options);
 }
 
+// What every stage of one evaluation reads, and what it fills.
+struct SuiteRun {
+  const torch::Tensor& samples;
+  const torch::Tensor& train;
+  const QualitySuiteOptions& options;
+  QualityEvaluation& out;
+  Stages& stages;
+};
+
+// Features of the training images and the samples, for FID, KID, PRDC and the memorisation
+// check; the pixel features' space too, kept for that check's search (its lower bounds).
+struct SuiteFeatures {
+  torch::Tensor real, fake;
+  std::optional<PixelPcaFeatures> pixel_space;
+};
+
+Status addSlicedWasserstein(SuiteRun& run) {
+  if (!run.stages.start(kSwdStage)) return cancelled();
+  SlicedWassersteinOptions swd = run.options.sliced_wasserstein;
+  swd.seed = run.options.seed;
+  if (run.options.should_stop) swd.progress = [&](double) { return !run.options.should_stop(); };
+  auto result = SlicedWasserstein::compute(run.train, run.samples, swd);
+  if (!result) return makeError("sliced Wasserstein distance: " + result.error());
+  run.out.metrics[figure::kSwd] = result->mean_e3;
+  for (std::size_t i = 0; i < result->resolutions.size(); ++i)
+    run.out.metrics[figure::kSwdLevelPrefix + std::to_string(result->resolutions[i])] = result->distances_e3[i];
+  run.stages.done("swd");
+  return {};
+}
+
+Status addDiversity(SuiteRun& run) {
+  if (!run.stages.start(kDiversityStage)) return cancelled();
+  MsSsimDiversityOptions diversity = run.options.diversity;
+  diversity.seed = run.options.seed;
+  diversity.should_stop = run.options.should_stop;
+  const auto stopped = [&] { return run.options.should_stop && run.options.should_stop(); };
+  auto of_samples = MsSsim::diversity(run.samples, diversity);
+  if (!of_samples)
+    return stopped() ? cancelled() : makeError("MS-SSIM diversity of the samples: " + of_samples.error());
+  auto of_train = MsSsim::diversity(run.train, diversity);
+  if (!of_train)
+    return stopped() ? cancelled() : makeError("MS-SSIM diversity of the training images: " + of_train.error());
+  run.out.metrics[figure::kMsSsimSamples] = of_samples->mean;
+  run.out.metrics[figure::kMsSsimTrain] = of_train->mean;
+  if (of_samples->scales < 5)
+    run.out.notes.push_back("MS-SSIM on " + std::to_string(of_samples->scales) +
+                            (of_samples->scales == 1 ? " scale at " : " scales at ") +
+                            std::to_string(run.out.image_size) + " px (the standard 5 need at least 161 px)");
+  run.stages.done("msssim");
+  return {};
+}
+
+Status addNdb(SuiteRun& run) {
+  if (!run.stages.start(kNdbStage)) return cancelled();
+  NdbJsdOptions ndb = run.options.ndb;
+  ndb.seed = run.options.seed;
+  auto result = NdbJsd::evaluate(run.samples, run.train, ndb);
+  if (!result) return makeError(result.error());  // it begins "NDB/JSD: "
+  run.out.metrics[figure::kNdb] = result->ndb;
+  run.out.metrics[figure::kNdbFraction] = result->ndb_fraction;
+  run.out.metrics[figure::kJsd] = result->jsd;
+  run.stages.done("ndb");
+  return {};
+}
+
+// The features network's, when one is given; else the pixels' principal components.
+Status extractFeatures(SuiteRun& run, SuiteFeatures& features) {
+  if (!run.stages.start(kFeaturesStage)) return cancelled();
+  const QualitySuiteOptions& options = run.options;
+  if (options.network) {
+    const auto keep_going = [&] { return !options.should_stop || !options.should_stop(); };
+    auto real = options.network->extract(run.train, 64, keep_going);
+    if (!real) return makeError(real.error());
+    auto fake = options.network->extract(run.samples, 64, keep_going);
+    if (!fake) return makeError(fake.error());
+    if (real->size(1) != fake->size(1))
+      return makeError(options.network->path() + ": the network returns " + std::to_string(real->size(1)) +
+                       " features for the training images and " + std::to_string(fake->size(1)) + " for the samples");
+    features.real = *real;
+    features.fake = *fake;
+    run.out.feature_space = options.network->spaceName();
+    run.out.features_sha256 = options.network->sha256();
+    run.out.features_input_size = options.network->inputSize();
+  } else {
+    PixelPcaOptions pixel = options.pixel_features;
+    // Fewer training images than components leave the last components without variance.
+    pixel.components = static_cast<int>(std::min<std::int64_t>(pixel.components, run.train.size(0) - 1));
+    auto space = PixelPcaFeatures::fit(run.train, pixel);
+    if (!space) return makeError(space.error());
+    auto real = space->transform(run.train);
+    if (!real) return makeError(real.error());
+    auto fake = space->transform(run.samples);
+    if (!fake) return makeError(fake.error());
+    features.real = *real;
+    features.fake = *fake;
+    run.out.feature_space = "pixels" + std::to_string(pixel.size) + "-pca" + std::to_string(pixel.components);
+    features.pixel_space = std::move(*space);
+  }
+  run.stages.done("features");
+  return {};
+}
+
+Status addFrechetDistance(SuiteRun& run, const SuiteFeatures& features) {
+  if (!run.stages.start(kFidStage)) return cancelled();
+  auto fid = FeatureDistances::frechet(features.real, features.fake);
+  if (!fid) return makeError(fid.error());
+  run.out.metrics[figure::kFid] = *fid;
+  run.stages.done("fid");
+  return {};
+}
+
+Status addKernelDistance(SuiteRun& run, const SuiteFeatures& features) {
+  if (!run.stages.start(kKidStage)) return cancelled();
+  KernelDistanceOptions kernel = run.options.kernel;
+  kernel.seed = run.options.seed;
+  auto kid = FeatureDistances::kernel(features.real, features.fake, kernel);
+  if (!kid) return makeError(kid.error());
+  run.out.metrics[figure::kKid] = kid->mean;
+  run.out.metrics[figure::kKidStddev] = kid->stddev;
+  run.stages.done("kid");
+  return {};
+}
+
+Status addManifoldMetrics(SuiteRun& run, const SuiteFeatures& features) {
+  if (!run.stages.start(kPrdcStage)) return cancelled();
+  auto prdc = ManifoldMetrics::compute(features.real, features.fake, run.options.manifold);
+  if (!prdc) return makeError(prdc.error());
+  run.out.metrics[figure::kPrecision] = prdc->precision;
+  run.out.metrics[figure::kRecall] = prdc->recall;
+  run.out.metrics[figure::kDensity] = prdc->density;
+  run.out.metrics[figure::kCoverage] = prdc->coverage;
+  run.stages.done("prdc");
+  return {};
+}
+
+Status addMemorisation(SuiteRun& run, const SuiteFeatures& features) {
+  if (!run.stages.start(kMemorisationStage)) return cancelled();
+  MemorisationOptions memorisation = run.options.memorisation;
+  memorisation.seed = run.options.seed;
+  auto result =
+      evaluateMemorisation(run.samples, run.train, memorisation,
+                           features.pixel_space ? &*features.pixel_space : nullptr, features.fake, features.real);
+  if (result) {
+    run.out.metrics[figure::kCopyRate] = result->copy_rate;
+    run.out.metrics[figure::kNearestRatio] = result->median_ratio;
+    if (std::isfinite(result->spread_ratio)) run.out.metrics[figure::kSpreadRatio] = result->spread_ratio;
+  } else if (result.error().find("(mostly duplicates)") != std::string::npos) {
+    // A training set of copies has no yardstick: the other figures still stand.
+    run.out.notes.push_back(result.error() + "; no copy rate, distance ratio or spread");
+  } else {
+    return makeError(result.error());  // it begins "memorisation: "
+  }
+  run.stages.done("memorisation");
+  return {};
+}
+
+// Both sets as float32 on the CPU, after the checks every metric needs.
+Result<std::pair<torch::Tensor, torch::Tensor>> checkedInputs(const torch::Tensor& samples_in,
+                                                              const torch::Tensor& train_in) {
+  if (Status s = checkSuiteImages(samples_in, "samples"); !s) return makeError(s.error());
+  if (Status s = checkSuiteImages(train_in, "training images"); !s) return makeError(s.error());
+  if (samples_in.size(2) != train_in.size(2))
+    return makeError("the samples are " + std::to_string(samples_in.size(2)) + " px, the training images " +
+                     std::to_string(train_in.size(2)) + " px");
+  torch::Tensor samples = samples_in.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  torch::Tensor train = train_in.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  if (!torch::isfinite(samples).all().item<bool>()) return makeError("the samples contain NaN or Inf values");
+  if (!torch::isfinite(train).all().item<bool>()) return makeError("the training images contain NaN or Inf values");
+  return std::make_pair(std::move(samples), std::move(train));
+}
+
 }  // namespace
 
 std::optional<std::string> QualitySuite::unmet(std::int64_t n_samples, std::int64_t n_train, std::int64_t size,
@@ -160,16 +331,9 @@ Result<QualitySuiteOptions> QualitySuiteOptions::forTraining(const TrainConfig& 
 
 Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in, const torch::Tensor& train_in,
                                                  const QualitySuiteOptions& options) {
-  if (Status s = checkSuiteImages(samples_in, "samples"); !s) return makeError(s.error());
-  if (Status s = checkSuiteImages(train_in, "training images"); !s) return makeError(s.error());
-  if (samples_in.size(2) != train_in.size(2))
-    return makeError("the samples are " + std::to_string(samples_in.size(2)) + " px, the training images " +
-                     std::to_string(train_in.size(2)) + " px");
-  const torch::Tensor samples = samples_in.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-  const torch::Tensor train = train_in.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-  if (!torch::isfinite(samples).all().item<bool>()) return makeError("the samples contain NaN or Inf values");
-  if (!torch::isfinite(train).all().item<bool>()) return makeError("the training images contain NaN or Inf values");
-
+  auto inputs = checkedInputs(samples_in, train_in);
+  if (!inputs) return makeError(inputs.error());
+  const auto& [samples, train] = *inputs;
   if (auto problem = unmet(samples.size(0), train.size(0), samples.size(2), options)) return makeError(*problem);
   QualityEvaluation out;
   out.n_samples = samples.size(0);
@@ -195,128 +359,25 @@ Result<QualityEvaluation> QualitySuite::evaluate(const torch::Tensor& samples_in
   if (wants("prdc")) stages.plan(kPrdcStage);
   if (wants("memorisation")) stages.plan(kMemorisationStage);
 
-  if (wants("swd")) {
-    if (!stages.start(kSwdStage)) return cancelled();
-    SlicedWassersteinOptions swd = options.sliced_wasserstein;
-    swd.seed = options.seed;
-    if (options.should_stop) swd.progress = [&](double) { return !options.should_stop(); };
-    auto result = SlicedWasserstein::compute(train, samples, swd);
-    if (!result) return makeError("sliced Wasserstein distance: " + result.error());
-    out.metrics[figure::kSwd] = result->mean_e3;
-    for (std::size_t i = 0; i < result->resolutions.size(); ++i)
-      out.metrics[figure::kSwdLevelPrefix + std::to_string(result->resolutions[i])] = result->distances_e3[i];
-    stages.done("swd");
-  }
-  if (wants("msssim")) {
-    if (!stages.start(kDiversityStage)) return cancelled();
-    MsSsimDiversityOptions diversity = options.diversity;
-    diversity.seed = options.seed;
-    diversity.should_stop = options.should_stop;
-    const auto stopped = [&] { return options.should_stop && options.should_stop(); };
-    auto of_samples = MsSsim::diversity(samples, diversity);
-    if (!of_samples) return stopped() ? cancelled() : makeError("MS-SSIM diversity of the samples: " + of_samples.error());
-    auto of_train = MsSsim::diversity(train, diversity);
-    if (!of_train) return stopped() ? cancelled() : makeError("MS-SSIM diversity of the training images: " + of_train.error());
-    out.metrics[figure::kMsSsimSamples] = of_samples->mean;
-    out.metrics[figure::kMsSsimTrain] = of_train->mean;
-    if (of_samples->scales < 5)
-      out.notes.push_back("MS-SSIM on " + std::to_string(of_samples->scales) +
-                          (of_samples->scales == 1 ? " scale at " : " scales at ") +
-                          std::to_string(out.image_size) + " px (the standard 5 need at least 161 px)");
-    stages.done("msssim");
-  }
-  if (wants("ndb")) {
-    if (!stages.start(kNdbStage)) return cancelled();
-    NdbJsdOptions ndb = options.ndb;
-    ndb.seed = options.seed;
-    auto result = NdbJsd::evaluate(samples, train, ndb);
-    if (!result) return makeError(result.error());  // it begins "NDB/JSD: "
-    out.metrics[figure::kNdb] = result->ndb;
-    out.metrics[figure::kNdbFraction] = result->ndb_fraction;
-    out.metrics[figure::kJsd] = result->jsd;
-    stages.done("ndb");
-  }
-  // The pixel features' space, kept for the memorisation check's search (its lower bounds).
-  std::optional<PixelPcaFeatures> pixel_space;
-  torch::Tensor real_features, fake_features;
+  SuiteRun run{samples, train, options, out, stages};
+  SuiteFeatures features;
+  if (wants("swd"))
+    if (Status s = addSlicedWasserstein(run); !s) return makeError(s.error());
+  if (wants("msssim"))
+    if (Status s = addDiversity(run); !s) return makeError(s.error());
+  if (wants("ndb"))
+    if (Status s = addNdb(run); !s) return makeError(s.error());
   if (feature_metrics) {
-    if (!stages.start(kFeaturesStage)) return cancelled();
-    if (options.network) {
-      const auto keep_going = [&] { return !options.should_stop || !options.should_stop(); };
-      auto real = options.network->extract(train, 64, keep_going);
-      if (!real) return makeError(real.error());
-      auto fake = options.network->extract(samples, 64, keep_going);
-      if (!fake) return makeError(fake.error());
-      if (real->size(1) != fake->size(1))
-        return makeError(options.network->path() + ": the network returns " + std::to_string(real->size(1)) +
-                         " features for the training images and " + std::to_string(fake->size(1)) + " for the samples");
-      real_features = *real;
-      fake_features = *fake;
-      out.feature_space = options.network->spaceName();
-      out.features_sha256 = options.network->sha256();
-      out.features_input_size = options.network->inputSize();
-    } else {
-      PixelPcaOptions pixel = options.pixel_features;
-      // Fewer training images than components leave the last components without variance.
-      pixel.components = static_cast<int>(std::min<std::int64_t>(pixel.components, train.size(0) - 1));
-      auto space = PixelPcaFeatures::fit(train, pixel);
-      if (!space) return makeError(space.error());
-      auto real = space->transform(train);
-      if (!real) return makeError(real.error());
-      auto fake = space->transform(samples);
-      if (!fake) return makeError(fake.error());
-      real_features = *real;
-      fake_features = *fake;
-      out.feature_space = "pixels" + std::to_string(pixel.size) + "-pca" + std::to_string(pixel.components);
-      pixel_space = std::move(*space);
-    }
-    stages.done("features");
-    if (wants("fid")) {
-      if (!stages.start(kFidStage)) return cancelled();
-      auto fid = FeatureDistances::frechet(real_features, fake_features);
-      if (!fid) return makeError(fid.error());
-      out.metrics[figure::kFid] = *fid;
-      stages.done("fid");
-    }
-    if (wants("kid")) {
-      if (!stages.start(kKidStage)) return cancelled();
-      KernelDistanceOptions kernel = options.kernel;
-      kernel.seed = options.seed;
-      auto kid = FeatureDistances::kernel(real_features, fake_features, kernel);
-      if (!kid) return makeError(kid.error());
-      out.metrics[figure::kKid] = kid->mean;
-      out.metrics[figure::kKidStddev] = kid->stddev;
-      stages.done("kid");
-    }
-    if (wants("prdc")) {
-      if (!stages.start(kPrdcStage)) return cancelled();
-      auto prdc = ManifoldMetrics::compute(real_features, fake_features, options.manifold);
-      if (!prdc) return makeError(prdc.error());
-      out.metrics[figure::kPrecision] = prdc->precision;
-      out.metrics[figure::kRecall] = prdc->recall;
-      out.metrics[figure::kDensity] = prdc->density;
-      out.metrics[figure::kCoverage] = prdc->coverage;
-      stages.done("prdc");
-    }
+    if (Status s = extractFeatures(run, features); !s) return makeError(s.error());
+    if (wants("fid"))
+      if (Status s = addFrechetDistance(run, features); !s) return makeError(s.error());
+    if (wants("kid"))
+      if (Status s = addKernelDistance(run, features); !s) return makeError(s.error());
+    if (wants("prdc"))
+      if (Status s = addManifoldMetrics(run, features); !s) return makeError(s.error());
   }
-  if (wants("memorisation")) {
-    if (!stages.start(kMemorisationStage)) return cancelled();
-    MemorisationOptions memorisation = options.memorisation;
-    memorisation.seed = options.seed;
-    auto result = evaluateMemorisation(samples, train, memorisation, pixel_space ? &*pixel_space : nullptr,
-                                       fake_features, real_features);
-    if (result) {
-      out.metrics[figure::kCopyRate] = result->copy_rate;
-      out.metrics[figure::kNearestRatio] = result->median_ratio;
-      if (std::isfinite(result->spread_ratio)) out.metrics[figure::kSpreadRatio] = result->spread_ratio;
-    } else if (result.error().find("(mostly duplicates)") != std::string::npos) {
-      // A training set of copies has no yardstick: the other figures still stand.
-      out.notes.push_back(result.error() + "; no copy rate, distance ratio or spread");
-    } else {
-      return makeError(result.error());  // it begins "memorisation: "
-    }
-    stages.done("memorisation");
-  }
+  if (wants("memorisation"))
+    if (Status s = addMemorisation(run, features); !s) return makeError(s.error());
   if (!stages.finish()) return cancelled();
   return out;
 }

@@ -18,7 +18,7 @@
 #include "core/eval/ms_ssim.h"
 #include "core/eval/ndb_jsd.h"
 #include "core/eval/pixel_pca_features.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "core/eval/sliced_wasserstein.h"
 #include "core/util/result.h"
 

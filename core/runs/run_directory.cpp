@@ -60,13 +60,29 @@ std::string RunDirectory::whatMakesARun() {
   return std::string(kConfigFile) + ", " + kEventsFile + " or " + kCheckpointsFolder + "/";
 }
 
+// The folder that holds the file as the system finds it: made absolute, with its links and ".."
+// resolved by the file system rather than by the text (a ".." after a link leaves the link's
+// target, not the folder the link is in).
 std::optional<RunDirectory> RunDirectory::ofCheckpoint(const std::string& checkpoint) {
-  const fs::path folder = fs::path(checkpoint).lexically_normal().parent_path();
-  if (folder.filename() != kCheckpointsFolder) return std::nullopt;
+  std::error_code ec;
+  const fs::path file = fs::absolute(checkpoint, ec);
+  if (ec) return std::nullopt;  // no current folder to resolve a relative path against
+  const fs::path folder = fs::weakly_canonical(file.parent_path(), ec);
+  if (ec || folder.filename() != kCheckpointsFolder) return std::nullopt;
   const fs::path run = folder.parent_path();
-  if (run.empty()) return RunDirectory(".");        // "checkpoints/step-….pt", from inside the run
   if (run == run.root_path()) return std::nullopt;  // "/checkpoints/…": no folder above it
   return RunDirectory(run.string());
+}
+
+std::string RunDirectory::contents() const {
+  std::error_code ec;
+  std::string found;
+  for (const auto& [path, name] : {std::pair{configPath(), kConfigFile}, std::pair{eventsPath(), kEventsFile}})
+    if (fs::exists(path, ec)) found += std::string(found.empty() ? "" : ", ") + name;
+  if (fs::exists(fs::symlink_status(checkpointsDir(), ec)))
+    found += std::string(found.empty() ? "" : ", ") + kCheckpointsFolder + "/" +
+             (checkpoints().empty() ? " without a finished checkpoint" : "");
+  return found;
 }
 
 bool RunDirectory::holdsRun() const { return isRun(path_); }
@@ -80,7 +96,10 @@ std::string RunDirectory::tensorboardDir() const { return (fs::path(path_) / kTe
 std::string RunDirectory::directionsDir() const { return (fs::path(path_) / kDirectionsFolder).string(); }
 std::string RunDirectory::launchDir() const { return (fs::path(path_) / kLaunchFolder).string(); }
 std::string RunDirectory::name() const {
-  fs::path folder = fs::absolute(path_).lexically_normal();
+  std::error_code ec;
+  fs::path folder = fs::absolute(path_, ec);
+  if (ec) folder = path_;  // no current folder: the name as given
+  folder = folder.lexically_normal();
   if (!folder.has_filename()) folder = folder.parent_path();  // "runs/first/"
   return folder.filename().string();
 }

@@ -29,9 +29,12 @@ public:
   /// What isRun() looks for, for messages: "config.json, events.jsonl or checkpoints/".
   static std::string whatMakesARun();
   /// The run folder a checkpoint file belongs to: the folder above the checkpoints/ folder that
-  /// holds it, as `checkpoint` names it (normalised; "." for "checkpoints/…"); nothing when the
-  /// file is kept elsewhere.
+  /// holds it, as an absolute path with its links resolved; nothing when the file is kept
+  /// elsewhere (or its path cannot be made absolute).
   static std::optional<RunDirectory> ofCheckpoint(const std::string& checkpoint);
+  /// What of isRun()'s list the folder holds, for messages: "config.json, checkpoints/ without a
+  /// finished checkpoint"; empty when none.
+  std::string contents() const;
 
   /// isRun() of this folder.
   bool holdsRun() const;

@@ -1,5 +1,5 @@
 #include "core/runs/run_history.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 
 #include <algorithm>
 #include <cmath>

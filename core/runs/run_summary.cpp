@@ -1,7 +1,7 @@
 #include "core/runs/run_summary.h"
 
-#include "core/eval/parzen_evaluation_file.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/parzen_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "core/runs/event_fields.h"
 #include "core/runs/process_identity.h"
 #include "core/runs/run_directory.h"

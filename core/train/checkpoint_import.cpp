@@ -154,6 +154,108 @@ json lastStepEvent(const ReferenceCheckpoint& file, const CheckpointImportReport
   return step;
 }
 
+// The events and files of an imported run after its run_started, written into the staging run.
+struct ImportedRunWriter {
+  const ReferenceCheckpoint& file;
+  const CheckpointImportOptions& options;
+  const fs::path& target;
+  const RunDirectory& run;
+  EventLog& log;
+  CheckpointImportReport& report;
+  std::int64_t batch = 0;
+
+  bool cancelled() const { return options.cancelled && options.cancelled(); }
+  // Step i of n is put in epoch ⌊i·epochs/n⌋ + 1: the file says how many epochs, not where they began.
+  std::int64_t epochOf(std::int64_t i) const {
+    return report.steps ? i * report.epochs / report.steps + 1 : report.epochs;
+  }
+
+  // The loss pairs but the last, compactly: arrays of up to kImportedLossesPerEvent pairs a line
+  // (docs/events.md), not one step event each (a few MB of pickle made hundreds of MB of log).
+  // The last pair as a step event, so every reader of step events sees where the run stands and
+  // its last losses. It ends epoch `epochs`: iteration = iterations, the steps of that epoch.
+  Status writeLosses() {
+    const std::int64_t steps = report.steps;
+    for (std::int64_t first = 0; first + 1 < steps; first += kImportedLossesPerEvent) {
+      if (cancelled()) return cancelledError(target);
+      const std::int64_t count = std::min(kImportedLossesPerEvent, steps - 1 - first);
+      json loss_d = json::array(), loss_g = json::array();
+      for (std::int64_t i = first; i < first + count; ++i) {
+        loss_d.push_back(lossAt(file.losses_d, i));
+        loss_g.push_back(lossAt(file.losses_g, i));
+      }
+      if (Status written = log.emit(event_type::kImportedLosses, {{field::kFirstStep, first + 1},
+                                                                  {field::kSteps, count},
+                                                                  {field::kTotalSteps, steps},
+                                                                  {field::kEpochs, report.epochs},
+                                                                  {field::kImagesPerStep, batch},
+                                                                  {field::kLossD, std::move(loss_d)},
+                                                                  {field::kLossG, std::move(loss_g)}});
+          !written)
+        return written;
+    }
+    if (steps > 0) return log.emit(event_type::kStep, lastStepEvent(file, report, epochOf(steps - 1), batch));
+    return {};
+  }
+
+  // The sample grids, spread evenly over the imported steps, the last grid at the last step.
+  Status writeGrids() {
+    const std::int64_t steps = report.steps;
+    const auto grids = static_cast<std::int64_t>(file.img_list.size());
+    std::int64_t last_step = -1;
+    for (std::int64_t k = 0; k < grids; ++k) {
+      if (cancelled()) return cancelledError(target);
+      const std::int64_t at = std::max(last_step + 1, steps ? (k + 1) * steps / grids : k);
+      last_step = at;
+      const std::string relative = run.sampleRelativePath(at);
+      Status status = writeGrid(file.img_list[static_cast<std::size_t>(k)], (fs::path(run.path()) / relative).string());
+      if (status)
+        status = log.emit(event_type::kSamples, {{field::kPath, relative},
+                                                 {field::kStep, at},
+                                                 {field::kEpoch, epochOf(std::max<std::int64_t>(at - 1, 0))},
+                                                 {field::kImagesSeen, at * batch},
+                                                 {field::kImported, true}});
+      ++report.samples;
+      if (!status) return status;
+    }
+    return {};
+  }
+
+  // One checkpoint at the last step, whose noise generator is the one a new run of this seed
+  // would start with, then the run's end.
+  Status writeCheckpoint(const TrainConfig& config, DcganStep& model, const std::string& source) {
+    const std::int64_t steps = report.steps;
+    CheckpointState state;
+    state.config = config;
+    state.progress.epoch = report.epochs;
+    state.progress.step = steps;
+    state.progress.images_seen = steps * batch;
+    state.fixed_noise =
+        file.noise.defined()
+            ? file.noise
+            : torch::randn({config.sample_count, config.nz, 1, 1},
+                           at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(config.seed) * 2));
+    // The noise generator a new run of this seed would start with (trainer.cpp seeds it so).
+    state.noise_rng_state =
+        at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(config.seed) * 2 + 1).get_state();
+    const std::string checkpoint = run.checkpointPath(steps);
+    if (Status saved = saveCheckpoint(checkpoint, model, state); !saved) return saved;
+    const std::string relative = fs::relative(checkpoint, run.path()).string();
+    Status status = log.emit(event_type::kCheckpoint, {{field::kPath, relative},
+                                                       {field::kStep, steps},
+                                                       {field::kEpoch, report.epochs},
+                                                       {field::kImagesSeen, steps * batch}});
+    if (status)
+      status = log.emit(event_type::kRunFinished, {{field::kStatus, run_status::kStopped},
+                                                   {field::kStep, steps},
+                                                   {field::kEpoch, report.epochs},
+                                                   {field::kImagesSeen, steps * batch},
+                                                   {field::kMessage, "imported from " + source}});
+    if (status) report.checkpoint_path = relative;
+    return status;
+  }
+};
+
 // Bounds that keep every product below in range: steps ≤ kMaxImportedLosses (5·10^7), epochs ≤
 // kMaxImportedEpoch + 1 (10^6), batch ≤ 65536 (validateConfig): i·epochs ≤ 5·10^13, steps·batch
 // ≤ 3.3·10^12, (k + 1)·steps ≤ grids·5·10^7, far below 2^63 for any img_list a file can hold.
@@ -176,10 +278,7 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
   if (cancelled()) return cancelledError(target);
 
   CheckpointImportReport report = reportOf(file, config, target);
-  const std::int64_t steps = report.steps;
-  const std::int64_t batch = config.batch_size;
   const std::string source = fs::absolute(options.checkpoint).lexically_normal().string();
-
   Status status = log->emit(event_type::kRunStarted, {{field::kConfig, configToJson(config)},
                                                       {field::kDevice, "cpu"},
                                                       {field::kPrecision, "fp32"},
@@ -191,76 +290,12 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
                                                       {field::kStep, 0},
                                                       {field::kImagesSeen, 0},
                                                       {field::kWorldSize, 1}});
-  // Step i of n is put in epoch ⌊i·epochs/n⌋ + 1: the file says how many epochs, not where they began.
-  auto epochOf = [&](std::int64_t i) { return steps ? i * report.epochs / steps + 1 : report.epochs; };
-
-  // The loss pairs but the last, compactly: arrays of up to kImportedLossesPerEvent pairs a line
-  // (docs/events.md), not one step event each (a few MB of pickle made hundreds of MB of log).
-  for (std::int64_t first = 0; status && first + 1 < steps; first += kImportedLossesPerEvent) {
-    if (cancelled()) return cancelledError(target);
-    const std::int64_t count = std::min(kImportedLossesPerEvent, steps - 1 - first);
-    json loss_d = json::array(), loss_g = json::array();
-    for (std::int64_t i = first; i < first + count; ++i) {
-      loss_d.push_back(lossAt(file.losses_d, i));
-      loss_g.push_back(lossAt(file.losses_g, i));
-    }
-    status = log->emit(event_type::kImportedLosses, {{field::kFirstStep, first + 1},
-                                                     {field::kSteps, count},
-                                                     {field::kTotalSteps, steps},
-                                                     {field::kEpochs, report.epochs},
-                                                     {field::kImagesPerStep, batch},
-                                                     {field::kLossD, std::move(loss_d)},
-                                                     {field::kLossG, std::move(loss_g)}});
-  }
-  // The last pair as a step event, so every reader of step events sees where the run stands and
-  // its last losses. It ends epoch `epochs`: iteration = iterations, the steps of that epoch.
-  if (status && steps > 0) status = log->emit(event_type::kStep, lastStepEvent(file, report, epochOf(steps - 1), batch));
-  const auto grids = static_cast<std::int64_t>(file.img_list.size());
-  std::int64_t last_step = -1;
-  for (std::int64_t k = 0; status && k < grids; ++k) {
-    if (cancelled()) return cancelledError(target);
-    // Spread evenly over the imported steps, the last grid at the last step.
-    const std::int64_t at = std::max(last_step + 1, steps ? (k + 1) * steps / grids : k);
-    last_step = at;
-    const std::string relative = run.sampleRelativePath(at);
-    status = writeGrid(file.img_list[static_cast<std::size_t>(k)], (fs::path(staging) / relative).string());
-    if (status)
-      status = log->emit(event_type::kSamples, {{field::kPath, relative},
-                                                {field::kStep, at},
-                                                {field::kEpoch, epochOf(std::max<std::int64_t>(at - 1, 0))},
-                                                {field::kImagesSeen, at * batch},
-                                                {field::kImported, true}});
-    ++report.samples;
-  }
+  ImportedRunWriter writer{file, options, target, run, *log, report, config.batch_size};
+  if (status) status = writer.writeLosses();
+  if (status) status = writer.writeGrids();
   if (!status) return makeError(status.error());
   if (cancelled()) return cancelledError(target);
-
-  CheckpointState state;
-  state.config = config;
-  state.progress.epoch = report.epochs;
-  state.progress.step = steps;
-  state.progress.images_seen = steps * batch;
-  state.fixed_noise = file.noise.defined()
-                          ? file.noise
-                          : torch::randn({config.sample_count, config.nz, 1, 1},
-                                         at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(config.seed) * 2));
-  // The noise generator a new run of this seed would start with (trainer.cpp seeds it so).
-  state.noise_rng_state = at::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(config.seed) * 2 + 1).get_state();
-  const std::string checkpoint = run.checkpointPath(steps);
-  if (Status saved = saveCheckpoint(checkpoint, model, state); !saved) return makeError(saved.error());
-  const std::string relative = fs::relative(checkpoint, staging).string();
-  status = log->emit(event_type::kCheckpoint, {{field::kPath, relative},
-                                               {field::kStep, steps},
-                                               {field::kEpoch, report.epochs},
-                                               {field::kImagesSeen, steps * batch}});
-  if (status)
-    status = log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kStopped},
-                                                  {field::kStep, steps},
-                                                  {field::kEpoch, report.epochs},
-                                                  {field::kImagesSeen, steps * batch},
-                                                  {field::kMessage, "imported from " + source}});
-  if (!status) return makeError(status.error());
-  report.checkpoint_path = relative;
+  if (Status written = writer.writeCheckpoint(config, model, source); !written) return makeError(written.error());
   return report;
 }
 

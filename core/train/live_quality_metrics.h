@@ -8,7 +8,7 @@
 // skipped and counted. The destructor cancels a running evaluation and joins the thread.
 // Failures (no training image, too few for a metric) come back as results with an error.
 #include "core/config/train_config.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "core/model/generator.h"
 #include "core/train/checkpoint.h"
 #include "core/util/result.h"

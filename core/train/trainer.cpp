@@ -62,148 +62,215 @@ Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
   PrepareFailure own_kind = PrepareFailure::Config;
   if (!failure) failure = &own_kind;
   *failure = PrepareFailure::Config;
-  const auto runtime = [failure](const std::string& message) {
-    *failure = PrepareFailure::Runtime;
-    return makeError(message);
-  };
   auto s = std::make_unique<State>();
   s->options = options;
   s->config = requested;
-  if (options.placement) {
-    // Every rank joins first, so a rank that cannot start is told to the others (below) instead
-    // of leaving them waiting for it until the timeout.
-    auto group = RankGroup::connect(*options.placement);
-    if (!group) return runtime(group.error());
-    s->group = std::move(*group);
-    s->writer = s->group->rank() == 0;
+  if (Status joined = s->joinRanks(); !joined) {
+    *failure = PrepareFailure::Runtime;
+    return makeError(joined.error());
   }
-  const std::string run_path = options.run_dir.empty() ? (fs::path(requested.root) / requested.name).string()
-                                                       : options.run_dir;
-  s->run = RunDirectory(run_path);
-  // On resume, and when a failed attempt is restarted (torchrun's or --max-restarts'), rank 0 reads
-  // the stored config from its newest checkpoint and hands it to the other ranks: another host
-  // needs no copy of the run folder. A restart before the first checkpoint starts afresh.
-  // A restart continues the run only where this launch began it (the log's last run_started has
-  // its job) and did not finish it; anything else is checked as a first attempt would be: a
-  // refused launch that is restarted never trains into a folder it was refused.
-  const bool restart = options.placement && options.placement->restart_count > 0;
-  bool continues = false;
-  if (restart && s->writer) {
-    const EventLogTail tail = readEventLogTail(s->run.eventsPath());
-    // A log without any run_started (the attempt before died while starting) holds no run yet.
-    continues = tail.exists && !tail.finished &&
-                (tail.last_started_at < 0 ? s->run.checkpoints().empty() : tail.last_job == options.placement->job_id);
-    if (continues) {
-      s->restart_attempt = options.placement->restart_count;
-      s->restart_cause = tail.last_error;
+  s->run =
+      RunDirectory(options.run_dir.empty() ? (fs::path(requested.root) / requested.name).string() : options.run_dir);
+  const bool continues = s->continuesRestartedRun();
+  // Everything checked before anything is written; with several ranks, all of them agree first.
+  Status checked = s->checkBeforeStart(continues, *failure);
+  if (s->group) checked = s->agreeToStart(checked, *failure);
+  if (!checked) return makeError(checked.error());
+  if (s->writer) {
+    if (Status opened = s->openRunFolder(); !opened) {
+      *failure = PrepareFailure::Runtime;
+      return makeError(opened.error());
     }
   }
+  return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
+}
+
+// Every rank joins first, so a rank that cannot start is told to the others (agreeToStart)
+// instead of leaving them waiting for it until the timeout.
+Status Trainer::State::joinRanks() {
+  if (!options.placement) return {};
+  auto joined = RankGroup::connect(*options.placement);
+  if (!joined) return makeError(joined.error());
+  group = std::move(*joined);
+  writer = group->rank() == 0;
+  return {};
+}
+
+// On resume, and when a failed attempt is restarted (torchrun's or --max-restarts'), rank 0 reads
+// the stored config from its newest checkpoint and hands it to the other ranks: another host
+// needs no copy of the run folder. A restart before the first checkpoint starts afresh.
+// A restart continues the run only where this launch began it (the log's last run_started has
+// its job) and did not finish it; anything else is checked as a first attempt would be: a
+// refused launch that is restarted never trains into a folder it was refused.
+bool Trainer::State::continuesRestartedRun() {
+  const bool restart = options.placement && options.placement->restart_count > 0;
+  if (!restart || !writer) return false;
+  const EventLogTail tail = readEventLogTail(run.eventsPath());
+  // A log without any run_started (the attempt before died while starting) holds no run yet.
+  const bool continues =
+      tail.exists && !tail.finished &&
+      (tail.last_started_at < 0 ? run.checkpoints().empty() : tail.last_job == options.placement->job_id);
+  if (continues) {
+    restart_attempt = options.placement->restart_count;
+    restart_cause = tail.last_error;
+  }
+  return continues;
+}
+
+Status Trainer::State::checkBeforeStart(bool continues, PrepareFailure& failure) {
+  const bool restart = options.placement && options.placement->restart_count > 0;
   StoredConfig stored;
   if (options.resume || restart) {
-    std::string payload = s->writer ? storedConfigPayload(s->run, options.resume, continues) : std::string();
-    if (s->group)
-      if (Status sent = s->group->broadcastBytesFromRankZero(payload, kMaxConfigBytes); !sent) payload = "r" + sent.error();
+    std::string payload = writer ? storedConfigPayload(run, options.resume, continues) : std::string();
+    if (group)
+      if (Status sent = group->broadcastBytesFromRankZero(payload, kMaxConfigBytes); !sent)
+        payload = "r" + sent.error();
     stored = parseStoredConfig(payload);
-    s->resuming = stored.config.has_value();
+    resuming = stored.config.has_value();
   }
-  // Everything checked before anything is written; with several ranks, all of them agree first.
-  const Status checked = [&]() -> Status {
-    if (!stored.error.empty()) return stored.runtime ? runtime(stored.error) : makeError(stored.error);
-    if (s->resuming) {
-      s->config = *stored.config;
-      if (options.dataroot) s->config.dataroot = *options.dataroot;
-      if (options.epochs) s->config.epochs = *options.epochs;
-      if (options.device) s->config.device = *options.device;
-      if (options.precision) s->config.precision = *options.precision;
-      if (options.threads) s->config.threads = *options.threads;
-      if (options.cache) s->config.data.cache = *options.cache;
-      if (options.workers) s->config.data.workers = *options.workers;
-      if (options.cuda_graphs) s->config.cuda_graphs = *options.cuda_graphs;
-    } else if (s->writer && !continues && s->run.holdsRun()) {
-      return makeError(run_path + ": this folder already holds a run; pass --resume to continue it, "
-                       "or choose another --run-dir or name");
-    }
-    if (Status valid = validateConfig(s->config); !valid) return makeError(valid.error());
-
-    auto device = resolveDevice(options.placement ? rankDeviceSpec(s->config.device, *options.placement)
-                                                  : s->config.device);
-    if (!device) return makeError(device.error());
-    s->device = *device;
-    if (s->group)
-      if (Status ready = s->group->useDevice(s->device); !ready) return makeError(ready.error());
-    auto precision = resolvePrecision(s->config.precision, s->device);
-    if (!precision)
-      return makeError(options.resume ? precision.error() + " (resume with --precision to choose another)"
-                                      : precision.error());
-    s->precision = *precision;
-    s->device_choice = describeDeviceChoice(s->config.device, s->device, s->precision);
-    if (s->config.cuda_graphs) {
-      const std::string refused = cudaGraphsRefusal(s->device, s->group ? s->group->worldSize() : 1, s->device_choice);
-      if (!refused.empty()) return makeError(options.resume && !options.cuda_graphs ? refused + " (resume with --cuda-graphs off)" : refused);
-      s->device_choice += "; the step runs as a CUDA graph";
-    }
-    setComputeThreads(s->config.threads);
-
-    if (s->config.dataroot.empty())
-      return makeError("no data folder given: pass --dataroot DIR (or set \"dataroot\" in the config)");
-    auto dataset = ImageDataset::open(s->config.dataroot, s->config.data.filter, DatasetPart::Train);
-    if (!dataset) return makeError(dataset.error());
-    SamplePipeline pipeline(s->config.augment, s->config.img_size, s->config.nc,
-                            s->config.data.reduced_decode);
-    std::shared_ptr<const ImageCache> cache;
-    if (!s->config.data.cache.empty()) {
-      auto opened = ImageCache::open(s->config.data.cache);
-      if (!opened) return runtime(opened.error());
-      if (auto mismatch = BatchLoader::cacheMismatch(**opened, pipeline); !mismatch.empty())
-        return makeError(mismatch);
-      cache = std::move(*opened);
-    }
-    s->loader = std::make_unique<BatchLoader>(std::move(*dataset), pipeline, s->config.batch_size,
-                                              static_cast<std::uint64_t>(s->config.seed), cache);
-    // Pinned batches copy to an accelerator asynchronously; the CPU reads them where they are.
-    s->loader->setPinnedMemory(!s->device.is_cpu());
-    if (s->group) s->loader->setShard(s->group->rank(), s->group->worldSize());
-    if (s->config.parzen.every_epochs > 0 && s->writer)
-      if (Status loaded = s->loadParzenSplits(); !loaded) return makeError(loaded.error());
-    if ((s->config.metrics.every_epochs > 0 || s->config.metrics.every_images > 0) && s->writer) {
-      if (s->config.nc != 3)
-        return makeError("config key \"metrics.every_epochs\": the quality metrics compare RGB images; this run "
-                         "trains on " + std::to_string(s->config.nc) + " channel(s)");
-      auto suite = QualitySuiteOptions::forTraining(s->config);
-      if (!suite) return makeError(suite.error());
-      if (auto problem = QualitySuite::unmet(s->config.metrics.n_samples, s->config.metrics.n_train, s->config.img_size, *suite))
-        return makeError("config keys \"metrics.n_samples\" and \"metrics.n_train\": " + *problem);
-      s->live_metrics = std::make_unique<LiveQualityMetrics>(s->config);
-    }
-    return {};
-  }();
-  if (s->group) {
-    // A rank that cannot start leaves its reason for rank 0 first: it may be on another host.
-    if (!checked) (void)s->group->failureCause(checked.error(), false);
-    // 1: the machine's failure, 2: the options' (the job's failure is then the options' too: a
-    // launcher does not restart what would fail the same way).
-    const auto failed = s->group->gatherOnHost(checked ? 0 : *failure == PrepareFailure::Runtime ? 1 : 2);
-    if (checked)
-      for (std::size_t r = 0; r < failed.size(); ++r)
-        if (failed[r] != 0) {
-          const auto& p = *options.placement;
-          const std::string where = p.nodeCount() > 1 ? " (node " + std::to_string(static_cast<int>(r) / p.local_world_size) + ")" : "";
-          const std::string reason = s->group->reportOf(static_cast<int>(r));
-          const std::string message = "rank " + std::to_string(r) + " of " + std::to_string(failed.size()) + where +
-                                      " could not start" +
-                                      (reason.empty() ? " (its message is on its own standard error)" : ": " + reason) +
-                                      ", so no rank starts";
-          if (failed[r] == 2) return makeError(message);
-          return runtime(message);
-        }
+  if (!stored.error.empty()) {
+    if (stored.runtime) failure = PrepareFailure::Runtime;
+    return makeError(stored.error);
   }
-  if (!checked) return makeError(checked.error());
-  if (!s->writer) return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
-  if (Status created = s->run.create(); !created) return runtime(created.error());
-  auto events = EventLog::open(s->run.eventsPath(), options.events_to_stdout);
-  if (!events) return runtime(events.error());
-  s->events = std::move(*events);
-  return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
+  if (resuming) {
+    applyResumeOverrides(*stored.config);
+  } else if (writer && !continues && run.holdsRun()) {
+    return makeError(run.path() +
+                     ": this folder already holds a run; pass --resume to continue it, "
+                     "or choose another --run-dir or name (it has " +
+                     run.contents() + ")");
+  }
+  if (Status valid = validateConfig(config); !valid) return makeError(valid.error());
+  if (Status chosen = chooseDevice(); !chosen) return chosen;
+  if (Status opened = openData(failure); !opened) return opened;
+  return prepareEvaluations();
+}
+
+// A resumed run keeps its stored config but for what the command line gives again.
+void Trainer::State::applyResumeOverrides(const TrainConfig& stored) {
+  config = stored;
+  if (options.dataroot) config.dataroot = *options.dataroot;
+  if (options.epochs) config.epochs = *options.epochs;
+  if (options.device) config.device = *options.device;
+  if (options.precision) config.precision = *options.precision;
+  if (options.threads) config.threads = *options.threads;
+  if (options.cache) config.data.cache = *options.cache;
+  if (options.workers) config.data.workers = *options.workers;
+  if (options.cuda_graphs) config.cuda_graphs = *options.cuda_graphs;
+}
+
+// The device and precision, CUDA graphs where asked, and the compute threads.
+Status Trainer::State::chooseDevice() {
+  auto chosen = resolveDevice(options.placement ? rankDeviceSpec(config.device, *options.placement) : config.device);
+  if (!chosen) return makeError(chosen.error());
+  device = *chosen;
+  if (group)
+    if (Status ready = group->useDevice(device); !ready) return makeError(ready.error());
+  auto resolved = resolvePrecision(config.precision, device);
+  if (!resolved)
+    return makeError(options.resume ? resolved.error() + " (resume with --precision to choose another)"
+                                    : resolved.error());
+  precision = *resolved;
+  device_choice = describeDeviceChoice(config.device, device, precision);
+  if (config.cuda_graphs) {
+    const std::string refused = cudaGraphsRefusal(device, group ? group->worldSize() : 1, device_choice);
+    if (!refused.empty())
+      return makeError(options.resume && !options.cuda_graphs ? refused + " (resume with --cuda-graphs off)" : refused);
+    device_choice += "; the step runs as a CUDA graph";
+  }
+  setComputeThreads(config.threads);
+  return {};
+}
+
+// The data set, its cache when one is given, and this rank's batch loader.
+Status Trainer::State::openData(PrepareFailure& failure) {
+  if (config.dataroot.empty())
+    return makeError("no data folder given: pass --dataroot DIR (or set \"dataroot\" in the config)");
+  auto dataset = ImageDataset::open(config.dataroot, config.data.filter, DatasetPart::Train);
+  if (!dataset) return makeError(dataset.error());
+  SamplePipeline pipeline(config.augment, config.img_size, config.nc, config.data.reduced_decode);
+  std::shared_ptr<const ImageCache> cache;
+  if (!config.data.cache.empty()) {
+    auto opened = ImageCache::open(config.data.cache);
+    if (!opened) {
+      failure = PrepareFailure::Runtime;
+      return makeError(opened.error());
+    }
+    if (auto mismatch = BatchLoader::cacheMismatch(**opened, pipeline); !mismatch.empty()) return makeError(mismatch);
+    cache = std::move(*opened);
+  }
+  loader = std::make_unique<BatchLoader>(std::move(*dataset), pipeline, config.batch_size,
+                                         static_cast<std::uint64_t>(config.seed), cache);
+  // Pinned batches copy to an accelerator asynchronously; the CPU reads them where they are.
+  loader->setPinnedMemory(!device.is_cpu());
+  if (group) loader->setShard(group->rank(), group->worldSize());
+  return {};
+}
+
+// Rank 0's evaluations during training: Parzen's held-out splits, the quality metrics' worker.
+Status Trainer::State::prepareEvaluations() {
+  if (!writer) return {};
+  if (config.parzen.every_epochs > 0)
+    if (Status loaded = loadParzenSplits(); !loaded) return makeError(loaded.error());
+  if (config.metrics.every_epochs <= 0 && config.metrics.every_images <= 0) return {};
+  if (config.nc != 3)
+    return makeError(
+        "config key \"metrics.every_epochs\": the quality metrics compare RGB images; this run "
+        "trains on " +
+        std::to_string(config.nc) + " channel(s)");
+  auto suite = QualitySuiteOptions::forTraining(config);
+  if (!suite) return makeError(suite.error());
+  if (auto problem = QualitySuite::unmet(config.metrics.n_samples, config.metrics.n_train, config.img_size, *suite))
+    return makeError("config keys \"metrics.n_samples\" and \"metrics.n_train\": " + *problem);
+  live_metrics = std::make_unique<LiveQualityMetrics>(config);
+  return {};
+}
+
+// Every rank's own check, agreed: a rank that cannot start leaves its reason for rank 0 first
+// (it may be on another host), and when any rank cannot, none starts.
+Status Trainer::State::agreeToStart(const Status& checked, PrepareFailure& failure) {
+  if (!checked) (void)group->failureCause(checked.error(), false);
+  // 1: the machine's failure, 2: the options' (the job's failure is then the options' too: a
+  // launcher does not restart what would fail the same way).
+  const auto failed = group->gatherOnHost(checked ? 0 : failure == PrepareFailure::Runtime ? 1 : 2);
+  if (!checked) return checked;
+  for (std::size_t r = 0; r < failed.size(); ++r) {
+    if (failed[r] == 0) continue;
+    const auto& p = *options.placement;
+    const std::string where =
+        p.nodeCount() > 1 ? " (node " + std::to_string(static_cast<int>(r) / p.local_world_size) + ")" : "";
+    const std::string reason = group->reportOf(static_cast<int>(r));
+    if (failed[r] != 2) failure = PrepareFailure::Runtime;
+    return makeError("rank " + std::to_string(r) + " of " + std::to_string(failed.size()) + where + " could not start" +
+                     (reason.empty() ? " (its message is on its own standard error)" : ": " + reason) +
+                     ", so no rank starts");
+  }
+  return {};
+}
+
+// Rank 0 alone writes: the run folder, then its event log. When either fails, the folders made
+// for it go again (empty ones only): a checkpoints/ left behind would make the folder a run, and
+// the next attempt would be refused as one.
+Status Trainer::State::openRunFolder() {
+  std::error_code ec;
+  std::vector<std::string> made;
+  for (const std::string& folder : {run.path(), run.checkpointsDir(), run.samplesDir()})
+    if (!fs::exists(fs::symlink_status(folder, ec))) made.push_back(folder);
+  const auto undo = [&] {
+    for (auto it = made.rbegin(); it != made.rend(); ++it)
+      if (fs::is_directory(fs::symlink_status(*it, ec)) && fs::is_empty(*it, ec)) fs::remove(*it, ec);
+  };
+  if (Status created = run.create(); !created) {
+    undo();
+    return created;
+  }
+  auto opened = EventLog::open(run.eventsPath(), options.events_to_stdout);
+  if (!opened) {
+    undo();
+    return makeError(opened.error());
+  }
+  events = std::move(*opened);
+  return {};
 }
 
 // With several ranks, rank 0 reads its checkpoints, newest first, and sends each to the other ranks

@@ -155,6 +155,18 @@ struct Trainer::State {
     bool equal_shares = true;  ///< every rank has as many images as the others
     bool any_empty = false;    ///< some rank's batch has no readable image: no rank trains on it
   };
+  // Trainer::prepare()'s steps, in order (trainer.cpp). A step that fails for the machine's
+  // reason (not the config's or the options') sets `failure` to Runtime.
+  Status joinRanks();
+  bool continuesRestartedRun();
+  Status checkBeforeStart(bool continues, PrepareFailure& failure);
+  void applyResumeOverrides(const TrainConfig& stored);
+  Status chooseDevice();
+  Status openData(PrepareFailure& failure);
+  Status prepareEvaluations();
+  Status agreeToStart(const Status& checked, PrepareFailure& failure);
+  Status openRunFolder();
+
   Status prepareModel();
   void announceRun(int removed, int workers);
   Result<EpochCounts> trainEpoch(Staging& staging, std::int64_t give_up_after);

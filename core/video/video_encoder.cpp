@@ -156,6 +156,12 @@ struct VideoEncoder::State {
     return {};
   }
 
+  // open()'s steps, in order.
+  Status openCodec(const AVCodec* encoder, const std::string& encoder_name, AVPixelFormat pixel_format,
+                   AVRational frame_rate);
+  Status openStream(AVRational frame_rate);
+  Status openConverter(AVPixelFormat pixel_format);
+
   /// Sends one frame (nullptr drains) and writes every packet that comes out.
   Status encode(const AVFrame* frame) {
     int code = avcodec_send_frame(codec.get(), frame);
@@ -200,12 +206,22 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path
 
   const AVPixelFormat pixel_format = codecPixelFormat(options.format);
   const AVRational frame_rate = av_d2q(options.fps, 1000000);
-  s.codec.reset(avcodec_alloc_context3(encoder));
-  s.packet.reset(av_packet_alloc());
-  if (!s.codec || !s.packet) return s.fail("out of memory");
-  AVCodecContext* c = s.codec.get();
-  c->width = s.out_width;
-  c->height = s.out_height;
+  if (Status opened = s.openCodec(encoder, encoder_name, pixel_format, frame_rate); !opened)
+    return Error{opened.error()};
+  if (Status opened = s.openStream(frame_rate); !opened) return Error{opened.error()};
+  if (Status opened = s.openConverter(pixel_format); !opened) return Error{opened.error()};
+  return std::unique_ptr<VideoEncoder>(new VideoEncoder(std::move(state)));
+}
+
+// The encoder's context and options, and where it writes: the muxer, or the PNG folder.
+Status VideoEncoder::State::openCodec(const AVCodec* encoder, const std::string& encoder_name,
+                                      AVPixelFormat pixel_format, AVRational frame_rate) {
+  codec.reset(avcodec_alloc_context3(encoder));
+  packet.reset(av_packet_alloc());
+  if (!codec || !packet) return fail("out of memory");
+  AVCodecContext* c = codec.get();
+  c->width = out_width;
+  c->height = out_height;
   c->pix_fmt = pixel_format;
   c->sample_aspect_ratio = AVRational{1, 1};
   c->framerate = frame_rate;
@@ -236,56 +252,63 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path
 
   std::error_code error;
   if (options.format == ExportFormat::PngSequence) {
-    fs::remove_all(s.temporary, error);
-    if (!fs::create_directory(s.temporary, error))
-      return s.fail("cannot create the folder " + s.temporary + ": " + error.message());
+    fs::remove_all(temporary, error);
+    if (!fs::create_directory(temporary, error))
+      return fail("cannot create the folder " + temporary + ": " + error.message());
   } else {
-    AVFormatContext* muxer = nullptr;
-    int code = avformat_alloc_output_context2(&muxer, nullptr, muxerName(options.format), s.temporary.c_str());
-    if (code < 0) return s.fail("cannot set up the " + exportFormatName(options.format) + " writer", code);
-    s.muxer.reset(muxer);
-    if (s.muxer->oformat->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    AVFormatContext* opened = nullptr;
+    int code = avformat_alloc_output_context2(&opened, nullptr, muxerName(options.format), temporary.c_str());
+    if (code < 0) return fail("cannot set up the " + exportFormatName(options.format) + " writer", code);
+    muxer.reset(opened);
+    if (muxer->oformat->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   }
 
   codec_options_raw = codec_options.release();
-  int code = avcodec_open2(c, encoder, &codec_options_raw);
+  const int code = avcodec_open2(c, encoder, &codec_options_raw);
   codec_options.reset(codec_options_raw);
-  if (code < 0) return s.fail("cannot open the " + encoder_name + " encoder", code);
+  if (code < 0) return fail("cannot open the " + encoder_name + " encoder", code);
+  return {};
+}
 
-  if (s.muxer) {
-    s.stream = avformat_new_stream(s.muxer.get(), nullptr);
-    if (s.stream == nullptr) return s.fail("out of memory");
-    s.stream->time_base = c->time_base;
-    s.stream->avg_frame_rate = frame_rate;
-    s.stream->r_frame_rate = frame_rate;
-    code = avcodec_parameters_from_context(s.stream->codecpar, c);
-    if (code < 0) return s.fail("cannot set up the stream", code);
-    code = avio_open(&s.muxer->pb, s.temporary.c_str(), AVIO_FLAG_WRITE);
-    if (code < 0) return s.fail("cannot create the file", code);
-    AVDictionary* muxer_options_raw = nullptr;
-    if (options.format == ExportFormat::Mp4) av_dict_set(&muxer_options_raw, "movflags", "+faststart", 0);
-    if (options.format == ExportFormat::Gif) av_dict_set(&muxer_options_raw, "loop", "0", 0);  // forever
-    code = avformat_write_header(s.muxer.get(), &muxer_options_raw);
-    av_dict_free(&muxer_options_raw);
-    if (code < 0) return s.fail("cannot write the header", code);
-  }
+// The muxer's one video stream, its file and header (none for a PNG sequence).
+Status VideoEncoder::State::openStream(AVRational frame_rate) {
+  if (!muxer) return {};
+  stream = avformat_new_stream(muxer.get(), nullptr);
+  if (stream == nullptr) return fail("out of memory");
+  stream->time_base = codec->time_base;
+  stream->avg_frame_rate = frame_rate;
+  stream->r_frame_rate = frame_rate;
+  int code = avcodec_parameters_from_context(stream->codecpar, codec.get());
+  if (code < 0) return fail("cannot set up the stream", code);
+  code = avio_open(&muxer->pb, temporary.c_str(), AVIO_FLAG_WRITE);
+  if (code < 0) return fail("cannot create the file", code);
+  AVDictionary* muxer_options_raw = nullptr;
+  if (options.format == ExportFormat::Mp4) av_dict_set(&muxer_options_raw, "movflags", "+faststart", 0);
+  if (options.format == ExportFormat::Gif) av_dict_set(&muxer_options_raw, "loop", "0", 0);  // forever
+  code = avformat_write_header(muxer.get(), &muxer_options_raw);
+  av_dict_free(&muxer_options_raw);
+  if (code < 0) return fail("cannot write the header", code);
+  return {};
+}
 
+// How frames reach the encoder: GIF's palette filter, or swscale to the codec's size and format.
+Status VideoEncoder::State::openConverter(AVPixelFormat pixel_format) {
   if (options.format == ExportFormat::Gif) {
     const int threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
-    auto palette = GifPaletteFilter::create(width, height, s.out_width, s.out_height, options.scale_filter,
-                                            options.gif_dither, threads, options.gif_max_kept_bytes);
-    if (!palette) return s.fail(palette.error());
-    s.palette = std::move(*palette);
-  } else {
-    const int scale_flags = (options.scale_filter == ScaleFilter::Nearest ? SWS_POINT : SWS_LANCZOS) |
-                            SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT;
-    s.scaler.reset(sws_getContext(width, height, AV_PIX_FMT_RGB24, s.out_width, s.out_height, pixel_format,
-                                  scale_flags, nullptr, nullptr, nullptr));
-    s.scaled = libav::allocateFrame(s.out_width, s.out_height, pixel_format);
-    if (!s.scaler || !s.scaled)
-      return s.fail("cannot set up scaling to " + std::to_string(s.out_width) + "x" + std::to_string(s.out_height));
+    auto made = GifPaletteFilter::create(width, height, out_width, out_height, options.scale_filter, options.gif_dither,
+                                         threads, options.gif_max_kept_bytes);
+    if (!made) return fail(made.error());
+    palette = std::move(*made);
+    return {};
   }
-  return std::unique_ptr<VideoEncoder>(new VideoEncoder(std::move(state)));
+  const int scale_flags =
+      (options.scale_filter == ScaleFilter::Nearest ? SWS_POINT : SWS_LANCZOS) | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT;
+  scaler.reset(sws_getContext(width, height, AV_PIX_FMT_RGB24, out_width, out_height, pixel_format, scale_flags,
+                              nullptr, nullptr, nullptr));
+  scaled = libav::allocateFrame(out_width, out_height, pixel_format);
+  if (!scaler || !scaled)
+    return fail("cannot set up scaling to " + std::to_string(out_width) + "x" + std::to_string(out_height));
+  return {};
 }
 
 Status VideoEncoder::addFrame(const std::uint8_t* rgb, int stride) {

@@ -2,7 +2,7 @@
 // resumes, garbage and truncated lines, byte-by-byte feeding, quality figures and alarms, saved
 // metrics files) and from a real run of the CLI; and the checks on the logged pid (never trusted
 // as read: range, start time).
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "core/runs/process_identity.h"
 #include "core/runs/run_summary.h"
 

@@ -1,7 +1,7 @@
 // ParzenEvaluationFile: evaluations/parzen-*.json byte for byte as `streetgan parzen --save` has
 // always written it (golden files, and the former writer's code side by side), read back field for
 // field, listed newest first, and every hostile file refused with an error naming the file and key.
-#include "core/eval/parzen_evaluation_file.h"
+#include "core/runs/parzen_evaluation_file.h"
 #include "tests/support/test_suite.h"
 
 #include <QDir>

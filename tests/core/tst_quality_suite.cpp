@@ -2,7 +2,7 @@
 // (one training image repeated), a generator that returns training images, and shifted or
 // blurred training images; its file format; bad input and cancelling.
 #include "core/eval/quality_alarms.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "core/eval/quality_suite.h"
 #include "tests/support/test_suite.h"
 

@@ -50,26 +50,59 @@ private slots:
     QCOMPARE(RunDirectory(folder.toStdString()).holdsRun(), run);
   }
 
+  // Paths as typed, from `cwd` (relative to a folder holding runs/first/checkpoints/, a folder
+  // notrun/ with a link into that checkpoints/ folder, and exports/); the run expected, relative
+  // to that folder, or "" for none.
   void ofCheckpoint_data() {
+    QTest::addColumn<QString>("cwd");
     QTest::addColumn<QString>("checkpoint");
-    QTest::addColumn<bool>("in_run");
     QTest::addColumn<QString>("run");
-    QTest::newRow("a run's checkpoint") << "runs/first/checkpoints/step-0000000096.pt" << true << "runs/first";
-    QTest::newRow("absolute") << "/data/runs/first/checkpoints/step-0000000096.pt" << true << "/data/runs/first";
-    QTest::newRow("from inside the run") << "checkpoints/step-0000000096.pt" << true << ".";
-    QTest::newRow("dots on the way") << "runs/./first/../first/checkpoints/x.pt" << true << "runs/first";
-    QTest::newRow("kept elsewhere") << "exports/step-0000000096.pt" << false << "";
-    QTest::newRow("a folder named like it") << "runs/first/checkpoints-old/x.pt" << false << "";
-    QTest::newRow("checkpoints/ at the root") << "/checkpoints/x.pt" << false << "";
-    QTest::newRow("a bare file name") << "x.pt" << false << "";
+    QTest::newRow("a run's checkpoint") << "." << "runs/first/checkpoints/step-0000000096.pt" << "runs/first";
+    QTest::newRow("absolute") << "." << "@/runs/first/checkpoints/step-0000000096.pt" << "runs/first";
+    QTest::newRow("from inside the run") << "runs/first" << "checkpoints/step-0000000096.pt" << "runs/first";
+    QTest::newRow("from inside checkpoints/") << "runs/first/checkpoints" << "step-0000000096.pt" << "runs/first";
+    QTest::newRow("from inside, with ./") << "runs/first/checkpoints" << "./step-0000000096.pt" << "runs/first";
+    QTest::newRow("dots on the way") << "." << "runs/./first/../first/checkpoints/x.pt" << "runs/first";
+    QTest::newRow(".. after a link leaves the link's target")
+        << "." << "notrun/link/../checkpoints/step-0000000096.pt" << "runs/first";
+    QTest::newRow("through the link") << "." << "notrun/link/step-0000000096.pt" << "runs/first";
+    QTest::newRow("kept elsewhere") << "." << "exports/step-0000000096.pt" << "";
+    QTest::newRow("a folder named like it") << "." << "runs/first/checkpoints-old/x.pt" << "";
+    QTest::newRow("a bare file name") << "." << "x.pt" << "";
   }
   void ofCheckpoint() {
+    QFETCH(QString, cwd);
     QFETCH(QString, checkpoint);
-    QFETCH(bool, in_run);
     QFETCH(QString, run);
-    const auto found = RunDirectory::ofCheckpoint(checkpoint.toStdString());
-    QCOMPARE(found.has_value(), in_run);
-    if (found) QCOMPARE(QString::fromStdString(found->path()), run);
+    const QString base = dir_.filePath("of-checkpoint");
+    QVERIFY(QDir().mkpath(base + "/runs/first/checkpoints") && QDir().mkpath(base + "/notrun") &&
+            QDir().mkpath(base + "/exports"));
+    QFile::link(base + "/runs/first/checkpoints", base + "/notrun/link");
+    const QString root = QDir(base).canonicalPath();
+    const QString here = QDir::currentPath();
+    QVERIFY(QDir::setCurrent(root + "/" + cwd));
+    const auto found = RunDirectory::ofCheckpoint(checkpoint.replace("@", root).toStdString());
+    QVERIFY(QDir::setCurrent(here));
+    QCOMPARE(found.has_value(), !run.isEmpty());
+    if (found) QCOMPARE(QString::fromStdString(found->path()), root + "/" + run);
+  }
+
+  void noRunAboveTheRoot() { QVERIFY(!RunDirectory::ofCheckpoint("/checkpoints/x.pt").has_value()); }
+
+  // What a folder holds of isRun()'s list, as train's refusal names it.
+  void contents() {
+    const QString folder = dir_.filePath("contents");
+    QVERIFY(QDir().mkpath(folder + "/checkpoints"));
+    const RunDirectory run(folder.toStdString());
+    QCOMPARE(QString::fromStdString(run.contents()), QString("checkpoints/ without a finished checkpoint"));
+    QFile config(folder + "/config.json");
+    QVERIFY(config.open(QIODevice::WriteOnly));
+    config.close();
+    QFile checkpoint(folder + "/checkpoints/step-0000000008.pt");
+    QVERIFY(checkpoint.open(QIODevice::WriteOnly));
+    checkpoint.close();
+    QCOMPARE(QString::fromStdString(run.contents()), QString("config.json, checkpoints/"));
+    QCOMPARE(QString::fromStdString(RunDirectory(dir_.filePath("none").toStdString()).contents()), QString());
   }
 
   void name_data() {

@@ -2,7 +2,7 @@
 // across feeds), a resumed run's replaced points dropped, malformed lines counted; the compare
 // table's figures (median images/s, time per epoch, best Parzen, peak memory, mean use, the latest
 // quality figures and the alarms) and the cost per million images, as data tables.
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "core/runs/run_history.h"
 #include "tests/support/test_suite.h"
 

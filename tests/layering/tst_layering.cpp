@@ -90,6 +90,12 @@ void TestLayering::brokenRule_data() {
       << "core/latent/walk_renderer.cpp" << "\"core/train/checkpoint.h\"" << "core/latent/walk_renderer.cpp: includes core/train/checkpoint.h, but";
   QTest::newRow("train never includes latent")
       << "core/train/trainer.cpp" << "\"core/latent/latent_walk.h\"" << "core/train/trainer.cpp: includes core/latent/latent_walk.h, but";
+  QTest::newRow("runs never includes eval")
+      << "core/runs/run_summary.cpp" << "\"core/eval/quality_suite.h\""
+      << "core/runs/run_summary.cpp: includes core/eval/quality_suite.h" + only.arg("core/runs", "core/util, core/runs");
+  QTest::newRow("latent reaches runs only for RunDirectory")
+      << "core/latent/walk_renderer.cpp" << "\"core/runs/event_log.h\""
+      << "core/latent/walk_renderer.cpp: includes core/runs/event_log.h, but";
   QTest::newRow("runs never includes data")
       << "core/runs/run_summary.cpp" << "\"core/data/image_grid.h\"" << "core/runs/run_summary.cpp: includes core/data/image_grid.h, but";
   QTest::newRow("core never includes widgets")
@@ -356,15 +362,16 @@ void TestLayering::runFileNameLiteral_data() {
   QTest::newRow("a tab spells the config") << "app/studio/train_tab.cpp"
                                            << "const char* const kConfig = \"config.json\";"
                                            << "config.json";
-  QTest::newRow("core/eval spells the checkpoints folder") << "core/eval/quality_evaluation_file.cpp"
+  QTest::newRow("core/eval spells the checkpoints folder") << "core/eval/quality_suite.cpp"
                                                            << "const char* const kFolder = \"checkpoints\";"
                                                            << "checkpoints";
   QTest::newRow("RunDirectory, their owner") << "core/runs/run_directory.cpp"
                                              << "const char* const kAgain = \"events.jsonl\";" << QString();
   QTest::newRow("tests check the bytes on disk") << "tests/core/tst_run_history.cpp"
                                                  << "const char* const kLog = \"events.jsonl\";" << QString();
-  QTest::newRow("the Parzen file's own JSON key") << "core/eval/parzen_evaluation_file.cpp"
-                                                  << "const char* const kKey = \"checkpoints\";" << QString();
+  QTest::newRow("the run folder's evaluation files, in core/runs") << "core/runs/parzen_evaluation_file.cpp"
+                                                                   << "const char* const kKey = \"checkpoints\";"
+                                                                   << QString();
   QTest::newRow("a comment") << "app/cli/train_command.cpp"
                              << "// writes \"events.jsonl\" through RunDirectory" << QString();
   QTest::newRow("help text naming the files")

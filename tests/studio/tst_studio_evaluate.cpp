@@ -13,7 +13,7 @@
 #include "app/studio/nearest_images_dialog.h"
 #include "app/studio/quality_panel.h"
 #include "app/studio/quality_table.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "core/runs/run_summary.h"
 #include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"

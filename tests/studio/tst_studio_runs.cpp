@@ -12,7 +12,7 @@
 #include "app/studio/run_list_model.h"
 #include "app/studio/runs_tab.h"
 #include "app/studio/train_tab.h"
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 #include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 #include "widgets/dataset_picker.h"

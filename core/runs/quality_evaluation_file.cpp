@@ -1,4 +1,4 @@
-#include "core/eval/quality_evaluation_file.h"
+#include "core/runs/quality_evaluation_file.h"
 
 #include "core/runs/run_directory.h"
 #include "core/util/atomic_file.h"
