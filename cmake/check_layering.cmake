@@ -341,7 +341,8 @@ set(_event_names ${_event_fields} ${_event_types})
 # files, which name no event) and the Trainer's, then every header of ours that includes one of
 # them, until none is added.
 set(_sees_events "core/train/trainer.h")
-set(_names_no_event "core/runs/run_directory.h" "core/runs/parzen_evaluation_file.h" "core/runs/quality_evaluation_file.h")
+set(_names_no_event "core/runs/run_directory.h" "core/runs/evaluated_checkpoint.h" "core/runs/parzen_evaluation_file.h"
+                    "core/runs/quality_evaluation_file.h")
 foreach(_file IN LISTS _files)
   list(FIND _names_no_event "${_file}" _no_event)
   if(_file MATCHES "^core/runs/[^/]+\\.h$" AND _no_event EQUAL -1)

@@ -115,6 +115,10 @@ struct Refusal {
 
 // A search's options, read and checked before the checkpoint is loaded.
 struct SearchRequest {
+  LatentDirection::Kind kind() const {
+    return method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
+  }
+
   std::string method;
   std::string format;
   std::string run;      ///< where --save writes; empty without --save
@@ -188,8 +192,7 @@ Result<std::vector<FoundDirection>> findDirections(const SearchRequest& request,
 // The found directions as a table, or as JSON with their vectors (--json).
 void printDirections(const CommandLine& line, const SearchRequest& request, const std::string& checkpoint,
                      CheckpointGenerator& loaded, const std::vector<FoundDirection>& found, double seconds) {
-  const auto kind =
-      request.method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
+  const auto kind = request.kind();
   double total = 0;  // sefa: shares of the eigenvalues' sum over all nz
   if (request.method == "sefa") {
     const torch::Tensor a = SemanticDirections::firstWeight(*loaded.generator).flatten(1);
@@ -228,7 +231,7 @@ int saveDirections(const std::string& program, const SearchRequest& request, con
   for (std::size_t i = 0; i < found.size(); ++i) {
     LatentDirection d;
     d.name = names[i];
-    d.kind = request.method == "sefa" ? LatentDirection::Kind::ClosedForm : LatentDirection::Kind::PrincipalComponent;
+    d.kind = request.kind();
     d.checkpoint = checkpoint;
     d.step = loaded.progress.step;
     d.vector = floats(found[i].vector);

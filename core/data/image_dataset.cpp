@@ -131,9 +131,10 @@ void keepIf(std::vector<DatasetEntry>& entries, Keep keep) {
 // Records how many images are left after each filter.
 using StepRecorder = std::function<void(const char*)>;
 
-// Filters that only the MSLS layout has, and city names that are not there, refused by name.
+// Filters that only the MSLS layout has, and city names that are not among `groups` (sorted),
+// refused by name.
 Status checkFilterNames(const std::string& root, const DatasetFilter& filter, bool msls,
-                        const std::set<std::string>& groups, const std::vector<std::string>& all_groups) {
+                        const std::vector<std::string>& groups) {
   const std::string where = root + ": ";
   if (!msls) {
     const char* needs_msls = filter.msls_split != "all"   ? "data.msls_split"
@@ -149,12 +150,12 @@ Status checkFilterNames(const std::string& root, const DatasetFilter& filter, bo
   }
   for (const auto* list : {&filter.cities, &filter.exclude_cities, &filter.holdout_cities})
     for (const auto& name : *list)
-      if (!groups.count(name))
+      if (!std::binary_search(groups.begin(), groups.end(), name))
         return makeError(where + "unknown city \"" + name + "\" in " +
                          (list == &filter.cities           ? "data.cities"
                           : list == &filter.exclude_cities ? "data.exclude_cities"
                                                            : "data.holdout_cities") +
-                         "; " + (msls ? "cities" : "folders") + " here: " + joined(all_groups));
+                         "; " + (msls ? "cities" : "folders") + " here: " + joined(groups));
   return {};
 }
 
@@ -258,8 +259,7 @@ Result<ImageDataset> ImageDataset::open(const std::string& root, const DatasetFi
   d.all_groups_.assign(groups.begin(), groups.end());
   d.steps_.push_back({"found", static_cast<std::int64_t>(entries.size())});
   const bool msls = d.layout_ == DatasetLayout::Msls;
-  if (Status named = checkFilterNames(root, filter, msls, groups, d.all_groups_); !named)
-    return makeError(named.error());
+  if (Status named = checkFilterNames(root, filter, msls, d.all_groups_); !named) return makeError(named.error());
   const StepRecorder step = [&](const char* name) {
     d.steps_.push_back({name, static_cast<std::int64_t>(entries.size())});
   };

@@ -258,10 +258,11 @@ json ParzenEvaluationFile::toJson(const ParzenEvaluation& evaluation) {
   for (const auto& point : evaluation.curve) curve.push_back({{"sigma", point.sigma}, {"mean_ll", point.mean_ll}});
   if (evaluation.kind == ParzenEvaluation::Kind::Run) {
     json rows = json::array();
-    for (const auto& row : evaluation.checkpoints)
-      rows.push_back({{"checkpoint", row.checkpoint.file}, {"epoch", row.checkpoint.epoch},
-                      {"step", row.checkpoint.step}, {"images_seen", row.checkpoint.images_seen},
-                      {"mean_ll", row.mean_ll}, {"stderr", row.stderr_ll}, {"n_test", row.n_test}});
+    for (const auto& row : evaluation.checkpoints) {
+      json scored = {{"mean_ll", row.mean_ll}, {"stderr", row.stderr_ll}, {"n_test", row.n_test}};
+      writeEvaluatedCheckpoint(scored, row.checkpoint);
+      rows.push_back(std::move(scored));
+    }
     return {{"kind", "run"}, {"sigma", evaluation.sigma}, {"sigma_given", evaluation.sigma_given},
             {"curve", curve}, {"checkpoints", rows}};
   }
@@ -269,12 +270,7 @@ json ParzenEvaluationFile::toJson(const ParzenEvaluation& evaluation) {
               {"stderr", evaluation.stderr_ll}, {"n_test", evaluation.n_test}, {"n_valid", evaluation.n_valid},
               {"n_samples", evaluation.n_samples}, {"dimensions", evaluation.dimensions}, {"curve", curve},
               {"seconds", {{"samples", evaluation.samples_seconds}, {"estimator", evaluation.estimator_seconds}}}};
-  if (evaluation.checkpoint) {
-    out["checkpoint"] = evaluation.checkpoint->file;
-    out["epoch"] = evaluation.checkpoint->epoch;
-    out["step"] = evaluation.checkpoint->step;
-    out["images_seen"] = evaluation.checkpoint->images_seen;
-  }
+  if (evaluation.checkpoint) writeEvaluatedCheckpoint(out, *evaluation.checkpoint);
   return out;
 }
 

@@ -8,6 +8,7 @@
 // see docs/evaluation.md. Files may come from anyone's run folder: read() takes a regular file of
 // at most kMaxBytes, ignores keys it does not know, and says what is wrong in an Error naming the
 // file and the key ("…/parzen-run.json: checkpoints[2]: \"epoch\" must be an integer").
+#include "core/runs/evaluated_checkpoint.h"
 #include "core/util/result.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -32,12 +33,7 @@ struct ParzenEvaluation {
     double mean_ll = 0;
   };
   /// The checkpoint a result was computed on.
-  struct Checkpoint {
-    std::string file;              ///< "checkpoint": its file name in the run's checkpoints/
-    std::int64_t epoch = 0;        ///< epochs completed
-    std::int64_t step = 0;         ///< optimizer steps taken
-    std::int64_t images_seen = 0;  ///< real images shown to D
-  };
+  using Checkpoint = EvaluatedCheckpoint;
   /// One row of a run's result: a checkpoint scored on the test split at the run's σ.
   struct CheckpointScore {
     Checkpoint checkpoint;

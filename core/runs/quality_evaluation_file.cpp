@@ -81,12 +81,7 @@ json QualityEvaluationFile::toJson(const QualityEvaluation& evaluation) {
     out["features_sha256"] = evaluation.features_sha256;
     out["features_input_size"] = evaluation.features_input_size;
   }
-  if (evaluation.checkpoint) {
-    out["checkpoint"] = evaluation.checkpoint->file;
-    out["epoch"] = evaluation.checkpoint->epoch;
-    out["step"] = evaluation.checkpoint->step;
-    out["images_seen"] = evaluation.checkpoint->images_seen;
-  }
+  if (evaluation.checkpoint) writeEvaluatedCheckpoint(out, *evaluation.checkpoint);
   return out;
 }
 

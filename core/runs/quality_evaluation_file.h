@@ -9,6 +9,7 @@
 // Files may come from anyone's run folder: read() takes a regular file of at most kMaxBytes,
 // nested at most 16 levels, ignores keys it does not know, and says what is wrong in an Error
 // naming the file and the key.
+#include "core/runs/evaluated_checkpoint.h"
 #include "core/util/result.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -44,12 +45,7 @@ inline constexpr char kSpreadRatio[] = "spread_ratio";      ///< samples' median
 
 /// One evaluation of a generator (or of a folder of sample images) against training images.
 struct QualityEvaluation {
-  struct Checkpoint {
-    std::string file;              ///< its file name in the run's checkpoints/
-    std::int64_t epoch = 0;
-    std::int64_t step = 0;
-    std::int64_t images_seen = 0;
-  };
+  using Checkpoint = EvaluatedCheckpoint;
   std::optional<Checkpoint> checkpoint;  ///< absent when the samples were a folder of images
   std::int64_t n_samples = 0;
   std::int64_t n_train = 0;

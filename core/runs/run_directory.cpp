@@ -49,12 +49,18 @@ Status RunDirectory::create() const {
   return {};
 }
 
-bool RunDirectory::isRun(const std::string& folder) {
-  const RunDirectory run(folder);
+// The names of isRun()'s list that `run` holds: config.json and events.jsonl as files (followed
+// through a link), checkpoints/ of any kind.
+std::vector<std::string> RunDirectory::present() const {
   std::error_code ec;
-  return fs::exists(fs::symlink_status(run.checkpointsDir(), ec)) || fs::exists(run.eventsPath(), ec) ||
-         fs::exists(run.configPath(), ec);
+  std::vector<std::string> found;
+  if (fs::exists(configPath(), ec)) found.emplace_back(kConfigFile);
+  if (fs::exists(eventsPath(), ec)) found.emplace_back(kEventsFile);
+  if (fs::exists(fs::symlink_status(checkpointsDir(), ec))) found.push_back(std::string(kCheckpointsFolder) + "/");
+  return found;
 }
+
+bool RunDirectory::isRun(const std::string& folder) { return !RunDirectory(folder).present().empty(); }
 
 std::string RunDirectory::whatMakesARun() {
   return std::string(kConfigFile) + ", " + kEventsFile + " or " + kCheckpointsFolder + "/";
@@ -75,13 +81,10 @@ std::optional<RunDirectory> RunDirectory::ofCheckpoint(const std::string& checkp
 }
 
 std::string RunDirectory::contents() const {
-  std::error_code ec;
   std::string found;
-  for (const auto& [path, name] : {std::pair{configPath(), kConfigFile}, std::pair{eventsPath(), kEventsFile}})
-    if (fs::exists(path, ec)) found += std::string(found.empty() ? "" : ", ") + name;
-  if (fs::exists(fs::symlink_status(checkpointsDir(), ec)))
-    found += std::string(found.empty() ? "" : ", ") + kCheckpointsFolder + "/" +
-             (checkpoints().empty() ? " without a finished checkpoint" : "");
+  for (const std::string& name : present()) found += (found.empty() ? "" : ", ") + name;
+  // checkpoints/ comes last in present()'s list.
+  if (!found.empty() && found.back() == '/' && checkpoints().empty()) found += " without a finished checkpoint";
   return found;
 }
 

@@ -64,6 +64,8 @@ public:
   int removeTemporaryFiles() const;
 
 private:
+  std::vector<std::string> present() const;
+
   std::string path_;
 };
 

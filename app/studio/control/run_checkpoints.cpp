@@ -3,6 +3,7 @@
 #include "core/runs/run_directory.h"
 
 #include <QDir>
+#include <QFileInfo>
 
 namespace streetgan::studio {
 
@@ -23,8 +24,13 @@ QString runEvaluationsDir(const QString& run_dir) {
 }
 
 QStringList checkpointFiles(const QString& run_dir) {
-  // Only finished checkpoints end in ".pt": a write in progress has a ".tmp" name.
-  return QDir(runCheckpointsDir(run_dir)).entryList({"*.pt"}, QDir::Files, QDir::Name);
+  // RunDirectory's finished checkpoints (a write in progress has a ".tmp" name), files only.
+  QStringList names;
+  for (const std::string& path : RunDirectory(run_dir.toStdString()).checkpoints()) {
+    const QFileInfo file(QString::fromStdString(path));
+    if (file.isFile()) names << file.fileName();
+  }
+  return names;
 }
 
 QString latestCheckpoint(const QString& run_dir) {
