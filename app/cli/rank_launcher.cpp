@@ -28,8 +28,6 @@
 namespace streetgan::cli {
 namespace {
 
-namespace field = events::field;
-namespace event_type = events::type;
 namespace run_status = events::status;
 
 using Clock = std::chrono::steady_clock;
@@ -260,9 +258,13 @@ std::string jobName() {
 // end of a run whose last attempt did not finish it.
 void noteInLog(const std::string& path, const std::string& error, const std::optional<std::string>& finished) {
   if (auto log = EventLog::open(path, false)) {
-    if (!error.empty()) (void)log->emit(event_type::kError, {{field::kMessage, error}});
-    if (finished)
-      (void)log->emit(event_type::kRunFinished, {{field::kStatus, run_status::kFailed}, {field::kMessage, *finished}});
+    if (!error.empty()) (void)log->append(events::Error{error});
+    if (finished) {
+      events::RunFinished failed;
+      failed.status = run_status::kFailed;
+      failed.message = *finished;
+      (void)log->append(failed);
+    }
   }
 }
 

@@ -305,7 +305,7 @@ int runTrain(const Args& args) {
   progress.mode = TrainProgressPrinter::modeFor(stderr, quiet);
   progress.every_s = *every;
   TrainProgressPrinter printer(progress);
-  options.on_event = [&printer](const nlohmann::json& event) { printer.onEvent(event); };
+  options.on_event = [&printer](const events::RunEvent& event) { printer.onEvent(event); };
 
   TrainConfig config;
   if (options.resume) {

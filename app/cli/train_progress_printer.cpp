@@ -1,10 +1,7 @@
 #include "app/cli/train_progress_printer.h"
 
-#include "core/runs/event_fields.h"
 #include "core/runs/run_event.h"
-#include "core/util/json_value.h"
 
-#include <nlohmann/json.hpp>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -65,11 +62,10 @@ void TrainProgressPrinter::redraw(double now_s, bool force) {
   drawn_ = shown;
 }
 
-void TrainProgressPrinter::onEvent(const nlohmann::json& event) {
+void TrainProgressPrinter::onEvent(const events::RunEvent& typed) {
   using Mode = TrainProgressOptions::Mode;
   if (options_.mode == Mode::Quiet) return;
   const double now_s = now();
-  const events::RunEvent typed = events::parseRunEvent(jsonString(event, events::field::kType), event);
   const auto shown = [](double value) { return std::isnan(value) ? 0.0 : value; };
   char buffer[512];
   if (const auto* started = std::get_if<events::RunStarted>(&typed)) {

@@ -8,9 +8,8 @@
 //             that stay, and a plain status line every `every_s` seconds; never a "\r".
 //   Quiet     --quiet: nothing; the command's final line and errors are printed by the caller.
 // The printer owns no thread and no file: it writes to the stream it is given.
+#include "core/runs/run_event.h"
 #include "core/runs/training_status.h"
-
-#include <nlohmann/json_fwd.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -38,7 +37,7 @@ public:
   static TrainProgressOptions::Mode modeFor(std::FILE* stream, bool quiet);
 
   /// One event of the run, as the trainer emits it.
-  void onEvent(const nlohmann::json& event);
+  void onEvent(const events::RunEvent& event);
   /// A line that stays (the caller's "device:", "training completed"): the status line is
   /// cleared first, so the two never share a row. Quiet prints these too; the caller decides.
   void printLine(const std::string& line);

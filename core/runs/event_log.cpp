@@ -1,5 +1,8 @@
 #include "core/runs/event_log.h"
 
+#include "core/runs/event_fields.h"
+#include "core/runs/run_event_writer.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -49,11 +52,17 @@ Result<EventLog> EventLog::open(const std::string& path, bool echo_stdout) {
   return log;
 }
 
-Status EventLog::emit(const std::string& type, nlohmann::json fields) {
-  nlohmann::json event = {{"v", kProtocolVersion}, {"type", type}};
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  event["time"] = std::chrono::duration<double>(now).count();
-  for (auto it = fields.begin(); it != fields.end(); ++it) event[it.key()] = it.value();
+double EventLog::now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Status EventLog::append(const events::RunEvent& event) { return append(event, now()); }
+
+Status EventLog::append(const events::RunEvent& typed, double time_s) {
+  if (std::holds_alternative<std::monostate>(typed)) return makeError("an event without a type is not written");
+  nlohmann::json event = events::runEventJson(typed);
+  event[events::field::kVersion] = kProtocolVersion;
+  event[events::field::kTime] = time_s;
   // Invalid UTF-8 in a file name must not make the line unreadable: replace it.
   const std::string line =
       event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -1,6 +1,5 @@
 #include "core/runs/tensorboard_recorder.h"
 
-#include "core/runs/event_fields.h"
 #include "core/runs/run_event.h"
 #include "core/runs/run_relative_path.h"
 
@@ -16,13 +15,6 @@
 namespace streetgan {
 
 namespace {
-
-using json = nlohmann::json;
-
-double numberAt(const json& body, const char* key) {
-  const auto it = body.find(key);
-  return it != body.end() && it->is_number() ? it->get<double>() : std::nan("");
-}
 
 /// Width, height and TensorBoard's colorspace (1 grey, 2 grey+alpha, 3 RGB, 4 RGBA) from a PNG's
 /// IHDR chunk; nullopt when the bytes are not a PNG this understands.
@@ -118,19 +110,10 @@ Result<std::string> readSampleGrid(const std::string& run_dir, const std::string
 TensorBoardRecorder::TensorBoardRecorder(std::string run_dir, std::string out_dir, WarningSink warn)
     : run_dir_(std::move(run_dir)), out_dir_(std::move(out_dir)), warn_(std::move(warn)) {}
 
-Status TensorBoardRecorder::record(const json& event) {
-  const auto type = event.find(events::field::kType);
-  if (type == event.end() || !type->is_string()) return {};
-  return record(makeStreamEvent(type->get<std::string>(), numberAt(event, events::field::kTime), event));
-}
+Status TensorBoardRecorder::record(const StreamEvent& event) { return record(event.event, event.time); }
 
-Status TensorBoardRecorder::record(const StreamEvent& stream_event) {
-  namespace field = events::field;
-  const events::RunEvent& typed = stream_event.event;
-  const json& event = stream_event.body;
-  const double time = stream_event.time;
-  const double images = numberAt(event, field::kImagesSeen);
-  const auto step = static_cast<std::int64_t>(std::isfinite(images) ? images : 0);
+Status TensorBoardRecorder::record(const events::RunEvent& typed, double time) {
+  const std::int64_t step = events::imagesSeen(typed).value_or(0);
   if (std::holds_alternative<events::RunStarted>(typed)) {
     if (!writer_) {
       auto opened = TensorBoardWriter::open(out_dir_, time);
@@ -169,15 +152,14 @@ Status TensorBoardRecorder::record(const StreamEvent& stream_event) {
   } else if (const auto* parzen = std::get_if<events::Parzen>(&typed)) {
     if (Status written = scalar("parzen/mean_ll", parzen->mean_ll); !written) return written;
     return scalar("parzen/stderr", parzen->standard_error);
-  } else if (std::holds_alternative<events::Samples>(typed)) {
-    const auto path = event.find(field::kPath);
-    if (path == event.end() || !path->is_string()) return {};
+  } else if (const auto* samples = std::get_if<events::Samples>(&typed)) {
+    if (samples->path.empty()) return {};
     const auto skip = [&](const std::string& why) -> Status {
       ++skipped_samples_;
       if (warn_) warn_(printable(run_dir_ + ": sample grid skipped: " + why));
       return {};
     };
-    const std::string relative = path->get<std::string>();
+    const std::string& relative = samples->path;
     auto png = readSampleGrid(run_dir_, relative, kMaxSampleBytes);
     if (!png) return skip(png.error());
     const auto shape = pngShape(*png);

@@ -19,8 +19,6 @@
 #include "core/runs/tensorboard_writer.h"
 #include "core/util/result.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -46,8 +44,8 @@ public:
 
   /// One event, as an EventStreamReader read it.
   Status record(const StreamEvent& event);
-  /// One event the trainer made: `event` holds "type", "time" and the event's fields.
-  Status record(const nlohmann::json& event);
+  /// One event as the trainer makes it, at `time` (unix seconds).
+  Status record(const events::RunEvent& event, double time);
   /// The event file being written (empty before the first run_started).
   std::string path() const { return writer_ ? writer_->path() : std::string(); }
   /// Sample grids skipped so far (one warning may stand for many: those past the budget).

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -26,12 +27,9 @@
 namespace streetgan {
 namespace {
 
-namespace field = events::field;
-namespace event_type = events::type;
 namespace run_status = events::status;
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 std::int64_t countImportedParameters(torch::nn::Module& module) {
   std::int64_t count = 0;
@@ -117,8 +115,9 @@ Error cancelledError(const fs::path& target) {
   return makeError(target.string() + ": import cancelled; nothing was written");
 }
 
-json lossAt(const std::vector<double>& losses, std::int64_t i) {
-  return i < static_cast<std::int64_t>(losses.size()) ? json(losses[static_cast<std::size_t>(i)]) : json(nullptr);
+// Loss i, or NaN (written as null) when the file holds fewer losses of this kind than steps.
+double lossAt(const std::vector<double>& losses, std::int64_t i) {
+  return i < static_cast<std::int64_t>(losses.size()) ? losses[static_cast<std::size_t>(i)] : std::nan("");
 }
 
 // What the import made of the file, before anything is written.
@@ -140,17 +139,19 @@ CheckpointImportReport reportOf(const ReferenceCheckpoint& file, const TrainConf
 
 // The last loss pair as a step event (report.steps > 0), in epoch `last_epoch` (1-based), which it
 // ends: iteration = iterations, the steps of that epoch.
-json lastStepEvent(const ReferenceCheckpoint& file, const CheckpointImportReport& report, std::int64_t last_epoch,
-                   std::int64_t batch) {
+events::Step lastStepEvent(const ReferenceCheckpoint& file, const CheckpointImportReport& report, std::int64_t last_epoch,
+                           std::int64_t batch) {
   const std::int64_t steps = report.steps, last = steps - 1;
   const std::int64_t epoch_first = ((last_epoch - 1) * steps + report.epochs - 1) / report.epochs;  // ⌈e·n/epochs⌉
   const std::int64_t in_epoch = std::max<std::int64_t>(1, last - epoch_first + 1);
-  json step = {{field::kEpoch, report.epochs}, {field::kIteration, in_epoch},       {field::kIterations, in_epoch},
-               {field::kStep, steps},          {field::kImagesSeen, steps * batch}, {field::kImported, true}};
-  if (last < static_cast<std::int64_t>(file.losses_d.size()))
-    step[field::kLossD] = file.losses_d[static_cast<std::size_t>(last)];
-  if (last < static_cast<std::int64_t>(file.losses_g.size()))
-    step[field::kLossG] = file.losses_g[static_cast<std::size_t>(last)];
+  events::Step step;
+  step.epoch = report.epochs;
+  step.iteration = step.iterations = in_epoch;
+  step.step = steps;
+  step.images_seen = steps * batch;
+  step.imported = true;
+  step.loss_d = lossAt(file.losses_d, last);
+  step.loss_g = lossAt(file.losses_g, last);
   return step;
 }
 
@@ -179,22 +180,20 @@ struct ImportedRunWriter {
     for (std::int64_t first = 0; first + 1 < steps; first += kImportedLossesPerEvent) {
       if (cancelled()) return cancelledError(target);
       const std::int64_t count = std::min(kImportedLossesPerEvent, steps - 1 - first);
-      json loss_d = json::array(), loss_g = json::array();
+      events::ImportedLosses losses;
+      losses.first_step = static_cast<double>(first + 1);
+      losses.steps = count;
+      losses.total_steps = static_cast<double>(steps);
+      losses.epochs = static_cast<double>(report.epochs);
+      losses.images_per_step = static_cast<double>(batch);
+      losses.has_loss_d = losses.has_loss_g = true;
       for (std::int64_t i = first; i < first + count; ++i) {
-        loss_d.push_back(lossAt(file.losses_d, i));
-        loss_g.push_back(lossAt(file.losses_g, i));
+        losses.loss_d.push_back(lossAt(file.losses_d, i));
+        losses.loss_g.push_back(lossAt(file.losses_g, i));
       }
-      if (Status written = log.emit(event_type::kImportedLosses, {{field::kFirstStep, first + 1},
-                                                                  {field::kSteps, count},
-                                                                  {field::kTotalSteps, steps},
-                                                                  {field::kEpochs, report.epochs},
-                                                                  {field::kImagesPerStep, batch},
-                                                                  {field::kLossD, std::move(loss_d)},
-                                                                  {field::kLossG, std::move(loss_g)}});
-          !written)
-        return written;
+      if (Status written = log.append(losses); !written) return written;
     }
-    if (steps > 0) return log.emit(event_type::kStep, lastStepEvent(file, report, epochOf(steps - 1), batch));
+    if (steps > 0) return log.append(lastStepEvent(file, report, epochOf(steps - 1), batch));
     return {};
   }
 
@@ -210,11 +209,7 @@ struct ImportedRunWriter {
       const std::string relative = run.sampleRelativePath(at);
       Status status = writeGrid(file.img_list[static_cast<std::size_t>(k)], (fs::path(run.path()) / relative).string());
       if (status)
-        status = log.emit(event_type::kSamples, {{field::kPath, relative},
-                                                 {field::kStep, at},
-                                                 {field::kEpoch, epochOf(std::max<std::int64_t>(at - 1, 0))},
-                                                 {field::kImagesSeen, at * batch},
-                                                 {field::kImported, true}});
+        status = log.append(events::Samples{relative, at, epochOf(std::max<std::int64_t>(at - 1, 0)), at * batch, true});
       ++report.samples;
       if (!status) return status;
     }
@@ -241,16 +236,10 @@ struct ImportedRunWriter {
     const std::string checkpoint = run.checkpointPath(steps);
     if (Status saved = saveCheckpoint(checkpoint, model, state); !saved) return saved;
     const std::string relative = fs::relative(checkpoint, run.path()).string();
-    Status status = log.emit(event_type::kCheckpoint, {{field::kPath, relative},
-                                                       {field::kStep, steps},
-                                                       {field::kEpoch, report.epochs},
-                                                       {field::kImagesSeen, steps * batch}});
+    Status status = log.append(events::Checkpoint{relative, steps, report.epochs, steps * batch});
     if (status)
-      status = log.emit(event_type::kRunFinished, {{field::kStatus, run_status::kStopped},
-                                                   {field::kStep, steps},
-                                                   {field::kEpoch, report.epochs},
-                                                   {field::kImagesSeen, steps * batch},
-                                                   {field::kMessage, "imported from " + source}});
+      status = log.append(events::RunFinished{run_status::kStopped, "imported from " + source, report.epochs, steps,
+                                            steps * batch, {}});
     if (status) report.checkpoint_path = relative;
     return status;
   }
@@ -279,17 +268,16 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
 
   CheckpointImportReport report = reportOf(file, config, target);
   const std::string source = fs::absolute(options.checkpoint).lexically_normal().string();
-  Status status = log->emit(event_type::kRunStarted, {{field::kConfig, configToJson(config)},
-                                                      {field::kDevice, "cpu"},
-                                                      {field::kPrecision, "fp32"},
-                                                      {field::kParamsG, countImportedParameters(*model.generator())},
-                                                      {field::kParamsD, countImportedParameters(*model.discriminator())},
-                                                      {field::kResumedFrom, nullptr},
-                                                      {field::kImportedFrom, source},
-                                                      {field::kEpoch, 0},
-                                                      {field::kStep, 0},
-                                                      {field::kImagesSeen, 0},
-                                                      {field::kWorldSize, 1}});
+  events::RunStarted started;
+  started.config = configToJson(config);
+  started.device = "cpu";
+  started.precision = "fp32";
+  started.params_g = countImportedParameters(*model.generator());
+  started.params_d = countImportedParameters(*model.discriminator());
+  started.imported_from = source;
+  started.epoch = started.step = started.images_seen = 0;
+  started.world_size = 1;
+  Status status = log->append(started);
   ImportedRunWriter writer{file, options, target, run, *log, report, config.batch_size};
   if (status) status = writer.writeLosses();
   if (status) status = writer.writeGrids();

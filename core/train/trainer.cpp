@@ -335,21 +335,22 @@ Status Trainer::State::restoreLatest() {
         // Another kind of device draws from another kind of generator: seed it from the step.
         noise_rng = makeDeviceGenerator(device, static_cast<std::uint64_t>(config.seed) * 2 + 1 +
                                                     static_cast<std::uint64_t>(progress.step));
-        emit(event_type::kWarning, {{field::kMessage, "the training noise was drawn on " + restored->noise_rng_kind +
-                                                          " and this run continues on " + deviceName(device) +
-                                                          "; its noise generator is seeded afresh from the step"}});
+        warn("the training noise was drawn on " + restored->noise_rng_kind + " and this run continues on " +
+             deviceName(device) + "; its noise generator is seeded afresh from the step");
       }
       if (!restored->scaler_restored)
-        emit(event_type::kWarning,
-             {{field::kMessage, "the checkpoint was trained in " + restored->precision + " and this run continues in " +
-                                    precisionName(precision) + "; the loss scaler starts afresh at scale " +
-                                    std::to_string(static_cast<long long>(model->scaler().options().init_scale))}});
+        warn("the checkpoint was trained in " + restored->precision + " and this run continues in " +
+             precisionName(precision) + "; the loss scaler starts afresh at scale " +
+             std::to_string(static_cast<long long>(model->scaler().options().init_scale)));
       last_checkpoint_step = progress.step;
       return {};
     }
-    if (have)
-      emit(event_type::kWarning, {{field::kMessage, restored.error() + "; trying the previous checkpoint"},
-                                  {field::kPath, relativeTo(path, run.path())}});
+    if (have) {
+      events::Warning warning;
+      warning.message = restored.error() + "; trying the previous checkpoint";
+      warning.path = relativeTo(path, run.path());
+      emit(std::move(warning));
+    }
     // A failed load can leave the model half restored: start again from a fresh one.
     model = std::make_unique<DcganStep>(config, device, precision);
   }
@@ -359,24 +360,26 @@ Status Trainer::State::restoreLatest() {
 
 void Trainer::State::emitSystem() {
   const SystemSample sample = monitor->sample(loader ? loader->bytesRead() : 0);
-  json body = {{field::kEpoch, progress.epoch + 1},
-               {field::kStep, progress.step},
-               {field::kImagesSeen, progress.images_seen},
-               {field::kSeconds, sample.seconds},
-               {field::kCpuPercent, sample.cpu_percent},
-               {field::kCores, sample.cores},
-               {field::kRssBytes, sample.rss_bytes},
-               {field::kHostMemoryAvailableBytes, sample.host_memory_available_bytes},
-               {field::kHostMemoryTotalBytes, sample.host_memory_total_bytes},
-               {field::kLoaderBytesPerS, sample.loader_bytes_per_s}};
+  events::System e;
+  e.epoch = progress.epoch + 1;
+  e.step = progress.step;
+  e.images_seen = progress.images_seen;
+  e.seconds = sample.seconds;
+  e.cpu_percent = sample.cpu_percent;
+  e.cores = sample.cores;
+  e.rss_bytes = static_cast<double>(sample.rss_bytes);
+  e.host_memory_available_bytes = static_cast<double>(sample.host_memory_available_bytes);
+  e.host_memory_total_bytes = static_cast<double>(sample.host_memory_total_bytes);
+  e.loader_bytes_per_s = sample.loader_bytes_per_s;
+  e.has_gpu = sample.gpu.has_value();
   if (sample.gpu) {
-    body[field::kGpu] = {{field::kGpuIndex, sample.gpu->index},
-                         {field::kUtilizationPercent, sample.gpu->utilization_percent},
-                         {field::kMemoryUsedBytes, sample.gpu->memory_used_bytes},
-                         {field::kMemoryTotalBytes, sample.gpu->memory_total_bytes},
-                         {field::kPowerW, sample.gpu->power_w}};
+    e.gpu_index = sample.gpu->index;
+    e.gpu_utilization_percent = sample.gpu->utilization_percent;
+    e.gpu_memory_used_bytes = static_cast<double>(sample.gpu->memory_used_bytes);
+    e.gpu_memory_total_bytes = static_cast<double>(sample.gpu->memory_total_bytes);
+    e.gpu_power_w = sample.gpu->power_w;
   }
-  emit(event_type::kSystem, std::move(body));
+  emit(std::move(e));
 }
 
 Status Trainer::State::writeSamples() {
@@ -399,10 +402,8 @@ Status Trainer::State::writeSamples() {
   if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string(), 0, FolderLinks::Refuse); !written)
     return written;
   last_sample_step = progress.step;
-  emit(event_type::kSamples, {{field::kPath, relative},
-                              {field::kStep, progress.step},
-                              {field::kEpoch, progress.epoch + (progress.batch > 0 ? 1 : 0)},
-                              {field::kImagesSeen, progress.images_seen}});
+  emit(events::Samples{relative, progress.step, progress.epoch + (progress.batch > 0 ? 1 : 0), progress.images_seen,
+                       false});
   return {};
 }
 
@@ -420,10 +421,7 @@ Status Trainer::State::writeCheckpoint() {
   if (Status saved = saveCheckpoint(path, *model, state); !saved) return saved;
   last_checkpoint_step = progress.step;
   run.pruneCheckpoints(config.keep_checkpoints);
-  emit(event_type::kCheckpoint, {{field::kPath, relativeTo(path, run.path())},
-                                 {field::kStep, progress.step},
-                                 {field::kEpoch, progress.epoch},
-                                 {field::kImagesSeen, progress.images_seen}});
+  emit(events::Checkpoint{relativeTo(path, run.path()), progress.step, progress.epoch, progress.images_seen});
   return {};
 }
 
@@ -466,7 +464,7 @@ void Trainer::State::evaluateParzen() {
     throw;
   }
   if (worker.joinable()) worker.join();
-  if (!failure.empty()) emit(event_type::kWarning, {{field::kMessage, "Parzen evaluation failed: " + failure}});
+  if (!failure.empty()) warn("Parzen evaluation failed: " + failure);
 }
 
 void Trainer::State::evaluateParzenHere() {
@@ -484,24 +482,22 @@ void Trainer::State::evaluateParzenHere() {
   options.progress = [this](double) { return !stopRequested(); };
   auto result = ParzenEstimator::evaluate(samples, parzen_valid, parzen_test, options);
   if (!result) {
-    if (!stopRequested())
-      emit(event_type::kWarning, {{field::kMessage, "Parzen evaluation failed: " + result.error()}});
+    if (!stopRequested()) warn("Parzen evaluation failed: " + result.error());
     return;
   }
-  json curve = json::array();
-  for (const auto& point : result->curve)
-    curve.push_back({{field::kSigma, point.sigma}, {field::kMeanLl, point.mean_ll}});
-  emit(event_type::kParzen, {{field::kEpoch, progress.epoch},
-                             {field::kStep, progress.step},
-                             {field::kImagesSeen, progress.images_seen},
-                             {field::kSigma, result->sigma},
-                             {field::kMeanLl, result->mean_ll},
-                             {field::kStderr, result->stderr_ll},
-                             {field::kNTest, result->n_test},
-                             {field::kNValid, result->n_valid},
-                             {field::kNSamples, result->n_samples},
-                             {field::kCurve, curve},
-                             {field::kSeconds, std::chrono::duration<double>(Clock::now() - start).count()}});
+  events::Parzen e;
+  e.epoch = progress.epoch;
+  e.step = progress.step;
+  e.images_seen = progress.images_seen;
+  e.sigma = result->sigma;
+  e.mean_ll = result->mean_ll;
+  e.standard_error = result->stderr_ll;
+  e.n_test = result->n_test;
+  e.n_valid = result->n_valid;
+  e.n_samples = result->n_samples;
+  for (const auto& point : result->curve) e.curve.emplace_back(point.sigma, point.mean_ll);
+  e.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  emit(std::move(e));
 }
 
 Result<RunOutcome> Trainer::run() {
@@ -516,12 +512,16 @@ Result<RunOutcome> Trainer::run() {
   }
   // With several ranks: say which rank failed and why (rank 0 asks the others through the store).
   if (s.group) message = s.group->failureCause(message, s.group->collectiveFailed());
-  s.emit(event_type::kError, {{field::kMessage, message}});
+  s.emit(events::Error{message});
   // A restart follows (torchrun's or --max-restarts'): the run goes on, and the next attempt's
   // rank 0 writes a `restart` event with this cause. The launcher finishes the log if none comes.
-  if (!(s.options.placement && s.options.placement->restartFollows()))
-    s.emit(event_type::kRunFinished,
-           {{field::kStatus, run_status::kFailed}, {field::kMessage, message}, {field::kStep, s.progress.step}});
+  if (!(s.options.placement && s.options.placement->restartFollows())) {
+    events::RunFinished finished;
+    finished.status = run_status::kFailed;
+    finished.message = message;
+    finished.step = s.progress.step;
+    s.emit(std::move(finished));
+  }
   return makeError(message);
 }
 
@@ -532,24 +532,25 @@ void Trainer::State::flushSteps() {
     epoch_sum_d += stats.loss_d;
     epoch_sum_g += stats.loss_g;
     const double seconds = flushed.seconds;
-    json step = {{field::kEpoch, info.epoch},
-                 {field::kIteration, info.iteration},
-                 {field::kIterations, loader->batchesPerEpoch()},
-                 {field::kStep, info.step},
-                 {field::kImagesSeen, info.images_seen},
-                 {field::kLossD, stats.loss_d},
-                 {field::kLossG, stats.loss_g},
-                 {field::kDX, stats.d_x},
-                 {field::kDGz1, stats.d_g_z1},
-                 {field::kDGz2, stats.d_g_z2},
-                 {field::kRt, stats.rt},
-                 {field::kImagesPerS, seconds > 0 ? info.images / seconds : 0.0},
-                 {field::kDataWaitFraction, seconds > 0 ? std::min(1.0, info.wait_seconds / seconds) : 0.0}};
+    events::Step step;
+    step.epoch = info.epoch;
+    step.iteration = info.iteration;
+    step.iterations = loader->batchesPerEpoch();
+    step.step = info.step;
+    step.images_seen = info.images_seen;
+    step.loss_d = stats.loss_d;
+    step.loss_g = stats.loss_g;
+    step.d_x = stats.d_x;
+    step.d_g_z1 = stats.d_g_z1;
+    step.d_g_z2 = stats.d_g_z2;
+    step.rt = stats.rt;
+    step.images_per_s = seconds > 0 ? info.images / seconds : 0.0;
+    step.data_wait_fraction = seconds > 0 ? std::min(1.0, info.wait_seconds / seconds) : 0.0;
     if (model->scaler().enabled()) {
-      step[field::kLossScale] = stats.loss_scale;
-      step[field::kSkippedStep] = stats.skipped;
+      step.loss_scale = stats.loss_scale;
+      step.skipped_step = stats.skipped;
     }
-    emit(event_type::kStep, std::move(step));
+    emit(std::move(step));
     if (monitor && monitor->due(kSystemEverySeconds)) emitSystem();
     // A step skipped by the loss scaler may overflow by design; any other non-finite loss means
     // the weights are no longer finite, and training on (or saving) them would only spread it.
@@ -576,9 +577,7 @@ void Trainer::State::watchOverfitting(double rt) {
   QualityAlarmThresholds thresholds;
   thresholds.rt = config.metrics.alarm_rt;
   const auto alarm = QualityAlarms::fromRt(mean, config.metrics.alarm_rt_steps, thresholds);
-  if (alarm && !rt_alarm_raised)
-    emit(event_type::kWarning, {{field::kMessage, alarm->message}, {field::kAlarm, alarm->kind},
-                                {field::kStep, progress.step}});
+  if (alarm && !rt_alarm_raised) emitAlarm(*alarm, progress.step);
   rt_alarm_raised = alarm.has_value();
 }
 
@@ -593,22 +592,22 @@ void Trainer::State::emitLiveMetrics() {
   if (!live_metrics) return;
   for (LiveQualityResult& result : live_metrics->take()) {
     if (!result.evaluation) {
-      emit(event_type::kWarning, {{field::kMessage, "quality metrics failed: " + result.evaluation.error()}});
+      warn("quality metrics failed: " + result.evaluation.error());
       continue;
     }
     const QualityEvaluation& evaluation = *result.evaluation;
     const std::int64_t skips = live_metrics->skipped();
-    json figures = json::object();
-    for (const auto& [name, value] : evaluation.metrics) figures[name] = value;
-    emit(event_type::kMetrics, {{field::kEpoch, result.at.epoch},
-                                {field::kStep, result.at.step},
-                                {field::kImagesSeen, result.at.images_seen},
-                                {field::kQualityFigures, figures},
-                                {field::kFeatureSpace, evaluation.feature_space},
-                                {field::kNSamples, evaluation.n_samples},
-                                {field::kNTrain, evaluation.n_train},
-                                {field::kSkippedDuePoints, skips - reported_metric_skips},
-                                {field::kSeconds, result.seconds}});
+    events::Metrics e;
+    e.epoch = result.at.epoch;
+    e.step = result.at.step;
+    e.images_seen = result.at.images_seen;
+    for (const auto& [name, value] : evaluation.metrics) e.figures.emplace_back(name, value);
+    e.feature_space = evaluation.feature_space;
+    e.n_samples = evaluation.n_samples;
+    e.n_train = evaluation.n_train;
+    e.skipped_due_points = skips - reported_metric_skips;
+    e.seconds = result.seconds;
+    emit(std::move(e));
     reported_metric_skips = skips;
     QualityAlarmThresholds thresholds;
     thresholds.msssim_margin = config.metrics.alarm_msssim_margin;
@@ -616,9 +615,16 @@ void Trainer::State::emitLiveMetrics() {
     thresholds.spread_ratio = config.metrics.alarm_spread_ratio;
     thresholds.copy_rate = config.metrics.alarm_copy_rate;
     for (const QualityAlarm& alarm : QualityAlarms::fromEvaluation(evaluation, thresholds))
-      emit(event_type::kWarning, {{field::kMessage, alarm.message}, {field::kAlarm, alarm.kind},
-                                  {field::kStep, result.at.step}});
+      emitAlarm(alarm, result.at.step);
   }
+}
+
+void Trainer::State::emitAlarm(const QualityAlarm& alarm, std::int64_t step) {
+  events::Warning warning;
+  warning.message = alarm.message;
+  warning.alarm = alarm.kind;
+  warning.step = step;
+  emit(std::move(warning));
 }
 
 std::string Trainer::State::divergenceMessage(std::int64_t step, const StepStats& stats) const {
@@ -648,7 +654,7 @@ void Trainer::State::continueWithWorldSize() {
     if (resumed_at != position)
       message += " (the checkpoint stopped at image " + std::to_string(position) + "; the " +
                  std::to_string(position - resumed_at) + " images between are trained again)";
-    emit(event_type::kWarning, {{field::kMessage, message}});
+    warn(message);
     progress.batch = batch;
   }
   progress.world_size = world;
@@ -668,27 +674,24 @@ torch::Tensor Trainer::State::drawNoise(std::int64_t n, std::int64_t n_job, bool
 }
 
 // Every rank's device, in rank order ("cpu", "cuda:1", ...).
-json Trainer::State::rankDevices() {
-  if (!group) return json::array({deviceName(device)});
+std::vector<std::string> Trainer::State::rankDevices() {
+  if (!group) return {deviceName(device)};
   const std::int64_t code = device.is_cpu() ? -1 : static_cast<std::int64_t>(device.has_index() ? device.index() : 0);
-  json out = json::array();
+  std::vector<std::string> out;
   for (const auto index : group->gatherOnHost(code + 1))
     out.push_back(index == 0 ? std::string("cpu") : generatorKind(device) + ":" + std::to_string(index - 1));
   return out;
 }
 
 // A CRC-32 of each rank's parameters, in rank order: equal values show the ranks stayed in step.
-json Trainer::State::rankChecksums() {
+std::vector<std::int64_t> Trainer::State::rankChecksums() {
   std::uint32_t crc = 0;
   for (torch::nn::Module* net : model->nets())
     for (const auto& p : net->parameters()) {
       const torch::Tensor host = p.detach().to(torch::kCPU).contiguous();
       crc = crc32Update(crc, host.data_ptr(), static_cast<std::size_t>(host.nbytes()));
     }
-  const auto all = group ? group->gatherOnHost(crc) : std::vector<std::int64_t>{crc};
-  json out = json::array();
-  for (const auto value : all) out.push_back(value);
-  return out;
+  return group ? group->gatherOnHost(crc) : std::vector<std::int64_t>{crc};
 }
 
 }  // namespace streetgan

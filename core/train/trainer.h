@@ -8,10 +8,9 @@
 // placement) every rank trains its share of each batch and rank 0 writes; a stop or a failure on
 // any rank ends every rank at the same step (docs/distributed.md).
 #include "core/config/train_config.h"
+#include "core/runs/run_event.h"
 #include "core/train/rank_placement.h"
 #include "core/util/result.h"
-
-#include <nlohmann/json_fwd.hpp>
 
 #include <atomic>
 #include <functional>
@@ -37,7 +36,7 @@ struct TrainerOptions {
   /// Rank 0 alone writes the run directory; the others write nothing and emit no events.
   std::optional<RankPlacement> placement;
   const std::atomic<bool>* stop_requested = nullptr;  ///< polled between steps
-  std::function<void(const nlohmann::json&)> on_event;  ///< called with every event
+  std::function<void(const events::RunEvent&)> on_event;  ///< called with every event, as it is written
 };
 
 enum class RunOutcome { Completed, Stopped };

@@ -47,7 +47,7 @@ Status Trainer::State::prepareModel() {
     GraphedTrainStepOptions graph_options;
     graph_options.batch_size = config.batch_size;
     graphed = std::make_unique<GraphedTrainStep>(
-        *model, [this](const std::string& message) { emit(event_type::kWarning, {{field::kMessage, message}}); },
+        *model, [this](const std::string& message) { warn(message); },
         graph_options);
   }
   if (writer)
@@ -58,62 +58,67 @@ Status Trainer::State::prepareModel() {
 
 // The run_started event, and the warnings known before the first step.
 void Trainer::State::announceRun(int removed, int workers) {
-  if (restart_attempt > 0)
-    emit(event_type::kRestart,
-         {{field::kAttempt, restart_attempt},
-          {field::kMaxRestarts, options.placement->max_restarts},
-          {field::kCause, restart_cause.empty() ? "the attempt before this one failed without an error event (a rank "
-                                                  "was killed or its host went away)"
-                                                : restart_cause},
-          {field::kStep, progress.step},
-          {field::kImagesSeen, progress.images_seen},
-          {field::kResumedFrom, resumed_from.empty() ? json(nullptr) : json(resumed_from)}});
+  if (restart_attempt > 0) {
+    events::Restart restart;
+    restart.attempt = restart_attempt;
+    restart.max_restarts = options.placement->max_restarts;
+    restart.cause = restart_cause.empty() ? "the attempt before this one failed without an error event (a rank "
+                                            "was killed or its host went away)"
+                                          : restart_cause;
+    restart.step = progress.step;
+    restart.images_seen = progress.images_seen;
+    if (!resumed_from.empty()) restart.resumed_from = resumed_from;
+    emit(std::move(restart));
+  }
   if (writer && config.tensorboard)
     tensorboard = std::make_unique<TensorBoardRecorder>(run.path(), run.tensorboardDir());
-  emit(event_type::kRunStarted, {{field::kConfig, configToJson(config)},
-                                 {field::kDevice, deviceName(device)},
-                                 {field::kPrecision, precisionName(precision)},
-                                 {field::kParamsG, countParameters(*model->generator())},
-                                 {field::kParamsD, countParameters(*model->discriminator())},
-                                 {field::kResumedFrom, resumed_from.empty() ? json(nullptr) : json(resumed_from)},
-                                 {field::kEpoch, progress.epoch},
-                                 {field::kStep, progress.step},
-                                 {field::kImagesSeen, progress.images_seen},
-                                 {field::kDataset,
-                                  {{field::kRoot, loader->dataset().root()},
-                                   {field::kLayout, layoutName(loader->dataset().layout())},
-                                   {field::kImages, loader->datasetSize()},
-                                   {field::kHeldOut, loader->dataset().otherPartSize()},
-                                   {field::kCache, config.data.cache.empty() ? json(nullptr) : json(config.data.cache)},
-                                   {field::kDecodeReduction, loader->pipeline().reduction()},
-                                   {field::kWorkers, workers}}},
-                                 {field::kBatchesPerEpoch, loader->batchesPerEpoch()},
-                                 {field::kWorldSize, group ? group->worldSize() : 1},
-                                 {field::kNodes, group ? group->placement().nodeCount() : 1},
-                                 // The launch this process belongs to: a restart continues only its own run.
-                                 {field::kJob, group && !group->placement().job_id.empty() ? json(group->placement().job_id)
-                                                                                           : json(nullptr)},
-                                 {field::kBackend, group ? json(group->backend()) : json(nullptr)},
-                                 {field::kDevices, rankDevices()},
-                                 {field::kThreads, at::get_num_threads()},
-                                 {field::kPid, static_cast<long long>(::getpid())},
-                                 // So whoever signals the pid later can tell it is still this process (0: no /proc).
-                                 {field::kPidStartTime, processStartTime(::getpid()).value_or(0)},
-                                 {field::kProgramVersion, STREETGAN_VERSION}});
+  emit(runStartedEvent(workers));
   if (writer) {
     monitor = std::make_unique<SystemMonitor>(deviceName(device));
     if (!monitor->gpuUnavailableReason().empty())
-      emit(event_type::kWarning,
-           {{field::kMessage, "no GPU figures in the system events: " + monitor->gpuUnavailableReason()}});
+      warn("no GPU figures in the system events: " + monitor->gpuUnavailableReason());
   }
   if (removed > 0)
-    emit(event_type::kWarning,
-         {{field::kMessage, "removed " + std::to_string(removed) + " unfinished file(s) left by an earlier process"}});
+    warn("removed " + std::to_string(removed) + " unfinished file(s) left by an earlier process");
   if (loader->uncachedCount() > 0)
-    emit(event_type::kWarning,
-         {{field::kMessage, std::to_string(loader->uncachedCount()) + " of " + std::to_string(loader->datasetSize()) +
-                                " images are not in the cache " + config.data.cache +
-                                "; they are decoded from their files"}});
+    warn(std::to_string(loader->uncachedCount()) + " of " + std::to_string(loader->datasetSize()) +
+         " images are not in the cache " + config.data.cache + "; they are decoded from their files");
+}
+
+// What the run is: its config, device, data and processes.
+events::RunStarted Trainer::State::runStartedEvent(int workers) {
+  events::RunStarted e;
+  e.config = configToJson(config);
+  e.device = deviceName(device);
+  e.precision = precisionName(precision);
+  e.params_g = countParameters(*model->generator());
+  e.params_d = countParameters(*model->discriminator());
+  if (!resumed_from.empty()) e.resumed_from = resumed_from;
+  e.epoch = progress.epoch;
+  e.step = progress.step;
+  e.images_seen = progress.images_seen;
+  e.world_size = group ? group->worldSize() : 1;
+  e.pid = static_cast<std::int64_t>(::getpid());
+  // So whoever signals the pid later can tell it is still this process (0: no /proc).
+  e.pid_start_time = processStartTime(::getpid()).value_or(0);
+  events::DatasetSummary data;
+  data.root = loader->dataset().root();
+  data.layout = layoutName(loader->dataset().layout());
+  data.images = loader->datasetSize();
+  data.held_out = loader->dataset().otherPartSize();
+  if (!config.data.cache.empty()) data.cache = config.data.cache;
+  data.decode_reduction = loader->pipeline().reduction();
+  data.workers = workers;
+  e.dataset = std::move(data);
+  e.batches_per_epoch = loader->batchesPerEpoch();
+  e.nodes = group ? group->placement().nodeCount() : 1;
+  // The launch this process belongs to: a restart continues only its own run.
+  if (group && !group->placement().job_id.empty()) e.job = group->placement().job_id;
+  if (group) e.backend = group->backend();
+  e.devices = rankDevices();
+  e.threads = at::get_num_threads();
+  e.version = STREETGAN_VERSION;
+  return e;
 }
 
 // One epoch's batches, up to its end or a stop; the steps still queued are flushed.
@@ -223,8 +228,11 @@ Status Trainer::State::reportSkipped(const DeviceBatch& batch, EpochCounts& epoc
     ++skipped_files;
     ++epoch.skipped;
     if (first_skip_reason.empty()) first_skip_reason = skipped.reason;
-    emit(event_type::kWarning,
-         {{field::kMessage, skipped.reason}, {field::kPath, skipped.path}, {field::kSkippedTotal, skipped_files}});
+    events::Warning warning;
+    warning.message = skipped.reason;
+    warning.path = skipped.path;
+    warning.skipped_total = skipped_files;
+    emit(std::move(warning));
   }
   if (progress.images_seen == 0 && batch.images.size(0) == 0 && skipped_files >= give_up_after)
     return makeError(loader->dataset().root() + ": none of the first " +
@@ -245,16 +253,18 @@ void Trainer::State::resumeTiming(Staging& staging) {
 Status Trainer::State::endEpoch(const EpochCounts& epoch) {
   ++progress.epoch;
   progress.batch = 0;
-  emit(event_type::kEpochEnd, {{field::kEpoch, progress.epoch},
-                               {field::kEpochs, config.epochs},
-                               {field::kStep, progress.step},
-                               {field::kImagesSeen, progress.images_seen},
-                               {field::kSteps, epoch.steps},
-                               {field::kImages, epoch.images},
-                               {field::kSkippedFiles, epoch.skipped},
-                               {field::kMeanLossD, epoch.steps ? epoch_sum_d / epoch.steps : 0.0},
-                               {field::kMeanLossG, epoch.steps ? epoch_sum_g / epoch.steps : 0.0},
-                               {field::kSeconds, std::chrono::duration<double>(Clock::now() - epoch.start).count()}});
+  events::EpochEnd end;
+  end.epoch = progress.epoch;
+  end.epochs = config.epochs;
+  end.step = progress.step;
+  end.images_seen = progress.images_seen;
+  end.steps = epoch.steps;
+  end.images = epoch.images;
+  end.skipped_files = epoch.skipped;
+  end.mean_loss_d = epoch.steps ? epoch_sum_d / epoch.steps : 0.0;
+  end.mean_loss_g = epoch.steps ? epoch_sum_g / epoch.steps : 0.0;
+  end.seconds = std::chrono::duration<double>(Clock::now() - epoch.start).count();
+  emit(std::move(end));
   if (Status s = writeSamples(); !s) return s;
   if (config.parzen.every_epochs > 0 && progress.epoch % config.parzen.every_epochs == 0) evaluateParzen();
   if (config.metrics.every_epochs > 0 && progress.epoch % config.metrics.every_epochs == 0) startLiveMetrics();
@@ -269,16 +279,16 @@ Status Trainer::State::endEpoch(const EpochCounts& epoch) {
 Result<RunOutcome> Trainer::State::finishRun(bool stopped) {
   if (stopped)
     if (Status s = writeCheckpoint(); !s) return makeError(s.error());
-  json finished = {{field::kStatus, stopped ? run_status::kStopped : run_status::kCompleted},
-                   {field::kEpoch, progress.epoch},
-                   {field::kStep, progress.step},
-                   {field::kImagesSeen, progress.images_seen}};
+  events::RunFinished finished;
+  finished.status = stopped ? run_status::kStopped : run_status::kCompleted;
+  finished.epoch = progress.epoch;
+  finished.step = progress.step;
+  finished.images_seen = progress.images_seen;
   if (group) {
-    finished[field::kRankChecksums] = rankChecksums();
-    for (const auto& value : finished[field::kRankChecksums])
-      if (value != finished[field::kRankChecksums][0]) {
-        emit(event_type::kWarning,
-             {{field::kMessage, "the ranks ended with different parameters (rank_checksums differ)"}});
+    finished.rank_checksums = rankChecksums();
+    for (const auto value : finished.rank_checksums)
+      if (value != finished.rank_checksums.front()) {
+        warn("the ranks ended with different parameters (rank_checksums differ)");
         break;
       }
   }
@@ -294,7 +304,7 @@ Result<RunOutcome> Trainer::State::finishRun(bool stopped) {
     }
     emitLiveMetrics();
   }
-  emit(event_type::kRunFinished, std::move(finished));
+  emit(std::move(finished));
   return stopped ? RunOutcome::Stopped : RunOutcome::Completed;
 }
 

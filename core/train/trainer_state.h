@@ -51,8 +51,6 @@
 namespace streetgan {
 
 namespace fs = std::filesystem;
-namespace field = events::field;
-namespace event_type = events::type;
 namespace run_status = events::status;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -101,23 +99,24 @@ struct Trainer::State {
   std::unique_ptr<StepStatsQueue> pending;  ///< steps whose statistics are still on the device
   double epoch_sum_d = 0, epoch_sum_g = 0;   ///< over the epoch's flushed steps
 
-  void emit(const std::string& type, json fields) {
+  // Every event of the run goes through here: to the in-process listener, TensorBoard's copy and
+  // events.jsonl, as the one typed value, at the one time.
+  void emit(events::RunEvent event) {
     if (!writer) return;
-    if (options.on_event || tensorboard) {
-      json copy = fields;
-      copy[field::kType] = type;
-      if (options.on_event) options.on_event(copy);
-      if (tensorboard) {
-        copy[field::kTime] = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-        if (Status recorded = tensorboard->record(copy); !recorded) {
-          // TensorBoard's copy is a convenience: training and events.jsonl go on without it.
-          tensorboard.reset();
-          emit(event_type::kWarning, {{field::kMessage, "TensorBoard files stopped: " + recorded.error()}});
-        }
+    const double time = EventLog::now();
+    if (options.on_event) options.on_event(event);
+    if (tensorboard)
+      if (Status recorded = tensorboard->record(event, time); !recorded) {
+        // TensorBoard's copy is a convenience: training and events.jsonl go on without it.
+        tensorboard.reset();
+        warn("TensorBoard files stopped: " + recorded.error());
       }
-    }
-    if (Status written = events.emit(type, std::move(fields)); !written && stop_error.empty())
-      stop_error = written.error();
+    if (Status written = events.append(event, time); !written && stop_error.empty()) stop_error = written.error();
+  }
+  void warn(std::string message) {
+    events::Warning warning;
+    warning.message = std::move(message);
+    emit(std::move(warning));
   }
   bool stopRequested() const {
     return options.stop_requested && options.stop_requested->load(std::memory_order_relaxed);
@@ -129,6 +128,7 @@ struct Trainer::State {
   void startLiveMetrics();
   void emitLiveMetrics();
   void watchOverfitting(double rt);
+  void emitAlarm(const QualityAlarm& alarm, std::int64_t step);
   void evaluateParzenHere();
   Status loadParzenSplits();
   Status restoreLatest();
@@ -136,8 +136,8 @@ struct Trainer::State {
   std::string divergenceMessage(std::int64_t step, const StepStats& stats) const;
   void continueWithWorldSize();
   torch::Tensor drawNoise(std::int64_t n, std::int64_t n_job, bool equal_shares);
-  json rankDevices();
-  json rankChecksums();
+  std::vector<std::string> rankDevices();
+  std::vector<std::int64_t> rankChecksums();
   Result<RunOutcome> loop();
 
   // The steps of loop(), in their order.
@@ -169,6 +169,7 @@ struct Trainer::State {
 
   Status prepareModel();
   void announceRun(int removed, int workers);
+  events::RunStarted runStartedEvent(int workers);
   Result<EpochCounts> trainEpoch(Staging& staging, std::int64_t give_up_after);
   Status trainBatch(Staging& staging, EpochCounts& epoch, std::int64_t give_up_after);
   BatchAgreement agreeOnBatch(std::int64_t n);

@@ -185,10 +185,9 @@ std::vector<Event> readEventFile(const QString& path) {
   return events;
 }
 
-nlohmann::json streamEvent(const std::string& type, double time, nlohmann::json fields) {
-  fields["type"] = type;
-  fields["time"] = time;
-  return fields;
+// An event as the trainer hands it to the recorder: typed, at its time.
+StreamEvent streamEvent(const std::string& type, double time, nlohmann::json fields) {
+  return makeStreamEvent(type, time, std::move(fields));
 }
 
 bool savePng(const QString& path, const QColor& colour) {
