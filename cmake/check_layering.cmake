@@ -20,9 +20,16 @@ set(_rules
   "core/data=core/util core/config"
   "core/video=core/util"
   "core/runs=core/util"
-  # The quality suite's results are the run folder's evaluation files (core/runs).
-  "core/eval=core/util core/config core/model core/data core/runs"
-  "core/train=core/util core/config core/model core/data core/eval core/runs"
+  # File formats read without their programs (pickle, zip, torch.save, LibTorch's archive check).
+  "core/formats=core/util"
+  # The ranks of a distributed run: their placement, sign-in, store and collectives.
+  "core/distributed=core/util"
+  # The quality suite's results are the run folder's evaluation files (core/runs); TorchScript
+  # networks are checked as LibTorch archives (core/formats) before LibTorch reads them.
+  "core/eval=core/util core/config core/model core/data core/runs core/formats"
+  "core/train=core/util core/config core/model core/data core/eval core/runs core/formats core/distributed"
+  # The original tool's checkpoints in, generators for PyTorch out: over the trainer's checkpoints.
+  "core/interop=core/util core/config core/model core/data core/runs core/formats core/train"
   "core/latent=core/util core/config core/model core/data core/video core/runs/run_directory"
   # LatentExplorer opens a generator from a training checkpoint on a chosen device: the one unit
   # of core above train.

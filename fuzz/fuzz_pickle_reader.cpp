@@ -1,6 +1,6 @@
 // PickleReader on arbitrary bytes: every storage a pickle asks for exists (zeros of the size it
 // asks, up to a bound), so the fuzzer reaches the tensor views and not only the refusals.
-#include "core/util/pickle_reader.h"
+#include "core/formats/pickle_reader.h"
 
 #include <torch/torch.h>
 

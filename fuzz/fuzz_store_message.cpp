@@ -1,10 +1,10 @@
-// The job store's messages (core/train/job_store_protocol.h) as a stranger on the rendezvous port
+// The job store's messages (core/distributed/job_store_protocol.h) as a stranger on the rendezvous port
 // may send them, before and after the handshake: the input as a request body and as a reply body.
 // A request that decodes must encode back to the same bytes and be answered by a store table
 // within its bounds (waits with no time to wait); nothing may crash, leak or allocate more than
 // the body's lengths allow.
-#include "core/train/job_store_protocol.h"
-#include "core/train/job_store_table.h"
+#include "core/distributed/job_store_protocol.h"
+#include "core/distributed/job_store_table.h"
 
 #include <algorithm>
 #include <cstddef>

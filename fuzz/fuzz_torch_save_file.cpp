@@ -1,6 +1,6 @@
 // readTorchSaveFile on arbitrary bytes written to a file: the zip directory, LibTorch's zip
 // reader (its exceptions must come back as an Error), the pickle and the storages.
-#include "core/util/torch_save_file.h"
+#include "core/formats/torch_save_file.h"
 #include "fuzz/fuzz_scratch_folder.h"
 
 #include <cstddef>

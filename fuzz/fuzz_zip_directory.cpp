@@ -1,5 +1,5 @@
 // readZipDirectory on arbitrary bytes held in memory.
-#include "core/util/zip_directory.h"
+#include "core/formats/zip_directory.h"
 
 #include <cstddef>
 #include <cstdint>

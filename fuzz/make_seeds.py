@@ -43,7 +43,7 @@ events = [
 ]
 put("fuzz_event_stream", "run.jsonl", "\x07" + "".join(json.dumps(e) + "\n" for e in events) + '{"type": "cut')
 
-# The job store's messages (core/train/job_store_protocol.h): a set, a wait for two keys, a reply.
+# The job store's messages (core/distributed/job_store_protocol.h): a set, a wait for two keys, a reply.
 def store_bytes(b):
     return len(b).to_bytes(4, "big") + b
 put("fuzz_store_message", "set.bin", b"\x01" + store_bytes(b"streetgan/join/count") + store_bytes(b"1"))

@@ -9,8 +9,8 @@
 #include "app/cli/model_options.h"
 #include "core/train/compute_device.h"
 #include "core/train/dcgan_step.h"
-#include "core/train/gradient_all_reduce.h"
-#include "core/train/rank_group.h"
+#include "core/distributed/gradient_all_reduce.h"
+#include "core/distributed/rank_group.h"
 #include "core/util/median.h"
 
 #include <ATen/Parallel.h>

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <limits>
 #include <regex>
 #include <sstream>
 
@@ -46,7 +47,12 @@ Result<std::vector<std::uint64_t>> parseSeedList(const std::string& option, cons
   for (const std::string& item : items) {
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 19)
       return makeError("option '" + option + "': \"" + item + "\" is not a seed (a non-negative integer)");
-    seeds.push_back(std::stoull(item));
+    const std::uint64_t seed = std::stoull(item);
+    // The latents are drawn from a signed 64-bit seed: a larger one would alias a smaller seed.
+    if (seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return makeError("option '" + option + "': \"" + item + "\" is not a seed (a non-negative integer up to " +
+                       std::to_string(std::numeric_limits<std::int64_t>::max()) + ")");
+    seeds.push_back(seed);
   }
   return seeds;
 }

@@ -44,12 +44,12 @@ std::vector<OptionSpec> trainOptionSpecs() {
 // train"): answerWithoutEngine finds one by that name.
 using CommandLineMaker = CommandLine (*)();
 constexpr CommandLineMaker kCommandLines[] = {
-    trainCommandLine,     infoCommandLine,         demoDataCommandLine,     importCommandLine,
-    exportCommandLine,    tensorBoardCommandLine,  dataStatsCommandLine,    dataPreviewCommandLine,
-    cacheBuildCommandLine, cacheInfoCommandLine,   sampleCommandLine,       walkCommandLine,
-    directionsCommandLine, projectCommandLine,     serveCommandLine,        parzenCommandLine,
-    metricsCommandLine,   benchTrainCommandLine,   benchDataCommandLine,    benchAllReduceCommandLine,
-    benchExploreCommandLine, benchMetricsCommandLine,
+    trainCommandLine,        infoCommandLine,         demoDataCommandLine,  importCommandLine,
+    exportCommandLine,       tensorBoardCommandLine,  dataStatsCommandLine, dataPreviewCommandLine,
+    cacheBuildCommandLine,   cacheInfoCommandLine,    sampleCommandLine,    walkCommandLine,
+    directionsCommandLine,   projectCommandLine,      serveCommandLine,     parzenCommandLine,
+    metricsCommandLine,      benchTrainCommandLine,   benchDataCommandLine, benchAllReduceCommandLine,
+    benchExploreCommandLine, benchMetricsCommandLine, nearestCommandLine,
 };
 
 }  // namespace

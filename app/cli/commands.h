@@ -11,6 +11,7 @@ using Args = std::vector<std::string>;
 int runTrain(const Args& args);
 int runInfo(const Args& args);
 int runSample(const Args& args);
+int runNearest(const Args& args);
 int runDemoData(const Args& args);
 int runBench(const Args& args);
 int runBenchData(const Args& args);

@@ -4,47 +4,88 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
-#include <limits>
-#include <tuple>
+#include <string>
+#include <utility>
 
 namespace streetgan::cli {
 
 namespace {
 
-Status addDataShortcuts(const CommandLine& line, nlohmann::json& data) {
-  for (const auto& [flag, key] : {std::pair<const char*, const char*>{"--cities", "cities"},
-                                  {"--exclude-cities", "exclude_cities"},
-                                  {"--holdout-cities", "holdout_cities"},
-                                  {"--msls-split", "msls_split"},
-                                  {"--subset", "subset"},
-                                  {"--time-of-day", "time_of_day"},
-                                  {"--cache", "cache"}})
-    if (line.has(flag)) data[key] = line.value(flag);
-  if (line.has("--drop-panoramas")) data["drop_panoramas"] = true;
-  if (line.has("--full-decode")) data["reduced_decode"] = false;
-  for (const auto& [flag, key, hi] :
-       {std::tuple<const char*, const char*, long long>{"--max-per-sequence", "max_per_sequence", 1000000},
-        {"--holdout-seed", "holdout_seed", std::numeric_limits<long long>::max()},
-        {"--workers", "workers", 1024},
-        {"--prefetch", "prefetch", 1024}}) {
-    if (!line.has(flag)) continue;
-    auto value = line.integer(flag, 0, 0, hi);
-    if (!value) return makeError(value.error());
-    data[key] = *value;
+// The options that set one config key each: the one table of which option sets which key. Their
+// bounds and allowed values are the key table's (core/config), checked by configOptionValue and
+// applyConfigJson. A switch sets its key to true (false: SwitchOff); OnOff takes "on" or "off".
+enum class OptionForm { Value, Switch, SwitchOff, OnOff };
+struct KeyOption {
+  const char* option;
+  const char* key;
+  OptionForm form = OptionForm::Value;
+};
+const KeyOption kKeyOptions[] = {
+    {"--epochs", "epochs"},
+    {"--device", "device"},
+    {"--precision", "precision"},
+    {"--threads", "threads"},
+    {"--dataroot", "dataroot"},
+    {"--workers", "data.workers"},
+    {"--cache", "data.cache"},
+    {"--cuda-graphs", "cuda_graphs", OptionForm::OnOff},
+    {"--sync-batchnorm", "sync_batchnorm", OptionForm::Switch},
+    {"--seed", "seed"},
+    {"--cities", "data.cities"},
+    {"--exclude-cities", "data.exclude_cities"},
+    {"--holdout-cities", "data.holdout_cities"},
+    {"--msls-split", "data.msls_split"},
+    {"--subset", "data.subset"},
+    {"--time-of-day", "data.time_of_day"},
+    {"--drop-panoramas", "data.drop_panoramas", OptionForm::Switch},
+    {"--full-decode", "data.reduced_decode", OptionForm::SwitchOff},
+    {"--max-per-sequence", "data.max_per_sequence"},
+    {"--holdout-seed", "data.holdout_seed"},
+    {"--holdout-fraction", "data.holdout_fraction"},
+    {"--prefetch", "data.prefetch"},
+};
+
+// `value` at `key` of `out`, a dotted key ("data.workers") as a nested object.
+void put(nlohmann::json& out, const std::string& key, nlohmann::json value) {
+  const std::size_t dot = key.find('.');
+  if (dot == std::string::npos)
+    out[key] = std::move(value);
+  else
+    out[key.substr(0, dot)][key.substr(dot + 1)] = std::move(value);
+}
+
+// The value `option` gives its key.
+Result<nlohmann::json> optionValue(const CommandLine& line, const KeyOption& option) {
+  switch (option.form) {
+    case OptionForm::Switch:
+      return nlohmann::json(true);
+    case OptionForm::SwitchOff:
+      return nlohmann::json(false);
+    case OptionForm::OnOff: {
+      const std::string text = line.value(option.option);
+      if (text == "on" || text == "off") return nlohmann::json(text == "on");
+      return makeError("option '" + std::string(option.option) + "': '" + text +
+                       "' is not allowed; allowed: on or off");
+    }
+    case OptionForm::Value:
+      break;
   }
-  if (line.has("--holdout-fraction")) {
-    const std::string text = line.value("--holdout-fraction");
-    char* end = nullptr;
-    const double fraction = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0')
-      return makeError("option '--holdout-fraction': \"" + text + "\" is not a number");
-    data["holdout_fraction"] = fraction;
-  }
-  return {};
+  return configOptionValue(option.key, option.option, line.value(option.option));
 }
 
 }  // namespace
+
+Result<nlohmann::json> keyOptionsConfig(const CommandLine& line, ConfigScope scope) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const KeyOption& option : kKeyOptions) {
+    if (!line.has(option.option)) continue;
+    if (scope == ConfigScope::Resume && !configKeyMayChangeOnResume(option.key)) continue;
+    auto value = optionValue(line, option);
+    if (!value) return makeError(value.error());
+    put(out, option.key, std::move(*value));
+  }
+  return out;
+}
 
 Result<TrainConfig> configFromOptions(const CommandLine& line) {
   TrainConfig config;
@@ -66,40 +107,28 @@ Result<TrainConfig> configFromOptions(const CommandLine& line) {
     if (!applied) return applied;
     config = *applied;
   }
-  nlohmann::json shortcuts = nlohmann::json::object();
-  if (line.has("--seed")) {
-    auto seed = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
-    if (!seed) return makeError(seed.error());
-    shortcuts["seed"] = *seed;
-  }
-  if (line.has("--epochs")) {
-    auto epochs = line.integer("--epochs", 0, 1, 1000000);
-    if (!epochs) return makeError(epochs.error());
-    shortcuts["epochs"] = *epochs;
-  }
-  if (line.has("--threads")) {
-    auto threads = line.integer("--threads", 0, 0, 1024);
-    if (!threads) return makeError(threads.error());
-    shortcuts["threads"] = *threads;
-  }
-  if (line.has("--device")) shortcuts["device"] = line.value("--device");
-  if (line.has("--dataroot")) shortcuts["dataroot"] = line.value("--dataroot");
-  if (line.has("--precision")) shortcuts["precision"] = line.value("--precision");
-  nlohmann::json data = nlohmann::json::object();
-  if (Status added = addDataShortcuts(line, data); !added) return makeError(added.error());
-  if (!data.empty()) shortcuts["data"] = data;
-  return applyConfigJson(config, shortcuts, ConfigScope::All, "command line");
+  auto shortcuts = keyOptionsConfig(line, ConfigScope::All);
+  if (!shortcuts) return makeError(shortcuts.error());
+  return applyConfigJson(config, *shortcuts, ConfigScope::All, "command line");
 }
 
 std::vector<std::string> givenConfigOptions(const CommandLine& line) {
   std::vector<std::string> given;
-  for (const char* name : {"--preset", "--config", "-t", "-c", "--seed"})
+  for (const char* name : {"--preset", "--config", "-t", "-c"})
     if (line.has(name)) given.push_back(name);
-  for (const auto& spec : dataFilterOptionSpecs())
-    if (line.has(spec.name)) given.push_back(spec.name);
-  for (const char* name : {"--prefetch", "--full-decode"})
-    if (line.has(name)) given.push_back(name);
+  for (const KeyOption& option : kKeyOptions)
+    if (line.has(option.option) && !configKeyMayChangeOnResume(option.key)) given.push_back(option.option);
   return given;
+}
+
+std::string resumableOptions() {
+  std::vector<std::string> names;
+  for (const KeyOption& option : kKeyOptions)
+    if (configKeyMayChangeOnResume(option.key)) names.push_back(option.option);
+  std::string list;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return list;
 }
 
 }  // namespace streetgan::cli

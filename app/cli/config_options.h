@@ -6,6 +6,9 @@
 #include "app/cli/option_specs.h"
 #include "core/config/train_config.h"
 
+#include <nlohmann/json.hpp>
+
+#include <string>
 #include <vector>
 
 namespace streetgan::cli {
@@ -13,7 +16,16 @@ namespace streetgan::cli {
 /// Builds the config the options describe; errors name the option, file, key and value.
 Result<TrainConfig> configFromOptions(const CommandLine& line);
 
-/// True when any option that changes the config was given (used to refuse them on --resume).
+/// The options given that set one config key each (--epochs, --workers, --cities, …) as a partial
+/// config: with ConfigScope::Resume only those a resumed run may change. An integer or number out
+/// of its key's bounds is refused here, naming the option; text values are checked when the
+/// partial config is applied (applyConfigJson).
+Result<nlohmann::json> keyOptionsConfig(const CommandLine& line, ConfigScope scope);
+
+/// The config options given that a resumed run may not change (refused on --resume).
 std::vector<std::string> givenConfigOptions(const CommandLine& line);
+
+/// The options a resumed run may take again: "--epochs, --device, … and --cuda-graphs".
+std::string resumableOptions();
 
 }  // namespace streetgan::cli

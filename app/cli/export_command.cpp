@@ -4,7 +4,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/model_options.h"
 
-#include "core/train/generator_export.h"
+#include "core/interop/generator_export.h"
 
 #include <cstdio>
 

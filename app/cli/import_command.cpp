@@ -4,7 +4,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/stop_signal.h"
 
-#include "core/train/checkpoint_import.h"
+#include "core/interop/checkpoint_import.h"
 #include "core/train/compute_device.h"
 #include "core/util/progress_line.h"
 

@@ -34,6 +34,7 @@ const char* kUsage =
     "  directions  find, save and list semantic directions of a generator (SeFa, PCA)\n"
     "  project     find the latents of photographs (a walk file of them)\n"
     "  metrics     quality metrics (SWD, MS-SSIM, NDB, FID, KID, precision/recall, copies)\n"
+    "  nearest     each sample's nearest training photographs (does the model copy them?)\n"
     "  parzen      Parzen-window log-likelihood of held-out images under a model's samples\n"
     "  tensorboard write TensorBoard event files from runs' events.jsonl\n"
     "  import      turn the original PyTorch tool's checkpoint into a run\n"
@@ -88,6 +89,7 @@ const Command kCommands[] = {
     {"export", ENGINE_COMMAND(streetgan::cli::runExport), false},
     {"serve", ENGINE_COMMAND(streetgan::cli::runServe), false},
     {"metrics", ENGINE_COMMAND(streetgan::cli::runMetrics), false},
+    {"nearest", ENGINE_COMMAND(streetgan::cli::runNearest), false},
     {"directions", ENGINE_COMMAND(streetgan::cli::runDirections), false},
     {"project", ENGINE_COMMAND(streetgan::cli::runProject), false},
     // Not in kUsage: `metrics --features` starts it (app/cli/features_worker_command.cpp).

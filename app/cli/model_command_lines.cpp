@@ -35,6 +35,36 @@ CommandLine sampleCommandLine() {
                      specs);
 }
 
+// nearest words the model options as sample does: eval-mode images, the CPU by default.
+ModelOptionsUse nearestModelUse() {
+  ModelOptionsUse use;
+  use.checkpoint_help = "checkpoint (.pt) whose samples are compared with its run's training images";
+  return use;
+}
+
+// nearest's options: the model options, the samples, the search and its output.
+CommandLine nearestCommandLine() {
+  const ModelOptionsUse use = nearestModelUse();
+  std::vector<OptionSpec> specs = {
+      checkpointOptionSpec(use),
+      {"--seed", "N", "the first sample's seed (default 0); the samples are seeds N, N+1, ..."},
+      {"--n", "N", "number of samples (default 8, at most " + std::to_string(kNearestMaxSamples) + ")"},
+      {"--seeds", "A,B,..", "one sample per seed, in this order (instead of --seed and --n)"},
+      {"--neighbours", "K", "nearest training images per sample (default 3, at most 64)"},
+      {"--max-train", "N", "training images searched at most, a seeded draw when there are more (default 20000)"},
+      {"--draw-seed", "N", "the seed of that draw (default 0)"},
+      {"--dataroot", "DIR", "the training images, when they moved (default: the checkpoint's data folder)"},
+      {"--json", "", "print the result as one JSON object"}};
+  for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
+  return CommandLine("nearest", "--checkpoint FILE [options]",
+                     "Does the generator copy its training photographs? Prints each sample's\n"
+                     "nearest training images: exact L2 distance at 32x32, images in [-1, 1], as the\n"
+                     "memorisation check measures it (docs/evaluation.md). The samples are the\n"
+                     "seeds' images as Explore shows them; the training images are the run's\n"
+                     "(its data folder, filter and the training side of its held-out split).",
+                     specs);
+}
+
 // walk words the model options as most commands do (the CPU by default).
 ModelOptionsUse walkModelUse() { return ModelOptionsUse{}; }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The command lines of the commands that run a checkpoint's generator (sample, walk, directions,
-// project, serve, parzen, metrics), and how each words its model options (ModelOptionsUse, which
+// The command lines of the commands that run a checkpoint's generator (sample, nearest, walk,
+// directions, project, serve, parzen, metrics), and how each words its model options (ModelOptionsUse, which
 // the command passes on to modelOptionsFrom). Made without LibTorch (command_lines.h says why).
 #include "app/cli/command_line.h"
 #include "app/cli/option_specs.h"
@@ -19,6 +19,11 @@ constexpr std::size_t kMaxKeyframeSeeds = 10000;
 
 ModelOptionsUse sampleModelUse();
 CommandLine sampleCommandLine();
+// The most samples `nearest` compares at once: each is searched against every training image.
+constexpr long long kNearestMaxSamples = 256;
+
+ModelOptionsUse nearestModelUse();
+CommandLine nearestCommandLine();
 ModelOptionsUse walkModelUse();
 CommandLine walkCommandLine();
 ModelOptionsUse directionsModelUse();

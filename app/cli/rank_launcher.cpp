@@ -5,7 +5,7 @@
 #include "core/runs/event_fields.h"
 #include "core/runs/event_log.h"
 #include "core/runs/event_log_tail.h"
-#include "core/train/job_token.h"
+#include "core/distributed/job_token.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -5,7 +5,7 @@
 #include "core/runs/run_directory.h"
 #include "core/runs/run_launch.h"
 #include "core/runs/run_relative_path.h"
-#include "core/train/job_token.h"
+#include "core/distributed/job_token.h"
 #include "core/util/atomic_file.h"
 #include "core/util/own_folder.h"
 #include "core/util/regular_file.h"

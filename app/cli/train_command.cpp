@@ -5,7 +5,7 @@
 #include "app/cli/stop_signal.h"
 #include "app/cli/train_progress_printer.h"
 #include "core/runs/run_directory.h"
-#include "core/train/job_token.h"
+#include "core/distributed/job_token.h"
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/graphed_train_step.h"
@@ -48,7 +48,7 @@ void quietDistributedLog() {
   if (auto* level = static_cast<int*>(dlsym(RTLD_DEFAULT, "FLAGS_caffe2_log_level"))) *level = 3;
 }
 
-// The most ranks a job may have: WORLD_SIZE's range in core/train/rank_placement.cpp.
+// The most ranks a job may have: WORLD_SIZE's range in core/distributed/rank_placement.cpp.
 constexpr std::int64_t kMaxWorldSize = 65536;
 
 const char* const kLauncherOptions[] = {"--nproc", "--nnodes", "--node-rank", "--master-addr", "--master-port",
@@ -105,7 +105,7 @@ Status readLaunchOptions(const CommandLine& line, bool launcher, RankLaunchOptio
     *field = static_cast<int>(*value);
   }
   // The ranks of the whole job (each host's --nproc): a rank refuses a WORLD_SIZE above
-  // kMaxWorldSize (core/train/rank_placement.cpp), so the launcher refuses it first, as a usage
+  // kMaxWorldSize (core/distributed/rank_placement.cpp), so the launcher refuses it first, as a usage
   // error, instead of starting ranks that each fail. int64: no product of the ranges above wraps.
   if (const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes; world > kMaxWorldSize)
     return makeError("options '--nproc " + std::to_string(launch.nproc) + " --nnodes " +
@@ -138,55 +138,28 @@ Status readLaunchOptions(const CommandLine& line, bool launcher, RankLaunchOptio
   return launcher ? readJobToken(line, launch) : Status{};
 }
 
-// --cuda-graphs on|off, when given.
-Result<std::optional<bool>> cudaGraphsOption(const CommandLine& line) {
-  if (!line.has("--cuda-graphs")) return std::optional<bool>();
-  const std::string value = line.value("--cuda-graphs");
-  if (value == "on") return std::optional<bool>(true);
-  if (value == "off") return std::optional<bool>(false);
-  return makeError("option '--cuda-graphs': '" + value + "' is not allowed; allowed: on or off");
-}
-
 // On --resume the run keeps its stored config: only what may change (epochs, device, precision,
-// threads, data folder, cache, workers) goes into `options`. Every error is a usage error.
+// threads, data folder, cache, workers, CUDA graphs) goes into `options`, as a partial config the
+// trainer applies to the stored one. Every error is a usage error.
 Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
   const auto refused = givenConfigOptions(line);
   if (!refused.empty())
     return makeError("option '" + refused.front() +
                      "' cannot be used with --resume: a resumed run keeps its stored config "
-                     "(only --epochs, --device, --precision, --threads, --dataroot, --workers, --cache and --cuda-graphs may change)");
+                     "(only " +
+                     resumableOptions() + " may change)");
   if (!line.has("--run-dir")) return makeError("--resume needs --run-dir DIR (the run to continue)");
-  if (line.has("--sync-batchnorm"))
-    return makeError("option '--sync-batchnorm' cannot be used with --resume: a resumed run keeps its "
-                     "stored config");
-  auto epochs = line.integer("--epochs", 0, 1, 1000000);
-  if (!epochs) return makeError(epochs.error());
-  if (line.has("--epochs")) options.epochs = static_cast<int>(*epochs);
-  auto threads = line.integer("--threads", 0, 0, 1024);
-  if (!threads) return makeError(threads.error());
-  if (line.has("--threads")) options.threads = static_cast<int>(*threads);
-  if (line.has("--device")) options.device = line.value("--device");
-  if (line.has("--precision")) options.precision = line.value("--precision");
-  if (line.has("--dataroot")) options.dataroot = line.value("--dataroot");
-  if (line.has("--cache")) options.cache = line.value("--cache");
-  auto workers = line.integer("--workers", 0, 0, 1024);
-  if (!workers) return makeError(workers.error());
-  if (line.has("--workers")) options.workers = static_cast<int>(*workers);
-  auto graphs = cudaGraphsOption(line);
-  if (!graphs) return makeError(graphs.error());
-  options.cuda_graphs = *graphs;
+  auto overrides = keyOptionsConfig(line, ConfigScope::Resume);
+  if (!overrides) return makeError(overrides.error());
+  options.resume_overrides = std::move(*overrides);
   return {};
 }
 
-// A new run's config: the config options and --sync-batchnorm; it must name a data folder.
+// A new run's config: the config options; it must name a data folder.
 Result<TrainConfig> newRunConfig(const CommandLine& line) {
   auto built = configFromOptions(line);
   if (!built) return makeError(built.error());
-  TrainConfig config = *built;
-  if (line.has("--sync-batchnorm")) config.sync_batchnorm = true;
-  auto graphs = cudaGraphsOption(line);
-  if (!graphs) return makeError(graphs.error());
-  if (*graphs) config.cuda_graphs = **graphs;
+  const TrainConfig& config = *built;
   if (config.dataroot.empty()) return makeError("missing --dataroot DIR (the folder of training images)");
   return config;
 }
@@ -195,14 +168,13 @@ Result<TrainConfig> newRunConfig(const CommandLine& line) {
 // at its start and end (rank 0).
 int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerOptions& options,
               TrainProgressPrinter& printer, bool quiet) {
-  PrepareFailure failure = PrepareFailure::Config;
-  auto trainer = Trainer::prepare(config, options, &failure);
+  auto trainer = Trainer::prepare(config, options);
   // A rank other than 0 says which it is in every line it prints.
   const std::string program = options.placement.has_value() && options.placement->rank != 0
                                   ? line.program() + " (rank " + std::to_string(options.placement->rank) + ")"
                                   : line.program();
   if (!trainer)  // a bad config is a usage error; a folder or file the machine refuses is a runtime one
-    return fail(program, trainer.error(), failure == PrepareFailure::Runtime ? kExitFailure : kExitUsage);
+    return fail(program, trainer.error(), trainer.errorKind() == ErrorKind::Machine ? kExitFailure : kExitUsage);
   const bool rank0 = (*trainer)->rank() == 0;
   if (rank0 && !quiet) {
     printer.printLine("device: " + (*trainer)->deviceChoice());
@@ -217,25 +189,37 @@ int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerO
   return kExitOk;
 }
 
+// The config the ranks will train with: a new run's, or a resumed run's stored one (its newest
+// checkpoint's; when that cannot be read, with no device or precision: the ranks find out and say)
+// with the command line's overrides, applied as the trainer applies them.
+Result<TrainConfig> launchConfig(const TrainerOptions& options, const TrainConfig& config) {
+  if (!options.resume) return config;
+  TrainConfig stored;
+  stored.device.clear();
+  stored.precision.clear();
+  const auto checkpoints = RunDirectory(options.run_dir).checkpoints();
+  if (!checkpoints.empty())
+    if (auto read = readCheckpointConfig(checkpoints.back()); read) stored = *read;
+  return applyConfigJson(stored, options.resume_overrides, ConfigScope::Resume, "command line");
+}
+
 // What every rank would refuse is refused by the launcher, once, before any starts: the device's
 // spelling, a precision it cannot run, and GPUs too few for one a rank (rank i trains on cuda:i
 // with --device cuda, and with auto where CUDA is visible). A resumed run's stored config says
 // what its options leave as it was (when it can be read; else the ranks find out and say), and
 // the messages then name it as the run's.
-Status checkLaunchable(const TrainerOptions& options, const TrainConfig& config, const RankLaunchOptions& launch) {
-  std::optional<TrainConfig> stored;
-  if (options.resume) {
-    const auto checkpoints = RunDirectory(options.run_dir).checkpoints();
-    if (!checkpoints.empty())
-      if (auto read = readCheckpointConfig(checkpoints.back()); read) stored = *read;
-  }
-  const bool graphs = options.resume ? options.cuda_graphs.value_or(stored && stored->cuda_graphs) : config.cuda_graphs;
-  const std::string graphs_hint = options.resume && !options.cuda_graphs ? " (resume with --cuda-graphs off)" : "";
+Status checkLaunchable(const CommandLine& line, const TrainerOptions& options, const TrainConfig& config,
+                       const RankLaunchOptions& launch) {
+  auto launched = launchConfig(options, config);
+  if (!launched) return makeError(launched.error());
+  const bool graphs = launched->cuda_graphs;
+  const std::string graphs_hint =
+      options.resume && !line.has("--cuda-graphs") ? " (resume with --cuda-graphs off)" : "";
   const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes;
   if (graphs && world > 1) return makeError(cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world) + graphs_hint);
-  const std::string spec = options.resume ? options.device.value_or(stored ? stored->device : "") : config.device;
+  const std::string spec = launched->device;
   if (spec.empty()) return {};
-  const bool stored_device = options.resume && !options.device;
+  const bool stored_device = options.resume && !line.has("--device");
   const std::string device_said = (stored_device ? "the run's device " : "--device ") + spec;
   const std::string ranks_with =
       "--nproc " + std::to_string(launch.nproc) + (stored_device ? " with " : " ") + device_said;
@@ -252,8 +236,7 @@ Status checkLaunchable(const TrainerOptions& options, const TrainConfig& config,
                      " CUDA device(s) are visible; use --device cpu, or --nproc " + std::to_string(gpus));
   auto device = resolveDevice(spec == "cuda" ? "cuda:0" : spec);
   if (!device) return makeError(device.error());
-  const std::string precision =
-      options.resume ? options.precision.value_or(stored ? stored->precision : "") : config.precision;
+  const std::string& precision = launched->precision;
   std::optional<Precision> resolved_precision;
   if (!precision.empty()) {
     auto resolved = resolvePrecision(precision, *device);
@@ -317,7 +300,7 @@ int runTrain(const Args& args) {
   }
 
   if (launcher) {
-    if (Status launchable = checkLaunchable(options, config, launch); !launchable)
+    if (Status launchable = checkLaunchable(line, options, config, launch); !launchable)
       return fail(line.program(), launchable.error(), kExitUsage);
     launch.rank_args = rankArguments(args);
     if (launch.node_rank == 0) {

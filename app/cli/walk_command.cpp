@@ -41,7 +41,7 @@ Result<std::pair<int, int>> parseGrid(const std::string& text) {
 /// The walk settings given on the command line, over `walk` (a loaded file's, or the defaults).
 Status applyWalkOptions(const CommandLine& line, LatentWalk& walk) {
   auto frames = line.integer("--frames-per-key", walk.frames_per_key, 1, 100000);
-  if (!frames) return Error{frames.error()};
+  if (!frames) return makeError(frames.error());
   walk.frames_per_key = static_cast<int>(*frames);
   if (line.has("--mode")) {
     auto mode = parseInterpolation(line.value("--mode"));
@@ -75,10 +75,10 @@ Result<VideoExportOptions> videoOptions(const CommandLine& line) {
   if (line.has("--out") && video.format == ExportFormat::PngSequence)
     return makeError("PNG frames go to a folder: use --out-dir DIR");
   auto fps = line.number("--fps", 30, 0, 1000);
-  if (!fps) return Error{fps.error()};
+  if (!fps) return makeError(fps.error());
   video.fps = *fps;
   auto size = line.integer("--size", 512, 0, 8192);
-  if (!size) return Error{size.error()};
+  if (!size) return makeError(size.error());
   video.long_side = static_cast<int>(*size);
   if (line.has("--filter")) {
     auto filter = parseScaleFilter(line.value("--filter"));
@@ -86,12 +86,12 @@ Result<VideoExportOptions> videoOptions(const CommandLine& line) {
     video.scale_filter = *filter;
   }
   auto crf = line.integer("--crf", -1, -1, 63);
-  if (!crf) return Error{crf.error()};
+  if (!crf) return makeError(crf.error());
   video.crf = static_cast<int>(*crf);
   video.preset = line.value("--preset", video.preset);
   video.encoder = line.value("--encoder");
   video.gif_dither = !line.has("--no-dither");
-  if (Status valid = validateExportOptions(video); !valid) return Error{valid.error()};
+  if (Status valid = validateExportOptions(video); !valid) return makeError(valid.error());
   return video;
 }
 
@@ -128,7 +128,7 @@ Result<std::pair<double, double>> parseRange(const std::string& text) {
 
 // The options read and checked against each other; every error is a usage error.
 Result<WalkRequest> walkRequestFrom(const CommandLine& line, const ModelOptionsUse& use) {
-  if (Status given = checkpointGiven(line); !given) return Error{given.error()};
+  if (Status given = checkpointGiven(line); !given) return makeError(given.error());
   const int sources = line.has("--seeds") + line.has("--walk") + line.has("--grid") + line.has("--direction");
   if (sources != 1) return makeError("give exactly one of --seeds, --walk, --grid and --direction");
   if (line.has("--out") == line.has("--out-dir")) return makeError("give one of --out FILE and --out-dir DIR");
@@ -142,34 +142,34 @@ Result<WalkRequest> walkRequestFrom(const CommandLine& line, const ModelOptionsU
     return makeError("option '--direction': give a direction file (<run>/directions/NAME.json)");
   WalkRequest request;
   auto video = videoOptions(line);
-  if (!video) return Error{video.error()};
+  if (!video) return makeError(video.error());
   request.video = *video;
   auto batch = line.integer("--batch", 64, 1, 4096);
-  if (!batch) return Error{batch.error()};
+  if (!batch) return makeError(batch.error());
   request.batch = *batch;
   auto keys = line.integer("--keys", 3, 2, 1000);
-  if (!keys) return Error{keys.error()};
+  if (!keys) return makeError(keys.error());
   request.keys = *keys;
   auto base = line.integer("--seed", 0, 0, std::numeric_limits<long long>::max());
-  if (!base) return Error{base.error()};
+  if (!base) return makeError(base.error());
   request.base = *base;
   auto model = modelOptionsFrom(line, use);
-  if (!model) return Error{model.error()};
+  if (!model) return makeError(model.error());
   request.model = *model;
   if (line.has("--seeds")) {
     auto parsed = parseSeedList("--seeds", line.value("--seeds"), kMaxKeyframeSeeds);
-    if (!parsed) return Error{parsed.error()};
+    if (!parsed) return makeError(parsed.error());
     request.seeds = *parsed;
     if (request.seeds.size() < 2) return makeError("option '--seeds': a walk needs at least 2 seeds");
   }
   if (line.has("--grid")) {
     auto parsed = parseGrid(line.value("--grid"));
-    if (!parsed) return Error{parsed.error()};
+    if (!parsed) return makeError(parsed.error());
     request.grid = *parsed;
   }
   if (line.has("--range")) {
     auto parsed = parseRange(line.value("--range"));
-    if (!parsed) return Error{parsed.error()};
+    if (!parsed) return makeError(parsed.error());
     request.range = *parsed;
   }
   return request;

@@ -71,7 +71,7 @@ MainWindow::MainWindow(QString program, QWidget* parent)
   setWindowIcon(applicationIcon());
   buildTabs();
   setCentralWidget(tabs_);
-  status_ = new QLabel(QString("streetgan: %1   runs: %2").arg(program, settings_.runs_root), this);
+  status_ = new QLabel(programAndRunsText(), this);
   statusBar()->addWidget(status_, 1);
   buildMenus();
   restoreWindow();
@@ -372,7 +372,16 @@ void MainWindow::showSettings() {
   explore_tab_->setRunsRoot(settings_.runs_root);
   evaluate_tab_->setRunsRoot(settings_.runs_root);
   explore_tab_->setDevice(settings_.device);
-  status_->setText(QString("streetgan: %1   runs: %2").arg(program_, settings_.runs_root));
+  status_->setText(programAndRunsText());
+}
+
+// The status bar's line: which streetgan runs the work and where runs go, the home folder as ~.
+QString MainWindow::programAndRunsText() const {
+  const QString home = QDir::homePath();
+  const auto shown = [&home](const QString& path) {
+    return home.size() > 1 && path.startsWith(home + "/") ? "~" + path.mid(home.size()) : path;
+  };
+  return QString("streetgan: %1   runs: %2").arg(shown(program_), shown(settings_.runs_root));
 }
 
 void MainWindow::showAbout() {

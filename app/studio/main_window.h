@@ -68,6 +68,7 @@ private:
   /// The host profiles dialog (File → Hosts…); saved profiles go to the Train tab's Run on list.
   void showHosts();
   void showAbout();
+  QString programAndRunsText() const;
   void chooseCheckpointToImport();
 
   QString program_;

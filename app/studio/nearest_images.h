@@ -1,12 +1,9 @@
 #pragma once
 // NearestImages: does the generator copy its training photographs? A page of samples of one
-// checkpoint (seeds first_seed, first_seed + 1, …), each with its nearest training images: exact
-// L2 nearest neighbours at 32×32 (area averaging, images in [-1, 1]), the distance of the
-// memorisation check (docs/evaluation.md, core/eval/memorisation.h). The training images are the
-// run's (config.json: its data folder, filter and the training side of its held-out split),
-// prepared as training sees them without the random parts (core/eval/parzen_inputs.h), read in
-// chunks; at most max_train of them, a seeded draw, when the set is larger. The neighbours'
-// photographs come back for display as their center squares at full resolution.
+// checkpoint (seeds first_seed, first_seed + 1, …), each with its nearest training images, as
+// core/eval/nearest_training_images.h finds them in the run's training set (the search itself, and
+// `streetgan nearest`, live there). The samples are rendered as Explore renders them; the
+// neighbours' photographs come back for display as their center squares at full resolution.
 //
 // findNearestImages() is long work: call it on a worker (it is safe on any thread). It checks
 // `cancel` between chunks and tells `progress` the training images searched; nothing here

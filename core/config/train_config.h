@@ -98,8 +98,10 @@ struct TrainConfig {
 };
 
 /// Which keys a JSON object may set: the original CLI's `-t` takes training keys only,
-/// `-c` checkpoint keys only; a config file takes every key.
-enum class ConfigScope { All, Training, Checkpoint };
+/// `-c` checkpoint keys only; a config file takes every key; a resumed run takes only the keys
+/// that may change on resume (configKeyMayChangeOnResume: where and how long it trains, never what
+/// it learns), given again on its command line.
+enum class ConfigScope { All, Training, Checkpoint, Resume };
 
 /// Applies the keys of `json` (an object) on top of `base`. `source` names where the JSON came
 /// from (a file path, "-t", "-c") and starts every error message.
@@ -128,6 +130,17 @@ std::vector<std::string> presetNames();
 
 /// Every key a config may hold, in the dotted form used by messages (`augment.shift`, `data.cities`).
 std::vector<std::string> configKeyNames();
+
+/// Whether a resumed run may change key `name` (ConfigScope::Resume): the data folder, the epochs,
+/// the device, precision and threads, CUDA graphs, the image cache and the data workers.
+bool configKeyMayChangeOnResume(const std::string& name);
+
+/// The value of key `name` given on the command line as `text` by `option`: an integer key's text
+/// read as an integer and checked against the key's bounds (the key table's, the only ones), with
+/// errors that name the option ("option '--epochs': 'zero' is not allowed; allowed: an integer
+/// from 1 to 1000000"); a number key's text read as a number, and any other key's text as it is,
+/// both checked with the rest of the config by applyConfigJson ("config key ...").
+Result<nlohmann::json> configOptionValue(const std::string& name, const std::string& option, const std::string& text);
 
 /// The group a key belongs to, for forms: Training, Checkpoint, Run, Augment, Data, Parzen or
 /// Quality metrics

@@ -1,7 +1,7 @@
 #include "core/eval/torchscript_network.h"
 
 #include "core/eval/network_features.h"
-#include "core/util/libtorch_archive_check.h"
+#include "core/formats/libtorch_archive_check.h"
 #include "core/util/regular_file.h"
 #include "core/util/sha256.h"
 

@@ -58,7 +58,7 @@ Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const G
                          " MiB; make fewer frames, or export MP4 or WebM");
       if (Status fits = fitsInMemory(video, width, height, frames); !fits) return fits;
       auto opened = VideoEncoder::open(path, width, height, video);
-      if (!opened) return Error{opened.error()};
+      if (!opened) return makeError(opened.error());
       encoder = std::move(*opened);
     }
     return encoder->addFrame(rgb.data_ptr<std::uint8_t>(), width * 3);
@@ -77,7 +77,7 @@ Result<WalkExportSummary> WalkExporter::exportWalk(Generator& generator, const G
   Status finished = encoder->finish([&](std::int64_t encoded, std::int64_t) {
     return !progress || progress({total, encoded, total});
   });
-  if (!finished) return Error{finished.error()};
+  if (!finished) return makeError(finished.error());
   return WalkExportSummary{path, encoder->outputWidth(), encoder->outputHeight(), encoder->framesAdded(),
                            encoder->encoderName()};
 }

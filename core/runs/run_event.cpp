@@ -52,19 +52,9 @@ std::optional<DatasetSummary> dataset(const json& body) {
   return d;
 }
 
-void readConfig(const json& body, RunStarted& e) {
-  const auto config = body.find(field::kConfig);
-  if (config == body.end() || !config->is_object()) return;
-  e.config = *config;
-  e.has_config = true;
-  e.preset = textField(*config, field::kPreset);
-  e.config_epochs = integerField(*config, field::kEpochs);
-  e.config_batch_size = integerField(*config, field::kBatchSize);
-}
-
 RunStarted runStarted(const json& body) {
   RunStarted e;
-  readConfig(body, e);
+  if (const auto config = body.find(field::kConfig); config != body.end() && config->is_object()) e.setConfig(*config);
   e.device = textField(body, field::kDevice);
   e.precision = textField(body, field::kPrecision);
   e.params_g = integerField(body, field::kParamsG);
@@ -110,8 +100,10 @@ Step step(const json& body) {
         if (key == field::kEpoch) e.epoch = jsonIntegerValue(value);
         break;
       case 'i':
-        if (key == field::kImported) e.imported = value.is_boolean() && value.get<bool>();
-        else if (key == field::kIteration) e.iteration = jsonIntegerValue(value);
+        if (key == field::kImported)
+          e.imported = value.is_boolean() && value.get<bool>();
+        else if (key == field::kIteration)
+          e.iteration = jsonIntegerValue(value);
         else if (key == field::kIterations) e.iterations = jsonIntegerValue(value);
         else if (key == field::kImagesSeen) e.images_seen = jsonIntegerValue(value);
         else if (key == field::kImagesPerS) e.images_per_s = number(value);
@@ -119,14 +111,16 @@ Step step(const json& body) {
       case 'l':
         if (key == field::kLossD) e.loss_d = number(value);
         else if (key == field::kLossG) e.loss_g = number(value);
-        else if (key == field::kLossScale) e.loss_scale = jsonNumberValue(value);
+        else if (key == field::kLossScale)
+          e.loss_scale = jsonNumberValue(value);
         break;
       case 'r':
         if (key == field::kRt) e.rt = number(value);
         break;
       case 's':
         if (key == field::kStep) e.step = jsonIntegerValue(value);
-        else if (key == field::kSkippedStep && value.is_boolean()) e.skipped_step = value.get<bool>();
+        else if (key == field::kSkippedStep && value.is_boolean())
+          e.skipped_step = value.get<bool>();
         break;
       default:
         break;
@@ -178,11 +172,11 @@ System system(const json& body) {
 }
 
 EpochEnd epochEnd(const json& body) {
-  EpochEnd e{integerField(body, field::kEpoch),      integerField(body, field::kEpochs),
-             integerField(body, field::kStep),       integerField(body, field::kImagesSeen),
-             figureField(body, field::kMeanLossD),   figureField(body, field::kMeanLossG),
-             figureField(body, field::kSeconds),     integerField(body, field::kSteps),
-             integerField(body, field::kImages),     integerField(body, field::kSkippedFiles)};
+  EpochEnd e{integerField(body, field::kEpoch),    integerField(body, field::kEpochs),
+             integerField(body, field::kStep),     integerField(body, field::kImagesSeen),
+             figureField(body, field::kMeanLossD), figureField(body, field::kMeanLossG),
+             figureField(body, field::kSeconds),   integerField(body, field::kSteps),
+             integerField(body, field::kImages),   integerField(body, field::kSkippedFiles)};
   return e;
 }
 
@@ -195,10 +189,12 @@ Samples samples(const json& body) {
 }
 
 Parzen parzen(const json& body) {
-  Parzen e{integerField(body, field::kEpoch), integerField(body, field::kStep), integerField(body, field::kImagesSeen),
-           figureField(body, field::kSigma), figureField(body, field::kMeanLl), figureField(body, field::kStderr),
-           integerField(body, field::kNTest), integerField(body, field::kNValid), integerField(body, field::kNSamples),
-           {}, figureField(body, field::kSeconds)};
+  Parzen e{integerField(body, field::kEpoch),      integerField(body, field::kStep),
+           integerField(body, field::kImagesSeen), figureField(body, field::kSigma),
+           figureField(body, field::kMeanLl),      figureField(body, field::kStderr),
+           integerField(body, field::kNTest),      integerField(body, field::kNValid),
+           integerField(body, field::kNSamples),   {},
+           figureField(body, field::kSeconds)};
   if (const auto curve = body.find(field::kCurve); curve != body.end() && curve->is_array())
     for (const json& point : *curve)
       if (point.is_object() && e.curve.size() < kMaxListed)
@@ -207,13 +203,16 @@ Parzen parzen(const json& body) {
 }
 
 Metrics metrics(const json& body) {
-  Metrics e{integerField(body, field::kEpoch), integerField(body, field::kStep), integerField(body, field::kImagesSeen), {},
-            textField(body, field::kFeatureSpace), integerField(body, field::kNSamples), integerField(body, field::kNTrain),
-            integerField(body, field::kSkippedDuePoints), figureField(body, field::kSeconds)};
+  Metrics e{integerField(body, field::kEpoch),      integerField(body, field::kStep),
+            integerField(body, field::kImagesSeen), {},
+            textField(body, field::kFeatureSpace),  integerField(body, field::kNSamples),
+            integerField(body, field::kNTrain),     integerField(body, field::kSkippedDuePoints),
+            figureField(body, field::kSeconds)};
   if (const auto figures = body.find(field::kQualityFigures); figures != body.end() && figures->is_object())
     for (const auto& [name, value] : figures->items()) {
       if (e.figures.size() == Metrics::kMaxFigures) break;
-      if (const auto number = jsonNumberValue(value); number && std::isfinite(*number)) e.figures.emplace_back(name, *number);
+      if (const auto number = jsonNumberValue(value); number && std::isfinite(*number))
+        e.figures.emplace_back(name, *number);
     }
   return e;
 }
@@ -224,8 +223,9 @@ Warning warning(const json& body) {
 }
 
 RunFinished runFinished(const json& body) {
-  RunFinished e{textField(body, field::kStatus), textField(body, field::kMessage), integerField(body, field::kEpoch),
-                integerField(body, field::kStep), integerField(body, field::kImagesSeen), {}};
+  RunFinished e{textField(body, field::kStatus),        textField(body, field::kMessage),
+                integerField(body, field::kEpoch),      integerField(body, field::kStep),
+                integerField(body, field::kImagesSeen), {}};
   if (const auto sums = body.find(field::kRankChecksums); sums != body.end() && sums->is_array())
     for (const json& sum : *sums)
       if (e.rank_checksums.size() < kMaxListed) e.rank_checksums.push_back(jsonIntegerValue(sum).value_or(-1));
@@ -233,12 +233,20 @@ RunFinished runFinished(const json& body) {
 }
 
 Restart restart(const json& body) {
-  return Restart{integerField(body, field::kAttempt), integerField(body, field::kMaxRestarts), integerField(body, field::kStep),
-                 integerField(body, field::kImagesSeen), textField(body, field::kCause),
-                 optionalText(body, field::kResumedFrom)};
+  return Restart{integerField(body, field::kAttempt), integerField(body, field::kMaxRestarts),
+                 integerField(body, field::kStep),    integerField(body, field::kImagesSeen),
+                 textField(body, field::kCause),      optionalText(body, field::kResumedFrom)};
 }
 
 }  // namespace
+
+void RunStarted::setConfig(json object) {
+  config = std::move(object);
+  has_config = config.is_object();
+  preset = has_config ? textField(config, field::kPreset) : std::string();
+  config_epochs = has_config ? integerField(config, field::kEpochs) : std::nullopt;
+  config_batch_size = has_config ? integerField(config, field::kBatchSize) : std::nullopt;
+}
 
 RunEvent parseRunEvent(const std::string& type_name, const json& body) {
   if (!body.is_object()) return std::monostate{};
@@ -266,7 +274,8 @@ Count imagesSeen(const RunEvent& event) {
       [](const auto& e) -> Count {
         if constexpr (std::is_same_v<std::decay_t<decltype(e)>, std::monostate> ||
                       std::is_same_v<std::decay_t<decltype(e)>, ImportedLosses> ||
-                      std::is_same_v<std::decay_t<decltype(e)>, Warning> || std::is_same_v<std::decay_t<decltype(e)>, Error>)
+                      std::is_same_v<std::decay_t<decltype(e)>, Warning> ||
+                      std::is_same_v<std::decay_t<decltype(e)>, Error>)
           return std::nullopt;
         else
           return e.images_seen;

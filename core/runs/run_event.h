@@ -39,10 +39,10 @@ struct DatasetSummary {
 using NullableText = std::optional<std::string>;
 
 struct RunStarted {
-  nlohmann::json config;             ///< the run's whole config object (null when absent)
-  std::string device, precision;     ///< rank 0's device
+  nlohmann::json config;          ///< the run's whole config object (null when absent)
+  std::string device, precision;  ///< rank 0's device
   Count params_g, params_d;
-  NullableText resumed_from;         ///< the checkpoint it continues from, relative to the run
+  NullableText resumed_from;                 ///< the checkpoint it continues from, relative to the run
   std::optional<std::string> imported_from;  ///< `streetgan import`: the original checkpoint
   Count epoch, step, images_seen, world_size;
   // The launch: written by the trainer; absent from an imported run's event, which has no pid.
@@ -50,14 +50,17 @@ struct RunStarted {
   std::uint64_t pid_start_time = 0;  ///< 0: not logged
   std::optional<DatasetSummary> dataset;
   Count batches_per_epoch, nodes, threads;  ///< nodes: hosts of the job (absent: one)
-  NullableText job;                  ///< the launch this process belongs to (several ranks)
-  std::string backend;               ///< the collectives' backend; "" alone (written as null)
-  std::vector<std::string> devices;  ///< each rank's device, in rank order
-  std::string version;               ///< the program that trained
-  // Read from `config` (parseRunEvent fills them; a writer leaves them as they are).
+  NullableText job;                         ///< the launch this process belongs to (several ranks)
+  std::string backend;                      ///< the collectives' backend; "" alone (written as null)
+  std::vector<std::string> devices;         ///< each rank's device, in rank order
+  std::string version;                      ///< the program that trained
+  // Read from `config` by setConfig() (parseRunEvent and every writer call it).
   bool has_config = false;           ///< "config" is an object
   std::string preset;                ///< config.preset
   Count config_epochs, config_batch_size;
+
+  /// Sets `config` and what is read from it (has_config, preset, config_epochs, config_batch_size).
+  void setConfig(nlohmann::json object);
 };
 
 struct Step {
@@ -65,7 +68,7 @@ struct Step {
   double loss_d = 0, loss_g = 0, d_x = 0, d_g_z1 = 0, d_g_z2 = 0;  ///< NaN when absent
   double rt = 0;  ///< ADA's r_t (NaN when absent: runs before it was recorded)
   double images_per_s = 0, data_wait_fraction = 0;                 ///< NaN when absent
-  std::optional<double> loss_scale;  ///< fp16's loss scaler, when on
+  std::optional<double> loss_scale;                                ///< fp16's loss scaler, when on
   std::optional<bool> skipped_step;  ///< the loss scaler skipped this step (with loss_scale)
   /// `streetgan import`'s last loss pair: written with its counters and two losses only.
   bool imported = false;
@@ -73,7 +76,7 @@ struct Step {
 
 struct ImportedLosses {
   double first_step = 0, images_per_step = 0, epochs = 0, total_steps = 0;  ///< NaN when absent
-  Count steps;                                  ///< pairs in this event
+  Count steps;                                                              ///< pairs in this event
   bool has_loss_d = false, has_loss_g = false;  ///< the arrays are there
   std::vector<double> loss_d, loss_g;           ///< NaN where the value is null or not a number
 };

@@ -127,8 +127,11 @@ json fields(const Samples& e) {
 json fields(const Parzen& e) {
   json curve = json::array();
   for (const auto& [sigma, mean_ll] : e.curve) curve.push_back({{field::kSigma, sigma}, {field::kMeanLl, mean_ll}});
-  json out = {{field::kSigma, e.sigma},     {field::kMeanLl, e.mean_ll}, {field::kStderr, e.standard_error},
-              {field::kCurve, curve},       {field::kSeconds, e.seconds}};
+  json out = {{field::kSigma, e.sigma},
+              {field::kMeanLl, e.mean_ll},
+              {field::kStderr, e.standard_error},
+              {field::kCurve, curve},
+              {field::kSeconds, e.seconds}};
   putPosition(out, e.epoch, e.step, e.images_seen);
   putIf(out, field::kNTest, e.n_test);
   putIf(out, field::kNValid, e.n_valid);
@@ -204,20 +207,34 @@ json fields(const Restart& e) {
 
 template <class T>
 constexpr const char* typeOf() {
-  if constexpr (std::is_same_v<T, RunStarted>) return type::kRunStarted;
-  else if constexpr (std::is_same_v<T, Step>) return type::kStep;
-  else if constexpr (std::is_same_v<T, ImportedLosses>) return type::kImportedLosses;
-  else if constexpr (std::is_same_v<T, EpochEnd>) return type::kEpochEnd;
-  else if constexpr (std::is_same_v<T, Samples>) return type::kSamples;
-  else if constexpr (std::is_same_v<T, Parzen>) return type::kParzen;
-  else if constexpr (std::is_same_v<T, Metrics>) return type::kMetrics;
-  else if constexpr (std::is_same_v<T, System>) return type::kSystem;
-  else if constexpr (std::is_same_v<T, Checkpoint>) return type::kCheckpoint;
-  else if constexpr (std::is_same_v<T, Warning>) return type::kWarning;
-  else if constexpr (std::is_same_v<T, Error>) return type::kError;
-  else if constexpr (std::is_same_v<T, RunFinished>) return type::kRunFinished;
-  else if constexpr (std::is_same_v<T, Restart>) return type::kRestart;
-  else return "";
+  if constexpr (std::is_same_v<T, RunStarted>)
+    return type::kRunStarted;
+  else if constexpr (std::is_same_v<T, Step>)
+    return type::kStep;
+  else if constexpr (std::is_same_v<T, ImportedLosses>)
+    return type::kImportedLosses;
+  else if constexpr (std::is_same_v<T, EpochEnd>)
+    return type::kEpochEnd;
+  else if constexpr (std::is_same_v<T, Samples>)
+    return type::kSamples;
+  else if constexpr (std::is_same_v<T, Parzen>)
+    return type::kParzen;
+  else if constexpr (std::is_same_v<T, Metrics>)
+    return type::kMetrics;
+  else if constexpr (std::is_same_v<T, System>)
+    return type::kSystem;
+  else if constexpr (std::is_same_v<T, Checkpoint>)
+    return type::kCheckpoint;
+  else if constexpr (std::is_same_v<T, Warning>)
+    return type::kWarning;
+  else if constexpr (std::is_same_v<T, Error>)
+    return type::kError;
+  else if constexpr (std::is_same_v<T, RunFinished>)
+    return type::kRunFinished;
+  else if constexpr (std::is_same_v<T, Restart>)
+    return type::kRestart;
+  else
+    return "";
 }
 
 }  // namespace

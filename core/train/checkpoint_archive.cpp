@@ -1,7 +1,7 @@
 #include "core/train/checkpoint_archive.h"
 
 #include "core/util/exception_message.h"
-#include "core/util/libtorch_archive_check.h"
+#include "core/formats/libtorch_archive_check.h"
 #include "core/util/regular_file.h"
 
 #include <caffe2/serialize/inline_container.h>

@@ -1,7 +1,7 @@
 #pragma once
 // Opening a checkpoint file for reading: the one road from a file to the LibTorch archive that
 // checkpoint.cpp restores a run from. The file is opened once; checkLibTorchArchive
-// (core/util/libtorch_archive_check.h) reads it through that descriptor before LibTorch's own
+// (core/formats/libtorch_archive_check.h) reads it through that descriptor before LibTorch's own
 // reader, which crashes on a crafted pickle or runs an archive's TorchScript, sees a byte of it,
 // and LibTorch then reads the same descriptor. Every failure, LibTorch's exceptions included,
 // comes back as one line naming the file. fuzz/fuzz_checkpoint drives this path.

@@ -1,8 +1,8 @@
 #include "core/train/dcgan_step.h"
 
 #include "core/model/weight_init.h"
-#include "core/train/gradient_all_reduce.h"
-#include "core/train/rank_group.h"
+#include "core/distributed/gradient_all_reduce.h"
+#include "core/distributed/rank_group.h"
 
 #include <ATen/Context.h>
 #include <torch/torch.h>

@@ -56,32 +56,20 @@ const std::string& Trainer::runDirectory() const { return state_->run.path(); }
 int Trainer::rank() const { return state_->group ? state_->group->rank() : 0; }
 const std::string& Trainer::deviceChoice() const { return state_->device_choice; }
 
-Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested,
-                                                  const TrainerOptions& options,
-                                                  PrepareFailure* failure) {
-  PrepareFailure own_kind = PrepareFailure::Config;
-  if (!failure) failure = &own_kind;
-  *failure = PrepareFailure::Config;
+Result<std::unique_ptr<Trainer>> Trainer::prepare(const TrainConfig& requested, const TrainerOptions& options) {
   auto s = std::make_unique<State>();
   s->options = options;
   s->config = requested;
-  if (Status joined = s->joinRanks(); !joined) {
-    *failure = PrepareFailure::Runtime;
-    return makeError(joined.error());
-  }
+  if (Status joined = s->joinRanks(); !joined) return makeError(joined.error(), ErrorKind::Machine);
   s->run =
       RunDirectory(options.run_dir.empty() ? (fs::path(requested.root) / requested.name).string() : options.run_dir);
   const bool continues = s->continuesRestartedRun();
   // Everything checked before anything is written; with several ranks, all of them agree first.
-  Status checked = s->checkBeforeStart(continues, *failure);
-  if (s->group) checked = s->agreeToStart(checked, *failure);
-  if (!checked) return makeError(checked.error());
-  if (s->writer) {
-    if (Status opened = s->openRunFolder(); !opened) {
-      *failure = PrepareFailure::Runtime;
-      return makeError(opened.error());
-    }
-  }
+  Status checked = s->checkBeforeStart(continues);
+  if (s->group) checked = s->agreeToStart(checked);
+  if (!checked) return makeError(checked.error(), checked.errorKind());
+  if (s->writer)
+    if (Status opened = s->openRunFolder(); !opened) return makeError(opened.error(), ErrorKind::Machine);
   return std::unique_ptr<Trainer>(new Trainer(std::move(s)));
 }
 
@@ -117,7 +105,7 @@ bool Trainer::State::continuesRestartedRun() {
   return continues;
 }
 
-Status Trainer::State::checkBeforeStart(bool continues, PrepareFailure& failure) {
+Status Trainer::State::checkBeforeStart(bool continues) {
   const bool restart = options.placement && options.placement->restart_count > 0;
   StoredConfig stored;
   if (options.resume || restart) {
@@ -128,12 +116,9 @@ Status Trainer::State::checkBeforeStart(bool continues, PrepareFailure& failure)
     stored = parseStoredConfig(payload);
     resuming = stored.config.has_value();
   }
-  if (!stored.error.empty()) {
-    if (stored.runtime) failure = PrepareFailure::Runtime;
-    return makeError(stored.error);
-  }
+  if (!stored.error.empty()) return makeError(stored.error, stored.runtime ? ErrorKind::Machine : ErrorKind::Input);
   if (resuming) {
-    applyResumeOverrides(*stored.config);
+    if (Status applied = applyResumeOverrides(*stored.config); !applied) return applied;
   } else if (writer && !continues && run.holdsRun()) {
     return makeError(run.path() +
                      ": this folder already holds a run; pass --resume to continue it, "
@@ -142,21 +127,16 @@ Status Trainer::State::checkBeforeStart(bool continues, PrepareFailure& failure)
   }
   if (Status valid = validateConfig(config); !valid) return makeError(valid.error());
   if (Status chosen = chooseDevice(); !chosen) return chosen;
-  if (Status opened = openData(failure); !opened) return opened;
+  if (Status opened = openData(); !opened) return opened;
   return prepareEvaluations();
 }
 
 // A resumed run keeps its stored config but for what the command line gives again.
-void Trainer::State::applyResumeOverrides(const TrainConfig& stored) {
-  config = stored;
-  if (options.dataroot) config.dataroot = *options.dataroot;
-  if (options.epochs) config.epochs = *options.epochs;
-  if (options.device) config.device = *options.device;
-  if (options.precision) config.precision = *options.precision;
-  if (options.threads) config.threads = *options.threads;
-  if (options.cache) config.data.cache = *options.cache;
-  if (options.workers) config.data.workers = *options.workers;
-  if (options.cuda_graphs) config.cuda_graphs = *options.cuda_graphs;
+Status Trainer::State::applyResumeOverrides(const TrainConfig& stored) {
+  auto applied = applyConfigJson(stored, options.resume_overrides, ConfigScope::Resume, "command line");
+  if (!applied) return makeError(applied.error());
+  config = *applied;
+  return {};
 }
 
 // The device and precision, CUDA graphs where asked, and the compute threads.
@@ -175,7 +155,9 @@ Status Trainer::State::chooseDevice() {
   if (config.cuda_graphs) {
     const std::string refused = cudaGraphsRefusal(device, group ? group->worldSize() : 1, device_choice);
     if (!refused.empty())
-      return makeError(options.resume && !options.cuda_graphs ? refused + " (resume with --cuda-graphs off)" : refused);
+      return makeError(options.resume && !options.resume_overrides.contains("cuda_graphs")
+                           ? refused + " (resume with --cuda-graphs off)"
+                           : refused);
     device_choice += "; the step runs as a CUDA graph";
   }
   setComputeThreads(config.threads);
@@ -183,7 +165,7 @@ Status Trainer::State::chooseDevice() {
 }
 
 // The data set, its cache when one is given, and this rank's batch loader.
-Status Trainer::State::openData(PrepareFailure& failure) {
+Status Trainer::State::openData() {
   if (config.dataroot.empty())
     return makeError("no data folder given: pass --dataroot DIR (or set \"dataroot\" in the config)");
   auto dataset = ImageDataset::open(config.dataroot, config.data.filter, DatasetPart::Train);
@@ -192,10 +174,7 @@ Status Trainer::State::openData(PrepareFailure& failure) {
   std::shared_ptr<const ImageCache> cache;
   if (!config.data.cache.empty()) {
     auto opened = ImageCache::open(config.data.cache);
-    if (!opened) {
-      failure = PrepareFailure::Runtime;
-      return makeError(opened.error());
-    }
+    if (!opened) return makeError(opened.error(), ErrorKind::Machine);
     if (auto mismatch = BatchLoader::cacheMismatch(**opened, pipeline); !mismatch.empty()) return makeError(mismatch);
     cache = std::move(*opened);
   }
@@ -228,11 +207,11 @@ Status Trainer::State::prepareEvaluations() {
 
 // Every rank's own check, agreed: a rank that cannot start leaves its reason for rank 0 first
 // (it may be on another host), and when any rank cannot, none starts.
-Status Trainer::State::agreeToStart(const Status& checked, PrepareFailure& failure) {
+Status Trainer::State::agreeToStart(const Status& checked) {
   if (!checked) (void)group->failureCause(checked.error(), false);
   // 1: the machine's failure, 2: the options' (the job's failure is then the options' too: a
   // launcher does not restart what would fail the same way).
-  const auto failed = group->gatherOnHost(checked ? 0 : failure == PrepareFailure::Runtime ? 1 : 2);
+  const auto failed = group->gatherOnHost(checked ? 0 : checked.errorKind() == ErrorKind::Machine ? 1 : 2);
   if (!checked) return checked;
   for (std::size_t r = 0; r < failed.size(); ++r) {
     if (failed[r] == 0) continue;
@@ -240,10 +219,10 @@ Status Trainer::State::agreeToStart(const Status& checked, PrepareFailure& failu
     const std::string where =
         p.nodeCount() > 1 ? " (node " + std::to_string(static_cast<int>(r) / p.local_world_size) + ")" : "";
     const std::string reason = group->reportOf(static_cast<int>(r));
-    if (failed[r] != 2) failure = PrepareFailure::Runtime;
     return makeError("rank " + std::to_string(r) + " of " + std::to_string(failed.size()) + where + " could not start" +
-                     (reason.empty() ? " (its message is on its own standard error)" : ": " + reason) +
-                     ", so no rank starts");
+                         (reason.empty() ? " (its message is on its own standard error)" : ": " + reason) +
+                         ", so no rank starts",
+                     failed[r] == 2 ? ErrorKind::Input : ErrorKind::Machine);
   }
   return {};
 }

@@ -9,7 +9,7 @@
 // any rank ends every rank at the same step (docs/distributed.md).
 #include "core/config/train_config.h"
 #include "core/runs/run_event.h"
-#include "core/train/rank_placement.h"
+#include "core/distributed/rank_placement.h"
 #include "core/util/result.h"
 
 #include <atomic>
@@ -23,14 +23,10 @@ namespace streetgan {
 struct TrainerOptions {
   std::string run_dir;                    ///< empty: root/name from the config
   bool resume = false;                    ///< continue from the run's latest checkpoint
-  std::optional<std::string> dataroot;    ///< on resume: the data folder, if it moved
-  std::optional<int> epochs;              ///< on resume: the new total epoch count
-  std::optional<std::string> device;      ///< on resume: train on another device
-  std::optional<std::string> precision;   ///< on resume: another precision (auto re-resolves)
-  std::optional<int> threads;             ///< on resume: another CPU thread count
-  std::optional<std::string> cache;       ///< on resume: another image cache ("" for none)
-  std::optional<int> workers;             ///< on resume: another data worker count
-  std::optional<bool> cuda_graphs;        ///< on resume: turn `cuda_graphs` on or off
+  /// On resume: the keys given again, a partial config (the data folder if it moved, the epochs,
+  /// device, precision, threads, cache, workers, CUDA graphs) applied to the stored config through
+  /// applyConfigJson with ConfigScope::Resume, which refuses any other key.
+  nlohmann::json resume_overrides = nlohmann::json::object();
   bool events_to_stdout = false;          ///< also print every event line to stdout
   /// One rank of a distributed run (torchrun or `--nproc`): joins the other ranks in prepare().
   /// Rank 0 alone writes the run directory; the others write nothing and emit no events.
@@ -41,19 +37,15 @@ struct TrainerOptions {
 
 enum class RunOutcome { Completed, Stopped };
 
-/// Why Trainer::prepare refused: the config or the options (a bad value, a missing or empty data
-/// folder, a folder that already holds a run; nothing was started) or the machine (a run folder
-/// or event log that cannot be created, a checkpoint or image cache that cannot be read).
-enum class PrepareFailure { Config, Runtime };
-
 class Trainer {
 public:
   /// Checks everything that can be checked before work starts: the config, the device, the data
-  /// folder, the run directory (a new run refuses a folder that already holds one). On failure,
-  /// `failure` (when given) says which kind it was.
-  static Result<std::unique_ptr<Trainer>> prepare(const TrainConfig& config,
-                                                   const TrainerOptions& options,
-                                                   PrepareFailure* failure = nullptr);
+  /// folder, the run directory (a new run refuses a folder that already holds one). A refusal's
+  /// kind says whose it was: the config's or the options' (a bad value, a missing or empty data
+  /// folder, a folder that already holds a run; ErrorKind::Input) or the machine's (a run folder
+  /// or event log that cannot be created, a checkpoint or image cache that cannot be read, a rank
+  /// group that cannot form; ErrorKind::Machine). Nothing was started either way.
+  static Result<std::unique_ptr<Trainer>> prepare(const TrainConfig& config, const TrainerOptions& options);
   ~Trainer();
 
   Result<RunOutcome> run();

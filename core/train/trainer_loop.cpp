@@ -47,8 +47,7 @@ Status Trainer::State::prepareModel() {
     GraphedTrainStepOptions graph_options;
     graph_options.batch_size = config.batch_size;
     graphed = std::make_unique<GraphedTrainStep>(
-        *model, [this](const std::string& message) { warn(message); },
-        graph_options);
+        *model, [this](const std::string& message) { warn(message); }, graph_options);
   }
   if (writer)
     if (Status written = writeFileAtomically(run.configPath(), configToJson(config).dump(2) + "\n"); !written)
@@ -78,8 +77,7 @@ void Trainer::State::announceRun(int removed, int workers) {
     if (!monitor->gpuUnavailableReason().empty())
       warn("no GPU figures in the system events: " + monitor->gpuUnavailableReason());
   }
-  if (removed > 0)
-    warn("removed " + std::to_string(removed) + " unfinished file(s) left by an earlier process");
+  if (removed > 0) warn("removed " + std::to_string(removed) + " unfinished file(s) left by an earlier process");
   if (loader->uncachedCount() > 0)
     warn(std::to_string(loader->uncachedCount()) + " of " + std::to_string(loader->datasetSize()) +
          " images are not in the cache " + config.data.cache + "; they are decoded from their files");
@@ -88,7 +86,7 @@ void Trainer::State::announceRun(int removed, int workers) {
 // What the run is: its config, device, data and processes.
 events::RunStarted Trainer::State::runStartedEvent(int workers) {
   events::RunStarted e;
-  e.config = configToJson(config);
+  e.setConfig(configToJson(config));
   e.device = deviceName(device);
   e.precision = precisionName(precision);
   e.params_g = countParameters(*model->generator());

@@ -25,7 +25,7 @@
 #include "core/train/graphed_train_step.h"
 #include "core/train/device_batch_feeder.h"
 #include "core/train/live_quality_metrics.h"
-#include "core/train/rank_group.h"
+#include "core/distributed/rank_group.h"
 #include "core/train/step_stats_queue.h"
 #include "core/train/system_monitor.h"
 #include "core/util/atomic_file.h"
@@ -156,15 +156,15 @@ struct Trainer::State {
     bool any_empty = false;    ///< some rank's batch has no readable image: no rank trains on it
   };
   // Trainer::prepare()'s steps, in order (trainer.cpp). A step that fails for the machine's
-  // reason (not the config's or the options') sets `failure` to Runtime.
+  // reason (not the config's or the options') says so in its error (ErrorKind::Machine).
   Status joinRanks();
   bool continuesRestartedRun();
-  Status checkBeforeStart(bool continues, PrepareFailure& failure);
-  void applyResumeOverrides(const TrainConfig& stored);
+  Status checkBeforeStart(bool continues);
+  Status applyResumeOverrides(const TrainConfig& stored);
   Status chooseDevice();
-  Status openData(PrepareFailure& failure);
+  Status openData();
   Status prepareEvaluations();
-  Status agreeToStart(const Status& checked, PrepareFailure& failure);
+  Status agreeToStart(const Status& checked);
   Status openRunFolder();
 
   Status prepareModel();

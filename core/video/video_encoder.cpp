@@ -187,7 +187,7 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path
   if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
     return makeError(path + ": frames of " + std::to_string(width) + "x" + std::to_string(height) +
                      " pixels cannot be exported");
-  if (Status destination = checkDestination(path, options.format); !destination) return Error{destination.error()};
+  if (Status destination = checkDestination(path, options.format); !destination) return makeError(destination.error());
 
   auto state = std::make_unique<State>();
   State& s = *state;
@@ -207,9 +207,9 @@ Result<std::unique_ptr<VideoEncoder>> VideoEncoder::open(const std::string& path
   const AVPixelFormat pixel_format = codecPixelFormat(options.format);
   const AVRational frame_rate = av_d2q(options.fps, 1000000);
   if (Status opened = s.openCodec(encoder, encoder_name, pixel_format, frame_rate); !opened)
-    return Error{opened.error()};
-  if (Status opened = s.openStream(frame_rate); !opened) return Error{opened.error()};
-  if (Status opened = s.openConverter(pixel_format); !opened) return Error{opened.error()};
+    return makeError(opened.error());
+  if (Status opened = s.openStream(frame_rate); !opened) return makeError(opened.error());
+  if (Status opened = s.openConverter(pixel_format); !opened) return makeError(opened.error());
   return std::unique_ptr<VideoEncoder>(new VideoEncoder(std::move(state)));
 }
 
@@ -353,7 +353,7 @@ Status VideoEncoder::finish(const std::function<bool(std::int64_t, std::int64_t)
     code = avio_closep(&s.muxer->pb);
     if (code < 0) return s.fail("cannot write", code);
     s.muxer.reset();
-    if (Status committed = commitTemporaryFile(s.temporary, s.path); !committed) return Error{committed.error()};
+    if (Status committed = commitTemporaryFile(s.temporary, s.path); !committed) return makeError(committed.error());
   } else {
     std::error_code error;
     if (fs::is_directory(s.path, error)) fs::remove(s.path, error);  // checked empty at open

@@ -28,7 +28,7 @@ _streetgan() {
     _streetgan_program=streetgan
   fi
   COMPREPLY=()
-  local commands="train sample info demo-data data cache walk directions project metrics parzen tensorboard import export serve bench remote"
+  local commands="train sample info demo-data data cache walk directions project metrics nearest parzen tensorboard import export serve bench remote"
   if ((COMP_CWORD == 1)); then
     mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
     return 0

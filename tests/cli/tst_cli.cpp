@@ -96,6 +96,13 @@ void TestCli::badArguments_data() {
       << "option '-t' cannot be used with --resume";
   QTest::newRow("resume nothing") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--dataroot", d} << 2
       << "no checkpoint to resume from";
+  QTest::newRow("resume with a data filter") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--cities", "a"} << 2
+      << "streetgan train: option '--cities' cannot be used with --resume: a resumed run keeps its stored config (only "
+         "--epochs, --device, --precision, --threads, --dataroot, --workers, --cache and --cuda-graphs may change)";
+  QTest::newRow("resume with too many workers") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--workers", "2000"} << 2
+      << "streetgan train: option '--workers': '2000' is not allowed; allowed: an integer from 0 to 1024";
+  QTest::newRow("too many workers") << QStringList{"train", "--dataroot", d, "--workers", "2000"} << 2
+      << "streetgan train: option '--workers': '2000' is not allowed; allowed: an integer from 0 to 1024";
   QTest::newRow("sample missing checkpoint") << QStringList{"sample", "--checkpoint", "/nonexistent.pt", "--out", "@RUN@/x.png"} << 1
       << "streetgan sample: /nonexistent.pt: the checkpoint does not exist";
   QTest::newRow("sample no out") << QStringList{"sample", "--checkpoint", "x.pt"} << 2

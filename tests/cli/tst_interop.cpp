@@ -6,7 +6,7 @@
 // imported losses written compactly; and `streetgan export`, loaded back by PyTorch.
 #include "core/runs/run_history.h"
 #include "core/train/checkpoint.h"
-#include "core/train/checkpoint_import.h"
+#include "core/interop/checkpoint_import.h"
 #include "core/train/dcgan_step.h"
 #include "core/util/torch_compat.h"
 #include "tests/support/test_suite.h"

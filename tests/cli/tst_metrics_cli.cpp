@@ -71,6 +71,9 @@ private slots:
   void folderErrors();
   void trainingImagesFromACache();
   void trainingEmitsMetricsAndAlarms();
+  void nearestTrainingImages();
+  void nearestErrors_data();
+  void nearestErrors();
 
 private:
   QTemporaryDir dir_;
@@ -358,6 +361,74 @@ void TestMetricsCli::trainingEmitsMetricsAndAlarms() {
   const auto refused = runCli(bad);
   QCOMPARE(refused.exit_code, 2);
   QVERIFY2(refused.err.contains("metrics.alarm_copy_rate") && refused.err.contains("(0, 1]"), qPrintable(refused.err));
+}
+
+// streetgan nearest: each sample's nearest training images, the same for a seed however it is asked.
+void TestMetricsCli::nearestTrainingImages() {
+  const auto r = runCli({"nearest", "--checkpoint", checkpoint_, "--n", "4", "--neighbours", "2", "--json", "--threads",
+                         testThreadsText()});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  const QJsonObject out = QJsonDocument::fromJson(r.out.toUtf8()).object();
+  QCOMPARE(out.value("compare_size").toInt(), 32);
+  QVERIFY(out.value("train_total").toInt() > 2);
+  QCOMPARE(out.value("train_searched").toInt(), out.value("train_total").toInt());
+  QCOMPARE(out.value("train_skipped").toInt(), 0);
+  const QJsonArray samples = out.value("samples").toArray();
+  QCOMPARE(samples.size(), 4);
+  const QString data = QFileInfo(data_).canonicalFilePath();
+  for (int i = 0; i < samples.size(); ++i) {
+    const QJsonObject sample = samples[i].toObject();
+    QCOMPARE(sample.value("seed").toInt(), i);
+    const QJsonArray nearest = sample.value("nearest").toArray();
+    QCOMPARE(nearest.size(), 2);
+    for (int j = 0; j < nearest.size(); ++j) {
+      const QJsonObject image = nearest[j].toObject();
+      QVERIFY2(QFileInfo(image.value("path").toString()).canonicalFilePath().startsWith(data + "/"),
+               qPrintable(image.value("path").toString()));
+      QVERIFY(image.value("distance").toDouble() > 0);
+      if (j > 0) QVERIFY(image.value("distance").toDouble() >= nearest[j - 1].toObject().value("distance").toDouble());
+    }
+  }
+  // Seed 1 again, asked by --seeds and printed as text: the same neighbours at the same distances.
+  const auto again = runCli({"nearest", "--checkpoint", checkpoint_, "--seeds", "1", "--neighbours", "2", "--threads",
+                             testThreadsText()});
+  QVERIFY2(again.exit_code == 0, qPrintable(again.err));
+  const QJsonArray seed1 = samples[1].toObject().value("nearest").toArray();
+  const QString first = QDir(data_).relativeFilePath(seed1[0].toObject().value("path").toString());
+  const QString expected = QString("seed 1:  %1 %2  ").arg(seed1[0].toObject().value("distance").toDouble(), 0, 'f', 2).arg(first);
+  QVERIFY2(again.out.startsWith(expected), qPrintable(again.out + "\nexpected: " + expected));
+  QVERIFY2(again.out.contains(QString("searched %1 of %1 training images").arg(out.value("train_total").toInt())),
+           qPrintable(again.out));
+}
+
+void TestMetricsCli::nearestErrors_data() {
+  QTest::addColumn<QStringList>("args");
+  QTest::addColumn<int>("code");
+  QTest::addColumn<QString>("message");
+  QTest::newRow("no checkpoint") << QStringList{"nearest"} << 2 << "missing --checkpoint";
+  QTest::newRow("seeds with n") << QStringList{"nearest", "--checkpoint", "@CKPT@", "--seeds", "1,2", "--n", "2"} << 2
+                                << "--seeds cannot be used with --seed or --n";
+  QTest::newRow("no neighbours") << QStringList{"nearest", "--checkpoint", "@CKPT@", "--neighbours", "0"} << 2
+                                 << "--neighbours";
+  QTest::newRow("too many samples") << QStringList{"nearest", "--checkpoint", "@CKPT@", "--n", "257"} << 2 << "--n";
+  QTest::newRow("an empty data folder name") << QStringList{"nearest", "--checkpoint", "@CKPT@", "--dataroot", ""} << 2
+                                             << "option '--dataroot'";
+  QTest::newRow("a seed past int64") << QStringList{"nearest", "--checkpoint", "@CKPT@", "--seeds", "9223372036854775808"}
+                                     << 2 << "\"9223372036854775808\" is not a seed";
+  QTest::newRow("a data folder that is not there")
+      << QStringList{"nearest", "--checkpoint", "@CKPT@", "--dataroot", "/nonexistent/streetgan-data"} << 1
+      << "/nonexistent/streetgan-data";
+}
+
+void TestMetricsCli::nearestErrors() {
+  QFETCH(QStringList, args);
+  QFETCH(int, code);
+  QFETCH(QString, message);
+  args.replaceInStrings("@CKPT@", checkpoint_);
+  const auto r = runCli(args);
+  QCOMPARE(r.exit_code, code);
+  QVERIFY2(r.err.startsWith("streetgan nearest: ") && r.err.contains(message), qPrintable(r.err));
+  QVERIFY(r.out.isEmpty());
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestMetricsCli)

@@ -65,7 +65,7 @@ private slots:
     QTest::newRow("a command") << "streetgan tr" << QStringList{"train"};
     QTest::newRow("every command")
         << "streetgan " << sorted({"train", "sample", "info", "demo-data", "data", "cache", "walk", "directions", "project",
-                                   "metrics", "parzen", "tensorboard", "import", "export", "serve", "bench", "remote",
+                                   "metrics", "nearest", "parzen", "tensorboard", "import", "export", "serve", "bench", "remote",
                                    "--help", "--version"});
     QTest::newRow("a subcommand") << "streetgan cache b" << QStringList{"build"};
     QTest::newRow("bench's subcommands") << "streetgan bench " << sorted({"train", "data", "explore", "metrics", "allreduce", "--help"});

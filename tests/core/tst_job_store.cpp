@@ -1,13 +1,13 @@
-// The job's store (core/train/job_store_*.h): the c10d operations ranks meet through, and each
+// The job's store (core/distributed/job_store_*.h): the c10d operations ranks meet through, and each
 // defence issue 49 asked for, played against a real server on loopback: a connection that does not
 // prove the job's token is dropped and named; a rank never talks to another job's store; a message
 // longer than the protocol allows is refused before it is read (c10d's TCPStore allocated 3 GB for
 // a 9-byte message); a stranger who trickles bytes holds up no rank; the store listens on the one
 // address it was given; what the whole store holds is bounded.
-#include "core/train/job_store_client.h"
-#include "core/train/job_store_protocol.h"
-#include "core/train/job_store_server.h"
-#include "core/train/store_socket.h"
+#include "core/distributed/job_store_client.h"
+#include "core/distributed/job_store_protocol.h"
+#include "core/distributed/job_store_server.h"
+#include "core/distributed/store_socket.h"
 #include "tests/support/test_suite.h"
 
 #include <QtTest>

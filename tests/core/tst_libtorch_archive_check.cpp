@@ -3,7 +3,7 @@
 // per kind of code it must never see).
 #include "core/train/checkpoint.h"
 #include "core/train/dcgan_step.h"
-#include "core/util/libtorch_archive_check.h"
+#include "core/formats/libtorch_archive_check.h"
 #include "tests/support/test_suite.h"
 #include "tests/support/tiny_train_config.h"
 

@@ -2,9 +2,9 @@
 // kind of value it reads, a tensor through a persistent id, and what it must refuse — a global
 // that could run code, opcodes torch.save never writes, memo and stack misuse, a tensor reaching
 // past its storage, and every truncation of a valid pickle (an error each time, never a crash).
-#include "core/util/pickle_reader.h"
-#include "core/util/torch_save_file.h"
-#include "core/util/zip_directory.h"
+#include "core/formats/pickle_reader.h"
+#include "core/formats/torch_save_file.h"
+#include "core/formats/zip_directory.h"
 #include "tests/support/test_suite.h"
 
 #include <QProcess>

@@ -37,11 +37,7 @@ namespace {
 
 events::RunStarted trainerStart() {
   events::RunStarted e;
-  e.config = {{"preset", "demo"}, {"epochs", 5}, {"batch_size", 32}, {"lr", 0.0002}};
-  e.has_config = true;
-  e.preset = "demo";
-  e.config_epochs = 5;
-  e.config_batch_size = 32;
+  e.setConfig({{"preset", "demo"}, {"epochs", 5}, {"batch_size", 32}, {"lr", 0.0002}});
   e.device = "cuda:0";
   e.precision = "bf16";
   e.params_g = 952768;
@@ -74,9 +70,7 @@ events::RunStarted trainerStart() {
 
 events::RunStarted importedStart() {
   events::RunStarted e;
-  e.config = {{"preset", "imported"}};
-  e.has_config = true;
-  e.preset = "imported";
+  e.setConfig({{"preset", "imported"}});
   e.device = "cpu";
   e.precision = "fp32";
   e.params_g = 33876;

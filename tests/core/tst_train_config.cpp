@@ -18,6 +18,9 @@ private slots:
   void everyKeyIsWrittenOut();
   void configFileErrors();
   void shippedConfigParses();
+  void optionValue_data();
+  void optionValue();
+  void resumableKeys();
 };
 
 void TestTrainConfig::defaults() {
@@ -117,6 +120,18 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("training key in -c") << R"({"lr":0.1})" << 2 << "config key \"lr\" is not allowed here; allowed: name";
   QTest::newRow("grouped form") << R"({"training":{"lr":0.001},"checkpoint":{"name":"g"}})" << 0 << "";
   QTest::newRow("grouped wrong group") << R"({"training":{"name":"g"}})" << 0 << "\"name\" is not allowed here";
+  // ConfigScope::Resume (3): only the keys a resumed run may change, bounds as everywhere.
+  QTest::newRow("resume: epochs") << R"({"epochs":9})" << 3 << "";
+  QTest::newRow("resume: data workers and cache") << R"({"data":{"workers":4,"cache":""}})" << 3 << "";
+  QTest::newRow("resume: CUDA graphs") << R"({"cuda_graphs":true})" << 3 << "";
+  QTest::newRow("resume: not the width")
+      << R"({"ngf":8})" << 3
+      << "config key \"ngf\" is not allowed here; allowed: dataroot, epochs, device, precision, threads, cuda_graphs, "
+         "data.workers, data.cache";
+  QTest::newRow("resume: not a data filter") << R"({"data":{"cities":["a"]}})" << 3 << "config key \"data.cities\" is not allowed here";
+  QTest::newRow("resume: not the seed") << R"({"seed":1})" << 3 << "config key \"seed\" is not allowed here";
+  QTest::newRow("resume: the key's own bounds") << R"({"data":{"workers":5000}})" << 3
+                                                << "\"data.workers\": 5000 is not allowed; allowed: an integer from 0 to 1024";
   QTest::newRow("array") << "[1,2]" << 0 << "the config must be a JSON object";
   QTest::newRow("not json") << "{nz: 3" << 1 << "not valid JSON";
 }
@@ -235,6 +250,42 @@ void TestTrainConfig::configFileErrors() {
   // A folder named as the config file.
   const auto folder = applyConfigFile(TrainConfig{}, dir.path().toStdString());
   QCOMPARE(QString::fromStdString(folder.error()), dir.path() + ": cannot open the config file (a folder, not a regular file)");
+}
+
+// A key's value given as an option's text: read as the key's kind, checked against the key's row.
+void TestTrainConfig::optionValue_data() {
+  QTest::addColumn<QString>("key");
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<QString>("expected");  // the JSON value, or the error
+  QTest::newRow("an integer") << "epochs" << "12" << "12";
+  QTest::newRow("not an integer") << "epochs" << "zero"
+                                  << "option '--opt': 'zero' is not allowed; allowed: an integer from 1 to 1000000";
+  QTest::newRow("below the bound") << "epochs" << "0"
+                                   << "option '--opt': '0' is not allowed; allowed: an integer from 1 to 1000000";
+  QTest::newRow("above the bound") << "data.workers" << "1025"
+                                   << "option '--opt': '1025' is not allowed; allowed: an integer from 0 to 1024";
+  QTest::newRow("past int64") << "seed" << "99999999999999999999"
+                              << "option '--opt': '99999999999999999999' is not allowed; allowed: an integer from 0 to "
+                                 "9223372036854775807";
+  QTest::newRow("a number") << "data.holdout_fraction" << "0.25" << "0.25";
+  QTest::newRow("not a number") << "data.holdout_fraction" << "half" << "option '--opt': \"half\" is not a number";
+  QTest::newRow("a number, checked with the config") << "data.holdout_fraction" << "1.5" << "1.5";
+  QTest::newRow("text, checked with the config") << "device" << "tpu" << "\"tpu\"";
+}
+
+void TestTrainConfig::optionValue() {
+  QFETCH(QString, key);
+  QFETCH(QString, text);
+  QFETCH(QString, expected);
+  const auto value = configOptionValue(key.toStdString(), "--opt", text.toStdString());
+  QCOMPARE(QString::fromStdString(value ? value->dump() : value.error()), expected);
+}
+
+void TestTrainConfig::resumableKeys() {
+  for (const char* key : {"dataroot", "epochs", "device", "precision", "threads", "cuda_graphs", "data.cache", "data.workers"})
+    QVERIFY2(configKeyMayChangeOnResume(key), key);
+  for (const char* key : {"nz", "lr", "batch_size", "seed", "augment.flip", "data.cities", "data.prefetch", "sync_batchnorm"})
+    QVERIFY2(!configKeyMayChangeOnResume(key), key);
 }
 
 void TestTrainConfig::shippedConfigParses() {

@@ -98,6 +98,24 @@ void TestLayering::brokenRule_data() {
       << "core/latent/walk_renderer.cpp: includes core/runs/event_log.h, but";
   QTest::newRow("runs never includes data")
       << "core/runs/run_summary.cpp" << "\"core/data/image_grid.h\"" << "core/runs/run_summary.cpp: includes core/data/image_grid.h, but";
+  QTest::newRow("util never includes formats")
+      << "core/util/sha256.cpp" << "\"core/formats/pickle_reader.h\""
+      << "core/util/sha256.cpp: includes core/formats/pickle_reader.h" + only.arg("core/util", "core/util");
+  QTest::newRow("formats read files, never a model")
+      << "core/formats/zip_directory.cpp" << "\"core/model/generator.h\""
+      << "core/formats/zip_directory.cpp: includes core/model/generator.h" + only.arg("core/formats", "core/util, core/formats");
+  QTest::newRow("distributed never includes train")
+      << "core/distributed/rank_group.cpp" << "\"core/train/dcgan_step.h\""
+      << "core/distributed/rank_group.cpp: includes core/train/dcgan_step.h" + only.arg("core/distributed", "core/util, core/distributed");
+  QTest::newRow("train never includes interop")
+      << "core/train/trainer.cpp" << "\"core/interop/checkpoint_import.h\""
+      << "core/train/trainer.cpp: includes core/interop/checkpoint_import.h, but";
+  QTest::newRow("interop never includes eval")
+      << "core/interop/generator_export.cpp" << "\"core/eval/quality_suite.h\""
+      << "core/interop/generator_export.cpp: includes core/eval/quality_suite.h, but";
+  QTest::newRow("eval never includes distributed")
+      << "core/eval/quality_suite.cpp" << "\"core/distributed/rank_group.h\""
+      << "core/eval/quality_suite.cpp: includes core/distributed/rank_group.h, but";
   QTest::newRow("core never includes widgets")
       << "core/train/trainer.cpp" << "\"widgets/training_chart.h\"" << "core/train/trainer.cpp: includes widgets/training_chart.h, but";
   QTest::newRow("core has no Qt") << "core/runs/event_log.cpp" << "<QString>"
@@ -260,11 +278,11 @@ void TestLayering::eventNameLiteral_data() {
       << "app/studio/control/training_session.cpp" << "std::string messageOf(const nlohmann::json& j) { return j[\"message\"]; }"
       << "app/studio/control/training_session.cpp" + named.arg("message");
   QTest::newRow("the trainer writes a field")
-      << "core/train/checkpoint_import.cpp" << "const nlohmann::json written = {{\"images_seen\", 1}};"
-      << "core/train/checkpoint_import.cpp" + named.arg("images_seen");
+      << "core/interop/checkpoint_import.cpp" << "const nlohmann::json written = {{\"images_seen\", 1}};"
+      << "core/interop/checkpoint_import.cpp" + named.arg("images_seen");
   QTest::newRow("the trainer emits a type")
-      << "core/train/checkpoint_import.cpp" << "void again(EventLog& log) { (void)log.emit(\"run_finished\"); }"
-      << "core/train/checkpoint_import.cpp" + named.arg("run_finished");
+      << "core/interop/checkpoint_import.cpp" << "void again(EventLog& log) { (void)log.emit(\"run_finished\"); }"
+      << "core/interop/checkpoint_import.cpp" + named.arg("run_finished");
   QTest::newRow("the CLI compares a type")
       << "app/cli/train_command.cpp" << "bool isEnd(const std::string& type) { return type == \"epoch_end\"; }"
       << "app/cli/train_command.cpp" + named.arg("epoch_end");
@@ -278,8 +296,8 @@ void TestLayering::eventNameLiteral_data() {
       << "app/studio/control/training_session.cpp" << "QString pathOf(const QJsonObject& o) { return o.value(QStringLiteral(\"path\")).toString(); }"
       << "app/studio/control/training_session.cpp" + named.arg("path");
   QTest::newRow("a plain-word field as a JSON key")
-      << "core/train/checkpoint_import.cpp" << "const nlohmann::json kMoved = {{\"path\", \"a\"}};"
-      << "core/train/checkpoint_import.cpp" + named.arg("path");
+      << "core/interop/checkpoint_import.cpp" << "const nlohmann::json kMoved = {{\"path\", \"a\"}};"
+      << "core/interop/checkpoint_import.cpp" + named.arg("path");
   QTest::newRow("a type compared, literal first, no spaces")
       << "app/cli/train_command.cpp" << "bool isStep(const std::string& type) { return \"step\"==type; }"
       << "app/cli/train_command.cpp" + named.arg("step");

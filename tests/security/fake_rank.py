@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A stranger on the rendezvous port, as issue 49 found one: it joins rank 0's c10d store as rank 1
-of 2 (the join protocol of core/train/rank_group.cpp), then plays the attack on a resumed run's
+of 2 (the join protocol of core/distributed/rank_group.cpp), then plays the attack on a resumed run's
 config exchange, the first collective of the job: it adds EXTRA to the size it gives the exchange,
 receives the size the exchange yields and that many bytes, and counts the non-zero bytes past
 what rank 0 meant to send (the part of the announced size that is EXTRA): rank 0's memory, when

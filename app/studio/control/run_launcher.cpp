@@ -52,7 +52,10 @@ std::optional<TrainingRequest> RunLauncher::prepareNewRun(const TrainConfig& con
   request.config_file = config_file_->fileName();
   if (host) {
     // The local run directory mirrors the remote one; its record says where the run trains.
-    RemoteRunRecord record{*host, RemoteRunRecord::remoteRunDirFor(*host, name), request.run_dir};
+    RemoteRunRecord record;
+    record.host = *host;
+    record.remote_run_dir = RemoteRunRecord::remoteRunDirFor(*host, name);
+    record.local_run_dir = request.run_dir;
     record.more_hosts = more_hosts;
     if (const QString invalid = record.validate(); !more_hosts.isEmpty() && !invalid.isEmpty()) {
       *error = invalid;

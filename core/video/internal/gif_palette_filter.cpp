@@ -82,11 +82,14 @@ struct GifPaletteFilter::MappingGraph {
     if (!mapping->graph) return makeError("GIF palette: out of memory");
     mapping->graph->nb_threads = 1;  // the threads are ours, one graph each
     AVFilterGraph* graph = mapping->graph.get();
-    if (Status s = createSource(graph, &mapping->frame_source, "frame", filter.width_, filter.height_, AV_PIX_FMT_RGB24); !s) return Error{s.error()};
+    if (Status s =
+            createSource(graph, &mapping->frame_source, "frame", filter.width_, filter.height_, AV_PIX_FMT_RGB24);
+        !s)
+      return makeError(s.error());
     if (Status s = createSource(graph, &mapping->palette_source, "palette", palette->width, palette->height,
                                 static_cast<AVPixelFormat>(palette->format)); !s)
-      return Error{s.error()};
-    if (Status s = createSink(graph, &mapping->sink, AV_PIX_FMT_PAL8); !s) return Error{s.error()};
+      return makeError(s.error());
+    if (Status s = createSink(graph, &mapping->sink, AV_PIX_FMT_PAL8); !s) return makeError(s.error());
     // Ordered dithering keeps gradients smooth and, unlike error diffusion, keeps a pixel's index
     // steady from frame to frame, so the GIF encoder's unchanged-pixel transparency still works.
     const std::string description =
@@ -96,7 +99,7 @@ struct GifPaletteFilter::MappingGraph {
         "[out]";
     auto outputs = endpoint("frame", mapping->frame_source, endpoint("palette", mapping->palette_source, nullptr));
     if (Status s = parseGraph(graph, description, std::move(outputs), endpoint("out", mapping->sink, nullptr)); !s)
-      return Error{s.error()};
+      return makeError(s.error());
     // paletteuse repeats the last palette frame for every frame that follows.
     int code = av_buffersrc_add_frame_flags(mapping->palette_source, palette, AV_BUFFERSRC_FLAG_KEEP_REF);
     if (code >= 0) code = av_buffersrc_add_frame(mapping->palette_source, nullptr);
@@ -130,12 +133,13 @@ Result<std::unique_ptr<GifPaletteFilter>> GifPaletteFilter::create(int width, in
   filter->palette_graph_.reset(avfilter_graph_alloc());
   if (!filter->palette_graph_) return makeError("GIF palette: out of memory");
   AVFilterGraph* graph = filter->palette_graph_.get();
-  if (Status s = createSource(graph, &filter->palette_source_, "in", width, height, AV_PIX_FMT_RGB24); !s) return Error{s.error()};
-  if (Status s = createSink(graph, &filter->palette_sink_, AV_PIX_FMT_RGB32); !s) return Error{s.error()};
+  if (Status s = createSource(graph, &filter->palette_source_, "in", width, height, AV_PIX_FMT_RGB24); !s)
+    return makeError(s.error());
+  if (Status s = createSink(graph, &filter->palette_sink_, AV_PIX_FMT_RGB32); !s) return makeError(s.error());
   if (Status s = parseGraph(graph, "[in]palettegen=stats_mode=full[out]", endpoint("in", filter->palette_source_, nullptr),
                             endpoint("out", filter->palette_sink_, nullptr));
       !s)
-    return Error{s.error()};
+    return makeError(s.error());
   return filter;
 }
 
@@ -172,12 +176,12 @@ Result<libav::FramePtr> GifPaletteFilter::buildPalette() {
 Status GifPaletteFilter::finish(const std::function<Status(AVFrame*)>& consume,
                                 const std::function<bool(std::int64_t, std::int64_t)>& progress) {
   auto palette = buildPalette();
-  if (!palette) return Error{palette.error()};
+  if (!palette) return makeError(palette.error());
   const int threads = static_cast<int>(std::min<std::int64_t>(threads_, std::max<std::int64_t>(1, frameCount())));
   std::vector<std::unique_ptr<MappingGraph>> graphs;
   for (int t = 0; t < threads; ++t) {
     auto graph = MappingGraph::create(*this, palette->get());
-    if (!graph) return Error{graph.error()};
+    if (!graph) return makeError(graph.error());
     graphs.push_back(std::move(*graph));
   }
   // Chunks of a few frames per thread: thread t maps frames t, t + threads, ... of the chunk.

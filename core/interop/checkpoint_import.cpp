@@ -1,4 +1,4 @@
-#include "core/train/checkpoint_import.h"
+#include "core/interop/checkpoint_import.h"
 
 #include "core/config/train_config.h"
 #include "core/data/image_grid.h"
@@ -7,7 +7,7 @@
 #include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
 #include "core/train/dcgan_step.h"
-#include "core/train/reference_checkpoint.h"
+#include "core/interop/reference_checkpoint.h"
 #include "core/util/atomic_file.h"
 #include "core/util/exception_message.h"
 
@@ -139,8 +139,8 @@ CheckpointImportReport reportOf(const ReferenceCheckpoint& file, const TrainConf
 
 // The last loss pair as a step event (report.steps > 0), in epoch `last_epoch` (1-based), which it
 // ends: iteration = iterations, the steps of that epoch.
-events::Step lastStepEvent(const ReferenceCheckpoint& file, const CheckpointImportReport& report, std::int64_t last_epoch,
-                           std::int64_t batch) {
+events::Step lastStepEvent(const ReferenceCheckpoint& file, const CheckpointImportReport& report,
+                           std::int64_t last_epoch, std::int64_t batch) {
   const std::int64_t steps = report.steps, last = steps - 1;
   const std::int64_t epoch_first = ((last_epoch - 1) * steps + report.epochs - 1) / report.epochs;  // ⌈e·n/epochs⌉
   const std::int64_t in_epoch = std::max<std::int64_t>(1, last - epoch_first + 1);
@@ -209,7 +209,8 @@ struct ImportedRunWriter {
       const std::string relative = run.sampleRelativePath(at);
       Status status = writeGrid(file.img_list[static_cast<std::size_t>(k)], (fs::path(run.path()) / relative).string());
       if (status)
-        status = log.append(events::Samples{relative, at, epochOf(std::max<std::int64_t>(at - 1, 0)), at * batch, true});
+        status =
+            log.append(events::Samples{relative, at, epochOf(std::max<std::int64_t>(at - 1, 0)), at * batch, true});
       ++report.samples;
       if (!status) return status;
     }
@@ -238,8 +239,8 @@ struct ImportedRunWriter {
     const std::string relative = fs::relative(checkpoint, run.path()).string();
     Status status = log.append(events::Checkpoint{relative, steps, report.epochs, steps * batch});
     if (status)
-      status = log.append(events::RunFinished{run_status::kStopped, "imported from " + source, report.epochs, steps,
-                                            steps * batch, {}});
+      status = log.append(events::RunFinished{
+          run_status::kStopped, "imported from " + source, report.epochs, steps, steps * batch, {}});
     if (status) report.checkpoint_path = relative;
     return status;
   }
@@ -269,7 +270,7 @@ Result<CheckpointImportReport> writeRun(const ReferenceCheckpoint& file, const T
   CheckpointImportReport report = reportOf(file, config, target);
   const std::string source = fs::absolute(options.checkpoint).lexically_normal().string();
   events::RunStarted started;
-  started.config = configToJson(config);
+  started.setConfig(configToJson(config));
   started.device = "cpu";
   started.precision = "fp32";
   started.params_g = countImportedParameters(*model.generator());

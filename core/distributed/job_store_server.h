@@ -6,8 +6,8 @@
 // token (job_store_protocol.h; within `handshake_timeout`, on a thread of its own, so a slow
 // stranger holds up nobody), drops it otherwise with one warning naming its address, and reads
 // each message only up to the protocol's bounds. Stopping (the destructor) ends every connection.
-#include "core/train/job_store_table.h"
-#include "core/train/store_socket.h"
+#include "core/distributed/job_store_table.h"
+#include "core/distributed/store_socket.h"
 #include "core/util/result.h"
 
 #include <atomic>

@@ -1,6 +1,6 @@
-#include "core/train/gradient_all_reduce.h"
+#include "core/distributed/gradient_all_reduce.h"
 
-#include "core/train/rank_group.h"
+#include "core/distributed/rank_group.h"
 
 #include <torch/torch.h>
 

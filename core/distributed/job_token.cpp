@@ -1,4 +1,4 @@
-#include "core/train/job_token.h"
+#include "core/distributed/job_token.h"
 
 #include "core/util/random_bytes.h"
 #include "core/util/regular_file.h"

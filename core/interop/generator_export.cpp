@@ -1,10 +1,10 @@
-#include "core/train/generator_export.h"
+#include "core/interop/generator_export.h"
 
 #include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
 #include "core/util/atomic_file.h"
 #include "core/util/regular_file.h"
-#include "core/util/torch_save_file.h"
+#include "core/formats/torch_save_file.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>

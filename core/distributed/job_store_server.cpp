@@ -1,4 +1,4 @@
-#include "core/train/job_store_server.h"
+#include "core/distributed/job_store_server.h"
 
 #include "core/util/exception_message.h"
 

@@ -2,7 +2,7 @@
 // JobStoreTable: the keys and values of the job store, shared by every connection of
 // JobStoreServer, with c10d's semantics (add keeps a decimal number; get and wait block until the
 // keys exist) and the protocol's bounds on what the whole store may hold. Thread-safe.
-#include "core/train/job_store_protocol.h"
+#include "core/distributed/job_store_protocol.h"
 
 #include <chrono>
 #include <condition_variable>

@@ -14,7 +14,7 @@
 // timeout throws c10d's exception (the caller's boundary catches it) and marks the group failed;
 // failureCause() then tells, on rank 0, which rank failed and why, from what the others left in
 // the store.
-#include "core/train/rank_placement.h"
+#include "core/distributed/rank_placement.h"
 #include "core/util/result.h"
 
 #include <ATen/core/Tensor.h>

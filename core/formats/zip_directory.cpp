@@ -1,4 +1,4 @@
-#include "core/util/zip_directory.h"
+#include "core/formats/zip_directory.h"
 
 #include <algorithm>
 #include <filesystem>

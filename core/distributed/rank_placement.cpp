@@ -1,6 +1,6 @@
-#include "core/train/rank_placement.h"
+#include "core/distributed/rank_placement.h"
 
-#include "core/train/job_token.h"
+#include "core/distributed/job_token.h"
 
 #include <torch/cuda.h>
 

@@ -10,7 +10,7 @@
 // The other way, torchSaveStateDict() makes the bytes torch.save writes for a state dict. Not
 // LibTorch's torch::pickle_save: it tags the dict with torch.jit._pickle.restore_type_tag, which
 // torch.load refuses under weights_only=True, its default from PyTorch 2.6.
-#include "core/util/pickle_value.h"
+#include "core/formats/pickle_value.h"
 #include "core/util/result.h"
 
 #include <torch/types.h>

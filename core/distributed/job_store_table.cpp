@@ -1,4 +1,4 @@
-#include "core/train/job_store_table.h"
+#include "core/distributed/job_store_table.h"
 
 #include <algorithm>
 #include <charconv>

@@ -10,7 +10,7 @@
 // zip's data/ records); each key is fetched once and shared by the tensors that view it.
 // Failures (a truncated pickle, an opcode torch.save never writes, a refused global, a tensor
 // reaching past its storage) come back as an Error with a one-line reason.
-#include "core/util/pickle_value.h"
+#include "core/formats/pickle_value.h"
 #include "core/util/result.h"
 
 #include <functional>

@@ -1,8 +1,8 @@
-#include "core/util/torch_save_file.h"
+#include "core/formats/torch_save_file.h"
 
 #include "core/util/exception_message.h"
-#include "core/util/pickle_reader.h"
-#include "core/util/zip_directory.h"
+#include "core/formats/pickle_reader.h"
+#include "core/formats/zip_directory.h"
 
 #include <caffe2/serialize/inline_container.h>
 #include <torch/torch.h>

@@ -1,8 +1,8 @@
-#include "core/train/rank_group.h"
+#include "core/distributed/rank_group.h"
 
-#include "core/train/job_store_client.h"
-#include "core/train/job_store_server.h"
-#include "core/train/job_token.h"
+#include "core/distributed/job_store_client.h"
+#include "core/distributed/job_store_server.h"
+#include "core/distributed/job_token.h"
 #include "core/util/exception_message.h"
 #include "core/util/plain_text.h"
 #include "core/util/torch_compat.h"

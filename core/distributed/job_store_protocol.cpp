@@ -1,4 +1,4 @@
-#include "core/train/job_store_protocol.h"
+#include "core/distributed/job_store_protocol.h"
 
 #include "core/util/sha256.h"
 

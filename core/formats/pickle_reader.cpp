@@ -1,4 +1,4 @@
-#include "core/util/pickle_reader.h"
+#include "core/formats/pickle_reader.h"
 
 #include <torch/torch.h>
 

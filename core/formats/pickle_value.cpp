@@ -1,4 +1,4 @@
-#include "core/util/pickle_value.h"
+#include "core/formats/pickle_value.h"
 
 #include <algorithm>
 #include <unordered_map>

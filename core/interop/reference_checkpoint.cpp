@@ -1,7 +1,7 @@
-#include "core/train/reference_checkpoint.h"
+#include "core/interop/reference_checkpoint.h"
 
 #include "core/util/torch_compat.h"
-#include "core/util/torch_save_file.h"
+#include "core/formats/torch_save_file.h"
 
 #include <torch/optim/adamw.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "core/train/job_store_client.h"
+#include "core/distributed/job_store_client.h"
 
 #include <cstring>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "core/train/store_socket.h"
+#include "core/distributed/store_socket.h"
 
 #include <algorithm>
 #include <cerrno>

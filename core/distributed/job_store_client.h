@@ -4,8 +4,8 @@
 // the store prove it back (job_store_protocol.h), so a rank never talks to another job's store or
 // a stranger's. Requests are sent one at a time; a failure throws std::runtime_error naming the
 // store, as c10d's stores throw.
-#include "core/train/job_store_protocol.h"
-#include "core/train/store_socket.h"
+#include "core/distributed/job_store_protocol.h"
+#include "core/distributed/store_socket.h"
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 

@@ -1,8 +1,8 @@
-#include "core/util/libtorch_archive_check.h"
+#include "core/formats/libtorch_archive_check.h"
 
 #include "core/util/exception_message.h"
-#include "core/util/pickle_reader.h"
-#include "core/util/zip_directory.h"
+#include "core/formats/pickle_reader.h"
+#include "core/formats/zip_directory.h"
 
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/read_adapter_interface.h>
