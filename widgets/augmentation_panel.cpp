@@ -88,11 +88,12 @@ AugmentationPanel::AugmentationPanel(QWidget* parent) : QWidget(parent) {
       return;
     }
     const RenderedImages result = watcher_.result();
-    variants_ = result.images;
+    const QString error = QString::fromStdString(result.error());
+    variants_ = result ? *result : QVector<QImage>();
     const QImage grid = gridOf(variants_);
     variants_view_->setPixmap(QPixmap::fromImage(grid.scaled(grid.size() * (imageSize() == 64 ? 2 : 1))));
-    status_->setText(result.error.isEmpty() ? "Left: the photograph. Right: nine variants, as training draws them." : result.error);
-    emit rendered(result.error);
+    status_->setText(result ? "Left: the photograph. Right: nine variants, as training draws them." : error);
+    emit rendered(error);
   });
   setSettings(AugmentConfig(), 64);
 }

@@ -15,12 +15,9 @@ QImage toQImage(const RgbImage& image) {
 }
 
 RenderedImages toRenderedImages(const Result<std::vector<RgbImage>>& images) {
-  RenderedImages result;
-  if (!images) {
-    result.error = QString::fromStdString(images.error());
-    return result;
-  }
-  for (const RgbImage& image : *images) result.images.push_back(toQImage(image));
+  if (!images) return makeError(images.error(), images.errorKind());
+  QVector<QImage> result;
+  for (const RgbImage& image : *images) result.push_back(toQImage(image));
   return result;
 }
 

@@ -70,16 +70,17 @@ SeedGrid::SeedGrid(QWidget* parent) : QWidget(parent) {
       return;
     }
     const RenderedImages result = watcher_.result();
-    images_ = result.images;
+    const QString error = QString::fromStdString(result.error());
+    images_ = result ? *result : QVector<QImage>();
     for (int i = 0; i < tileCount(); ++i) {
       tiles_[i]->setText(QString("seed %1").arg(seedAt(i)));
       tiles_[i]->setIcon(i < images_.size()
                              ? QIcon(QPixmap::fromImage(images_[i].scaled(kTilePixels, kTilePixels, Qt::KeepAspectRatio, Qt::FastTransformation)))
                              : QIcon());
     }
-    status_->setText(result.error.isEmpty() ? QString("Seeds %1–%2").arg(first_seed_).arg(first_seed_ + tileCount() - 1) : result.error);
+    status_->setText(result ? QString("Seeds %1–%2").arg(first_seed_).arg(first_seed_ + tileCount() - 1) : error);
     rendering_ = false;
-    emit rendered(result.error);
+    emit rendered(error);
   });
   setFirstSeed(0);
 }

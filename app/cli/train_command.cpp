@@ -7,8 +7,7 @@
 #include "core/runs/run_directory.h"
 #include "core/distributed/job_token.h"
 #include "core/train/checkpoint.h"
-#include "core/train/compute_device.h"
-#include "core/train/graphed_train_step.h"
+#include "core/train/launch_check.h"
 #include "core/train/trainer.h"
 
 #include <dlfcn.h>
@@ -26,7 +25,6 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
-#include <regex>
 #include <string>
 
 namespace streetgan::cli {
@@ -203,52 +201,18 @@ Result<TrainConfig> launchConfig(const TrainerOptions& options, const TrainConfi
   return applyConfigJson(stored, options.resume_overrides, ConfigScope::Resume, "command line");
 }
 
-// What every rank would refuse is refused by the launcher, once, before any starts: the device's
-// spelling, a precision it cannot run, and GPUs too few for one a rank (rank i trains on cuda:i
-// with --device cuda, and with auto where CUDA is visible). A resumed run's stored config says
-// what its options leave as it was (when it can be read; else the ranks find out and say), and
-// the messages then name it as the run's.
-Status checkLaunchable(const CommandLine& line, const TrainerOptions& options, const TrainConfig& config,
-                       const RankLaunchOptions& launch) {
+// What every rank would refuse is refused by the launcher, once, before any starts, by the rules
+// each rank applies again (launch_check.h). A resumed run's stored config says what its options
+// leave as it was (when it can be read; else the ranks find out and say).
+Status checkLaunch(const TrainerOptions& options, const TrainConfig& config, const RankLaunchOptions& launch) {
   auto launched = launchConfig(options, config);
   if (!launched) return makeError(launched.error());
-  const bool graphs = launched->cuda_graphs;
-  const std::string graphs_hint =
-      options.resume && !line.has("--cuda-graphs") ? " (resume with --cuda-graphs off)" : "";
-  const std::int64_t world = std::int64_t{launch.nproc} * launch.nnodes;
-  if (graphs && world > 1) return makeError(cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world) + graphs_hint);
-  const std::string spec = launched->device;
-  if (spec.empty()) return {};
-  const bool stored_device = options.resume && !line.has("--device");
-  const std::string device_said = (stored_device ? "the run's device " : "--device ") + spec;
-  const std::string ranks_with =
-      "--nproc " + std::to_string(launch.nproc) + (stored_device ? " with " : " ") + device_said;
-  static const std::regex one_gpu("cuda:[0-9]{1,2}");
-  const int gpus = visibleCudaDevices();
-  if (std::regex_match(spec, one_gpu) && launch.nproc > 1)
-    return makeError(device_said +
-                     " would put every rank on one GPU; with --nproc use --device cuda (rank i trains on cuda:i)");
-  if (spec == "cuda" && gpus < launch.nproc)
-    return makeError(ranks_with + " needs a CUDA device for each rank: " +
-                     (gpus == 0 ? cudaAbsence() : std::to_string(gpus) + " visible"));
-  if (spec == "auto" && gpus > 0 && gpus < launch.nproc)
-    return makeError(ranks_with + " would put rank i on cuda:i, but " + std::to_string(gpus) +
-                     " CUDA device(s) are visible; use --device cpu, or --nproc " + std::to_string(gpus));
-  auto device = resolveDevice(spec == "cuda" ? "cuda:0" : spec);
-  if (!device) return makeError(device.error());
-  const std::string& precision = launched->precision;
-  std::optional<Precision> resolved_precision;
-  if (!precision.empty()) {
-    auto resolved = resolvePrecision(precision, *device);
-    if (!resolved) return makeError(resolved.error());
-    resolved_precision = *resolved;
-  }
-  // One rank: the device it will train on decides (the run says the same; see trainer.cpp).
-  if (graphs) {
-    const std::string said = resolved_precision ? describeDeviceChoice(spec, *device, *resolved_precision) : "";
-    if (const std::string refused = cudaGraphsRefusal(*device, 1, said); !refused.empty())
-      return makeError(refused + graphs_hint);
-  }
+  LaunchWorld world;
+  world.world_size = std::int64_t{launch.nproc} * launch.nnodes;
+  world.ranks_per_host = launch.nproc;
+  world.starts_ranks = true;
+  auto checked = checkLaunchable(*launched, options, world);
+  if (!checked) return makeError(checked.error());
   return {};
 }
 
@@ -300,7 +264,7 @@ int runTrain(const Args& args) {
   }
 
   if (launcher) {
-    if (Status launchable = checkLaunchable(line, options, config, launch); !launchable)
+    if (Status launchable = checkLaunch(options, config, launch); !launchable)
       return fail(line.program(), launchable.error(), kExitUsage);
     launch.rank_args = rankArguments(args);
     if (launch.node_rank == 0) {

@@ -32,7 +32,7 @@ DatasetListing listDataset(const QString& root, const DatasetFilter& filter) {
   listing.root = root;
   auto dataset = ImageDataset::open(root.toStdString(), filter, DatasetPart::Train);
   if (!dataset) {
-    listing.error = QString::fromStdString(dataset.error());
+    listing.status = makeError(dataset.error(), dataset.errorKind());
     return listing;
   }
   listing.msls = dataset->layout() == DatasetLayout::Msls;
@@ -197,9 +197,9 @@ void DatasetTab::showListing() {
   counts_->setRowCount(0);
   chart_->chart()->removeAllSeries();
   for (QAbstractAxis* axis : chart_->chart()->axes()) chart_->chart()->removeAxis(axis);
-  if (!listing_.error.isEmpty()) {
+  if (!listing_.status) {
     thumbnails_->setPaths({});
-    emit listed(listing_.error);
+    emit listed(errorText(listing_.status));
     return;
   }
   thumbnails_->setPaths(listing_.paths);

@@ -5,6 +5,7 @@
 // lazily on workers (ThumbnailModel), and the images per city as a table and a bar chart.
 // Selecting an image shows it as training sees it (AugmentationPanel), whose settings can go to
 // the Train tab together with the folder and filters.
+#include "app/studio/control/status_text.h"
 #include "core/data/image_dataset.h"
 
 #include <QFutureWatcher>
@@ -29,7 +30,8 @@ namespace streetgan::studio {
 
 /// A data set listed on a worker: its images after the filters, or why it could not be.
 struct DatasetListing {
-  QString root, error;
+  QString root;
+  Status status;  // why the folder could not be listed
   bool msls = false;
   QStringList paths, groups, sequences;  // per image
   std::vector<GroupCount> counts;

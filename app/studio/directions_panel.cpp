@@ -1,5 +1,6 @@
 #include "app/studio/directions_panel.h"
 
+#include "app/studio/control/status_text.h"
 #include "core/latent/direction_file.h"
 #include "core/runs/run_directory.h"
 #include "widgets/worker_pool.h"
@@ -136,7 +137,8 @@ DirectionsPanel::DirectionsPanel(QWidget* parent) : QWidget(parent) {
     if (row < 0) return setStatus("Select a direction to walk along.", true);
     emit walkRequested(row);
   });
-  connect(&watcher_, &QFutureWatcher<FoundDirections>::finished, this, &DirectionsPanel::showFound);
+  connect(&watcher_, &QFutureWatcher<Result<std::vector<LatentDirection>>>::finished, this,
+          &DirectionsPanel::showFound);
   auto* progress = new QTimer(this);
   progress->setInterval(200);
   connect(progress, &QTimer::timeout, this, [this] {
@@ -202,18 +204,15 @@ void DirectionsPanel::find() {
   cancel_->setEnabled(method == "pca");
   setStatus("Finding directions …");
   watcher_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [explorer, method, top, stop, percent] {
-    FoundDirections out;
     try {
-      auto found = explorer->findDirections(method, top, 10000, 0, [&](double share) {
+      return explorer->findDirections(method, top, 10000, 0, [&](double share) {
         percent->store(static_cast<int>(100 * share));
         return !stop->load();
       });
-      if (found) out.directions = std::move(*found);
-      else out.error = QString::fromStdString(found.error());
     } catch (const std::exception& e) {  // the worker's boundary
-      out.error = QString("directions: ") + e.what();
+      return Result<std::vector<LatentDirection>>(
+          makeError(std::string("directions: ") + e.what(), ErrorKind::Machine));
     }
-    return out;
   }));
 }
 
@@ -225,9 +224,10 @@ void DirectionsPanel::showFound() {
   finding_ = false;
   find_->setEnabled(true);
   cancel_->setEnabled(false);
-  FoundDirections found = watcher_.result();
-  if (found.error == "directions: cancelled") return setStatus("Cancelled; the directions listed are kept.");
-  if (!found.error.isEmpty()) return setStatus(found.error, true);
+  Result<std::vector<LatentDirection>> found = watcher_.result();
+  if (!found && found.error() == "directions: cancelled")
+    return setStatus("Cancelled; the directions listed are kept.");
+  if (!found) return setStatus(errorText(found), true);
   // The found rows replace earlier found ones; saved and labelled rows stay.
   std::vector<LatentDirection> kept;
   std::vector<int> kept_amounts;
@@ -238,8 +238,8 @@ void DirectionsPanel::showFound() {
     }
   rows_ = std::move(kept);
   amounts_ = std::move(kept_amounts);
-  const std::size_t count = found.directions.size();
-  addRows(std::move(found.directions));
+  const std::size_t count = found->size();
+  addRows(std::move(*found));
   setStatus(QString("%1 directions found; move a slider to see what one changes.").arg(count));
   emit offsetChanged(offset());
 }

@@ -26,12 +26,6 @@ class QTableWidget;
 
 namespace streetgan::studio {
 
-/// Directions found on a worker, or why not.
-struct FoundDirections {
-  std::vector<LatentDirection> directions;
-  QString error;
-};
-
 class DirectionsPanel : public QWidget {
   Q_OBJECT
 public:
@@ -98,7 +92,7 @@ private:
   QLabel* marks_ = nullptr;
   QCheckBox* conditional_ = nullptr;
   QLabel* status_ = nullptr;
-  QFutureWatcher<FoundDirections> watcher_;
+  QFutureWatcher<Result<std::vector<LatentDirection>>> watcher_;  // directions found on a worker, or why not
   std::shared_ptr<std::atomic<bool>> stop_;
   std::shared_ptr<std::atomic<int>> percent_;
   bool finding_ = false;

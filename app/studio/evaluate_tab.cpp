@@ -1,5 +1,6 @@
 #include "app/studio/evaluate_tab.h"
 
+#include "app/studio/control/status_text.h"
 #include "app/studio/control/run_checkpoints.h"
 #include "app/studio/quality_panel.h"
 #include "core/config/train_config.h"
@@ -48,15 +49,10 @@ QImage gridOf(const QVector<QImage>& tiles, int side) {
   return grid;
 }
 
-
-ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig& config) {
-  ComparisonGrids grids;
+Result<ComparisonGrids> makeComparison(const std::string& checkpoint, const TrainConfig& config) {
   const DatasetPart part = config.data.filter.hasHoldout() ? DatasetPart::Holdout : DatasetPart::Train;
   auto dataset = ImageDataset::open(config.dataroot, config.data.filter, part);
-  if (!dataset) {
-    grids.error = QString::fromStdString(dataset.error());
-    return grids;
-  }
+  if (!dataset) return makeError(dataset.error(), dataset.errorKind());
   QVector<QImage> real;
   const std::size_t step = std::max<std::size_t>(1, dataset->size() / kCompareCount);
   for (std::size_t i = 0; i < dataset->size() && real.size() < kCompareCount; i += step) {
@@ -64,20 +60,15 @@ ComparisonGrids makeComparison(const std::string& checkpoint, const TrainConfig&
     if (!image.isNull()) real.push_back(image);
   }
   auto explorer = LatentExplorer::open(checkpoint, "cpu");
-  if (!explorer) {
-    grids.error = QString::fromStdString(explorer.error());
-    return grids;
-  }
+  if (!explorer) return makeError(explorer.error(), explorer.errorKind());
   std::vector<Latent> latents;
   for (int seed = 0; seed < kCompareCount; ++seed) latents.push_back((*explorer)->latentOfSeed(static_cast<std::uint64_t>(seed)));
   auto images = (*explorer)->render(latents);
-  if (!images) {
-    grids.error = QString::fromStdString(images.error());
-    return grids;
-  }
+  if (!images) return makeError(images.error(), images.errorKind());
   QVector<QImage> generated;
   for (const RgbImage& image : *images) generated.push_back(widgets::toQImage(image));
   const int side = (*explorer)->imageSize();
+  ComparisonGrids grids;
   grids.real = gridOf(real, side);
   grids.generated = gridOf(generated, side);
   return grids;
@@ -119,14 +110,14 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
   connect(&job_, &ParzenJob::scoringCheckpoint, this,
           [this](const QString& what) { status_->setText("Scoring " + what); });
   connect(&job_, &ParzenJob::finished, this, &EvaluateTab::onJobFinished);
-  connect(&comparison_, &QFutureWatcher<ComparisonGrids>::finished, this, [this] {
-    const ComparisonGrids grids = comparison_.result();
-    real_ = grids.real;
-    generated_ = grids.generated;
+  connect(&comparison_, &QFutureWatcher<Result<ComparisonGrids>>::finished, this, [this] {
+    const Result<ComparisonGrids> grids = comparison_.result();
+    real_ = grids ? grids->real : QImage();
+    generated_ = grids ? grids->generated : QImage();
     real_view_->setPixmap(QPixmap::fromImage(real_.scaled(real_.size() * 2)));
     generated_view_->setPixmap(QPixmap::fromImage(generated_.scaled(generated_.size() * 2)));
-    if (!grids.error.isEmpty()) status_->setText(grids.error);
-    emit comparisonReady(grids.error);
+    if (!grids) status_->setText(errorText(grids));
+    emit comparisonReady(errorText(grids));
   });
   listRuns();
 }
@@ -292,9 +283,8 @@ bool EvaluateTab::evaluate() {
   request.test = test_->value();
   request.valid_dir = valid_dir_->text();
   request.test_dir = test_dir_->text();
-  QString error;
-  if (!job_.start(request, &error)) {
-    status_->setText(error);
+  if (Status started = job_.start(request); !started) {
+    status_->setText(errorText(started));
     return false;
   }
   progress_->setValue(0);

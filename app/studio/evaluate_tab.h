@@ -38,7 +38,6 @@ class QualityPanel;
 /// Real and generated images side by side (a grid each), made on a worker.
 struct ComparisonGrids {
   QImage real, generated;
-  QString error;
 };
 
 class EvaluateTab : public QWidget {
@@ -114,7 +113,7 @@ private:
   QualityPanel* quality_ = nullptr;
   QTabWidget* pages_ = nullptr;
   ParzenJob job_;
-  QFutureWatcher<ComparisonGrids> comparison_;
+  QFutureWatcher<Result<ComparisonGrids>> comparison_;
 };
 
 }  // namespace streetgan::studio

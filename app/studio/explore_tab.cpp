@@ -45,7 +45,8 @@ ExploreTab::ExploreTab(QString runs_root, QWidget* parent) : QWidget(parent), ru
   layout->addWidget(status_);
   layout->addWidget(splitter, 1);
 
-  connect(&loader_, &QFutureWatcher<OpenedExplorer>::finished, this, &ExploreTab::showOpenedCheckpoint);
+  connect(&loader_, &QFutureWatcher<Result<std::shared_ptr<LatentExplorer>>>::finished, this,
+          &ExploreTab::showOpenedCheckpoint);
   follow_timer_.setInterval(2000);
   connect(&follow_timer_, &QTimer::timeout, this, &ExploreTab::checkForNewerCheckpoint);
   follow_timer_.start();
@@ -157,10 +158,10 @@ void ExploreTab::walkAlongDirection(int row) {
   connect(watcher, &QFutureWatcher<widgets::RenderedImages>::finished, this, [this, watcher, keys] {
     const widgets::RenderedImages rendered = watcher->result();
     watcher->deleteLater();
-    if (!rendered.error.isEmpty() || rendered.images.size() != static_cast<int>(keys.size()))
-      return setStatus("Cannot render the walk's keyframes: " + rendered.error, true);
+    if (!rendered || rendered->size() != static_cast<int>(keys.size()))
+      return setStatus("Cannot render the walk's keyframes: " + QString::fromStdString(rendered.error()), true);
     strip_->clear();
-    for (std::size_t i = 0; i < keys.size(); ++i) strip_->addKeyframe(keys[i], std::nullopt, rendered.images[int(i)]);
+    for (std::size_t i = 0; i < keys.size(); ++i) strip_->addKeyframe(keys[i], std::nullopt, (*rendered)[int(i)]);
   });
   watcher->setFuture(QtConcurrent::run(widgets::studioWorkers(), [explorer, keys] {
     return widgets::toRenderedImages(explorer->render(keys));
@@ -234,13 +235,14 @@ QWidget* ExploreTab::buildWalkPanel() {
 // The worker has opened a checkpoint, or could not: every view gets the new generator. A path
 // asked for meanwhile is opened next.
 void ExploreTab::showOpenedCheckpoint() {
-  const OpenedExplorer opened = loader_.result();
+  const Result<std::shared_ptr<LatentExplorer>> opened = loader_.result();
   const QString path = std::exchange(loading_path_, QString());
-  if (!opened.explorer) {
-    setStatus("Cannot open " + path + ": " + opened.error, true);
-    emit checkpointOpened(false, opened.error);
+  if (!opened) {
+    const QString error = QString::fromStdString(opened.error());
+    setStatus("Cannot open " + path + ": " + error, true);
+    emit checkpointOpened(false, error);
   } else {
-    explorer_ = opened.explorer;
+    explorer_ = *opened;
     explorer_->setBatchStatistics(batchStatistics());
     seeds_->setExplorer(explorer_);
     arithmetic_->setExplorer(explorer_);
@@ -341,13 +343,8 @@ void ExploreTab::load(const QString& path) {
   loading_path_ = path;
   setStatus("Opening " + path + " …");
   const std::string file = path.toStdString(), device = device_.toStdString();
-  loader_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [file, device] {
-    OpenedExplorer opened;
-    auto explorer = LatentExplorer::open(file, device);
-    if (explorer) opened.explorer = *explorer;
-    else opened.error = QString::fromStdString(explorer.error());
-    return opened;
-  }));
+  loader_.setFuture(
+      QtConcurrent::run(widgets::studioWorkers(), [file, device] { return LatentExplorer::open(file, device); }));
 }
 
 void ExploreTab::checkForNewerCheckpoint() {

@@ -33,12 +33,6 @@ class ProjectionDialog;
 class LatentArithmeticPanel;
 class WalkPreview;
 
-/// A checkpoint opened on a worker, or why it could not be.
-struct OpenedExplorer {
-  std::shared_ptr<LatentExplorer> explorer;
-  QString error;
-};
-
 class ExploreTab : public QWidget {
   Q_OBJECT
 public:
@@ -116,7 +110,7 @@ private:
   LatentArithmeticPanel* arithmetic_ = nullptr;
   DirectionsPanel* directions_ = nullptr;
   GeneratorInsidePanel* inside_ = nullptr;
-  QFutureWatcher<OpenedExplorer> loader_;
+  QFutureWatcher<Result<std::shared_ptr<LatentExplorer>>> loader_;  // a checkpoint opened on a worker, or why not
   QTimer follow_timer_;
 };
 

@@ -1,5 +1,6 @@
 #include "app/studio/generator_inside_panel.h"
 
+#include "app/studio/control/status_text.h"
 #include "app/studio/channel_grid_view.h"
 #include "widgets/rgb_image.h"
 #include "widgets/worker_pool.h"
@@ -81,7 +82,7 @@ GeneratorInsidePanel::GeneratorInsidePanel(QWidget* parent) : QWidget(parent) {
     const QString path = QFileDialog::getSaveFileName(this, "Save the Block's Channels", QString(), "PNG images (*.png)");
     if (!path.isEmpty()) savePng(path);
   });
-  connect(&watcher_, &QFutureWatcher<InsideResult>::finished, this, &GeneratorInsidePanel::showResult);
+  connect(&watcher_, &QFutureWatcher<Result<GeneratorInside>>::finished, this, &GeneratorInsidePanel::showResult);
 }
 
 GeneratorInsidePanel::~GeneratorInsidePanel() { watcher_.waitForFinished(); }
@@ -146,23 +147,19 @@ void GeneratorInsidePanel::render() {
   const std::vector<Latent> page = page_;
   const std::vector<ChannelAblation> ablated = ablated_;
   watcher_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [explorer, latent, page, ablated] {
-    InsideResult out;
     try {
-      auto inside = explorer->inside(latent, page, ablated);
-      if (inside) out.inside = std::move(*inside);
-      else out.error = QString::fromStdString(inside.error());
+      return explorer->inside(latent, page, ablated);
     } catch (const std::exception& e) {  // the worker's boundary
-      out.error = e.what();
+      return Result<GeneratorInside>(makeError(e.what(), ErrorKind::Machine));
     }
-    return out;
   }));
 }
 
 void GeneratorInsidePanel::showResult() {
-  InsideResult result = watcher_.result();
+  Result<GeneratorInside> result = watcher_.result();
   if (pending_) return render();
-  if (!result.inside) return setStatus(result.error, true);
-  inside_ = std::move(result.inside);
+  if (!result) return setStatus(errorText(result), true);
+  inside_ = std::move(*result);
   sample_image_ = widgets::toQImage(inside_->image);
   sample_->setPixmap(QPixmap::fromImage(sample_image_.scaled(kSample, kSample, Qt::KeepAspectRatio, Qt::FastTransformation)));
   score_->setText(inside_->discriminator_score

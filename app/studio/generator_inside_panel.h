@@ -26,12 +26,6 @@ namespace streetgan::studio {
 
 class ChannelGridView;
 
-/// inside() run on a worker, or why it failed.
-struct InsideResult {
-  std::optional<GeneratorInside> inside;
-  QString error;
-};
-
 class GeneratorInsidePanel : public QWidget {
   Q_OBJECT
 public:
@@ -76,7 +70,7 @@ private:
   QTableWidget* table_ = nullptr;
   QLabel *sample_ = nullptr, *score_ = nullptr, *status_ = nullptr;
   QPushButton *clear_ = nullptr, *save_ = nullptr;
-  QFutureWatcher<InsideResult> watcher_;
+  QFutureWatcher<Result<GeneratorInside>> watcher_;  // inside() run on a worker, or why it failed
   bool pending_ = false;  // a request waits for the running render
 };
 

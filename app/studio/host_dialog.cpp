@@ -266,10 +266,10 @@ void HostDialog::onTested(const HostCheckResult& result) {
 
 void HostDialog::onProbed() {
   const HostKeyProbe probe = probe_.result();
-  if (!probe.error.isEmpty()) {
+  if (!probe.status) {
     setBusy(false);
-    result_->setText("Failed: " + probe.error);
-    emit testFinished({SshFailure::Unreachable, probe.error, {}, {}, 0, 0});
+    result_->setText("Failed: " + errorText(probe.status));
+    emit testFinished({SshFailure::Unreachable, errorText(probe.status), {}, {}, 0, 0});
     return;
   }
   const QString host = currentProfile().destination();

@@ -1,4 +1,5 @@
 #include "app/studio/latent_arithmetic_panel.h"
+#include "app/studio/control/status_text.h"
 #include "widgets/worker_pool.h"
 
 #include "widgets/rgb_image.h"
@@ -62,13 +63,15 @@ LatentArithmeticPanel::LatentArithmeticPanel(QWidget* parent) : QWidget(parent) 
   connect(clear_button, &QPushButton::clicked, this, &LatentArithmeticPanel::clearGroups);
   connect(watcher_, &QFutureWatcher<widgets::RenderedImages>::finished, this, [this] {
     const widgets::RenderedImages result = watcher_->result();
-    images_ = result.images;
+    const QString error = errorText(result);
+    images_ = result ? *result : QVector<QImage>();
     for (int i = 0; i < tiles_.size(); ++i)
       tiles_[i]->setIcon(i < images_.size() ? QIcon(QPixmap::fromImage(images_[i].scaled(kTile, kTile, Qt::KeepAspectRatio))) : QIcon());
-    status_->setText(result.error.isEmpty() ? QString("Middle: A − B + C; around it: neighbours (noise σ %1). Click one to use it as a keyframe.")
-                                                  .arg(kNeighbourSpread)
-                                            : result.error);
-    emit computed(result.error);
+    status_->setText(
+        result ? QString("Middle: A − B + C; around it: neighbours (noise σ %1). Click one to use it as a keyframe.")
+                     .arg(kNeighbourSpread)
+               : error);
+    emit computed(error);
   });
 }
 

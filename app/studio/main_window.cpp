@@ -220,10 +220,10 @@ void MainWindow::importCheckpoint(const QString& checkpoint) {
       emit importFinished(ok, result);
     });
   }
-  QString error;
-  if (!import_job_->start(checkpoint, CheckpointImportJob::runDirFor(settings_.runs_root, checkpoint), &error)) {
-    emit importFinished(false, error);
-    statusBar()->showMessage(error, 10000);
+  const QString run_dir = CheckpointImportJob::runDirFor(settings_.runs_root, checkpoint);
+  if (Status started = import_job_->start(checkpoint, run_dir); !started) {
+    emit importFinished(false, errorText(started));
+    statusBar()->showMessage(errorText(started), 10000);
     return;
   }
   statusBar()->showMessage("Importing " + QFileInfo(checkpoint).fileName() + " …");

@@ -20,14 +20,15 @@ namespace {
 using Progress = std::function<void(std::int64_t, std::int64_t)>;
 
 // The checkpoint and the config of the request's run, or why not.
-QString openRun(const NearestImagesRequest& request, QString& checkpoint, TrainConfig& config) {
-  if (request.run_dir.isEmpty()) return "Choose a run first.";
+Status openRun(const NearestImagesRequest& request, QString& checkpoint, TrainConfig& config) {
+  if (request.run_dir.isEmpty()) return failure("Choose a run first.", ErrorKind::Input);
   if (request.count < 1 || request.neighbours < 1 || request.max_train < 1 || request.chunk < 1)
-    return "Ask for at least one sample, one neighbour and one training image.";
+    return failure("Ask for at least one sample, one neighbour and one training image.", ErrorKind::Input);
   checkpoint = request.checkpoint.isEmpty() ? latestCheckpoint(request.run_dir) : request.checkpoint;
-  if (checkpoint.isEmpty()) return "No checkpoint in " + runCheckpointsDir(request.run_dir) + ".";
+  if (checkpoint.isEmpty())
+    return failure("No checkpoint in " + runCheckpointsDir(request.run_dir) + ".", ErrorKind::Input);
   auto read = applyConfigFile(TrainConfig(), runConfigPath(request.run_dir).toStdString());
-  if (!read) return QString::fromStdString(read.error());
+  if (!read) return makeError(read.error(), read.errorKind());
   config = *read;
   return {};
 }
@@ -49,14 +50,11 @@ Result<std::vector<RgbImage>> renderSamples(const NearestImagesRequest& request,
 }
 
 // The rows for display, the photographs read here rather than on the GUI thread.
-void fillRows(const NearestImagesRequest& request, const std::vector<RgbImage>& samples,
-              const NearestTrainingImages& found, const std::atomic<bool>& cancel, NearestImagesResult& result) {
+Status fillRows(const NearestImagesRequest& request, const std::vector<RgbImage>& samples,
+                const NearestTrainingImages& found, const std::atomic<bool>& cancel, NearestImagesResult& result) {
   const QDir root(result.dataroot);
   for (std::size_t i = 0; i < found.nearest.size(); ++i) {
-    if (cancel.load()) {
-      result.error = "cancelled";
-      return;
-    }
+    if (cancel.load()) return failure("cancelled", ErrorKind::Input);
     NearestImagesRow row;
     row.seed = request.first_seed + static_cast<std::uint64_t>(i);
     row.sample = widgets::toQImage(samples[i]);
@@ -70,24 +68,19 @@ void fillRows(const NearestImagesRequest& request, const std::vector<RgbImage>& 
     }
     result.rows.push_back(row);
   }
+  return {};
 }
 
-void findInto(const NearestImagesRequest& request, const std::atomic<bool>& cancel, const Progress& progress,
-              NearestImagesResult& result) {
+Status findInto(const NearestImagesRequest& request, const std::atomic<bool>& cancel, const Progress& progress,
+                NearestImagesResult& result) {
   QString checkpoint;
   TrainConfig config;
-  if (result.error = openRun(request, checkpoint, config); !result.error.isEmpty()) return;
+  if (Status opened = openRun(request, checkpoint, config); !opened) return opened;
   result.checkpoint = QFileInfo(checkpoint).fileName();
   result.dataroot = QString::fromStdString(config.dataroot);
-  if (cancel.load()) {
-    result.error = "cancelled";
-    return;
-  }
+  if (cancel.load()) return failure("cancelled", ErrorKind::Input);
   auto samples = renderSamples(request, checkpoint, result);
-  if (!samples) {
-    result.error = QString::fromStdString(samples.error());
-    return;
-  }
+  if (!samples) return makeError(samples.error(), samples.errorKind());
   NearestTrainingImagesOptions options;
   options.neighbours = request.neighbours;
   options.max_train = request.max_train;
@@ -96,15 +89,12 @@ void findInto(const NearestImagesRequest& request, const std::atomic<bool>& canc
   options.cancel = &cancel;
   options.progress = progress;
   auto found = NearestTrainingImagesSearch::find(*samples, config, options);
-  if (!found) {
-    result.error = QString::fromStdString(found.error());
-    return;
-  }
+  if (!found) return makeError(found.error(), found.errorKind());
   result.compare_size = found->compare_size;
   result.train_total = found->train_total;
   result.train_searched = found->train_searched;
   result.train_skipped = found->train_skipped;
-  fillRows(request, *samples, *found, cancel, result);
+  return fillRows(request, *samples, *found, cancel, result);
 }
 
 }  // namespace
@@ -113,11 +103,11 @@ NearestImagesResult findNearestImages(const NearestImagesRequest& request, const
                                       const Progress& progress) {
   NearestImagesResult result;
   try {
-    findInto(request, cancel, progress, result);
+    result.status = findInto(request, cancel, progress, result);
   } catch (...) {
-    result.error = QString::fromStdString(exceptionMessage(std::current_exception()));
+    result.status = makeError(exceptionMessage(std::current_exception()), ErrorKind::Machine);
   }
-  if (!result.error.isEmpty()) result.rows.clear();
+  if (!result.status) result.rows.clear();
   return result;
 }
 

@@ -7,7 +7,9 @@
 //
 // findNearestImages() is long work: call it on a worker (it is safe on any thread). It checks
 // `cancel` between chunks and tells `progress` the training images searched; nothing here
-// throws: every failure, an exception included, is the result's plain error.
+// throws: every failure, an exception included, is the result's status.
+#include "app/studio/control/status_text.h"
+
 #include <QImage>
 #include <QString>
 #include <QVector>
@@ -43,7 +45,7 @@ struct NearestImagesRow {
 };
 
 struct NearestImagesResult {
-  QString error;                   ///< plain text ("cancelled" when cancelled); empty: the rows are ready
+  Status status;                   ///< why not ("cancelled" when cancelled); ok: the rows are ready
   QString checkpoint;              ///< the checkpoint's file name
   QString dataroot;                ///< the run's data folder
   int image_size = 0;              ///< the model's image size

@@ -76,8 +76,8 @@ NearestImagesDialog::NearestImagesDialog(const NearestImagesResult& result, QWid
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(header_);
 
-  if (!result.error.isEmpty() || result.rows.isEmpty()) {
-    header_->setText(result.error.isEmpty() ? QString("Nothing was found.") : result.error);
+  if (!result.status || result.rows.isEmpty()) {
+    header_->setText(result.status ? QString("Nothing was found.") : errorText(result.status));
     layout->addStretch(1);
     layout->addWidget(buttons);
     return;

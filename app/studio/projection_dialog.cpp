@@ -1,5 +1,6 @@
 #include "app/studio/projection_dialog.h"
 
+#include "app/studio/control/status_text.h"
 #include "widgets/rgb_image.h"
 #include "widgets/worker_pool.h"
 
@@ -109,7 +110,7 @@ ProjectionDialog::ProjectionDialog(QString photo, QString checkpoint, QString de
   connect(add_, &QPushButton::clicked, this, [this] {
     if (result_) emit keyframeRequested(result_->latent, reconstruction_image_);
   });
-  connect(&watcher_, &QFutureWatcher<ProjectionOutcome>::finished, this, &ProjectionDialog::finished);
+  connect(&watcher_, &QFutureWatcher<Result<PhotoProjection>>::finished, this, &ProjectionDialog::finished);
   poll_.setInterval(100);
   connect(&poll_, &QTimer::timeout, this, &ProjectionDialog::pollProgress);
 }
@@ -145,35 +146,28 @@ void ProjectionDialog::start() {
   const std::string photo = photo_.toStdString(), checkpoint = checkpoint_.toStdString(), device = device_.toStdString();
   const bool batch_statistics = batch_statistics_;
   watcher_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [=] {
-    ProjectionOutcome out;
     try {
       // A generator of its own: the Explore page keeps rendering meanwhile.
       auto explorer = LatentExplorer::open(checkpoint, device);
-      if (!explorer) {
-        out.error = QString::fromStdString(explorer.error());
-        return out;
-      }
+      if (!explorer) return Result<PhotoProjection>(makeError(explorer.error(), explorer.errorKind()));
       (*explorer)->setBatchStatistics(batch_statistics);
       auto seen = (*explorer)->photoAtModelSize(photo);
-      if (!seen) {
-        out.error = QString::fromStdString(seen.error());
-        return out;
-      }
+      if (!seen) return Result<PhotoProjection>(makeError(seen.error(), seen.errorKind()));
       {
         QMutexLocker lock(&latest->mutex);
         latest->photo = *seen;
       }
-      auto projected = (*explorer)->projectPhoto(photo, settings, [&](const ProjectionUpdate& update) {
-        QMutexLocker lock(&latest->mutex);
-        latest->update = update;
-        return !stop->load();
-      }, [stop] { return stop->load(); });
-      if (projected) out.projection = std::move(*projected);
-      else out.error = QString::fromStdString(projected.error());
+      return (*explorer)->projectPhoto(
+          photo, settings,
+          [&](const ProjectionUpdate& update) {
+            QMutexLocker lock(&latest->mutex);
+            latest->update = update;
+            return !stop->load();
+          },
+          [stop] { return stop->load(); });
     } catch (const std::exception& e) {  // the worker's boundary
-      out.error = QString("projection: ") + e.what();
+      return Result<PhotoProjection>(makeError(std::string("projection: ") + e.what(), ErrorKind::Machine));
     }
-    return out;
   }));
   poll_.start();
 }
@@ -216,11 +210,11 @@ void ProjectionDialog::finished() {
   running_ = false;
   start_->setEnabled(true);
   cancel_->setEnabled(false);
-  ProjectionOutcome outcome = watcher_.result();
-  if (outcome.error == "projection: cancelled")  // LatentExplorer passes a cancel on as it is
+  Result<PhotoProjection> outcome = watcher_.result();
+  if (!outcome && outcome.error() == "projection: cancelled")  // LatentExplorer passes a cancel on as it is
     return setStatus("Cancelled; nothing was kept.");
-  if (!outcome.projection) return setStatus(outcome.error, true);
-  result_ = std::move(outcome.projection);
+  if (!outcome) return setStatus(errorText(outcome), true);
+  result_ = std::move(*outcome);
   photo_image_ = widgets::toQImage(result_->photo);
   reconstruction_image_ = widgets::toQImage(result_->reconstruction);
   difference_image_ = difference(photo_image_, reconstruction_image_);

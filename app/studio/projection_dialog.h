@@ -24,12 +24,6 @@ class QSpinBox;
 
 namespace streetgan::studio {
 
-/// What the worker leaves for the dialog: the projection, or why not.
-struct ProjectionOutcome {
-  std::optional<PhotoProjection> projection;
-  QString error;
-};
-
 class ProjectionDialog : public QDialog {
   Q_OBJECT
 public:
@@ -82,7 +76,7 @@ private:
     RgbImage photo;
   };
   std::shared_ptr<Latest> latest_;
-  QFutureWatcher<ProjectionOutcome> watcher_;
+  QFutureWatcher<Result<PhotoProjection>> watcher_;  // what the worker leaves: the projection, or why not
   QTimer poll_;
 };
 

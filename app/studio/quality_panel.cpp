@@ -213,9 +213,8 @@ bool QualityPanel::evaluate() {
     status_->setText("Choose a run with a checkpoint first.");
     return false;
   }
-  QString error;
-  if (!job_.start(request, &error)) {
-    status_->setText(error);
+  if (Status started = job_.start(request); !started) {
+    status_->setText(errorText(started));
     return false;
   }
   job_run_ = run_;
@@ -355,9 +354,9 @@ void QualityPanel::onNearestFinished() {
   nearest_poll_.stop();
   setBusy(false);
   const NearestImagesResult result = nearest_.result();
-  if (!result.error.isEmpty()) {
-    status_->setText("Nearest training images: " + result.error);
-    emit nearestImagesReady(result.error);
+  if (!result.status) {
+    status_->setText("Nearest training images: " + errorText(result.status));
+    emit nearestImagesReady(errorText(result.status));
     return;
   }
   progress_->setValue(100);

@@ -165,10 +165,9 @@ void TrainTab::useDemoData(const QString& folder) {
   if (demo_job_.isRunning()) return;
   dashboard_->setStatus("Rendering the demo street scenes into " + clean + " …");
   dashboard_->showProgress(0, "demo data");
-  QString error;
-  if (!demo_job_.start(clean, &error)) {
-    dashboard_->setStatus("Could not render the demo data: " + error);
-    emit demoDataFinished(false, error);
+  if (Status started = demo_job_.start(clean); !started) {
+    dashboard_->setStatus("Could not render the demo data: " + errorText(started));
+    emit demoDataFinished(false, errorText(started));
   }
   updateButtons();
 }
@@ -199,15 +198,16 @@ void TrainTab::buildCache() {
                           "streetgan cache build and set data.cache to its path.");
     return;
   }
-  QString error;
-  cache_config_ = RunLauncher::writeTemporaryConfig(config, "streetgan-cache-config-XXXXXX.json", &error);
-  if (!cache_config_) {
-    dashboard_->setStatus(error);
+  auto cache_config = RunLauncher::writeTemporaryConfig(config, "streetgan-cache-config-XXXXXX.json");
+  if (!cache_config) {
+    dashboard_->setStatus(errorText(cache_config));
     return;
   }
+  cache_config_ = std::move(*cache_config);
   const QString out = cacheFileFor(config);
-  if (!cache_job_.start(QString::fromStdString(config.dataroot), cache_config_->fileName(), out, &error)) {
-    dashboard_->setStatus("Could not build the cache: " + error);
+  if (Status started = cache_job_.start(QString::fromStdString(config.dataroot), cache_config_->fileName(), out);
+      !started) {
+    dashboard_->setStatus("Could not build the cache: " + errorText(started));
     return;
   }
   dashboard_->showCacheBuild("Building the cache …", true);
@@ -247,10 +247,9 @@ bool TrainTab::startRun() {
     dashboard_->setStatus("Fix the fields marked in red first.");
     return false;
   }
-  QString error;
-  const auto request = launcher_.prepareNewRun(form_->config(), runs_root_, runOnHost(), &error, alsoOnHosts());
+  const auto request = launcher_.prepareNewRun(form_->config(), runs_root_, runOnHost(), alsoOnHosts());
   if (!request) {
-    dashboard_->setStatus(error);
+    dashboard_->setStatus(errorText(request));
     return false;
   }
   return launch(*request, false);

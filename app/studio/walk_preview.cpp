@@ -1,4 +1,5 @@
 #include "app/studio/walk_preview.h"
+#include "app/studio/control/status_text.h"
 #include "widgets/worker_pool.h"
 
 #include "widgets/rgb_image.h"
@@ -84,12 +85,12 @@ WalkPreview::WalkPreview(QWidget* parent) : QWidget(parent) {
     const widgets::RenderedImages result = watcher_.result();
     const int from = std::exchange(rendering_from_, -1);
     if (job_generation_ == generation_) {
-      if (!result.error.isEmpty()) {
-        error_ = result.error;
+      if (!result) {
+        error_ = errorText(result);
       } else {
-        for (int i = 0; i < result.images.size() && from + i < cache_.size(); ++i) {
+        for (int i = 0; i < result->size() && from + i < cache_.size(); ++i) {
           if (cache_[from + i].isNull()) ++cached_;
-          cache_[from + i] = result.images[i];
+          cache_[from + i] = (*result)[i];
         }
       }
     }

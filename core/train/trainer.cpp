@@ -1,16 +1,12 @@
 #include "core/train/trainer.h"
 
+#include "core/train/launch_check.h"
 #include "core/train/trainer_state.h"
-
 #include "core/runs/event_log_tail.h"
-#include "core/util/regular_file.h"
 
 namespace streetgan {
 
 namespace {
-
-// Rank 0 reads a checkpoint whole to send it to the other ranks; a file past this is not ours.
-constexpr std::int64_t kMaxCheckpointBytes = std::int64_t{16} << 30;
 
 // The config a resumed or restarted run continues with, as rank 0 found it.
 struct StoredConfig {
@@ -139,27 +135,19 @@ Status Trainer::State::applyResumeOverrides(const TrainConfig& stored) {
   return {};
 }
 
-// The device and precision, CUDA graphs where asked, and the compute threads.
+// The device and precision, CUDA graphs where asked (the launcher's rules: launch_check.h), this
+// rank's collective backend, and the compute threads.
 Status Trainer::State::chooseDevice() {
-  auto chosen = resolveDevice(options.placement ? rankDeviceSpec(config.device, *options.placement) : config.device);
-  if (!chosen) return makeError(chosen.error());
-  device = *chosen;
+  LaunchWorld world;
+  if (group) world.world_size = group->worldSize();
+  auto checked = checkLaunchable(config, options, world);
+  if (!checked) return makeError(checked.error());
+  if (!*checked) return makeError("config key \"device\" is empty; allowed: auto, cpu, cuda, cuda:N or hpu");
+  device = (*checked)->device;
+  precision = (*checked)->precision;
+  device_choice = (*checked)->description;
   if (group)
     if (Status ready = group->useDevice(device); !ready) return makeError(ready.error());
-  auto resolved = resolvePrecision(config.precision, device);
-  if (!resolved)
-    return makeError(options.resume ? resolved.error() + " (resume with --precision to choose another)"
-                                    : resolved.error());
-  precision = *resolved;
-  device_choice = describeDeviceChoice(config.device, device, precision);
-  if (config.cuda_graphs) {
-    const std::string refused = cudaGraphsRefusal(device, group ? group->worldSize() : 1, device_choice);
-    if (!refused.empty())
-      return makeError(options.resume && !options.resume_overrides.contains("cuda_graphs")
-                           ? refused + " (resume with --cuda-graphs off)"
-                           : refused);
-    device_choice += "; the step runs as a CUDA graph";
-  }
   setComputeThreads(config.threads);
   return {};
 }
@@ -186,25 +174,6 @@ Status Trainer::State::openData() {
   return {};
 }
 
-// Rank 0's evaluations during training: Parzen's held-out splits, the quality metrics' worker.
-Status Trainer::State::prepareEvaluations() {
-  if (!writer) return {};
-  if (config.parzen.every_epochs > 0)
-    if (Status loaded = loadParzenSplits(); !loaded) return makeError(loaded.error());
-  if (config.metrics.every_epochs <= 0 && config.metrics.every_images <= 0) return {};
-  if (config.nc != 3)
-    return makeError(
-        "config key \"metrics.every_epochs\": the quality metrics compare RGB images; this run "
-        "trains on " +
-        std::to_string(config.nc) + " channel(s)");
-  auto suite = QualitySuiteOptions::forTraining(config);
-  if (!suite) return makeError(suite.error());
-  if (auto problem = QualitySuite::unmet(config.metrics.n_samples, config.metrics.n_train, config.img_size, *suite))
-    return makeError("config keys \"metrics.n_samples\" and \"metrics.n_train\": " + *problem);
-  live_metrics = std::make_unique<LiveQualityMetrics>(config);
-  return {};
-}
-
 // Every rank's own check, agreed: a rank that cannot start leaves its reason for rank 0 first
 // (it may be on another host), and when any rank cannot, none starts.
 Status Trainer::State::agreeToStart(const Status& checked) {
@@ -225,116 +194,6 @@ Status Trainer::State::agreeToStart(const Status& checked) {
                      failed[r] == 2 ? ErrorKind::Input : ErrorKind::Machine);
   }
   return {};
-}
-
-// Rank 0 alone writes: the run folder, then its event log. When either fails, the folders made
-// for it go again (empty ones only): a checkpoints/ left behind would make the folder a run, and
-// the next attempt would be refused as one.
-Status Trainer::State::openRunFolder() {
-  std::error_code ec;
-  std::vector<std::string> made;
-  for (const std::string& folder : {run.path(), run.checkpointsDir(), run.samplesDir()})
-    if (!fs::exists(fs::symlink_status(folder, ec))) made.push_back(folder);
-  const auto undo = [&] {
-    for (auto it = made.rbegin(); it != made.rend(); ++it)
-      if (fs::is_directory(fs::symlink_status(*it, ec)) && fs::is_empty(*it, ec)) fs::remove(*it, ec);
-  };
-  if (Status created = run.create(); !created) {
-    undo();
-    return created;
-  }
-  auto opened = EventLog::open(run.eventsPath(), options.events_to_stdout);
-  if (!opened) {
-    undo();
-    return makeError(opened.error());
-  }
-  events = std::move(*opened);
-  return {};
-}
-
-// With several ranks, rank 0 reads its checkpoints, newest first, and sends each to the other ranks
-// (they need no copy of the run folder); a rank keeps one only when every rank loaded it at the
-// same step: one rank falling back to an older checkpoint alone would train from another step, and
-// its collectives would not match.
-Status Trainer::State::restoreLatest() {
-  const auto checkpoints = writer ? run.checkpoints() : std::vector<std::string>();
-  auto count = static_cast<std::int64_t>(checkpoints.size());
-  if (group) count = group->fromRankZeroOnHost({count}).front();
-  constexpr std::int64_t kFailed = -1, kNoneLeft = -2;
-  for (std::int64_t k = 0;; ++k) {
-    const bool have = k < count;
-    const std::string path = have && writer ? checkpoints[static_cast<std::size_t>(count - 1 - k)] : std::string();
-    Result<CheckpointState> restored = makeError("no checkpoint left");
-    if (have && group) {
-      // Rank 0 loads it first, from its disk, and sends only a checkpoint that loads: a damaged
-      // or foreign file (a huge one included) costs the others nothing.
-      std::string bytes;
-      if (writer) {
-        restored = loadCheckpoint(path, *model);
-        if (restored) {
-          auto read = RegularFile::readAll(path, kMaxCheckpointBytes);
-          if (read) bytes = std::move(*read);
-          else restored = makeError(read.error());
-        }
-      }
-      if (Status sent = group->broadcastBytesFromRankZero(bytes, kMaxCheckpointBytes); !sent) {
-        bytes.clear();
-        restored = makeError(sent.error());
-      }
-      if (!writer)
-        restored = bytes.empty() ? Result<CheckpointState>(makeError("rank 0 could not load its checkpoint " +
-                                                                     std::to_string(count - k) + " of " + std::to_string(count)))
-                                 : loadCheckpointBytes(bytes, "rank 0's checkpoint", *model);
-    } else if (have) {
-      restored = loadCheckpoint(path, *model);
-    }
-    std::int64_t mine = have ? (restored ? restored->progress.step : kFailed) : kNoneLeft;
-    if (group) {
-      const auto all = group->gatherOnHost(mine);
-      if (std::all_of(all.begin(), all.end(), [](std::int64_t v) { return v == kNoneLeft; })) break;
-      const bool agreed = std::all_of(all.begin(), all.end(), [&](std::int64_t v) { return v == all.front(); });
-      if (restored && !agreed) {
-        const auto other = std::find_if(all.begin(), all.end(), [&](std::int64_t v) { return v != mine; });
-        restored = makeError("rank " + std::to_string(other - all.begin()) +
-                             (*other >= 0 ? " read step " + std::to_string(*other) + " from its checkpoint, this rank step " +
-                                                std::to_string(mine)
-                                          : " could not load checkpoint " + std::to_string(count - k) +
-                                                " of " + std::to_string(count)));
-      }
-    } else if (!have) {
-      break;
-    }
-    if (restored) {
-      progress = restored->progress;
-      fixed_noise = restored->fixed_noise.to(device);
-      resumed_from = relativeTo(path, run.path());
-      if (restored->noise_rng_kind == generatorKind(device)) {
-        noise_rng.set_state(restored->noise_rng_state);
-      } else {
-        // Another kind of device draws from another kind of generator: seed it from the step.
-        noise_rng = makeDeviceGenerator(device, static_cast<std::uint64_t>(config.seed) * 2 + 1 +
-                                                    static_cast<std::uint64_t>(progress.step));
-        warn("the training noise was drawn on " + restored->noise_rng_kind + " and this run continues on " +
-             deviceName(device) + "; its noise generator is seeded afresh from the step");
-      }
-      if (!restored->scaler_restored)
-        warn("the checkpoint was trained in " + restored->precision + " and this run continues in " +
-             precisionName(precision) + "; the loss scaler starts afresh at scale " +
-             std::to_string(static_cast<long long>(model->scaler().options().init_scale)));
-      last_checkpoint_step = progress.step;
-      return {};
-    }
-    if (have) {
-      events::Warning warning;
-      warning.message = restored.error() + "; trying the previous checkpoint";
-      warning.path = relativeTo(path, run.path());
-      emit(std::move(warning));
-    }
-    // A failed load can leave the model half restored: start again from a fresh one.
-    model = std::make_unique<DcganStep>(config, device, precision);
-  }
-  return makeError(run.path() + ": no readable checkpoint to resume from" +
-                   (group ? std::string(" that every rank could load") : std::string()));
 }
 
 void Trainer::State::emitSystem() {
@@ -358,124 +217,6 @@ void Trainer::State::emitSystem() {
     e.gpu_memory_total_bytes = static_cast<double>(sample.gpu->memory_total_bytes);
     e.gpu_power_w = sample.gpu->power_w;
   }
-  emit(std::move(e));
-}
-
-Status Trainer::State::writeSamples() {
-  if (!writer || last_sample_step == progress.step) return {};
-  // The grid uses BatchNorm's batch statistics over the fixed noise batch, as the reference
-  // tool's grids did: early in training the running statistics are far from the batch ones and
-  // eval-mode samples come out flat grey. The running statistics are restored afterwards, so
-  // writing a grid never changes the model (resumed runs stay bit-identical).
-  torch::Tensor images;
-  {
-    torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> saved;
-    for (const auto& buffer : model->generator()->buffers()) saved.push_back(buffer.clone());
-    model->generator()->train();
-    images = model->generator()->forward(fixed_noise);
-    std::size_t i = 0;
-    for (auto& buffer : model->generator()->buffers()) buffer.copy_(saved[i++]);
-  }
-  const std::string relative = run.sampleRelativePath(progress.step);
-  if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string(), 0, FolderLinks::Refuse); !written)
-    return written;
-  last_sample_step = progress.step;
-  emit(events::Samples{relative, progress.step, progress.epoch + (progress.batch > 0 ? 1 : 0), progress.images_seen,
-                       false});
-  return {};
-}
-
-Status Trainer::State::writeCheckpoint() {
-  if (!writer || last_checkpoint_step == progress.step) return {};
-  const std::string path = run.checkpointPath(progress.step);
-  CheckpointState state;
-  state.progress = progress;
-  state.progress.world_size = group ? group->worldSize() : 1;
-  state.fixed_noise = fixed_noise;
-  state.noise_rng_state = noise_rng.get_state();
-  state.noise_rng_kind = generatorKind(device);
-  state.precision = precisionName(precision);
-  state.config = config;
-  if (Status saved = saveCheckpoint(path, *model, state); !saved) return saved;
-  last_checkpoint_step = progress.step;
-  run.pruneCheckpoints(config.keep_checkpoints);
-  emit(events::Checkpoint{relativeTo(path, run.path()), progress.step, progress.epoch, progress.images_seen});
-  return {};
-}
-
-Status Trainer::State::loadParzenSplits() {
-  if (!config.data.filter.hasHoldout())
-    return makeError("config key \"parzen.every_epochs\": Parzen evaluation needs a held-out split "
-                     "(data.holdout_cities or data.holdout_fraction; --holdout-cities, --holdout-fraction)");
-  HeldOutSplitsRequest request = HeldOutSplitsRequest::forModel(config);
-  request.purpose = "Parzen";
-  auto splits = HeldOutSplits::load(request);
-  if (!splits)
-    return makeError(splits.error() + "; hold out more of the data (data.holdout_fraction, data.holdout_cities) or "
-                                      "turn Parzen off (parzen.every_epochs 0)");
-  parzen_valid = splits->valid.rows;
-  parzen_test = splits->test.rows;
-  return {};
-}
-
-// With several ranks, rank 0 evaluates on a thread of its own while every rank's main thread meets
-// the others twice a second: an evaluation longer than --dist-timeout would otherwise leave the
-// other ranks waiting in their next collective until it timed out and ended the job.
-void Trainer::State::evaluateParzen() {
-  if (!group) return evaluateParzenHere();
-  std::atomic<bool> done{!writer};
-  std::string failure;
-  std::thread worker;
-  if (writer)
-    worker = std::thread([&] {
-      try {
-        evaluateParzenHere();
-      } catch (const std::exception& e) {
-        failure = firstLine(e.what());
-      }
-      done = true;
-    });
-  try {
-    while (group->gatherOnHost(done ? 1 : 0).front() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  } catch (...) {
-    if (worker.joinable()) worker.join();  // the evaluation ends on its own; the group's failure goes on up
-    throw;
-  }
-  if (worker.joinable()) worker.join();
-  if (!failure.empty()) warn("Parzen evaluation failed: " + failure);
-}
-
-void Trainer::State::evaluateParzenHere() {
-  if (!writer) return;
-  const auto start = Clock::now();
-  // The same noise at every evaluation, from its own generator: the curve over epochs compares
-  // like with like, and the training streams are untouched (eval-mode G changes no buffer).
-  const torch::Tensor samples = generateSampleRows(model->generator(), config.nz, config.parzen.n_samples,
-                                                   static_cast<std::uint64_t>(config.seed) * 2 + 7,
-                                                   std::max(1, config.batch_size), device, false);
-  model->generator()->train();
-  ParzenOptions options;
-  if (!config.parzen.sigmas.empty()) options.sigmas = config.parzen.sigmas;
-  options.device = device;
-  options.progress = [this](double) { return !stopRequested(); };
-  auto result = ParzenEstimator::evaluate(samples, parzen_valid, parzen_test, options);
-  if (!result) {
-    if (!stopRequested()) warn("Parzen evaluation failed: " + result.error());
-    return;
-  }
-  events::Parzen e;
-  e.epoch = progress.epoch;
-  e.step = progress.step;
-  e.images_seen = progress.images_seen;
-  e.sigma = result->sigma;
-  e.mean_ll = result->mean_ll;
-  e.standard_error = result->stderr_ll;
-  e.n_test = result->n_test;
-  e.n_valid = result->n_valid;
-  e.n_samples = result->n_samples;
-  for (const auto& point : result->curve) e.curve.emplace_back(point.sigma, point.mean_ll);
-  e.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   emit(std::move(e));
 }
 
@@ -538,72 +279,6 @@ void Trainer::State::flushSteps() {
     watchOverfitting(stats.rt);
   }
   emitLiveMetrics();
-}
-
-// ADA's heuristic over a stretch of steps: one warning when r_t's mean rises above the level, and
-// another only after it has fallen back below it.
-void Trainer::State::watchOverfitting(double rt) {
-  if (!writer || !std::isfinite(rt)) return;
-  const auto window = static_cast<std::size_t>(config.metrics.alarm_rt_steps);
-  recent_rt.push_back(rt);
-  recent_rt_sum += rt;
-  while (recent_rt.size() > window) {
-    recent_rt_sum -= recent_rt.front();
-    recent_rt.pop_front();
-  }
-  if (recent_rt.size() < window) return;
-  const double mean = recent_rt_sum / static_cast<double>(window);
-  QualityAlarmThresholds thresholds;
-  thresholds.rt = config.metrics.alarm_rt;
-  const auto alarm = QualityAlarms::fromRt(mean, config.metrics.alarm_rt_steps, thresholds);
-  if (alarm && !rt_alarm_raised) emitAlarm(*alarm, progress.step);
-  rt_alarm_raised = alarm.has_value();
-}
-
-// The quality metrics of this moment, on the worker: a CPU copy of G goes with them.
-void Trainer::State::startLiveMetrics() {
-  if (!live_metrics) return;
-  last_metrics_skipped = !live_metrics->start(LiveQualityMetrics::copyOf(model->generator(), config), progress);
-}
-
-// Finished quality evaluations as metrics events, and the alarms their figures raise.
-void Trainer::State::emitLiveMetrics() {
-  if (!live_metrics) return;
-  for (LiveQualityResult& result : live_metrics->take()) {
-    if (!result.evaluation) {
-      warn("quality metrics failed: " + result.evaluation.error());
-      continue;
-    }
-    const QualityEvaluation& evaluation = *result.evaluation;
-    const std::int64_t skips = live_metrics->skipped();
-    events::Metrics e;
-    e.epoch = result.at.epoch;
-    e.step = result.at.step;
-    e.images_seen = result.at.images_seen;
-    for (const auto& [name, value] : evaluation.metrics) e.figures.emplace_back(name, value);
-    e.feature_space = evaluation.feature_space;
-    e.n_samples = evaluation.n_samples;
-    e.n_train = evaluation.n_train;
-    e.skipped_due_points = skips - reported_metric_skips;
-    e.seconds = result.seconds;
-    emit(std::move(e));
-    reported_metric_skips = skips;
-    QualityAlarmThresholds thresholds;
-    thresholds.msssim_margin = config.metrics.alarm_msssim_margin;
-    thresholds.ndb_fraction = config.metrics.alarm_ndb_fraction;
-    thresholds.spread_ratio = config.metrics.alarm_spread_ratio;
-    thresholds.copy_rate = config.metrics.alarm_copy_rate;
-    for (const QualityAlarm& alarm : QualityAlarms::fromEvaluation(evaluation, thresholds))
-      emitAlarm(alarm, result.at.step);
-  }
-}
-
-void Trainer::State::emitAlarm(const QualityAlarm& alarm, std::int64_t step) {
-  events::Warning warning;
-  warning.message = alarm.message;
-  warning.alarm = alarm.kind;
-  warning.step = step;
-  emit(std::move(warning));
 }
 
 std::string Trainer::State::divergenceMessage(std::int64_t step, const StepStats& stats) const {

@@ -320,7 +320,7 @@ void TestStudioEvaluate::nearestTrainingImages() {
     last_done = done;
     last_total = total;
   });
-  QVERIFY2(result.error.isEmpty(), qPrintable(result.error));
+  QVERIFY2(result.status.ok(), qPrintable(errorText(result.status)));
   QCOMPARE(result.checkpoint, QDir(run_ + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name).last());
   QCOMPARE(result.image_size, 64);
   QCOMPARE(result.compare_size, 32);
@@ -378,7 +378,7 @@ void TestStudioEvaluate::nearestImagesCancelled() {
   NearestImagesRequest request;
   request.run_dir = run_;
   std::atomic<bool> cancel{true};
-  QCOMPARE(findNearestImages(request, cancel).error, QString("cancelled"));
+  QCOMPARE(errorText(findNearestImages(request, cancel).status), QString("cancelled"));
   // Cancelled between chunks, once the first was searched.
   request.chunk = 4;
   cancel = false;
@@ -387,7 +387,7 @@ void TestStudioEvaluate::nearestImagesCancelled() {
     ++reports;
     if (done > 0) cancel = true;
   });
-  QCOMPARE(result.error, QString("cancelled"));
+  QCOMPARE(errorText(result.status), QString("cancelled"));
   QCOMPARE(reports, 2);  // before the first chunk and after it
   QVERIFY(result.rows.isEmpty());
 }
@@ -399,7 +399,7 @@ void TestStudioEvaluate::nearestImagesWithoutACheckpoint() {
   request.run_dir = empty;
   std::atomic<bool> cancel{false};
   const NearestImagesResult result = findNearestImages(request, cancel);
-  QCOMPARE(result.error, QString("No checkpoint in " + empty + "/checkpoints."));
+  QCOMPARE(errorText(result.status), QString("No checkpoint in " + empty + "/checkpoints."));
   QVERIFY(result.rows.isEmpty());
   // The page says so too, and refuses to evaluate.
   QualityPanel panel(STREETGAN_CLI);
@@ -409,8 +409,8 @@ void TestStudioEvaluate::nearestImagesWithoutACheckpoint() {
   QSignalSpy ready(&panel, &QualityPanel::nearestImagesReady);
   panel.showNearestImages();
   QVERIFY(ready.wait(30000));
-  QCOMPARE(ready.first().first().toString(), result.error);
-  QCOMPARE(panel.statusText(), "Nearest training images: " + result.error);
+  QCOMPARE(ready.first().first().toString(), errorText(result.status));
+  QCOMPARE(panel.statusText(), "Nearest training images: " + errorText(result.status));
   QVERIFY(!panel.nearestDialog());
 }
 

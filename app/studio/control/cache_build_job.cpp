@@ -13,14 +13,11 @@ CacheBuildJob::~CacheBuildJob() {
   signalProcess(SIGTERM);  // the build removes its unfinished file
 }
 
-bool CacheBuildJob::start(const QString& dataroot, const QString& config, const QString& out, QString* error) {
-  if (isRunning()) {
-    *error = "A cache is already being built.";
-    return false;
-  }
+Status CacheBuildJob::start(const QString& dataroot, const QString& config, const QString& out) {
+  if (isRunning()) return failure("A cache is already being built.");
   out_ = QDir::cleanPath(out);
   QDir().mkpath(QFileInfo(out_).absolutePath());
-  return startProcess({"cache", "build", "--progress", "--dataroot", dataroot, "--config", config, "--out", out_}, error);
+  return startProcess({"cache", "build", "--progress", "--dataroot", dataroot, "--config", config, "--out", out_});
 }
 
 void CacheBuildJob::onProgress(const ProgressLine& line) {

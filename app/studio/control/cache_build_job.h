@@ -17,9 +17,9 @@ public:
   ~CacheBuildJob() override;
 
   /// Starts caching the images of `dataroot`, with the filters, nc, img_size and crop of the config
-  /// file `config`, into `out` (its parent folders are made); false with the reason in `error` when
-  /// the program cannot start or a build is already running.
-  bool start(const QString& dataroot, const QString& config, const QString& out, QString* error);
+  /// file `config`, into `out` (its parent folders are made), or says why it
+  /// cannot (the program does not start, or a build is already running).
+  Status start(const QString& dataroot, const QString& config, const QString& out);
 
 signals:
   /// `done` of `total` images decoded.

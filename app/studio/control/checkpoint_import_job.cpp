@@ -19,14 +19,11 @@ QString CheckpointImportJob::runDirFor(const QString& runs_root, const QString& 
   return QDir::cleanPath(candidate);
 }
 
-bool CheckpointImportJob::start(const QString& checkpoint, const QString& run_dir, QString* error) {
-  if (isRunning()) {
-    *error = "A checkpoint is already being imported.";
-    return false;
-  }
+Status CheckpointImportJob::start(const QString& checkpoint, const QString& run_dir) {
+  if (isRunning()) return failure("A checkpoint is already being imported.");
   run_dir_ = QDir::cleanPath(run_dir);
   QDir().mkpath(QFileInfo(run_dir_).absolutePath());
-  return startProcess({"import", checkpoint, "--run-dir", run_dir_, "--progress"}, error);
+  return startProcess({"import", checkpoint, "--run-dir", run_dir_, "--progress"});
 }
 
 ChildProcessJob::Outcome CheckpointImportJob::outcome(int exit_code, int) {

@@ -19,9 +19,9 @@ public:
   /// A run folder under `runs_root` for `checkpoint` that does not exist yet:
   /// "<file name>-imported", then "-imported-2", "-imported-3", ….
   static QString runDirFor(const QString& runs_root, const QString& checkpoint);
-  /// Starts importing `checkpoint` into `run_dir`; false with the reason in `error` when the
-  /// program cannot start or an import is already running.
-  bool start(const QString& checkpoint, const QString& run_dir, QString* error);
+  /// Starts importing `checkpoint` into `run_dir`, or says why it cannot
+  /// (the program does not start, or an import is already running).
+  Status start(const QString& checkpoint, const QString& run_dir);
 
   // finished(ok, run_dir_or_reason): ok with the run directory, or not with why (naming the file).
 

@@ -28,28 +28,22 @@ ChildProcess::~ChildProcess() {
   closePipes();
 }
 
-bool ChildProcess::start(const QString& program, const QStringList& arguments, QString* error) {
-  if (pid_ > 0) {
-    if (error) *error = "a process is already running";
-    return false;
-  }
+Status ChildProcess::start(const QString& program, const QStringList& arguments) {
+  if (pid_ > 0) return failure("a process is already running");
   int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    if (error) *error = QString("cannot create a pipe: ") + std::strerror(errno);
-    return false;
-  }
+  if (::pipe2(out, O_CLOEXEC) != 0) return failure(QString("cannot create a pipe: ") + std::strerror(errno));
   if (::pipe2(err, O_CLOEXEC) != 0) {
-    if (error) *error = QString("cannot create a pipe: ") + std::strerror(errno);
+    const int code = errno;
     ::close(out[0]);
     ::close(out[1]);
-    return false;
+    return failure(QString("cannot create a pipe: ") + std::strerror(code));
   }
   // Standard input: the bytes given, through a pipe that holds them all (4096 bytes fit any pipe).
   int in[2] = {-1, -1};
   if (!standard_input_.isEmpty() && ::pipe2(in, O_CLOEXEC) != 0) {
-    if (error) *error = QString("cannot create a pipe: ") + std::strerror(errno);
+    const int code = errno;
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
-    return false;
+    return failure(QString("cannot create a pipe: ") + std::strerror(code));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -87,8 +81,7 @@ bool ChildProcess::start(const QString& program, const QStringList& arguments, Q
   if (code != 0) {
     ::close(out[0]);
     ::close(err[0]);
-    if (error) *error = "cannot start " + program + ": " + std::strerror(code);
-    return false;
+    return failure("cannot start " + program + ": " + std::strerror(code));
   }
   pid_ = pid;
   out_fd_ = out[0];
@@ -100,7 +93,7 @@ bool ChildProcess::start(const QString& program, const QStringList& arguments, Q
   connect(out_notifier_.get(), &QSocketNotifier::activated, this, [this] { readAvailable(out_fd_, out_notifier_, true); });
   connect(err_notifier_.get(), &QSocketNotifier::activated, this, [this] { readAvailable(err_fd_, err_notifier_, false); });
   exit_poll_.start();
-  return true;
+  return {};
 }
 
 QString ChildProcess::failureReason(const QByteArray& standard_error, int exit_code) {

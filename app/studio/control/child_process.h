@@ -8,6 +8,8 @@
 // Being a session leader, the child leads its own process group too (pgid = its pid), which the
 // processes it starts join — the ranks of `streetgan train --nproc N`: signalGroup() reaches them
 // all.
+#include "app/studio/control/status_text.h"
+
 #include <QByteArray>
 #include <QObject>
 #include <QSocketNotifier>
@@ -29,8 +31,8 @@ public:
   /// one runs on.
   ~ChildProcess() override;
 
-  /// Starts `program` (searched in PATH) with `arguments`; false with `error` set when it cannot.
-  bool start(const QString& program, const QStringList& arguments, QString* error);
+  /// Starts `program` (searched in PATH) with `arguments`, or says why it cannot.
+  Status start(const QString& program, const QStringList& arguments);
   /// What the next start() gives the child on its standard input (at most 4096 bytes, then end of
   /// file); by default none (/dev/null).
   void setStandardInput(const QByteArray& bytes) { standard_input_ = bytes.left(4096); }

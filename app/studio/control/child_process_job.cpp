@@ -21,7 +21,7 @@ ChildProcessJob::~ChildProcessJob() = default;
 
 void ChildProcessJob::onProgress(const ProgressLine&) {}
 
-bool ChildProcessJob::startProcess(const QStringList& arguments, QString* error) {
+Status ChildProcessJob::startProcess(const QStringList& arguments) {
   process_ = std::make_unique<ChildProcess>();
   stdout_.clear();
   stderr_.clear();
@@ -30,11 +30,9 @@ bool ChildProcessJob::startProcess(const QStringList& arguments, QString* error)
   connect(process_.get(), &ChildProcess::standardOutput, this, [this](const QByteArray& bytes) { stdout_ += bytes; });
   connect(process_.get(), &ChildProcess::standardError, this, &ChildProcessJob::onStandardError);
   connect(process_.get(), &ChildProcess::finished, this, &ChildProcessJob::onProcessFinished);
-  if (!process_->start(program_, arguments, error)) {
-    process_.reset();
-    return false;
-  }
-  return true;
+  Status started = process_->start(program_, arguments);
+  if (!started) process_.reset();
+  return started;
 }
 
 bool ChildProcessJob::signalProcess(int signal_number) { return process_ && process_->sendSignal(signal_number); }

@@ -9,6 +9,7 @@
 //
 // A job destroyed while its command runs kills the command (ChildProcess's destructor). Qt Core
 // only.
+#include "app/studio/control/status_text.h"
 #include "core/util/progress_line.h"
 
 #include <QByteArray>
@@ -54,9 +55,9 @@ protected:
   virtual void onProgress(const ProgressLine& line);
 
   const QString& program() const { return program_; }
-  /// Starts the program with `arguments` (stdout and stderr start empty); false with
-  /// ChildProcess's reason in `error` when it cannot start.
-  bool startProcess(const QStringList& arguments, QString* error);
+  /// Starts the program with `arguments` (stdout and stderr start empty), or gives
+  /// ChildProcess's reason it cannot.
+  Status startProcess(const QStringList& arguments);
   /// Sends `signal_number` to the running command; false when none runs.
   bool signalProcess(int signal_number);
   /// cancel() kills a command that has not ended `ms` after its SIGINT; negative (the default):

@@ -16,16 +16,12 @@ QString DemoDataJob::defaultFolder(const QString& runs_root) {
 
 bool DemoDataJob::isRendered(const QString& folder) { return QFileInfo(folder + "/train_val").isDir(); }
 
-bool DemoDataJob::start(const QString& folder, QString* error) {
-  if (isRunning()) {
-    *error = "The demo data is already being rendered.";
-    return false;
-  }
+Status DemoDataJob::start(const QString& folder) {
+  if (isRunning()) return failure("The demo data is already being rendered.");
   folder_ = QDir::cleanPath(folder);
   QDir().mkpath(QFileInfo(folder_).absolutePath());
   return startProcess({"demo-data", "--progress", "--out", folder_, "--cities", QString::number(kCities), "--sequences",
-                       QString::number(kSequences), "--frames", QString::number(kFrames)},
-                      error);
+                       QString::number(kSequences), "--frames", QString::number(kFrames)});
 }
 
 void DemoDataJob::onProgress(const ProgressLine& line) {

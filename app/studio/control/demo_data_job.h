@@ -24,9 +24,9 @@ public:
   static QString defaultFolder(const QString& runs_root);
   /// True when `folder` already holds the demo data set (its train_val/ folder).
   static bool isRendered(const QString& folder);
-  /// Starts rendering into `folder` (its parent folders are made); false with the reason in
-  /// `error` when the program cannot start or a job is already running.
-  bool start(const QString& folder, QString* error);
+  /// Starts rendering into `folder` (its parent folders are made), or says why it
+  /// cannot (the program does not start, or a job is already running).
+  Status start(const QString& folder);
 
 signals:
   /// `done` of `total` images rendered.

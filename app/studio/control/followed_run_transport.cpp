@@ -17,16 +17,13 @@ FollowedRunTransport::FollowedRunTransport(QString run_dir, QString program_name
   connect(&poll_, &QTimer::timeout, this, &FollowedRunTransport::poll);
 }
 
-bool FollowedRunTransport::start(const QStringList&, QString* error) {
+Status FollowedRunTransport::start(const QStringList&) {
   file_.setFileName(runEventsPath(run_dir_));
-  if (!file_.open(QIODevice::ReadOnly)) {
-    if (error) *error = "cannot read " + file_.fileName() + ": " + file_.errorString();
-    return false;
-  }
+  if (!file_.open(QIODevice::ReadOnly)) return failure("cannot read " + file_.fileName() + ": " + file_.errorString());
   following_ = true;
   gone_seen_ = false;
   QTimer::singleShot(0, this, &FollowedRunTransport::poll);
-  return true;
+  return {};
 }
 
 void FollowedRunTransport::poll() {

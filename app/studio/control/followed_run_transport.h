@@ -24,7 +24,7 @@ public:
 
   /// Starts reading; `arguments` are ignored (nothing is started). Fails when the run directory
   /// has no readable events.jsonl.
-  bool start(const QStringList& arguments, QString* error) override;
+  Status start(const QStringList& arguments) override;
   void interrupt() override;
   void kill() override;
   void detach() override;

@@ -44,19 +44,17 @@ void HostConnectionCheck::start(const HostProfile& profile, const QString& contr
       result_.threads = object.value("threads").toInt();
       finish();
     });
-    QString error;
-    if (!command_->start(*connection_, {"info", "--json"}, false, &error)) {
+    if (Status started = command_->start(*connection_, {"info", "--json"}, false); !started) {
       command_.reset();
       result_.failure = SshFailure::Unreachable;
-      result_.message = error;
+      result_.message = errorText(started);
       finish();
     }
   });
-  QString error;
-  if (!command_->start(*connection_, {"--version"}, false, &error)) {
+  if (Status started = command_->start(*connection_, {"--version"}, false); !started) {
     command_.reset();
     result_.failure = SshFailure::Unreachable;
-    result_.message = error;
+    result_.message = errorText(started);
     QMetaObject::invokeMethod(this, [this] { finish(); }, Qt::QueuedConnection);
   }
 }

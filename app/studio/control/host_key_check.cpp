@@ -46,7 +46,7 @@ HostKeyProbe HostKeyCheck::probe(const SshConnection& connection, bool changed) 
   HostKeyProbe probe;
   probe.changed = changed;
   if (const QString invalid = connection.profile().validateConnection(); !invalid.isEmpty()) {
-    probe.error = "Cannot get the host key of " + connection.where() + ": " + invalid;
+    probe.status = failure("Cannot get the host key of " + connection.where() + ": " + invalid, ErrorKind::Input);
     return probe;
   }
   // Where ssh itself keeps this host's keys (the first of UserKnownHostsFile).
@@ -76,8 +76,8 @@ HostKeyProbe HostKeyCheck::probe(const SshConnection& connection, bool changed) 
   }
   if (probe.key_lines.isEmpty()) {
     const auto lines = offered.err.trimmed().split('\n');
-    probe.error = "Cannot get the host key of " + connection.where() + ": " +
-                  (lines.isEmpty() || lines.back().isEmpty() ? "no answer" : lines.back().trimmed());
+    probe.status = failure("Cannot get the host key of " + connection.where() + ": " +
+                           (lines.isEmpty() || lines.back().isEmpty() ? "no answer" : lines.back().trimmed()));
     return probe;
   }
   probe.host_key_name = probe.key_lines.front().section(' ', 0, 0);
@@ -87,12 +87,13 @@ HostKeyProbe HostKeyCheck::probe(const SshConnection& connection, bool changed) 
     const QString type = line.section(' ', -1).remove('(').remove(')');
     probe.fingerprints << type + " " + line.section(' ', 1, 1);
   }
-  if (probe.fingerprints.isEmpty()) probe.error = "Cannot compute the host key's fingerprint: " + fingerprints.err.trimmed();
+  if (probe.fingerprints.isEmpty())
+    probe.status = failure("Cannot compute the host key's fingerprint: " + fingerprints.err.trimmed());
   return probe;
 }
 
 QString HostKeyCheck::accept(const HostKeyProbe& probe) {
-  if (!probe.error.isEmpty() || probe.key_lines.isEmpty()) return "No host key to accept.";
+  if (!probe.status || probe.key_lines.isEmpty()) return "No host key to accept.";
   const QFileInfo info(probe.known_hosts_file);
   if (!QDir().mkpath(info.absolutePath())) return info.absolutePath() + ": cannot create the folder";
   if (probe.changed && info.exists()) {

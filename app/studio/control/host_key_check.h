@@ -6,6 +6,7 @@
 // file ssh itself uses for this host, from `ssh -G`). Checking is never turned off for real
 // connections. Both calls block (seconds at most): run them off the GUI thread.
 #include "app/studio/control/ssh_connection.h"
+#include "app/studio/control/status_text.h"
 
 #include <QString>
 #include <QStringList>
@@ -13,7 +14,7 @@
 namespace streetgan::studio {
 
 struct HostKeyProbe {
-  QString error;             ///< the probe failed (host unreachable); empty on success
+  Status status;             ///< why the probe failed (host unreachable); ok on success
   QString known_hosts_file;  ///< where accept() writes
   QString host_key_name;     ///< how known_hosts names the host, e.g. "[gpu.example.org]:2222"
   QStringList key_lines;     ///< the known_hosts lines for the keys the host offered

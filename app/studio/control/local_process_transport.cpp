@@ -11,9 +11,7 @@ LocalProcessTransport::LocalProcessTransport(QString program, QObject* parent)
   connect(&process_, &ChildProcess::finished, this, &TrainingTransport::ended);
 }
 
-bool LocalProcessTransport::start(const QStringList& arguments, QString* error) {
-  return process_.start(program_, arguments, error);
-}
+Status LocalProcessTransport::start(const QStringList& arguments) { return process_.start(program_, arguments); }
 
 void LocalProcessTransport::interrupt() { process_.sendSignal(SIGINT); }
 // The whole process group: a `--nproc N` launcher's ranks are in it, and would otherwise train on

@@ -14,7 +14,7 @@ public:
   /// `program`: the `streetgan` executable to run.
   explicit LocalProcessTransport(QString program, QObject* parent = nullptr);
 
-  bool start(const QStringList& arguments, QString* error) override;
+  Status start(const QStringList& arguments) override;
   void interrupt() override;
   void kill() override;
   void detach() override;

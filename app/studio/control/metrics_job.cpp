@@ -25,15 +25,10 @@ MetricsJob::MetricsJob(QString program, QObject* parent)
 
 MetricsJob::~MetricsJob() = default;
 
-bool MetricsJob::start(const MetricsRequest& request, QString* error) {
-  if (isRunning()) {
-    *error = "Quality metrics are already running.";
-    return false;
-  }
-  if (request.every ? request.run_dir.isEmpty() : request.checkpoint.isEmpty()) {
-    *error = "Choose a run with a checkpoint first.";
-    return false;
-  }
+Status MetricsJob::start(const MetricsRequest& request) {
+  if (isRunning()) return failure("Quality metrics are already running.");
+  if (request.every ? request.run_dir.isEmpty() : request.checkpoint.isEmpty())
+    return failure("Choose a run with a checkpoint first.", ErrorKind::Input);
   every_ = request.every;
   scored_ = 0;
   checkpoints_.clear();
@@ -44,12 +39,9 @@ bool MetricsJob::start(const MetricsRequest& request, QString* error) {
   } else {
     checkpoints_ << QFileInfo(request.checkpoint).fileName();
   }
-  QString why;
-  if (!startProcess(request.arguments(), &why)) {
-    *error = "Cannot start " + program() + ": " + why;
-    return false;
-  }
-  return true;
+  if (Status started = startProcess(request.arguments()); !started)
+    return failure("Cannot start " + program() + ": " + errorText(started));
+  return {};
 }
 
 void MetricsJob::onProgress(const ProgressLine& line) {

@@ -38,9 +38,9 @@ public:
   explicit MetricsJob(QString program, QObject* parent = nullptr);
   ~MetricsJob() override;
 
-  /// Starts the evaluation; false with the reason in `error` when it cannot (a job already
+  /// Starts the evaluation, or says why it cannot (a job already
   /// running, no checkpoint or run given, the program not starting).
-  bool start(const MetricsRequest& request, QString* error);
+  Status start(const MetricsRequest& request);
   // cancel() asks the process to stop (SIGINT), which the suite hears between its stages;
   // sampling does not look at it, so a command still running 2 s later is killed. finished()
   // follows with a message saying it was cancelled.

@@ -21,21 +21,14 @@ ParzenJob::ParzenJob(QString program, QObject* parent)
 
 ParzenJob::~ParzenJob() = default;
 
-bool ParzenJob::start(const ParzenRequest& request, QString* error) {
-  if (isRunning()) {
-    *error = "A Parzen estimate is already running.";
-    return false;
-  }
-  if (request.valid_dir.isEmpty() != request.test_dir.isEmpty()) {
-    *error = "Give both a validation and a test folder, or neither (the run's held-out split).";
-    return false;
-  }
-  QString why;
-  if (!startProcess(request.arguments(), &why)) {
-    *error = "Cannot start " + program() + ": " + why;
-    return false;
-  }
-  return true;
+Status ParzenJob::start(const ParzenRequest& request) {
+  if (isRunning()) return failure("A Parzen estimate is already running.");
+  if (request.valid_dir.isEmpty() != request.test_dir.isEmpty())
+    return failure("Give both a validation and a test folder, or neither (the run's held-out split).",
+                   ErrorKind::Input);
+  if (Status started = startProcess(request.arguments()); !started)
+    return failure("Cannot start " + program() + ": " + errorText(started));
+  return {};
 }
 
 void ParzenJob::onProgress(const ProgressLine& line) {

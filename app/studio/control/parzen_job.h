@@ -38,9 +38,9 @@ public:
   explicit ParzenJob(QString program, QObject* parent = nullptr);
   ~ParzenJob() override;
 
-  /// Starts the estimate; false with the reason in `error` when it cannot (a job already
+  /// Starts the estimate, or says why it cannot (a job already
   /// running, only one of the two held-out folders, the program not starting).
-  bool start(const ParzenRequest& request, QString* error);
+  Status start(const ParzenRequest& request);
   // cancel() asks the process to stop (SIGINT); sampling does not look at it, so it is killed 2 s
   // later. finished() follows with "cancelled".
   /// The last successful estimate's JSON (what `streetgan parzen --json` printed).

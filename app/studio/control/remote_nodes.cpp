@@ -29,9 +29,8 @@ void RemoteNodes::launch(const QStringList& arguments, const QByteArray& job_tok
     const QStringList remote = QStringList{"remote", "launch", run_.remoteRunDirOn(node->index), "--job-token-stdin"} +
                                arguments + QStringList{"--node-rank", QString::number(node->index)};
     node->launch->setStandardInput(job_token + "\n");
-    QString error;
-    if (!node->launch->start(node->connection, remote, false, &error)) {
-      emit message("Could not start " + node->name() + ": " + error);
+    if (Status started = node->launch->start(node->connection, remote, false); !started) {
+      emit message("Could not start " + node->name() + ": " + errorText(started));
       node->launch.reset();
     }
   }
@@ -44,9 +43,9 @@ void RemoteNodes::signal(const QString& which) {
     connect(node->signal.get(), &SshCommand::finished, this, [this, node, which](const SshResult& result) {
       if (!result.ok()) emit message("Could not " + which + " " + node->name() + ": " + result.message);
     });
-    QString error;
-    if (!node->signal->start(node->connection, {"remote", "signal", run_.remoteRunDirOn(node->index), which}, false, &error))
-      emit message("Could not " + which + " " + node->name() + ": " + error);
+    const QStringList remote{"remote", "signal", run_.remoteRunDirOn(node->index), which};
+    if (Status started = node->signal->start(node->connection, remote, false); !started)
+      emit message("Could not " + which + " " + node->name() + ": " + errorText(started));
   }
 }
 

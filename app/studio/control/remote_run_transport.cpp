@@ -45,13 +45,10 @@ void RemoteRunTransport::setRetryDelays(int first_ms, int max_ms) {
 
 qint64 RemoteRunTransport::followClientPid() const { return follow_ && follow_->isRunning() ? follow_->pid() : 0; }
 
-bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
-  if (attach_on_start_) return attach(error);
+Status RemoteRunTransport::start(const QStringList& arguments) {
+  if (attach_on_start_) return attach();
   // The record may have come from a remote.json that was edited or copied from elsewhere.
-  if (const QString invalid = run_.validate(); !invalid.isEmpty()) {
-    if (error) *error = invalid;
-    return false;
-  }
+  if (const QString invalid = run_.validate(); !invalid.isEmpty()) return failure(invalid, ErrorKind::Input);
   QStringList remote{"remote", "launch", run_.remote_run_dir};
   QStringList train;
   for (int i = 0; i < arguments.size(); ++i) {
@@ -63,10 +60,8 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
       ++i;  // the log is followed instead
     } else if (arg == "--config" && i + 1 < arguments.size()) {
       QFile config(arguments[++i]);
-      if (!config.open(QIODevice::ReadOnly)) {
-        if (error) *error = config.fileName() + ": cannot read the config (" + config.errorString() + ")";
-        return false;
-      }
+      if (!config.open(QIODevice::ReadOnly))
+        return failure(config.fileName() + ": cannot read the config (" + config.errorString() + ")");
       remote << "--config-json" << QString::fromUtf8(config.readAll());
     } else {
       train << arg;
@@ -87,15 +82,10 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
     remote.insert(3, "--job-token-stdin");
     for (int i = 0; i < 4; ++i) job_token += QByteArray::number(QRandomGenerator::system()->generate64(), 16).rightJustified(16, '0');
   }
-  if (const QString failed = run_.write(); !failed.isEmpty()) {
-    if (error) *error = failed;
-    return false;
-  }
+  if (const QString failed = run_.write(); !failed.isEmpty()) return failure(failed);
   mirror_.close();
-  if (!mirror_.open(QIODevice::WriteOnly | QIODevice::Append)) {
-    if (error) *error = mirror_.fileName() + ": cannot write it (" + mirror_.errorString() + ")";
-    return false;
-  }
+  if (!mirror_.open(QIODevice::WriteOnly | QIODevice::Append))
+    return failure(mirror_.fileName() + ": cannot write it (" + mirror_.errorString() + ")");
   offset_ = mirror_.size();
   launch_ = std::make_unique<SshCommand>();
   if (!job_token.isEmpty()) launch_->setStandardInput(job_token + "\n");
@@ -107,27 +97,22 @@ bool RemoteRunTransport::start(const QStringList& arguments, QString* error) {
     emit launched(QString::fromUtf8(result.output).trimmed().toLongLong());
     follow();
   });
-  if (!launch_->start(connection_, remote, false, error)) return false;
+  if (Status started = launch_->start(connection_, remote, false); !started) return started;
   active_ = true;
   if (nodes_) nodes_->launch(after_dir, job_token);
-  return true;
+  return {};
 }
 
-bool RemoteRunTransport::attach(QString* error) {
-  if (const QString invalid = run_.validate(); !invalid.isEmpty()) {
-    if (error) *error = invalid;
-    return false;
-  }
+Status RemoteRunTransport::attach() {
+  if (const QString invalid = run_.validate(); !invalid.isEmpty()) return failure(invalid, ErrorKind::Input);
   mirror_.close();
-  if (!mirror_.open(QIODevice::ReadWrite | QIODevice::Append)) {
-    if (error) *error = mirror_.fileName() + ": cannot open it (" + mirror_.errorString() + ")";
-    return false;
-  }
+  if (!mirror_.open(QIODevice::ReadWrite | QIODevice::Append))
+    return failure(mirror_.fileName() + ": cannot open it (" + mirror_.errorString() + ")");
   offset_ = mirror_.size();
   replayed_ = 0;
   active_ = true;
   QTimer::singleShot(0, this, &RemoteRunTransport::replayMirror);
-  return true;
+  return {};
 }
 
 void RemoteRunTransport::replayMirror() {
@@ -154,9 +139,8 @@ void RemoteRunTransport::follow() {
   follow_ = std::make_unique<SshCommand>();
   connect(follow_.get(), &SshCommand::output, this, &RemoteRunTransport::onFollowOutput);
   connect(follow_.get(), &SshCommand::finished, this, &RemoteRunTransport::onFollowFinished);
-  QString error;
-  if (!follow_->start(connection_, {"remote", "follow", run_.remote_run_dir, "--offset", QString::number(offset_)}, true, &error))
-    endWith(-1, 0, error);
+  const QStringList follow{"remote", "follow", run_.remote_run_dir, "--offset", QString::number(offset_)};
+  if (Status started = follow_->start(connection_, follow, true); !started) endWith(-1, 0, errorText(started));
 }
 
 void RemoteRunTransport::onFollowOutput(const QByteArray& bytes) {
@@ -212,8 +196,8 @@ void RemoteRunTransport::checkStatus() {
   if (!active_) return;
   status_ = std::make_unique<SshCommand>();
   connect(status_.get(), &SshCommand::finished, this, &RemoteRunTransport::onStatus);
-  QString error;
-  if (!status_->start(connection_, {"remote", "status", run_.remote_run_dir}, false, &error)) endWith(-1, 0, error);
+  if (Status started = status_->start(connection_, {"remote", "status", run_.remote_run_dir}, false); !started)
+    endWith(-1, 0, errorText(started));
 }
 
 void RemoteRunTransport::onStatus(const SshResult& result) {
@@ -275,9 +259,8 @@ void RemoteRunTransport::sendSignal(const QString& which) {
     else if (!result.ok())
       emit diagnosticBytes((result.message + "\n").toUtf8());
   });
-  QString error;
-  if (!signal_->start(connection_, {"remote", "signal", run_.remote_run_dir, which}, false, &error))
-    emit diagnosticBytes((error + "\n").toUtf8());
+  if (Status started = signal_->start(connection_, {"remote", "signal", run_.remote_run_dir, which}, false); !started)
+    emit diagnosticBytes((errorText(started) + "\n").toUtf8());
 }
 
 // On several hosts every node is told: a stop reaches every rank through node 0 as well (they stop
@@ -326,10 +309,10 @@ void RemoteRunTransport::nextFetch() {
   fetch_ = std::make_unique<SshCommand>();
   connect(fetch_.get(), &SshCommand::output, this, &RemoteRunTransport::onFetchOutput);
   connect(fetch_.get(), &SshCommand::finished, this, &RemoteRunTransport::onFetchFinished);
-  QString error;
-  if (!fetch_->start(connection_, QStringList{"remote", "get", run_.remote_run_dir} + batch, true, &error)) {
+  if (Status started = fetch_->start(connection_, QStringList{"remote", "get", run_.remote_run_dir} + batch, true);
+      !started) {
     fetch_.reset();
-    for (const auto& relative : batch) emit fetchFailed(relative, error);
+    for (const auto& relative : batch) emit fetchFailed(relative, errorText(started));
     fetch_batch_.clear();
   }
 }

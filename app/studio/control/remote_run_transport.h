@@ -33,9 +33,9 @@ public:
   /// Launches the run: `arguments` are the local ones (TrainingSession::argumentsFor): --run-dir
   /// becomes the remote run directory, --config FILE is sent as its contents, --events - is
   /// dropped (the log is followed instead). Writes the mirror's remote.json, then follows.
-  bool start(const QStringList& arguments, QString* error) override;
+  Status start(const QStringList& arguments) override;
   /// Re-attaches to a launched run: hands on the mirror's log, then follows the host's from there.
-  bool attach(QString* error);
+  Status attach();
   /// Makes start() attach() instead of launching (a session re-attaching to a running run).
   void setAttachOnStart(bool attach) { attach_on_start_ = attach; }
   void interrupt() override;

@@ -21,34 +21,29 @@ void RunLauncher::setRunDefaults(const QString& device, int threads, int process
   processes_ = processes;
 }
 
-std::unique_ptr<QTemporaryFile> RunLauncher::writeTemporaryConfig(const TrainConfig& config, const QString& name_template,
-                                                                  QString* error) {
+Result<std::unique_ptr<QTemporaryFile>> RunLauncher::writeTemporaryConfig(const TrainConfig& config,
+                                                                          const QString& name_template) {
   auto file = std::make_unique<QTemporaryFile>(QDir::temp().filePath(name_template));
-  if (!file->open() || file->write(QByteArray::fromStdString(configToJson(config).dump(2))) < 0 || !file->flush()) {
-    *error = "Cannot write the config file: " + file->errorString();
-    return nullptr;
-  }
+  if (!file->open() || file->write(QByteArray::fromStdString(configToJson(config).dump(2))) < 0 || !file->flush())
+    return failure("Cannot write the config file: " + file->errorString());
   return file;
 }
 
-std::optional<TrainingRequest> RunLauncher::prepareNewRun(const TrainConfig& config, const QString& runs_root,
-                                                          const std::optional<HostProfile>& host, QString* error,
-                                                          const QList<HostProfile>& more_hosts) {
-  if (host && config.dataroot.empty()) {
-    *error = "Enter the data set folder on " + host->label() + " first.";
-    return std::nullopt;
-  }
-  if (!host && (config.dataroot.empty() || !QFileInfo(QString::fromStdString(config.dataroot)).isDir())) {
-    *error = "Choose a data set folder first (it must exist).";
-    return std::nullopt;
-  }
+Result<TrainingRequest> RunLauncher::prepareNewRun(const TrainConfig& config, const QString& runs_root,
+                                                   const std::optional<HostProfile>& host,
+                                                   const QList<HostProfile>& more_hosts) {
+  if (host && config.dataroot.empty())
+    return failure("Enter the data set folder on " + host->label() + " first.", ErrorKind::Input);
+  if (!host && (config.dataroot.empty() || !QFileInfo(QString::fromStdString(config.dataroot)).isDir()))
+    return failure("Choose a data set folder first (it must exist).", ErrorKind::Input);
   QDir().mkpath(runs_root);
   // A fresh run directory: <root>/<name>-<date-time>.
   const QString name = QString::fromStdString(config.name) + "-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
   TrainingRequest request;
   request.run_dir = QDir(runs_root).filePath(name);
-  config_file_ = writeTemporaryConfig(config, "streetgan-config-XXXXXX.json", error);
-  if (!config_file_) return std::nullopt;
+  auto config_file = writeTemporaryConfig(config, "streetgan-config-XXXXXX.json");
+  if (!config_file) return makeError(config_file.error(), config_file.errorKind());
+  config_file_ = std::move(*config_file);
   request.config_file = config_file_->fileName();
   if (host) {
     // The local run directory mirrors the remote one; its record says where the run trains.
@@ -57,14 +52,9 @@ std::optional<TrainingRequest> RunLauncher::prepareNewRun(const TrainConfig& con
     record.remote_run_dir = RemoteRunRecord::remoteRunDirFor(*host, name);
     record.local_run_dir = request.run_dir;
     record.more_hosts = more_hosts;
-    if (const QString invalid = record.validate(); !more_hosts.isEmpty() && !invalid.isEmpty()) {
-      *error = invalid;
-      return std::nullopt;
-    }
-    if (const QString failed = record.write(); !failed.isEmpty()) {
-      *error = failed;
-      return std::nullopt;
-    }
+    if (const QString invalid = record.validate(); !more_hosts.isEmpty() && !invalid.isEmpty())
+      return failure(invalid, ErrorKind::Input);
+    if (const QString failed = record.write(); !failed.isEmpty()) return failure(failed);
   }
   return request;
 }

@@ -7,8 +7,9 @@
 // the folder's remote record) and adds the device arguments (a host profile's, or this computer's
 // run defaults). For a run on a host it fetches files into the local copy and passes the
 // transport's fetch signals on. The tab connects to the session and to these signals and never
-// learns which transport a run goes over. Failures are messages to show, in `error`. Qt Core only.
+// learns which transport a run goes over. Failures are messages to show. Qt Core only.
 #include "app/studio/control/host_profile.h"
+#include "app/studio/control/status_text.h"
 #include "app/studio/control/training_session.h"
 #include "app/studio/control/training_transport_factory.h"
 #include "core/config/train_config.h"
@@ -38,19 +39,19 @@ public:
   void setRunDefaults(const QString& device, int threads, int processes = 1);
 
   /// `config` as JSON in a new temporary file, named from QTemporaryFile's `name_template` in the
-  /// temporary folder; nothing, with "Cannot write the config file: …" in `error`, when it cannot.
-  static std::unique_ptr<QTemporaryFile> writeTemporaryConfig(const TrainConfig& config, const QString& name_template,
-                                                              QString* error);
+  /// temporary folder, or "Cannot write the config file: …" when it cannot.
+  static Result<std::unique_ptr<QTemporaryFile>> writeTemporaryConfig(const TrainConfig& config,
+                                                                      const QString& name_template);
 
   /// A new run of `config` under `runs_root` (made when missing), on `host` or on this computer:
   /// its data set folder checked, its folder named, its config written to a temporary file and, on
-  /// a host, its remote record written into the folder. The request to start; nothing, with the
-  /// message to show in `error`, when it cannot be started.
+  /// a host, its remote record written into the folder. The request to start, or the message to
+  /// show when it cannot be started.
   /// `more_hosts`: with `host`, a run on several hosts, one node each (`host` is node 0, where
   /// the run's files are; RemoteRunRecord::more_hosts).
-  std::optional<TrainingRequest> prepareNewRun(const TrainConfig& config, const QString& runs_root,
-                                               const std::optional<HostProfile>& host, QString* error,
-                                               const QList<HostProfile>& more_hosts = {});
+  Result<TrainingRequest> prepareNewRun(const TrainConfig& config, const QString& runs_root,
+                                        const std::optional<HostProfile>& host,
+                                        const QList<HostProfile>& more_hosts = {});
 
   /// A new session for the run in `run_dir`, replacing the last one, not started yet (the caller
   /// connects to it, then calls start()): `attach` follows a run that exists (opened from the Runs

@@ -25,21 +25,17 @@ SshCommand::SshCommand(QObject* parent) : QObject(parent) {
   });
 }
 
-bool SshCommand::start(const SshConnection& connection, const QStringList& args, bool stream, QString* error) {
+Status SshCommand::start(const SshConnection& connection, const QStringList& args, bool stream) {
   result_ = {};
   stream_ = stream;
   connection_ = connection;
   // The profile may come from a file (a run's remote.json): nothing reaches ssh unchecked.
-  if (const QString invalid = connection.profile().validateConnection(); !invalid.isEmpty()) {
-    if (error) *error = "The host profile " + connection.profile().label() + " cannot be used: " + invalid;
-    return false;
-  }
-  QString why;
-  if (!process_.start(SshConnection::program(), connection.streetganCommand(args), &why)) {
-    if (error) *error = "Cannot run ssh (the OpenSSH client): " + why;
-    return false;
-  }
-  return true;
+  if (const QString invalid = connection.profile().validateConnection(); !invalid.isEmpty())
+    return failure("The host profile " + connection.profile().label() + " cannot be used: " + invalid,
+                   ErrorKind::Input);
+  if (Status started = process_.start(SshConnection::program(), connection.streetganCommand(args)); !started)
+    return failure("Cannot run ssh (the OpenSSH client): " + errorText(started));
+  return {};
 }
 
 SshResult SshCommand::runAndWait(const SshConnection& connection, const QStringList& args, int timeout_ms) {
@@ -50,10 +46,9 @@ SshResult SshCommand::runAndWait(const SshConnection& connection, const QStringL
     result = r;
     loop.quit();
   });
-  QString error;
-  if (!command.start(connection, args, false, &error)) {
+  if (Status started = command.start(connection, args, false); !started) {
     result.failure = SshFailure::Unreachable;
-    result.message = error;
+    result.message = errorText(started);
     return result;
   }
   QTimer::singleShot(timeout_ms, &loop, [&] { command.abort(); });

@@ -5,6 +5,7 @@
 // kills its local ssh client (the remote command then sees its connection close).
 #include "app/studio/control/child_process.h"
 #include "app/studio/control/ssh_connection.h"
+#include "app/studio/control/status_text.h"
 
 #include <QByteArray>
 #include <QObject>
@@ -30,9 +31,9 @@ public:
   explicit SshCommand(QObject* parent = nullptr);
 
   /// Runs `streetgan args...` on the connection's host. `stream`: stdout only through output().
-  /// False (with finished() not emitted) when ssh cannot be started or the profile fails
-  /// HostProfile::validateConnection(); `error` says why.
-  bool start(const SshConnection& connection, const QStringList& args, bool stream = false, QString* error = nullptr);
+  /// A failure (with finished() not emitted) when ssh cannot be started or the profile fails
+  /// HostProfile::validateConnection(), saying why.
+  Status start(const SshConnection& connection, const QStringList& args, bool stream = false);
   /// What the next start() sends the remote command on its standard input (a secret that must not
   /// be on a command line); none by default.
   void setStandardInput(const QByteArray& bytes) { process_.setStandardInput(bytes); }

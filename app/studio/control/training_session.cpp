@@ -57,9 +57,8 @@ bool TrainingSession::start(const TrainingRequest& request) {
   finished_status_.clear();
   error_.clear();
   stderr_.clear();
-  QString error;
-  if (!transport_->start(argumentsFor(request), &error)) {
-    error_ = error;
+  if (Status started = transport_->start(argumentsFor(request)); !started) {
+    error_ = errorText(started);
     setState(SessionState::Failed);
     emit finished(state_, error_);
     return false;

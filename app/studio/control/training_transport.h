@@ -4,6 +4,8 @@
 // (LocalProcessTransport) and one on a remote host over SSH are one code path. A transport
 // delivers the event stream's bytes as they come (any chunking), the process's diagnostics
 // (stderr), and one ended() when the process is gone.
+#include "app/studio/control/status_text.h"
+
 #include <QByteArray>
 #include <QObject>
 #include <QString>
@@ -17,8 +19,8 @@ public:
   using QObject::QObject;
   ~TrainingTransport() override = default;
 
-  /// Starts `streetgan` with `arguments`; false with `error` set when it could not start.
-  virtual bool start(const QStringList& arguments, QString* error) = 0;
+  /// Starts `streetgan` with `arguments`, or says why it could not start.
+  virtual Status start(const QStringList& arguments) = 0;
   /// Asks the run to stop (SIGINT: finish the step, write a checkpoint, exit).
   virtual void interrupt() = 0;
   /// Ends the process at once (SIGKILL).

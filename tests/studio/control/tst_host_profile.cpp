@@ -9,6 +9,7 @@
 #include "app/studio/control/ssh_command.h"
 #include "app/studio/control/ssh_connection.h"
 #include "app/studio/control/training_transport_factory.h"
+#include "tests/support/status_check.h"
 #include "tests/support/test_suite.h"
 
 #include <QDir>
@@ -20,6 +21,7 @@
 #include <QTest>
 
 using namespace streetgan::studio;
+using streetgan::test::succeeded;
 
 namespace {
 
@@ -192,7 +194,7 @@ private slots:
     const TrainingTransportFactory factory("streetgan");
     auto transport = factory.forRun(run.path(), false);
     QString error;
-    QVERIFY(!transport->start({"train", "--run-dir", run.path(), "--resume"}, &error));
+    QVERIFY(!succeeded(transport->start({"train", "--run-dir", run.path(), "--resume"}), &error));
     QCOMPARE(error, problem);
     QVERIFY2(!QFile::exists(ssh_log_), "ssh was started");
   }
@@ -351,7 +353,7 @@ private slots:
       auto transport = factory.forRun(run.path(), attach);
       QVERIFY(qobject_cast<RemoteRunTransport*>(transport.get()));
       QString error;
-      QVERIFY(!transport->start({"train", "--run-dir", run.path(), "--resume"}, &error));
+      QVERIFY(!succeeded(transport->start({"train", "--run-dir", run.path(), "--resume"}), &error));
       QCOMPARE(error, expected);
     }
     if (field != "remote_run_dir" && field != "device") {  // the profile itself cannot reach ssh

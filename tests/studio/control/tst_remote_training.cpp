@@ -148,7 +148,7 @@ private slots:
     QVERIFY(!QFile::exists(sshd_->knownHostsFile()));
 
     HostKeyProbe probe = HostKeyCheck::probe(connection, false);
-    QVERIFY2(probe.error.isEmpty(), qPrintable(probe.error));
+    QVERIFY2(probe.status.ok(), qPrintable(errorText(probe.status)));
     QCOMPARE(probe.fingerprints, QStringList{sshd_->hostKeyFingerprint()});
     QCOMPARE(probe.known_hosts_file, sshd_->knownHostsFile());
     QCOMPARE(probe.host_key_name, QString("[127.0.0.1]:%1").arg(sshd_->port()));

@@ -14,6 +14,7 @@
 #include "app/studio/control/remote_run_record.h"
 #include "app/studio/control/remote_run_transport.h"
 #include "app/studio/control/training_transport_factory.h"
+#include "tests/support/status_check.h"
 #include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
@@ -35,7 +36,7 @@ namespace {
 class ScriptJob : public ChildProcessJob {
 public:
   explicit ScriptJob(const QString& program) : ChildProcessJob(program) {}
-  bool start(QString* error) { return startProcess({"--progress"}, error); }
+  streetgan::Status start() { return startProcess({"--progress"}); }
   QStringList lines;  // "task done/total detail" of each line onProgress() was given
 
 protected:
@@ -128,10 +129,10 @@ void TestStudioJobs::parzenOnACheckpoint() {
   request.valid = 4;
   request.test = 4;
   QString error;
-  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(request), &error), qPrintable(error));
   QVERIFY(job.isRunning());
   QString second_error;
-  QVERIFY(!job.start(request, &second_error));
+  QVERIFY(!succeeded(job.start(request), &second_error));
   QCOMPARE(second_error, QString("A Parzen estimate is already running."));
   QVERIFY(done.wait(120000));
   QVERIFY2(done.first().first().toBool(), qPrintable(done.first().last().toString()));
@@ -158,7 +159,7 @@ void TestStudioJobs::parzenOnAMissingCheckpoint() {
   request.run_dir = run_;
   request.checkpoint = dir_.filePath("no-such.pt");
   QString error;
-  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(request), &error), qPrintable(error));
   QVERIFY(done.wait(60000));
   QCOMPARE(done.first().first().toBool(), false);
   const QString message = done.first().last().toString();
@@ -177,7 +178,7 @@ void TestStudioJobs::parzenCancelled() {
   request.test = 4;
   const QStringList before = QDir(run_ + "/evaluations").entryList(QDir::Files);
   QString error;
-  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(request), &error), qPrintable(error));
   QTest::qWait(300);
   job.cancel();
   QVERIFY(done.wait(30000));
@@ -193,7 +194,7 @@ void TestStudioJobs::parzenRefusesOneHeldOutFolder() {
   request.checkpoint = latestCheckpoint();
   request.valid_dir = data_;
   QString error;
-  QVERIFY(!job.start(request, &error));
+  QVERIFY(!succeeded(job.start(request), &error));
   QCOMPARE(error, QString("Give both a validation and a test folder, or neither (the run's held-out split)."));
   QVERIFY(!job.isRunning());
 }
@@ -205,7 +206,7 @@ void TestStudioJobs::parzenWithoutTheProgram() {
   request.run_dir = run_;
   request.checkpoint = latestCheckpoint();
   QString error;
-  QVERIFY(!job.start(request, &error));
+  QVERIFY(!succeeded(job.start(request), &error));
   QVERIFY2(error.startsWith("Cannot start " + missing + ": "), qPrintable(error));
   QVERIFY(!job.isRunning());
 }
@@ -248,10 +249,10 @@ void TestStudioJobs::metricsOnACheckpoint() {
   request.train = 16;
   request.only = QStringList{"swd", "msssim", "memorisation"};
   QString error;
-  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(request), &error), qPrintable(error));
   QVERIFY(job.isRunning());
   QString second_error;
-  QVERIFY(!job.start(request, &second_error));
+  QVERIFY(!succeeded(job.start(request), &second_error));
   QCOMPARE(second_error, QString("Quality metrics are already running."));
   QVERIFY(done.wait(120000));
   QVERIFY2(done.first().first().toBool(), qPrintable(done.first().last().toString()));
@@ -281,10 +282,10 @@ void TestStudioJobs::metricsOnAMissingCheckpoint() {
   MetricsRequest request;
   request.run_dir = run_;
   QString error;
-  QVERIFY(!job.start(request, &error));  // no checkpoint given
+  QVERIFY(!succeeded(job.start(request), &error));  // no checkpoint given
   QCOMPARE(error, QString("Choose a run with a checkpoint first."));
   request.checkpoint = dir_.filePath("no-such.pt");
-  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(request), &error), qPrintable(error));
   QVERIFY(done.wait(60000));
   QCOMPARE(done.first().first().toBool(), false);
   const QString message = done.first().last().toString();
@@ -303,7 +304,7 @@ void TestStudioJobs::metricsCancelled() {
   request.only = QStringList{"swd"};
   const QStringList before = QDir(run_ + "/evaluations").entryList(QDir::Files);
   QString error;
-  QVERIFY2(job.start(request, &error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(request), &error), qPrintable(error));
   QTest::qWait(300);
   job.cancel();
   QVERIFY(done.wait(30000));
@@ -321,7 +322,7 @@ void TestStudioJobs::demoData() {
   QSignalSpy reported(&job, &ChildProcessJob::progressReported);
   QSignalSpy done(&job, &DemoDataJob::finished);
   QString error;
-  QVERIFY2(job.start(folder + "/", &error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(folder + "/"), &error), qPrintable(error));
   QVERIFY(job.isRunning());
   QVERIFY(done.wait(300000));
   QVERIFY2(done.first().first().toBool(), qPrintable(done.first().last().toString()));
@@ -355,7 +356,7 @@ void TestStudioJobs::jobProgressLines() {
   QSignalSpy reported(&job, &ChildProcessJob::progressReported);
   QSignalSpy done(&job, &ChildProcessJob::finished);
   QString error;
-  QVERIFY2(job.start(&error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(), &error), qPrintable(error));
   QVERIFY(done.wait(30000));
   QCOMPARE(job.lines, (QStringList{"t 1/3 ", "t 2/3 two"}));
   QCOMPARE(reported.size(), 2);
@@ -373,7 +374,7 @@ void TestStudioJobs::jobFailureReasonWithoutProgress() {
   ScriptJob job(program);
   QSignalSpy done(&job, &ChildProcessJob::finished);
   QString error;
-  QVERIFY2(job.start(&error), qPrintable(error));
+  QVERIFY2(succeeded(job.start(), &error), qPrintable(error));
   QVERIFY(done.wait(30000));
   QCOMPARE(job.lines, QStringList{"t 3/3 "});
   QCOMPARE(done.first().last().toString(), QString("exit code 3"));
@@ -386,7 +387,7 @@ void TestStudioJobs::demoDataIntoAFile() {
   DemoDataJob job(STREETGAN_CLI);
   QSignalSpy done(&job, &DemoDataJob::finished);
   QString error;
-  QVERIFY2(job.start(file + "/demo", &error), qPrintable(error));  // the program starts, then fails
+  QVERIFY2(succeeded(job.start(file + "/demo"), &error), qPrintable(error));  // the program starts, then fails
   QVERIFY(done.wait(60000));
   QCOMPARE(done.first().first().toBool(), false);
   const QString reason = done.first().last().toString();

@@ -8,6 +8,7 @@
 #include "app/studio/control/local_process_transport.h"
 #include "app/studio/control/training_session.h"
 #include "core/runs/process_identity.h"
+#include "tests/support/status_check.h"
 #include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
@@ -249,7 +250,7 @@ void TestTrainingSession::killEndsTheWholeProcessGroup() {
   connect(&transport, &TrainingTransport::eventBytes, this, [&](const QByteArray& bytes) { out += bytes; });
   QSignalSpy ended(&transport, &TrainingTransport::ended);
   QString error;
-  QVERIFY2(transport.start({}, &error), qPrintable(error));
+  QVERIFY2(succeeded(transport.start({}), &error), qPrintable(error));
   QTRY_VERIFY_WITH_TIMEOUT(out.contains('\n'), 60000);
   const qint64 sleeper = out.trimmed().toLongLong();
   QVERIFY(sleeper > 0);
@@ -308,7 +309,7 @@ void TestTrainingSession::followedRunSignalsOnlyItsOwnProcess() {
     connect(&transport, &TrainingTransport::diagnosticBytes, this, [&](const QByteArray& bytes) { said += bytes; });
     QSignalSpy ended(&transport, &TrainingTransport::ended);
     QString error;
-    QVERIFY2(transport.start({}, &error), qPrintable(error));
+    QVERIFY2(succeeded(transport.start({}), &error), qPrintable(error));
     transport.interrupt();
     transport.kill();
     QVERIFY2(said.contains("is no longer the run's training process") && said.contains("nothing was signalled"), said.constData());
@@ -322,7 +323,7 @@ void TestTrainingSession::followedRunSignalsOnlyItsOwnProcess() {
     QByteArray said;
     connect(&transport, &TrainingTransport::diagnosticBytes, this, [&](const QByteArray& bytes) { said += bytes; });
     QString error;
-    QVERIFY2(transport.start({}, &error), qPrintable(error));
+    QVERIFY2(succeeded(transport.start({}), &error), qPrintable(error));
     transport.kill();
     QVERIFY2(said.contains("does not write " + dir.filePath("crafted/events.jsonl").toUtf8() +
                            ", so it is not the run's training process; nothing was signalled"),
@@ -338,7 +339,7 @@ void TestTrainingSession::followedRunSignalsOnlyItsOwnProcess() {
   FollowedRunTransport transport(runNaming(own, pid, *start));
   QSignalSpy ended(&transport, &TrainingTransport::ended);
   QString error;
-  QVERIFY2(transport.start({}, &error), qPrintable(error));
+  QVERIFY2(succeeded(transport.start({}), &error), qPrintable(error));
   QTest::qWait(300);
   QVERIFY(transport.isRunning());  // its process runs
   transport.kill();
@@ -364,7 +365,7 @@ void TestTrainingSession::followedRunWithAPidThatIsNotOne() {
   FollowedRunTransport transport(runNaming(dir.filePath("run"), pid, 0), "");  // "": any command line
   QSignalSpy ended(&transport, &TrainingTransport::ended);
   QString error;
-  QVERIFY2(transport.start({}, &error), qPrintable(error));
+  QVERIFY2(succeeded(transport.start({}), &error), qPrintable(error));
   QVERIFY(ended.wait(60000));
   QVERIFY(!transport.isRunning());
 }
