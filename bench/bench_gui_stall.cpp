@@ -128,14 +128,7 @@ std::optional<std::vector<Attempt>> thumbnailAttempts(const QString& data, int a
   ThumbnailModel model;
   model.setCacheBytes(16 << 20);
   QListView view;
-  view.setViewMode(QListView::IconMode);
-  view.setUniformItemSizes(true);
-  view.setResizeMode(QListView::Adjust);
-  view.setMovement(QListView::Static);
-  view.setLayoutMode(QListView::Batched);
-  view.setBatchSize(2000);
-  view.setIconSize(QSize(model.thumbnailSize(), model.thumbnailSize()));
-  view.setModel(&model);
+  model.showIn(view);  // as the Dataset tab shows it
   view.resize(1200, 800);
   view.show();
   model.setPaths(paths);

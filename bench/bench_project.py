@@ -33,21 +33,15 @@ import torch.nn as nn
 import torch.nn.functional as F
 from PIL import Image
 
+from dcgan_layers import generator_layers
+
 WEIGHTS = [0.0448, 0.2856, 0.3001, 0.2363, 0.1333]
 
 
 class G(nn.Module):
     def __init__(self, nz, ngf, nc, size):
         super().__init__()
-        top = 8 if size == 64 else 16
-        layers = [nn.ConvTranspose2d(nz, top * ngf, 4, 1, 0, bias=False), nn.BatchNorm2d(top * ngf), nn.ReLU(True)]
-        mult = top
-        while mult > 1:
-            layers += [nn.ConvTranspose2d(mult * ngf, mult // 2 * ngf, 4, 2, 1, bias=False),
-                       nn.BatchNorm2d(mult // 2 * ngf), nn.ReLU(True)]
-            mult //= 2
-        layers += [nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False), nn.Tanh()]
-        self.main = nn.Sequential(*layers)
+        self.main = nn.Sequential(*generator_layers(nz, ngf, nc, size))
 
     def forward(self, z):
         return self.main(z)

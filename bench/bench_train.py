@@ -41,27 +41,14 @@ def reference_step_speed(preset, batch, steps, warmup, threads, device, precisio
     torch.set_num_threads(threads)
     nz, ngf, ndf, img = PRESETS[preset]
     nc = 3
-    top = 8 if img == 64 else 16
+
+    from dcgan_layers import discriminator_layers, generator_layers
 
     def generator():
-        layers = [nn.ConvTranspose2d(nz, top * ngf, 4, 1, 0, bias=False), nn.BatchNorm2d(top * ngf), nn.ReLU(True)]
-        mult = top
-        while mult > 1:
-            layers += [nn.ConvTranspose2d(mult * ngf, mult // 2 * ngf, 4, 2, 1, bias=False),
-                       nn.BatchNorm2d(mult // 2 * ngf), nn.ReLU(True)]
-            mult //= 2
-        layers += [nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False), nn.Tanh()]
-        return nn.Sequential(*layers)
+        return nn.Sequential(*generator_layers(nz, ngf, nc, img))
 
     def discriminator():
-        layers = [nn.Conv2d(nc, ndf, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True)]
-        mult = 1
-        while mult < top:
-            layers += [nn.Conv2d(mult * ndf, 2 * mult * ndf, 4, 2, 1, bias=False),
-                       nn.BatchNorm2d(2 * mult * ndf), nn.LeakyReLU(0.2, inplace=True)]
-            mult *= 2
-        layers += [nn.Conv2d(top * ndf, 1, 4, 1, 0, bias=False)]
-        return nn.Sequential(*layers)
+        return nn.Sequential(*discriminator_layers(ndf, nc, img))
 
     def init(m):
         if isinstance(m, (nn.Conv2d, nn.ConvTranspose2d)):

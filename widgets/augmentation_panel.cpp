@@ -83,10 +83,7 @@ AugmentationPanel::AugmentationPanel(QWidget* parent) : QWidget(parent) {
   connect(size_, &QComboBox::currentTextChanged, this, &AugmentationPanel::render);
   connect(use, &QPushButton::clicked, this, &AugmentationPanel::useSettings);
   connect(&watcher_, &QFutureWatcher<RenderedImages>::finished, this, [this] {
-    if (std::exchange(again_, false)) {
-      render();
-      return;
-    }
+    if (std::exchange(again_, false)) return render();  // settings changed meanwhile: render those
     const RenderedImages result = watcher_.result();
     const QString error = QString::fromStdString(result.error());
     variants_ = result ? *result : QVector<QImage>();

@@ -81,6 +81,7 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
     field.error->hide();
     row_layout->addWidget(field.error, 2);
     const QString label = key.contains('.') ? key.section('.', 1) : key;
+    row->setToolTip(key + ": " + QString::fromStdString(configKeyAllowed(name)));
     groups[group]->addRow(label, row);
     fields_.insert(key, field);
   }

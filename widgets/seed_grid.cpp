@@ -65,10 +65,7 @@ SeedGrid::SeedGrid(QWidget* parent) : QWidget(parent) {
   connect(resample, &QPushButton::clicked, this,
           [this] { setFirstSeed(QRandomGenerator::global()->bounded(std::numeric_limits<int>::max() - 1000)); });
   connect(&watcher_, &QFutureWatcher<RenderedImages>::finished, this, [this] {
-    if (std::exchange(again_, false)) {
-      render();
-      return;
-    }
+    if (std::exchange(again_, false)) return render();  // settings changed meanwhile: render those
     const RenderedImages result = watcher_.result();
     const QString error = QString::fromStdString(result.error());
     images_ = result ? *result : QVector<QImage>();

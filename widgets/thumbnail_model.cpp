@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QImageReader>
+#include <QListView>
 #include <QMetaObject>
 
 namespace streetgan::widgets {
@@ -41,6 +42,17 @@ ThumbnailModel::~ThumbnailModel() { *alive_ = false; }
 void ThumbnailModel::setCacheBytes(qint64 bytes) { cache_.setMaxCost(static_cast<int>(std::max<qint64>(1, bytes / 1024))); }
 
 qint64 ThumbnailModel::cachedBytes() const { return static_cast<qint64>(cache_.totalCost()) * 1024; }
+
+void ThumbnailModel::showIn(QListView& view) {
+  view.setModel(this);
+  view.setViewMode(QListView::IconMode);
+  view.setUniformItemSizes(true);
+  view.setResizeMode(QListView::Adjust);
+  view.setMovement(QListView::Static);
+  view.setLayoutMode(QListView::Batched);
+  view.setBatchSize(2000);
+  view.setIconSize(QSize(side_, side_));
+}
 
 void ThumbnailModel::setPaths(QStringList paths) {
   beginResetModel();

@@ -15,6 +15,8 @@
 #include <atomic>
 #include <memory>
 
+class QListView;
+
 namespace streetgan::widgets {
 
 class ThumbnailModel : public QAbstractListModel {
@@ -27,6 +29,9 @@ public:
   ~ThumbnailModel() override;
 
   void setPaths(QStringList paths);
+  /// Shows this model in `view` as the Dataset tab's grid: icons of thumbnailSize(), uniform,
+  /// static, laid out in batches of 2,000 (100,000 items are not laid out at once).
+  void showIn(QListView& view);
   const QStringList& paths() const { return paths_; }
   /// Thumbnail side in pixels (default 96).
   int thumbnailSize() const { return side_; }

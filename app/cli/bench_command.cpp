@@ -107,6 +107,8 @@ int benchTrain(const Args& args) {
   if (auto done = line.parseOrExit(args)) return *done;
   auto config = presetConfig(line.value("--preset", "naive-64"));
   if (!config) return fail(line.program(), "option '--preset': " + config.error(), kExitUsage);
+  if (line.has("-t")) config = applyConfigText(*config, line.value("-t"), ConfigScope::Training, "-t");
+  if (!config) return fail(line.program(), config.error(), kExitUsage);
   auto batch = line.integer("--batch", 64, 1, 65536);
   auto steps = line.integer("--steps", 20, 1, 1000000);
   auto warmup = line.integer("--warmup", 3, 0, 1000000);

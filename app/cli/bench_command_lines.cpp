@@ -11,6 +11,8 @@ namespace {
 // default; --threads first, as the bench commands list it), then the data for the real rate.
 std::vector<OptionSpec> benchTrainOptionSpecs(const ModelOptionsUse& use) {
   std::vector<OptionSpec> specs = {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
+                                   {"-t", "JSON", "training and recipe keys on top of the preset, as train's -t "
+                                                  "(the step of a recipe: '{\"loss\":\"hinge\"}')"},
                                    {"--batch", "B", "batch size (default 64)"},
                                    {"--steps", "N", "timed steps (default 20)"},
                                    {"--warmup", "N", "untimed steps first (default 3)"}};

@@ -4,6 +4,7 @@
 #include "core/model/discriminator.h"
 #include "core/model/generator.h"
 #include "core/model/layer_plan.h"
+#include "core/train/network_options.h"
 #include "core/train/compute_device.h"
 
 #include <ATen/Parallel.h>
@@ -18,8 +19,8 @@ namespace {
 // The counts come from the nets' layer plans: building the five pairs of nets (their random
 // initialisation) took 2.5 s.
 nlohmann::json describe(const TrainConfig& config) {
-  const auto g = generatorLayers(GeneratorOptions{config.nz, config.ngf, config.nc, config.img_size});
-  const auto d = discriminatorLayers(DiscriminatorOptions{config.ndf, config.nc, config.img_size});
+  const auto g = generatorLayers(generatorOptionsFor(config));
+  const auto d = discriminatorLayers(discriminatorOptionsFor(config));
   return {{"preset", config.preset},     {"img_size", config.img_size}, {"nz", config.nz},
           {"ngf", config.ngf},           {"ndf", config.ndf},           {"nc", config.nc},
           {"params_g", parameterCount(g)},

@@ -22,8 +22,9 @@ std::vector<OptionSpec> configOptionSpecs() {
   std::vector<OptionSpec> specs{
       {"--preset", "NAME", "start from a preset: naive-64, safe-64, safe-128 or demo"},
       {"--config", "FILE", "JSON config file (any config key; see docs/config.md)"},
-      {"-t", "JSON", "training keys as JSON, as the original tool took them: nc nz ngf ndf lr "
-                     "beta1 beta2 batch_size img_size weight_decay augment"},
+      {"-t", "JSON",
+       "training keys as JSON, as the original tool took them (nc nz ngf ndf lr beta1 beta2 "
+       "batch_size img_size weight_decay), and the recipe and augment keys (docs/config.md)"},
       {"-c", "JSON", "checkpoint keys as JSON: name root log_frequency save_frequency keep_checkpoints"},
       {"--seed", "N", "random seed (weights, data order, augmentation, noise)"},
   };

@@ -3,6 +3,7 @@
 #include "core/data/image_grid.h"
 #include "core/latent/latent_walk.h"
 #include "core/latent/walk_exporter.h"
+#include "core/train/network_options.h"
 #include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
@@ -74,7 +75,7 @@ Result<std::string> makeScratchFolder() {
 // Made from memory, never from the file, which may be gone by now.
 Generator copyOf(const CheckpointGenerator& source) {
   const TrainConfig& config = source.config;
-  Generator copy(GeneratorOptions{config.nz, config.ngf, config.nc, config.img_size});
+  Generator copy(generatorOptionsFor(config));
   torch::NoGradGuard no_grad;
   auto parameters = copy->named_parameters();
   for (const auto& item : source.generator->named_parameters()) parameters[item.key()].copy_(item.value());

@@ -88,14 +88,7 @@ QWidget* DatasetTab::buildFolderPane() {
 void DatasetTab::buildGrid() {
   thumbnails_ = new widgets::ThumbnailModel(this);
   grid_ = new QListView(this);
-  grid_->setModel(thumbnails_);
-  grid_->setViewMode(QListView::IconMode);
-  grid_->setUniformItemSizes(true);
-  grid_->setResizeMode(QListView::Adjust);
-  grid_->setMovement(QListView::Static);
-  grid_->setLayoutMode(QListView::Batched);  // lays 100,000 items out in steps, not all at once
-  grid_->setBatchSize(2000);
-  grid_->setIconSize(QSize(thumbnails_->thumbnailSize(), thumbnails_->thumbnailSize()));
+  thumbnails_->showIn(*grid_);
   grid_->setSpacing(4);
 }
 

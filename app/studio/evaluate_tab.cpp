@@ -8,6 +8,7 @@
 #include "core/runs/parzen_evaluation_file.h"
 #include "core/latent/latent_explorer.h"
 #include "widgets/chart_panel.h"
+#include "widgets/job_form.h"
 #include "widgets/rgb_image.h"
 #include "widgets/sigma_curve_chart.h"
 #include "widgets/training_chart.h"
@@ -124,15 +125,9 @@ EvaluateTab::EvaluateTab(QString program, QString runs_root, QWidget* parent)
 
 // The Parzen page's settings, its buttons, progress and status.
 QFormLayout* EvaluateTab::buildParzenForm() {
-  samples_ = new QSpinBox(this);
-  samples_->setRange(1, 10000000);
-  samples_->setValue(10000);
-  valid_ = new QSpinBox(this);
-  valid_->setRange(1, 10000000);
-  valid_->setValue(1000);
-  test_ = new QSpinBox(this);
-  test_->setRange(1, 10000000);
-  test_->setValue(1000);
+  samples_ = widgets::newCountSpinBox(1, 10000, this);
+  valid_ = widgets::newCountSpinBox(1, 1000, this);
+  test_ = widgets::newCountSpinBox(1, 1000, this);
   valid_dir_ = new QLineEdit(this);
   valid_dir_->setPlaceholderText("the run's held-out split");
   test_dir_ = new QLineEdit(this);
@@ -155,12 +150,7 @@ QFormLayout* EvaluateTab::buildParzenForm() {
   form->addRow("Test images", test_);
   form->addRow("Validation folder", valid_dir_);
   form->addRow("Test folder", test_dir_);
-  auto* buttons = new QHBoxLayout();
-  buttons->addWidget(evaluate_);
-  buttons->addWidget(cancel_);
-  form->addRow(buttons);
-  form->addRow(progress_);
-  form->addRow(status_);
+  widgets::addJobRows(form, evaluate_, cancel_, progress_, status_);
   form->addRow(compare_button);
   connect(compare_button, &QPushButton::clicked, this, &EvaluateTab::compare);
   return form;

@@ -3,6 +3,7 @@
 #include "app/studio/control/run_checkpoints.h"
 #include "app/studio/nearest_images_dialog.h"
 #include "widgets/chart_panel.h"
+#include "widgets/job_form.h"
 #include "widgets/training_chart.h"
 #include "widgets/worker_pool.h"
 
@@ -55,12 +56,8 @@ const CurveSpec kUnitCurves[] = {
 }  // namespace
 
 QualityPanel::QualityPanel(QString program, QWidget* parent) : QWidget(parent), job_(std::move(program)) {
-  samples_ = new QSpinBox(this);
-  samples_->setRange(2, 10000000);
-  samples_->setValue(10000);
-  train_ = new QSpinBox(this);
-  train_->setRange(2, 10000000);
-  train_->setValue(10000);
+  samples_ = widgets::newCountSpinBox(2, 10000, this);
+  train_ = widgets::newCountSpinBox(2, 10000, this);
   auto* metric_boxes = new QGridLayout();
   for (const auto& [name, text] : kMetrics) {
     auto* box = new QCheckBox(text, this);
@@ -84,12 +81,7 @@ QualityPanel::QualityPanel(QString program, QWidget* parent) : QWidget(parent), 
   form->addRow("Generated samples", samples_);
   form->addRow("Training images", train_);
   form->addRow("Metrics", metric_boxes);
-  auto* buttons = new QHBoxLayout();
-  buttons->addWidget(evaluate_);
-  buttons->addWidget(cancel_);
-  form->addRow(buttons);
-  form->addRow(progress_);
-  form->addRow(status_);
+  widgets::addJobRows(form, evaluate_, cancel_, progress_, status_);
   form->addRow(nearest_button_);
 
   table_ = new QualityTable(this);

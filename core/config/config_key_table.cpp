@@ -31,7 +31,8 @@ bool readInteger(const json& value, long long& out) {
 template <class Field>
 ConfigKey nestedIntKey(std::string name, KeyGroup group, Field field, long long lo, long long hi) {
   const std::string allowed = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
-  return {std::move(name), group,
+  return {std::move(name),
+          group,
           [=](TrainConfig& c, const json& v) -> std::string {
             long long n = 0;
             if (!readInteger(v, n) || n < lo || n > hi)
@@ -43,7 +44,8 @@ ConfigKey nestedIntKey(std::string name, KeyGroup group, Field field, long long 
             TrainConfig copy = c;
             return json(field(copy));
           },
-          KeyKind::Integer};
+          KeyKind::Integer,
+          allowed};
 }
 
 template <class Member>
@@ -56,7 +58,8 @@ ConfigKey choiceKey(std::string name, KeyGroup group, int TrainConfig::*member,
   std::string allowed;
   for (size_t i = 0; i < choices.size(); ++i)
     allowed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::to_string(choices[i]);
-  return {name, group,
+  return {name,
+          group,
           [=](TrainConfig& c, const json& v) -> std::string {
             long long n = 0;
             if (!readInteger(v, n) || std::find(choices.begin(), choices.end(), n) == choices.end())
@@ -65,13 +68,15 @@ ConfigKey choiceKey(std::string name, KeyGroup group, int TrainConfig::*member,
             return {};
           },
           [=](const TrainConfig& c) { return json(c.*member); },
-          KeyKind::Integer};
+          KeyKind::Integer,
+          allowed};
 }
 
 // A real number in [lo, hi) or (lo, hi) (open_lo), described by `allowed`.
 ConfigKey numberKey(std::string name, KeyGroup group, std::function<double&(TrainConfig&)> field,
                     double lo, double hi, bool open_lo, std::string allowed) {
-  return {name, group,
+  return {name,
+          group,
           [=](TrainConfig& c, const json& v) -> std::string {
             if (!v.is_number()) return shown(v) + " is not a number; allowed: " + allowed;
             const double d = v.get<double>();
@@ -84,23 +89,28 @@ ConfigKey numberKey(std::string name, KeyGroup group, std::function<double&(Trai
             TrainConfig copy = c;  // `field` hands out a mutable reference; read it from a copy
             return json(field(copy));
           },
-          KeyKind::Number};
+          KeyKind::Number,
+          allowed};
 }
 
 ConfigKey stringKey(std::string name, KeyGroup group, std::string TrainConfig::*member,
                     std::function<bool(const std::string&)> valid, std::string allowed) {
-  return {name, group,
+  return {name,
+          group,
           [=](TrainConfig& c, const json& v) -> std::string {
             if (!v.is_string() || !valid(v.get<std::string>()))
               return shown(v) + " is not allowed; allowed: " + allowed;
             c.*member = v.get<std::string>();
             return {};
           },
-          [=](const TrainConfig& c) { return json(c.*member); }};
+          [=](const TrainConfig& c) { return json(c.*member); },
+          KeyKind::Other,
+          allowed};
 }
 
 ConfigKey boolKey(std::string name, KeyGroup group, std::function<bool&(TrainConfig&)> field) {
-  return {name, group,
+  return {name,
+          group,
           [=](TrainConfig& c, const json& v) -> std::string {
             if (!v.is_boolean()) return shown(v) + " is not allowed; allowed: true or false";
             field(c) = v.get<bool>();
@@ -109,12 +119,15 @@ ConfigKey boolKey(std::string name, KeyGroup group, std::function<bool&(TrainCon
           [=](const TrainConfig& c) {
             TrainConfig copy = c;
             return json(field(copy));
-          }};
+          },
+          KeyKind::Other,
+          "true or false"};
 }
 
 // A list of names (cities); a single string is taken as a comma-separated list.
 ConfigKey namesKey(std::string name, std::function<std::vector<std::string>&(TrainConfig&)> field) {
-  return {name, KeyGroup::Data,
+  return {name,
+          KeyGroup::Data,
           [=](TrainConfig& c, const json& v) -> std::string {
             std::vector<std::string> names;
             auto add = [&](const std::string& text) {
@@ -143,7 +156,9 @@ ConfigKey namesKey(std::string name, std::function<std::vector<std::string>&(Tra
           [=](const TrainConfig& c) {
             TrainConfig copy = c;
             return json(field(copy));
-          }};
+          },
+          KeyKind::Other,
+          "a list of names"};
 }
 
 ConfigKey dataChoiceKey(std::string name, std::function<std::string&(TrainConfig&)> field,
@@ -151,7 +166,8 @@ ConfigKey dataChoiceKey(std::string name, std::function<std::string&(TrainConfig
   std::string allowed;
   for (size_t i = 0; i < choices.size(); ++i)
     allowed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
-  return {name, KeyGroup::Data,
+  return {name,
+          KeyGroup::Data,
           [=](TrainConfig& c, const json& v) -> std::string {
             if (!v.is_string() || std::find(choices.begin(), choices.end(), v.get<std::string>()) == choices.end())
               return shown(v) + " is not allowed; allowed: " + allowed;
@@ -161,7 +177,9 @@ ConfigKey dataChoiceKey(std::string name, std::function<std::string&(TrainConfig
           [=](const TrainConfig& c) {
             TrainConfig copy = c;
             return json(field(copy));
-          }};
+          },
+          KeyKind::Other,
+          allowed};
 }
 
 bool validRunName(const std::string& s) {
@@ -194,6 +212,33 @@ std::vector<ConfigKey> trainingKeys() {
       numberKey("weight_decay", G::Training,
                 [](TrainConfig& c) -> double& { return c.weight_decay; }, 0.0, 1e3, false,
                 "0 or a positive number below 1000"),
+  };
+}
+
+// The recipe keys: the losses and learning rates beyond the original tool's (docs/config.md).
+std::vector<ConfigKey> recipeKeys() {
+  using G = KeyGroup;
+  return {
+      stringKey(
+          "loss", G::Recipe, &TrainConfig::loss,
+          [](const std::string& s) { return s == "bce" || s == "hinge" || s == "rpgan"; }, "bce, hinge or rpgan"),
+      numberKey(
+          "lr_d", G::Recipe, [](TrainConfig& c) -> double& { return c.lr_d; }, 0.0, 10.0, false,
+          "0 (the same as lr) or a positive number below 10"),
+      numberKey(
+          "lr_g", G::Recipe, [](TrainConfig& c) -> double& { return c.lr_g; }, 0.0, 10.0, false,
+          "0 (the same as lr) or a positive number below 10"),
+      numberKey(
+          "r1_gamma", G::Recipe, [](TrainConfig& c) -> double& { return c.r1_gamma; }, 0.0, 1e6, false,
+          "0 (off) or a positive number below 1000000"),
+      numberKey(
+          "r2_gamma", G::Recipe, [](TrainConfig& c) -> double& { return c.r2_gamma; }, 0.0, 1e6, false,
+          "0 (off) or a positive number below 1000000"),
+      intKey("reg_every", G::Recipe, &TrainConfig::reg_every, 1, 1000000),
+      stringKey(
+          "d_norm", G::Recipe, &TrainConfig::d_norm,
+          [](const std::string& s) { return s == "batchnorm" || s == "none" || s == "spectral"; },
+          "batchnorm, none or spectral"),
   };
 }
 
@@ -266,6 +311,7 @@ std::vector<ConfigKey> augmentKeys() {
 // The data keys (data.*): the filters, the held-out split and the loader.
 std::vector<ConfigKey> dataKeys() {
   using G = KeyGroup;
+  static const std::string cache_allowed = "a cache file path, or \"\" for none";
   return {
       namesKey("data.cities", [](TrainConfig& c) -> std::vector<std::string>& { return c.data.filter.cities; }),
       namesKey("data.exclude_cities",
@@ -274,29 +320,33 @@ std::vector<ConfigKey> dataKeys() {
                     {"all", "train_val", "test"}),
       dataChoiceKey("data.subset", [](TrainConfig& c) -> std::string& { return c.data.filter.subset; },
                     {"all", "database", "query"}),
-      boolKey("data.drop_panoramas", KeyGroup::Data, [](TrainConfig& c) -> bool& { return c.data.filter.drop_panoramas; }),
+      boolKey("data.drop_panoramas", KeyGroup::Data,
+              [](TrainConfig& c) -> bool& { return c.data.filter.drop_panoramas; }),
       dataChoiceKey("data.time_of_day", [](TrainConfig& c) -> std::string& { return c.data.filter.time_of_day; },
                     {"all", "day", "night"}),
-      nestedIntKey("data.max_per_sequence", G::Data,
-                   [](TrainConfig& c) -> int& { return c.data.filter.max_per_sequence; }, 0, 1000000),
+      nestedIntKey(
+          "data.max_per_sequence", G::Data, [](TrainConfig& c) -> int& { return c.data.filter.max_per_sequence; }, 0,
+          1000000),
       namesKey("data.holdout_cities",
                [](TrainConfig& c) -> std::vector<std::string>& { return c.data.filter.holdout_cities; }),
-      numberKey("data.holdout_fraction", G::Data,
-                [](TrainConfig& c) -> double& { return c.data.filter.holdout_fraction; }, 0.0, 1.0,
-                false, "a number in [0, 1)"),
-      nestedIntKey("data.holdout_seed", G::Data,
-                   [](TrainConfig& c) -> std::int64_t& { return c.data.filter.holdout_seed; }, 0,
-                   std::numeric_limits<std::int64_t>::max()),
-      nestedIntKey("data.workers", G::Data, [](TrainConfig& c) -> int& { return c.data.workers; }, 0, 1024),
-      nestedIntKey("data.prefetch", G::Data, [](TrainConfig& c) -> int& { return c.data.prefetch; }, 0, 1024),
+      numberKey(
+          "data.holdout_fraction", G::Data, [](TrainConfig& c) -> double& { return c.data.filter.holdout_fraction; },
+          0.0, 1.0, false, "a number in [0, 1)"),
+      nestedIntKey(
+          "data.holdout_seed", G::Data, [](TrainConfig& c) -> std::int64_t& { return c.data.filter.holdout_seed; }, 0,
+          std::numeric_limits<std::int64_t>::max()),
+      nestedIntKey(
+          "data.workers", G::Data, [](TrainConfig& c) -> int& { return c.data.workers; }, 0, 1024),
+      nestedIntKey(
+          "data.prefetch", G::Data, [](TrainConfig& c) -> int& { return c.data.prefetch; }, 0, 1024),
       {"data.cache", G::Data,
        [](TrainConfig& c, const json& v) -> std::string {
          if (!v.is_string() || v.get<std::string>().find('\0') != std::string::npos)
-           return shown(v) + " is not allowed; allowed: a cache file path, or \"\" for none";
+           return shown(v) + " is not allowed; allowed: " + cache_allowed;
          c.data.cache = v.get<std::string>();
          return {};
        },
-       [](const TrainConfig& c) { return json(c.data.cache); }},
+       [](const TrainConfig& c) { return json(c.data.cache); }, KeyKind::Other, cache_allowed},
       boolKey("data.reduced_decode", KeyGroup::Data, [](TrainConfig& c) -> bool& { return c.data.reduced_decode; }),
   };
 }
@@ -304,14 +354,19 @@ std::vector<ConfigKey> dataKeys() {
 // The Parzen evaluation keys (parzen.*) of evaluation during training.
 std::vector<ConfigKey> parzenKeys() {
   using G = KeyGroup;
+  static const std::string sigmas_allowed = "a list of positive numbers ([] = logspace(-1, 0, 10))";
   return {
-      nestedIntKey("parzen.every_epochs", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.every_epochs; }, 0, 1000000),
-      nestedIntKey("parzen.n_samples", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_samples; }, 1, 10000000),
-      nestedIntKey("parzen.n_valid", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_valid; }, 1, 10000000),
-      nestedIntKey("parzen.n_test", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_test; }, 1, 10000000),
+      nestedIntKey(
+          "parzen.every_epochs", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.every_epochs; }, 0, 1000000),
+      nestedIntKey(
+          "parzen.n_samples", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_samples; }, 1, 10000000),
+      nestedIntKey(
+          "parzen.n_valid", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_valid; }, 1, 10000000),
+      nestedIntKey(
+          "parzen.n_test", G::Parzen, [](TrainConfig& c) -> int& { return c.parzen.n_test; }, 1, 10000000),
       {"parzen.sigmas", G::Parzen,
        [](TrainConfig& c, const json& v) -> std::string {
-         const std::string allowed = "a list of positive numbers ([] = logspace(-1, 0, 10))";
+         const std::string& allowed = sigmas_allowed;
          if (!v.is_array()) return shown(v) + " is not allowed; allowed: " + allowed;
          std::vector<double> sigmas;
          for (const auto& item : v) {
@@ -322,7 +377,7 @@ std::vector<ConfigKey> parzenKeys() {
          c.parzen.sigmas = sigmas;
          return {};
        },
-       [](const TrainConfig& c) { return json(c.parzen.sigmas); }},
+       [](const TrainConfig& c) { return json(c.parzen.sigmas); }, KeyKind::Other, sigmas_allowed},
   };
 }
 
@@ -364,7 +419,8 @@ std::vector<ConfigKey> metricsKeys() {
 const std::vector<ConfigKey>& configKeyTable() {
   static const std::vector<ConfigKey> table = [] {
     std::vector<ConfigKey> all;
-    for (auto group : {trainingKeys, checkpointKeys, runKeys, augmentKeys, dataKeys, parzenKeys, metricsKeys}) {
+    for (auto group :
+         {trainingKeys, recipeKeys, checkpointKeys, runKeys, augmentKeys, dataKeys, parzenKeys, metricsKeys}) {
       const std::vector<ConfigKey> group_keys = group();
       all.insert(all.end(), group_keys.begin(), group_keys.end());
     }

@@ -14,7 +14,7 @@
 
 namespace streetgan {
 
-enum class KeyGroup { Training, Checkpoint, Run, Augment, Data, Parzen, Metrics };
+enum class KeyGroup { Training, Recipe, Checkpoint, Run, Augment, Data, Parzen, Metrics };
 
 // How a key's value is written: what configOptionValue reads a command line's text as.
 enum class KeyKind { Integer, Number, Other };
@@ -27,6 +27,7 @@ struct ConfigKey {
   std::function<std::string(TrainConfig&, const nlohmann::json&)> set;
   std::function<nlohmann::json(const TrainConfig&)> get;
   KeyKind kind = KeyKind::Other;
+  std::string allowed;  ///< its allowed values in words, as its errors say them
 };
 
 /// Every key, group after group: the order the studio's form and configToJson list them in.

@@ -29,7 +29,7 @@ bool inScope(const ConfigKey& key, ConfigScope scope) {
   switch (scope) {
     case ConfigScope::All: return true;
     case ConfigScope::Training:
-      return key.group == KeyGroup::Training || key.group == KeyGroup::Augment;
+      return key.group == KeyGroup::Training || key.group == KeyGroup::Recipe || key.group == KeyGroup::Augment;
     case ConfigScope::Checkpoint:
       return key.group == KeyGroup::Checkpoint;
     case ConfigScope::Resume:
@@ -240,11 +240,18 @@ std::vector<std::string> configKeyNames() {
   return names;
 }
 
+std::string configKeyAllowed(const std::string& name) {
+  const ConfigKey* key = findConfigKey(name);
+  return key ? key->allowed : std::string();
+}
+
 std::string configKeyGroup(const std::string& name) {
   const ConfigKey* key = findConfigKey(name);
   if (key == nullptr) return {};
   switch (key->group) {
     case KeyGroup::Training: return "Training";
+    case KeyGroup::Recipe:
+      return "Recipe";
     case KeyGroup::Checkpoint: return "Checkpoint";
     case KeyGroup::Run: return "Run";
     case KeyGroup::Augment: return "Augment";

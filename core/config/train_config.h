@@ -69,6 +69,16 @@ struct TrainConfig {
   int img_size = 64;          ///< 64 (G64/D64) or 128 (G128/D128)
   double weight_decay = 0.05; ///< AdamW weight decay
 
+  // The recipe beyond the original tool's (docs/config.md "Recipe"): each key's default is the
+  // original recipe.
+  std::string loss = "bce";          ///< bce | hinge | rpgan (core/train/gan_loss.h)
+  double lr_d = 0;                   ///< D's AdamW learning rate (TTUR); 0 = lr
+  double lr_g = 0;                   ///< G's AdamW learning rate (TTUR); 0 = lr
+  double r1_gamma = 0;               ///< R1: γ of the zero-centred gradient penalty on real images; 0 = off
+  double r2_gamma = 0;               ///< R2: γ of the zero-centred gradient penalty on generated images; 0 = off
+  int reg_every = 1;                 ///< lazy regularisation: the penalties every k steps, scaled by k
+  std::string d_norm = "batchnorm";  ///< D's normalisation: batchnorm | none | spectral
+
   // Checkpoint keys of the original tool (`-c`).
   std::string name = "streetgan"; ///< run name: the run directory is root/name
   std::string root = "runs";      ///< folder that holds run directories
@@ -142,9 +152,12 @@ bool configKeyMayChangeOnResume(const std::string& name);
 /// both checked with the rest of the config by applyConfigJson ("config key ...").
 Result<nlohmann::json> configOptionValue(const std::string& name, const std::string& option, const std::string& text);
 
-/// The group a key belongs to, for forms: Training, Checkpoint, Run, Augment, Data, Parzen or
-/// Quality metrics
-/// (empty for an unknown key).
+/// A key's allowed values in words ("an integer from 1 to 4096", "bce, hinge or rpgan"), as its
+/// errors say them (empty for an unknown key).
+std::string configKeyAllowed(const std::string& name);
+
+/// The group a key belongs to, for forms: Training, Recipe, Checkpoint, Run, Augment, Data, Parzen
+/// or Quality metrics (empty for an unknown key).
 std::string configKeyGroup(const std::string& name);
 
 }  // namespace streetgan

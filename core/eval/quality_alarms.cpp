@@ -61,8 +61,8 @@ std::optional<QualityAlarm> QualityAlarms::fromRt(double mean_rt, int steps, con
   return QualityAlarm{"overfitting", "D is overfitting: r_t (the mean sign of D's output on training images) is " +
                                          fixed(mean_rt, 2) + " over the last " + std::to_string(steps) +
                                          " steps, above " + fixed(thresholds.rt, 2) +
-                                         "; D tells the training images apart. Try augmentation (augment.* keys), "
-                                         "more data, or a smaller D"};
+                                         "; D tells the training images apart. Regularise D: set r1_gamma (an R1 "
+                                         "penalty, 1 to 10) or d_norm spectral; more data or a smaller D help too"};
 }
 
 }  // namespace streetgan

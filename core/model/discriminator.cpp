@@ -2,12 +2,14 @@
 
 #include "core/model/conv_layout.h"
 #include "core/model/layer_plan.h"
+#include "core/model/spectral_norm.h"
 #include "core/model/sync_batch_norm.h"
 
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 
+#include <utility>
 #include <vector>
 
 namespace streetgan {
@@ -28,19 +30,33 @@ DiscriminatorImpl::DiscriminatorImpl(const DiscriminatorOptions& options) : opti
   const std::vector<ConvLayer> layers = discriminatorLayers(options);
   for (std::size_t i = 0; i < layers.size(); ++i) {
     net_->push_back(downConv(layers[i]));
+    conv_padding_.push_back(layers[i].padding);
     if (layers[i].batch_norm) net_->push_back(torch::nn::BatchNorm2d(layers[i].out));
     if (i + 1 < layers.size()) net_->push_back(leaky());
   }
   register_module("main", net_);
+  // After every weight exists: the u and v draws come after the weights' own, as when
+  // torch.nn.utils.spectral_norm wraps a built net.
+  if (options.norm == DiscriminatorNorm::Spectral)
+    for (auto& layer : *net_)
+      if (auto* conv = layer.ptr()->as<torch::nn::Conv2d>()) attachSpectralNorm(*conv);
 }
 
 torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& images) {
+  const bool spectral = options_.norm == DiscriminatorNorm::Spectral;
+  const bool iterate = spectral && is_training() && std::exchange(power_iteration_pending_, false);
   torch::Tensor x = images;
+  std::size_t conv_index = 0;
   for (auto& layer : *net_) {
     if (auto* conv = layer.ptr()->as<torch::nn::Conv2d>()) {
       const auto in = x.size(2);
       const auto stride = (*conv->options.stride())[0];
       x = inConvLayout(x, in, stride == 2 ? in / 2 : 1);
+      if (spectral) {
+        const std::int64_t padding = conv_padding_[conv_index++];
+        x = torch::conv2d(x, spectrallyNormalisedWeight(*conv, iterate), {}, {stride, stride}, {padding, padding});
+        continue;
+      }
     }
     if (batch_stats_sum_ && is_training())
       if (auto* norm = layer.ptr()->as<torch::nn::BatchNorm2d>()) {

@@ -22,7 +22,9 @@ std::vector<ConvLayer> discriminatorLayers(const DiscriminatorOptions& options) 
     throw std::invalid_argument("Discriminator: img_size must be 64 or 128");
   const int last = options.img_size == 64 ? 8 : 16;
   std::vector<ConvLayer> layers{{options.nc, options.ndf, 2, 1, false}};
-  for (int mult = 1; mult < last; mult *= 2) layers.push_back({mult * options.ndf, 2 * mult * options.ndf, 2, 1, true});
+  const bool batch_norm = options.norm == DiscriminatorNorm::BatchNorm;
+  for (int mult = 1; mult < last; mult *= 2)
+    layers.push_back({mult * options.ndf, 2 * mult * options.ndf, 2, 1, batch_norm});
   layers.push_back({last * options.ndf, 1, 1, 0, false});
   return layers;
 }

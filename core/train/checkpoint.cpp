@@ -1,6 +1,7 @@
 #include "core/train/checkpoint.h"
 
 #include "core/train/checkpoint_archive.h"
+#include "core/train/network_options.h"
 
 #include "core/util/atomic_file.h"
 #include "core/util/exception_message.h"
@@ -188,7 +189,7 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     if (!config) return makeError(config.error());
     CheckpointGenerator loaded;
     loaded.config = *config;
-    loaded.generator = Generator(GeneratorOptions{config->nz, config->ngf, config->nc, config->img_size});
+    loaded.generator = Generator(generatorOptionsFor(*config));
     torch::serialize::InputArchive generator;
     archive.read("generator", generator);
     if (Status restored = loadModule(*loaded.generator, generator, path, "generator"); !restored)
@@ -198,7 +199,7 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     if (archive.try_read("discriminator", discriminator)) {
       // Only for its score in Explore: a discriminator that does not load leaves none, and the
       // generator still opens.
-      loaded.discriminator = Discriminator(DiscriminatorOptions{config->ndf, config->nc, config->img_size});
+      loaded.discriminator = Discriminator(discriminatorOptionsFor(*config));
       if (loadModule(*loaded.discriminator, discriminator, path, "discriminator")) {
         loaded.discriminator->to(device);
         loaded.discriminator->eval();

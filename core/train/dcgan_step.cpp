@@ -1,17 +1,21 @@
 #include "core/train/dcgan_step.h"
 
 #include "core/model/weight_init.h"
+#include "core/train/network_options.h"
 #include "core/distributed/gradient_all_reduce.h"
 #include "core/distributed/rank_group.h"
 
 #include <ATen/Context.h>
 #include <torch/torch.h>
 
+#include <stdexcept>
+
 namespace streetgan {
 namespace {
 
-torch::optim::AdamWOptions adamw(const TrainConfig& config) {
-  return torch::optim::AdamWOptions(config.lr)
+// lr_d and lr_g (TTUR) default to lr: 0 in the config.
+torch::optim::AdamWOptions adamw(const TrainConfig& config, double lr) {
+  return torch::optim::AdamWOptions(lr > 0 ? lr : config.lr)
       .betas({config.beta1, config.beta2})
       .weight_decay(config.weight_decay);
 }
@@ -114,8 +118,8 @@ DcganStep::DcganStep(const TrainConfig& config, const c10::Device& device, Preci
       discriminator_(nullptr),
       scaler_(precision == Precision::Fp16, device) {
   torch::manual_seed(static_cast<std::uint64_t>(config.seed));
-  generator_ = Generator(GeneratorOptions{config.nz, config.ngf, config.nc, config.img_size});
-  discriminator_ = Discriminator(DiscriminatorOptions{config.ndf, config.nc, config.img_size});
+  generator_ = Generator(generatorOptionsFor(config));
+  discriminator_ = Discriminator(discriminatorOptionsFor(config));
   initDcganWeights(*generator_);
   initDcganWeights(*discriminator_);
   generator_->to(device);
@@ -128,23 +132,20 @@ DcganStep::DcganStep(const TrainConfig& config, const c10::Device& device, Preci
       weightsToChannelsLast(*discriminator_);
     }
   }
-  optimizer_g_ = std::make_unique<MultiTensorAdamW>(generator_->parameters(), adamw(config));
-  optimizer_d_ = std::make_unique<MultiTensorAdamW>(discriminator_->parameters(), adamw(config));
+  optimizer_g_ = std::make_unique<MultiTensorAdamW>(generator_->parameters(), adamw(config, config.lr_g));
+  optimizer_d_ = std::make_unique<MultiTensorAdamW>(discriminator_->parameters(), adamw(config, config.lr_d));
+  auto loss = ganLossNamed(config.loss);
+  if (!loss) throw std::invalid_argument("DcganStep: " + loss.error());  // the key table refuses it first
+  loss_ = *loss;
+  r1_gamma_ = config.r1_gamma;
+  r2_gamma_ = config.r2_gamma;
+  reg_every_ = config.reg_every;
 }
 
 torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tensor& noise) {
   generator_->train();
   discriminator_->train();
-  const auto batch = real.size(0);
-  // The labels only grow: a short batch uses their first rows, so a CUDA graph recorded on a full
-  // batch (GraphedTrainStep) keeps reading tensors that still exist after one.
-  if (!ones_.defined() || ones_.size(0) < batch) {
-    const auto options = torch::TensorOptions().device(device_).dtype(torch::kFloat32);
-    ones_ = torch::ones({batch}, options);
-    zeros_ = torch::zeros({batch}, options);
-  }
-  const torch::Tensor ones = ones_.narrow(0, 0, batch), zeros = zeros_.narrow(0, 0, batch);
-
+  discriminator_->startStep();
   if (group_ && !sync_batchnorm_) {
     torch::NoGradGuard no_grad;
     broadcastBuffers(*generator_, *group_);
@@ -152,30 +153,48 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   }
   SyncBatchNormScope sync_scope(generator_, discriminator_, sync_batchnorm_ ? group_ : nullptr);
 
+  // D: the real batch, and the generated batch detached; the inputs a penalty differentiates
+  // D's logits by carry a gradient.
+  const bool penalised = (r1_gamma_ > 0 || r2_gamma_ > 0) && steps_done_ % reg_every_ == 0;
+  ++steps_done_;
   torch::Tensor out_real, out_fake_d, out_fake_g;
-  // D: real batch with label 1, generated batch (detached) with label 0.
   clearStepGradients(*discriminator_);
   torch::Tensor fake;
+  torch::Tensor real_in = penalised && r1_gamma_ > 0 ? real.detach().requires_grad_(true) : real;
+  torch::Tensor fake_in;
   {
     AutocastScope autocast(precision_, device_);
-    out_real = discriminator_->forward(real).to(torch::kFloat32);
+    out_real = discriminator_->forward(real_in).to(torch::kFloat32);
     fake = generator_->forward(noise);
-    out_fake_d = discriminator_->forward(fake.detach()).to(torch::kFloat32);
+    fake_in = penalised && r2_gamma_ > 0 ? fake.detach().requires_grad_(true) : fake.detach();
+    out_fake_d = discriminator_->forward(fake_in).to(torch::kFloat32);
   }
-  const auto loss_real = torch::binary_cross_entropy_with_logits(out_real, ones);
-  const auto loss_fake = torch::binary_cross_entropy_with_logits(out_fake_d, zeros);
-  scaler_.scale(loss_real).backward();
-  scaler_.scale(loss_fake).backward();
+  const DiscriminatorLoss loss_d = discriminatorLoss(loss_, out_real, out_fake_d);
+  if (penalised) {
+    // One backward through the loss and the penalties: they share D's forward graph.
+    const torch::Tensor scale = scaler_.enabled() ? scaler_.scaleTensor() : torch::Tensor();
+    torch::Tensor penalty = torch::zeros({}, out_real.options());
+    if (r1_gamma_ > 0) penalty = penalty + zeroCentredGradientPenalty(out_real, real_in, r1_gamma_, scale);
+    if (r2_gamma_ > 0) penalty = penalty + zeroCentredGradientPenalty(out_fake_d, fake_in, r2_gamma_, scale);
+    scaler_.scale(loss_d.total + penalty * static_cast<double>(reg_every_)).backward();
+  } else {
+    for (const torch::Tensor& term : loss_d.terms) scaler_.scale(term).backward();
+  }
   if (reduce_d_) reduce_d_->average();
   scaler_.step(*optimizer_d_);
 
-  // G: through the updated D, label 1.
+  // G: through the updated D (rpgan pairs each image with D's logit on a real one, without a gradient).
   clearStepGradients(*generator_);
+  torch::Tensor out_real_g;
   {
     AutocastScope autocast(precision_, device_);
     out_fake_g = discriminator_->forward(fake).to(torch::kFloat32);
+    if (generatorLossNeedsReal(loss_)) {
+      torch::NoGradGuard no_grad;
+      out_real_g = discriminator_->forward(real).to(torch::kFloat32);
+    }
   }
-  const auto loss_g = torch::binary_cross_entropy_with_logits(out_fake_g, ones);
+  const auto loss_g = generatorLoss(loss_, out_fake_g, out_real_g);
   scaler_.scale(loss_g).backward();
   if (reduce_g_) reduce_g_->average();
   scaler_.step(*optimizer_g_);
@@ -183,11 +202,11 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   torch::NoGradGuard no_grad;
   const auto f32 = [](const torch::Tensor& t) { return t.reshape({1}).to(torch::kFloat32); };
   // One small tensor, assembled before the scale update so it records the scale this step used.
-  auto stats = torch::cat({f32(loss_real + loss_fake), f32(loss_g),
-                           f32(torch::sigmoid(out_real).mean()), f32(torch::sigmoid(out_fake_d).mean()),
-                           f32(torch::sigmoid(out_fake_g).mean()),
-                           scaler_.enabled() ? scaler_.overflowTensor() : torch::zeros({1}, ones_.options()),
-                           scaler_.enabled() ? scaler_.scaleTensor() : torch::ones({1}, ones_.options()),
+  const auto options = torch::TensorOptions().device(device_).dtype(torch::kFloat32);
+  auto stats = torch::cat({f32(loss_d.total), f32(loss_g), f32(torch::sigmoid(out_real).mean()),
+                           f32(torch::sigmoid(out_fake_d).mean()), f32(torch::sigmoid(out_fake_g).mean()),
+                           scaler_.enabled() ? scaler_.overflowTensor() : torch::zeros({1}, options),
+                           scaler_.enabled() ? scaler_.scaleTensor() : torch::ones({1}, options),
                            f32(torch::sign(out_real).mean())})
                    .to(torch::kFloat64);
   if (group_) {

@@ -1,8 +1,10 @@
 #pragma once
 // DcganStep: both networks, both AdamW optimizers and the loss scaler, and the one training step
-// of docs/model.md. D learns from a real batch (label 1) and from G(z).detach() (label 0); then G
-// learns through D with label 1. Used by the Trainer and by `streetgan bench train`, so the
-// benchmark measures exactly the step that trains.
+// of docs/model.md. D learns from a real batch and from G(z).detach(); then G learns through the
+// updated D, with the config's loss (gan_loss.h; the original recipe's BCE by default), D's
+// gradient penalties R1 and R2 where asked (every reg_every steps) and each net's learning rate
+// (lr_d, lr_g). Used by the Trainer and by `streetgan bench train`, so the benchmark measures
+// exactly the step that trains.
 //
 // trainStep() never waits for the host: its statistics come back as one small tensor on the
 // device, for the caller to copy to the host when it logs (StepStatsQueue). Per device it picks
@@ -12,6 +14,7 @@
 #include "core/model/discriminator.h"
 #include "core/model/generator.h"
 #include "core/train/compute_device.h"
+#include "core/train/gan_loss.h"
 #include "core/train/loss_scaler.h"
 #include "core/train/multi_tensor_adamw.h"
 
@@ -26,8 +29,8 @@ class RankGroup;
 /// One step's statistics on the host, in the order of the tensor trainStep() returns.
 struct StepStats {
   static constexpr int kValues = 8;
-  double loss_d = 0;  ///< BCE of D on real + BCE of D on fake
-  double loss_g = 0;  ///< BCE of D(G(z)) against label 1
+  double loss_d = 0;  ///< D's loss (gan_loss.h): with bce, BCE of D on real + BCE of D on fake
+  double loss_g = 0;  ///< G's loss: with bce, BCE of D(G(z)) against label 1
   double d_x = 0;     ///< mean sigmoid(D(x)) on the real batch
   double d_g_z1 = 0;  ///< mean sigmoid(D(G(z))) before D's step
   double d_g_z2 = 0;  ///< mean sigmoid(D(G(z))) after D's step
@@ -59,6 +62,8 @@ public:
   void setRankGroup(RankGroup* group, bool sync_batchnorm);
   /// Gives every rank rank 0's parameters and BatchNorm statistics (at the start and on resume).
   void broadcastFromRankZero();
+  /// The steps a resumed run has trained: the lazy penalties (reg_every) keep their schedule.
+  void setStepsDone(std::int64_t steps) { steps_done_ = steps; }
 
   /// trainStep() with its statistics read to the host (a synchronisation; tests and tools).
   StepStats step(const torch::Tensor& real, const torch::Tensor& noise);
@@ -81,7 +86,10 @@ private:
   std::unique_ptr<MultiTensorAdamW> optimizer_g_;
   std::unique_ptr<MultiTensorAdamW> optimizer_d_;
   LossScaler scaler_;
-  torch::Tensor ones_, zeros_;  ///< labels for the largest batch so far; a step uses its first rows
+  GanLoss loss_ = GanLoss::Bce;
+  double r1_gamma_ = 0, r2_gamma_ = 0;  ///< the gradient penalties (0: off)
+  int reg_every_ = 1;                   ///< penalised every reg_every_ steps, scaled by it
+  std::int64_t steps_done_ = 0;         ///< steps trained, for the lazy penalties' schedule
   RankGroup* group_ = nullptr;
   bool sync_batchnorm_ = false;
   std::unique_ptr<GradientAllReduce> reduce_g_, reduce_d_;

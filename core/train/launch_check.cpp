@@ -1,14 +1,24 @@
 #include "core/train/launch_check.h"
 
 #include "core/distributed/rank_placement.h"
+#include "core/runs/event_fields.h"
 #include "core/train/graphed_train_step.h"
 
 #include <nlohmann/json.hpp>
 
 #include <regex>
+#include <sstream>
+#include <utility>
 
 namespace streetgan {
 namespace {
+
+// 2 as "2", 0.5 as "0.5": a figure as the user wrote it.
+std::string shownNumber(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
 
 // On resume, a key the command line does not give keeps the stored config's value: the messages
 // then name it as the run's, and say which option changes it.
@@ -48,6 +58,21 @@ std::string deviceToResolve(const TrainConfig& config, const TrainerOptions& opt
   return options.placement ? rankDeviceSpec(config.device, *options.placement) : config.device;
 }
 
+// A graph replays one recording of the step: it cannot penalise only every k-th step.
+Status checkLazyRegularisation(const TrainConfig& config, const TrainerOptions& options) {
+  if (config.reg_every <= 1 || (config.r1_gamma <= 0 && config.r2_gamma <= 0)) return {};
+  std::string penalties;
+  for (const auto& [key, gamma] :
+       {std::pair<const char*, double>{"r1_gamma", config.r1_gamma}, {"r2_gamma", config.r2_gamma}})
+    if (gamma > 0) penalties += std::string(penalties.empty() ? "" : " and ") + key + " " + shownNumber(gamma);
+  const std::string lazy = "reg_every " + std::to_string(config.reg_every) + " with " + penalties;
+  if (options.resume)  // the recipe is the run's: only the graphs can go
+    return makeError("config key \"cuda_graphs\": true cannot go with the run's lazy regularisation (" + lazy +
+                     "); resume with --cuda-graphs off");
+  return makeError("config key \"cuda_graphs\": true cannot go with lazy regularisation (" + lazy +
+                   "); set reg_every to 1 or cuda_graphs to false");
+}
+
 Status checkCudaGraphs(const TrainerOptions& options, LaunchChoice& choice, bool precision_known) {
   const std::string said = precision_known ? choice.description : "";
   if (const std::string refused = cudaGraphsRefusal(choice.device, 1, said); !refused.empty())
@@ -63,6 +88,8 @@ Result<std::optional<LaunchChoice>> checkLaunchable(const TrainConfig& config, c
   // A graph holds one process's step, never the ranks' all-reduce, whatever the device.
   if (config.cuda_graphs && world.world_size > 1)
     return makeError(cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world.world_size) + graphsHint(options));
+  if (config.cuda_graphs)
+    if (Status lazy = checkLazyRegularisation(config, options); !lazy) return makeError(lazy.error());
   if (config.device.empty()) return std::optional<LaunchChoice>();
   if (world.starts_ranks)
     if (Status fits = checkDevicesPerHost(config, options, world); !fits) return makeError(fits.error());
@@ -74,8 +101,10 @@ Result<std::optional<LaunchChoice>> checkLaunchable(const TrainConfig& config, c
   if (precision_known) {
     auto precision = resolvePrecision(config.precision, choice.device);
     if (!precision)
-      return makeError(options.resume ? precision.error() + " (resume with --precision to choose another)"
-                                      : precision.error());
+      // The config key is spelt as run_started's field (event_fields.h), which reports its value.
+      return makeError(keptFromRun(options, events::field::kPrecision)
+                           ? precision.error() + " (resume with --precision to choose another)"
+                           : precision.error());
     choice.precision = *precision;
     choice.description = describeDeviceChoice(config.device, choice.device, choice.precision);
   }

@@ -2,6 +2,7 @@
 
 #include "core/data/image_dataset.h"
 #include "core/eval/parzen_inputs.h"
+#include "core/train/network_options.h"
 #include "core/eval/quality_suite.h"
 #include "core/util/exception_message.h"
 
@@ -26,7 +27,7 @@ LiveQualityMetrics::~LiveQualityMetrics() {
 }
 
 Generator LiveQualityMetrics::copyOf(Generator& generator, const TrainConfig& config) {
-  Generator copy(GeneratorOptions{config.nz, config.ngf, config.nc, config.img_size});
+  Generator copy(generatorOptionsFor(config));
   torch::NoGradGuard no_grad;
   const auto params = generator->named_parameters(/*recurse=*/true);
   for (auto& item : copy->named_parameters(true)) item.value().copy_(params[item.key()].to(torch::kCPU));

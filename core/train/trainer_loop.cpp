@@ -78,6 +78,10 @@ void Trainer::State::announceRun(int removed, int workers) {
       warn("no GPU figures in the system events: " + monitor->gpuUnavailableReason());
   }
   if (removed > 0) warn("removed " + std::to_string(removed) + " unfinished file(s) left by an earlier process");
+  if ((config.r1_gamma > 0 || config.r2_gamma > 0) && config.d_norm == "batchnorm")
+    warn(
+        "r1_gamma or r2_gamma with d_norm batchnorm: a gradient penalty through BatchNorm couples the images of "
+        "a batch, and R3GAN trains its penalties without it; d_norm none or spectral is the usual choice");
   if (loader->uncachedCount() > 0)
     warn(std::to_string(loader->uncachedCount()) + " of " + std::to_string(loader->datasetSize()) +
          " images are not in the cache " + config.data.cache + "; they are decoded from their files");

@@ -91,6 +91,7 @@ private slots:
   void deferredStatisticsChangeNoValue_data();
   void deferredStatisticsChangeNoValue();
   void bf16RunAndResumeInAnotherPrecision();
+  void theRecipeResumesExactly();
 
 private:
   QTemporaryDir dir_;
@@ -156,6 +157,33 @@ void TestResume::oneEpochPlusResumeEqualsTwoEpochs() {
   QCOMPARE(started.size(), 2);
   QCOMPARE(started.last().value("resumed_from").toString(), QString("checkpoints/step-0000000004.pt"));
   QCOMPARE(started.last().value("step").toInt(), 4);
+}
+
+// Every recipe key on (issue 51): the hinge loss, a spectrally normalised D (its u and v in the
+// checkpoint), R1 and R2 every 3 steps (the schedule goes on across the resume at step 4), D's own
+// learning rate. One epoch and a resume to two equal two epochs, bit for bit on the CPU.
+void TestResume::theRecipeResumesExactly() {
+  const auto recipe = [&](const QString& run, int epochs) {
+    QStringList args = tinyTrainArgs(data_, run, epochs);
+    args[args.indexOf("-t") + 1] = R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"loss":"hinge","d_norm":"spectral",)"
+                                   R"("r1_gamma":1,"r2_gamma":0.5,"reg_every":3,"lr_d":0.0004})";
+    return args;
+  };
+  const QString whole = dir_.path() + "/recipe-whole", resumed = dir_.path() + "/recipe-resumed";
+  auto r = runCli(recipe(whole, 2));
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  const auto reference = stepsOf(whole);
+  QCOMPARE(reference.size(), 8);
+  // Not the original recipe's steps: the keys reached the step.
+  QVERIFY(reference[1].loss_d != two_epochs_[1].loss_d);
+  const QJsonObject config = eventsOfType(readEvents(whole), "run_started").first().value("config").toObject();
+  QCOMPARE(config.value("d_norm").toString(), QString("spectral"));
+  QCOMPARE(config.value("reg_every").toInt(), 3);
+  r = runCli(recipe(resumed, 1));
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  r = runCli({"train", "--resume", "--run-dir", resumed, "--epochs", "2", "--threads", testThreadsText()});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  compareSteps(stepsOf(resumed), reference);
 }
 
 void TestResume::sigintStopsCleanlyAndResumesExactly() {

@@ -16,6 +16,7 @@ class TestLaunchCheck : public QObject {
 private slots:
   void rules_data();
   void rules();
+  void lazyRegularisationWithGraphs();
 };
 
 void TestLaunchCheck::rules_data() {
@@ -45,6 +46,9 @@ void TestLaunchCheck::rules_data() {
       << "cpu" << "fp16" << false << 1 << 1 << false << -1 << true << "{}"
       << "error: precision \"fp16\" needs a CUDA device; on the CPU use fp32 or bf16 "
          "(resume with --precision to choose another)";
+  QTest::newRow("fp16 on the CPU, given again on resume")
+      << "cpu" << "fp16" << false << 1 << 1 << false << -1 << true << "{\"precision\": \"fp16\"}"
+      << "error: precision \"fp16\" needs a CUDA device; on the CPU use fp32 or bf16";
   QTest::newRow("a device not allowed")
       << "gpu" << "fp32" << false << 1 << 1 << false << -1 << false << "{}"
       << "error: device \"gpu\" is not allowed; allowed: auto, cpu, cuda, cuda:N or hpu";
@@ -131,6 +135,37 @@ void TestLaunchCheck::rules() {
                             : "ok: " + QString::fromStdString((*checked)->description);
   expected.replace("{absent}", QString::fromStdString(cudaAbsence()));
   QCOMPARE(got, expected);
+}
+
+// A CUDA graph replays one recording of the step: it cannot penalise only every k-th step. Refused
+// before the device is looked at; on resume the recipe is the run's, so only the graphs can go.
+void TestLaunchCheck::lazyRegularisationWithGraphs() {
+  TrainConfig config;
+  config.device = "cpu";
+  config.cuda_graphs = true;
+  config.r2_gamma = 2;
+  config.reg_every = 3;
+  TrainerOptions options;
+  auto checked = checkLaunchable(config, options, LaunchWorld{});
+  QVERIFY(!checked.ok());
+  QCOMPARE(QString::fromStdString(checked.error()),
+           QString("config key \"cuda_graphs\": true cannot go with lazy regularisation (reg_every 3 with r2_gamma 2); "
+                   "set reg_every to 1 or cuda_graphs to false"));
+  config.r1_gamma = 10;
+  config.r2_gamma = 0.5;
+  options.resume = true;
+  options.resume_overrides = nlohmann::json{{"cuda_graphs", true}};
+  checked = checkLaunchable(config, options, LaunchWorld{});
+  QVERIFY(!checked.ok());
+  QCOMPARE(QString::fromStdString(checked.error()),
+           QString("config key \"cuda_graphs\": true cannot go with the run's lazy regularisation (reg_every 3 with "
+                   "r1_gamma 10 and r2_gamma 0.5); resume with --cuda-graphs off"));
+  // Every step penalised: a graph can hold it; the CPU is what refuses it here.
+  config.reg_every = 1;
+  options = TrainerOptions();
+  checked = checkLaunchable(config, options, LaunchWorld{});
+  QVERIFY(!checked.ok());
+  QVERIFY2(QString::fromStdString(checked.error()).contains("needs a CUDA device"), checked.error().c_str());
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestLaunchCheck)

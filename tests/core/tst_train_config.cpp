@@ -75,6 +75,28 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("lr negative") << R"({"lr":-1e-4})" << 1 << "\"lr\": -0.0001 is not allowed";
   QTest::newRow("lr string") << R"({"lr":"fast"})" << 1 << "\"lr\": \"fast\" is not a number";
   QTest::newRow("lr null") << R"({"lr":null})" << 1 << "\"lr\": null is not a number";
+  QTest::newRow("loss hinge") << R"({"loss":"hinge"})" << 1 << "";
+  QTest::newRow("loss rpgan") << R"({"loss":"rpgan"})" << 0 << "";
+  QTest::newRow("loss wgan") << R"({"loss":"wgan"})" << 0 << "config key \"loss\": \"wgan\" is not allowed; allowed: bce, hinge or rpgan";
+  QTest::newRow("loss upper case") << R"({"loss":"BCE"})" << 0 << "\"loss\": \"BCE\" is not allowed";
+  QTest::newRow("loss in -c") << R"({"loss":"bce"})" << 2 << "config key \"loss\" is not allowed here";
+  QTest::newRow("lr_d ok") << R"({"lr_d":0.0004,"lr_g":0.0001})" << 1 << "";
+  QTest::newRow("lr_d 0 (= lr)") << R"({"lr_d":0})" << 0 << "";
+  QTest::newRow("lr_d negative") << R"({"lr_d":-0.001})" << 0
+      << "config key \"lr_d\": -0.001 is not allowed; allowed: 0 (the same as lr) or a positive number below 10";
+  QTest::newRow("lr_g 10") << R"({"lr_g":10})" << 0 << "\"lr_g\": 10 is not allowed";
+  QTest::newRow("lr_g string") << R"({"lr_g":"fast"})" << 0 << "\"lr_g\": \"fast\" is not a number";
+  QTest::newRow("r1 and r2") << R"({"r1_gamma":10,"r2_gamma":10,"reg_every":16})" << 1 << "";
+  QTest::newRow("r1 negative") << R"({"r1_gamma":-1})" << 0
+      << "config key \"r1_gamma\": -1 is not allowed; allowed: 0 (off) or a positive number below 1000000";
+  QTest::newRow("r2 string") << R"({"r2_gamma":"10"})" << 0 << "\"r2_gamma\": \"10\" is not a number";
+  QTest::newRow("reg_every 0") << R"({"reg_every":0})" << 0 << "\"reg_every\": 0 is not allowed; allowed: an integer from 1";
+  QTest::newRow("lazy penalty with graphs (checkLaunchable's)") << R"({"r1_gamma":1,"reg_every":4,"cuda_graphs":true})" << 0 << "";
+  QTest::newRow("penalty every step with graphs") << R"({"r1_gamma":1,"cuda_graphs":true})" << 0 << "";
+  QTest::newRow("d_norm spectral") << R"({"d_norm":"spectral"})" << 1 << "";
+  QTest::newRow("d_norm none") << R"({"d_norm":"none"})" << 0 << "";
+  QTest::newRow("d_norm layer") << R"({"d_norm":"layer"})" << 0
+      << "config key \"d_norm\": \"layer\" is not allowed; allowed: batchnorm, none or spectral";
   QTest::newRow("beta1 0") << R"({"beta1":0})" << 1 << "";
   QTest::newRow("beta1 1") << R"({"beta1":1})" << 1 << "\"beta1\": 1 is not allowed; allowed: a number in [0, 1)";
   QTest::newRow("beta2 1.5") << R"({"beta2":1.5})" << 1 << "\"beta2\": 1.5 is not allowed";

@@ -191,14 +191,7 @@ void TestStudioDataset::hundredThousandThumbnailsScrollWithABoundedCache() {
   const qint64 budget = 16 << 20;
   model.setCacheBytes(budget);
   QListView view;
-  view.setViewMode(QListView::IconMode);
-  view.setUniformItemSizes(true);
-  view.setResizeMode(QListView::Adjust);
-  view.setMovement(QListView::Static);
-  view.setLayoutMode(QListView::Batched);
-  view.setBatchSize(2000);
-  view.setIconSize(QSize(model.thumbnailSize(), model.thumbnailSize()));
-  view.setModel(&model);
+  model.showIn(view);  // as the Dataset tab shows it
   view.resize(1200, 800);
   view.show();
   model.setPaths(paths);

@@ -19,6 +19,7 @@ class TestConfigForm : public QObject {
   Q_OBJECT
 private slots:
   void everyKeyHasAField();
+  void everyRowSaysWhatIsAllowed();
   void entries_data();
   void entries();
   void rejectedValueKeepsTheLastGoodOne();
@@ -38,6 +39,21 @@ void TestConfigForm::everyKeyHasAField() {
   QCOMPARE(form.fieldText("img_size"), QString("64"));
   QCOMPARE(form.fieldText("augment.shift"), QString("0.2"));
   QCOMPARE(form.fieldText("augment.flip"), QString("false"));
+}
+
+// Each row's tooltip: the key and its allowed values, in the words of its error messages.
+void TestConfigForm::everyRowSaysWhatIsAllowed() {
+  ConfigForm form;
+  for (const std::string& name : configKeyNames()) {
+    auto* field = form.findChild<QWidget*>(QString::fromStdString(name));
+    QVERIFY2(field && field->parentWidget(), name.c_str());
+    const QString tip = field->parentWidget()->toolTip();
+    QVERIFY2(tip.startsWith(QString::fromStdString(name) + ": ") && tip.size() > int(name.size()) + 4, qPrintable(tip));
+  }
+  QCOMPARE(form.findChild<QWidget*>("loss")->parentWidget()->toolTip(), QString("loss: bce, hinge or rpgan"));
+  QCOMPARE(form.findChild<QWidget*>("nz")->parentWidget()->toolTip(), QString("nz: an integer from 1 to 4096"));
+  QCOMPARE(form.findChild<QWidget*>("lr_d")->parentWidget()->toolTip(),
+           QString("lr_d: 0 (the same as lr) or a positive number below 10"));
 }
 
 void TestConfigForm::entries_data() {

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""What each recipe key costs the training step: `streetgan bench train -t JSON` for the original
+recipe and for each key alone (and a combination), alternating the recipes round after round,
+REPEATS rounds, on synthetic tensors; prints the median images/s of each, its ratio to the original
+recipe's, and every raw result (JSON lines) so that the medians can be checked.
+
+  bench/bench_recipe_step.py --streetgan build/app/cli/streetgan --preset demo --batch 32 --threads 2
+
+This times our own step only: it says what a key costs, not how we compare with another tool
+(bench/bench_train.py does that for the original recipe).
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+RECIPES = [
+    ("original (bce, batchnorm)", {}),
+    ("loss hinge", {"loss": "hinge"}),
+    ("loss rpgan", {"loss": "rpgan"}),
+    ("lr_d, lr_g", {"lr_d": 0.0004, "lr_g": 0.0001}),
+    ("r1_gamma 10 (every step)", {"r1_gamma": 10}),
+    ("r1 + r2, reg_every 16", {"r1_gamma": 10, "r2_gamma": 10, "reg_every": 16}),
+    ("d_norm none", {"d_norm": "none"}),
+    ("d_norm spectral", {"d_norm": "spectral"}),
+    ("R3GAN-like: rpgan, r1 + r2, d_norm none", {"loss": "rpgan", "r1_gamma": 10, "r2_gamma": 10, "d_norm": "none"}),
+]
+
+
+def run_once(args, recipe):
+    command = [args.streetgan, "bench", "train", "--preset", args.preset, "--batch", str(args.batch), "--steps",
+               str(args.steps), "--threads", str(args.threads), "--device", args.device, "--json", "-t",
+               json.dumps(recipe)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--streetgan", default="build/app/cli/streetgan")
+    parser.add_argument("--preset", default="demo")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(f"# streetgan bench train --preset {args.preset} --batch {args.batch} --steps {args.steps} "
+          f"--threads {args.threads} --device {args.device}, {args.repeats} rounds, recipes alternating")
+    rates = {name: [] for name, _ in RECIPES}
+    for round_index in range(args.repeats):
+        for name, recipe in RECIPES:
+            result = run_once(args, recipe)
+            print(json.dumps({"round": round_index, "recipe": name, "keys": recipe, "result": result}), flush=True)
+            rates[name].append(result["images_per_s"])
+    base = statistics.median(rates[RECIPES[0][0]])
+    print(f"\n| recipe | images/s (median of {args.repeats}) | of the original's |")
+    print("|---|---|---|")
+    for name, _ in RECIPES:
+        median = statistics.median(rates[name])
+        print(f"| {name} | {median:.1f} | {median / base:.2f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
