@@ -22,6 +22,7 @@ RECIPES = [
     ("lr_d, lr_g", {"lr_d": 0.0004, "lr_g": 0.0001}),
     ("r1_gamma 10 (every step)", {"r1_gamma": 10}),
     ("r1 + r2, reg_every 16", {"r1_gamma": 10, "r2_gamma": 10, "reg_every": 16}),
+    ("n_critic 2", {"n_critic": 2}),
     ("d_norm none", {"d_norm": "none"}),
     ("d_norm spectral", {"d_norm": "spectral"}),
     ("R3GAN-like: rpgan, r1 + r2, d_norm none", {"loss": "rpgan", "r1_gamma": 10, "r2_gamma": 10, "d_norm": "none"}),

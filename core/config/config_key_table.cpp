@@ -235,6 +235,7 @@ std::vector<ConfigKey> recipeKeys() {
           "r2_gamma", G::Recipe, [](TrainConfig& c) -> double& { return c.r2_gamma; }, 0.0, 1e6, false,
           "0 (off) or a positive number below 1000000"),
       intKey("reg_every", G::Recipe, &TrainConfig::reg_every, 1, 1000000),
+      intKey("n_critic", G::Recipe, &TrainConfig::n_critic, 1, 100),
       stringKey(
           "d_norm", G::Recipe, &TrainConfig::d_norm,
           [](const std::string& s) { return s == "batchnorm" || s == "none" || s == "spectral"; },

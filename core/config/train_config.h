@@ -77,6 +77,7 @@ struct TrainConfig {
   double r1_gamma = 0;               ///< R1: γ of the zero-centred gradient penalty on real images; 0 = off
   double r2_gamma = 0;               ///< R2: γ of the zero-centred gradient penalty on generated images; 0 = off
   int reg_every = 1;                 ///< lazy regularisation: the penalties every k steps, scaled by k
+  int n_critic = 1;                  ///< D steps per G step: G learns on every n_critic-th step
   std::string d_norm = "batchnorm";  ///< D's normalisation: batchnorm | none | spectral
 
   // Checkpoint keys of the original tool (`-c`).

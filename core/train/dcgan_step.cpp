@@ -8,6 +8,7 @@
 #include <ATen/Context.h>
 #include <torch/torch.h>
 
+#include <optional>
 #include <stdexcept>
 
 namespace streetgan {
@@ -140,6 +141,7 @@ DcganStep::DcganStep(const TrainConfig& config, const c10::Device& device, Preci
   r1_gamma_ = config.r1_gamma;
   r2_gamma_ = config.r2_gamma;
   reg_every_ = config.reg_every;
+  n_critic_ = config.n_critic;
 }
 
 torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tensor& noise) {
@@ -155,8 +157,9 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
 
   // D: the real batch, and the generated batch detached; the inputs a penalty differentiates
   // D's logits by carry a gradient.
-  const bool penalised = (r1_gamma_ > 0 || r2_gamma_ > 0) && steps_done_ % reg_every_ == 0;
-  ++steps_done_;
+  const std::int64_t step_index = steps_done_++;
+  const bool penalised = (r1_gamma_ > 0 || r2_gamma_ > 0) && step_index % reg_every_ == 0;
+  const bool generator_learns = (step_index + 1) % n_critic_ == 0;
   torch::Tensor out_real, out_fake_d, out_fake_g;
   clearStepGradients(*discriminator_);
   torch::Tensor fake;
@@ -183,21 +186,7 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   if (reduce_d_) reduce_d_->average();
   scaler_.step(*optimizer_d_);
 
-  // G: through the updated D (rpgan pairs each image with D's logit on a real one, without a gradient).
-  clearStepGradients(*generator_);
-  torch::Tensor out_real_g;
-  {
-    AutocastScope autocast(precision_, device_);
-    out_fake_g = discriminator_->forward(fake).to(torch::kFloat32);
-    if (generatorLossNeedsReal(loss_)) {
-      torch::NoGradGuard no_grad;
-      out_real_g = discriminator_->forward(real).to(torch::kFloat32);
-    }
-  }
-  const auto loss_g = generatorLoss(loss_, out_fake_g, out_real_g);
-  scaler_.scale(loss_g).backward();
-  if (reduce_g_) reduce_g_->average();
-  scaler_.step(*optimizer_g_);
+  const torch::Tensor loss_g = generatorStep(real, fake, generator_learns, out_fake_g);
 
   torch::NoGradGuard no_grad;
   const auto f32 = [](const torch::Tensor& t) { return t.reshape({1}).to(torch::kFloat32); };
@@ -216,6 +205,30 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   }
   scaler_.update();
   return stats;
+}
+
+// G through the updated D (rpgan pairs each image with D's logit on a real one, without a
+// gradient). A critic-only step (n_critic) measures G's loss and does not learn from it.
+torch::Tensor DcganStep::generatorStep(const torch::Tensor& real, const torch::Tensor& fake, bool learns,
+                                       torch::Tensor& out_fake_g) {
+  std::optional<torch::NoGradGuard> measuring;
+  if (!learns) measuring.emplace();
+  clearStepGradients(*generator_);
+  torch::Tensor out_real_g;
+  {
+    AutocastScope autocast(precision_, device_);
+    out_fake_g = discriminator_->forward(fake).to(torch::kFloat32);
+    if (generatorLossNeedsReal(loss_)) {
+      torch::NoGradGuard no_grad;
+      out_real_g = discriminator_->forward(real).to(torch::kFloat32);
+    }
+  }
+  torch::Tensor loss_g = generatorLoss(loss_, out_fake_g, out_real_g);
+  if (!learns) return loss_g;
+  scaler_.scale(loss_g).backward();
+  if (reduce_g_) reduce_g_->average();
+  scaler_.step(*optimizer_g_);
+  return loss_g;
 }
 
 StepStats DcganStep::step(const torch::Tensor& real, const torch::Tensor& noise) {

@@ -2,9 +2,9 @@
 // DcganStep: both networks, both AdamW optimizers and the loss scaler, and the one training step
 // of docs/model.md. D learns from a real batch and from G(z).detach(); then G learns through the
 // updated D, with the config's loss (gan_loss.h; the original recipe's BCE by default), D's
-// gradient penalties R1 and R2 where asked (every reg_every steps) and each net's learning rate
-// (lr_d, lr_g). Used by the Trainer and by `streetgan bench train`, so the benchmark measures
-// exactly the step that trains.
+// gradient penalties R1 and R2 where asked (every reg_every steps), each net's learning rate
+// (lr_d, lr_g), and G learning on every n_critic-th step only (D on every step). Used by the
+// Trainer and by `streetgan bench train`, so the benchmark measures exactly the step that trains.
 //
 // trainStep() never waits for the host: its statistics come back as one small tensor on the
 // device, for the caller to copy to the host when it logs (StepStatsQueue). Per device it picks
@@ -62,7 +62,8 @@ public:
   void setRankGroup(RankGroup* group, bool sync_batchnorm);
   /// Gives every rank rank 0's parameters and BatchNorm statistics (at the start and on resume).
   void broadcastFromRankZero();
-  /// The steps a resumed run has trained: the lazy penalties (reg_every) keep their schedule.
+  /// The steps a resumed run has trained: the lazy penalties (reg_every) and G's steps (n_critic)
+  /// keep their schedule.
   void setStepsDone(std::int64_t steps) { steps_done_ = steps; }
 
   /// trainStep() with its statistics read to the host (a synchronisation; tests and tools).
@@ -79,6 +80,9 @@ public:
   Precision precision() const { return precision_; }
 
 private:
+  torch::Tensor generatorStep(const torch::Tensor& real, const torch::Tensor& fake, bool learns,
+                              torch::Tensor& out_fake_g);
+
   c10::Device device_;
   Precision precision_;
   Generator generator_;
@@ -89,7 +93,8 @@ private:
   GanLoss loss_ = GanLoss::Bce;
   double r1_gamma_ = 0, r2_gamma_ = 0;  ///< the gradient penalties (0: off)
   int reg_every_ = 1;                   ///< penalised every reg_every_ steps, scaled by it
-  std::int64_t steps_done_ = 0;         ///< steps trained, for the lazy penalties' schedule
+  int n_critic_ = 1;                    ///< D steps per G step
+  std::int64_t steps_done_ = 0;         ///< steps trained, for the lazy penalties' and n_critic's schedule
   RankGroup* group_ = nullptr;
   bool sync_batchnorm_ = false;
   std::unique_ptr<GradientAllReduce> reduce_g_, reduce_d_;

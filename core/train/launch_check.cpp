@@ -58,6 +58,17 @@ std::string deviceToResolve(const TrainConfig& config, const TrainerOptions& opt
   return options.placement ? rankDeviceSpec(config.device, *options.placement) : config.device;
 }
 
+// A graph replays one recording of the step: it cannot let G learn only every n-th step.
+Status checkCriticSteps(const TrainConfig& config, const TrainerOptions& options) {
+  if (config.n_critic <= 1) return {};
+  const std::string critic = "n_critic " + std::to_string(config.n_critic);
+  if (options.resume)
+    return makeError("config key \"cuda_graphs\": true cannot go with the run's " + critic + " (G learns every " +
+                     std::to_string(config.n_critic) + " steps); resume with --cuda-graphs off");
+  return makeError("config key \"cuda_graphs\": true cannot go with " + critic + " (G learns every " +
+                   std::to_string(config.n_critic) + " steps); set n_critic to 1 or cuda_graphs to false");
+}
+
 // A graph replays one recording of the step: it cannot penalise only every k-th step.
 Status checkLazyRegularisation(const TrainConfig& config, const TrainerOptions& options) {
   if (config.reg_every <= 1 || (config.r1_gamma <= 0 && config.r2_gamma <= 0)) return {};
@@ -88,8 +99,10 @@ Result<std::optional<LaunchChoice>> checkLaunchable(const TrainConfig& config, c
   // A graph holds one process's step, never the ranks' all-reduce, whatever the device.
   if (config.cuda_graphs && world.world_size > 1)
     return makeError(cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world.world_size) + graphsHint(options));
-  if (config.cuda_graphs)
+  if (config.cuda_graphs) {
     if (Status lazy = checkLazyRegularisation(config, options); !lazy) return makeError(lazy.error());
+    if (Status critic = checkCriticSteps(config, options); !critic) return makeError(critic.error());
+  }
   if (config.device.empty()) return std::optional<LaunchChoice>();
   if (world.starts_ranks)
     if (Status fits = checkDevicesPerHost(config, options, world); !fits) return makeError(fits.error());

@@ -160,13 +160,13 @@ void TestResume::oneEpochPlusResumeEqualsTwoEpochs() {
 }
 
 // Every recipe key on (issue 51): the hinge loss, a spectrally normalised D (its u and v in the
-// checkpoint), R1 and R2 every 3 steps (the schedule goes on across the resume at step 4), D's own
-// learning rate. One epoch and a resume to two equal two epochs, bit for bit on the CPU.
+// checkpoint), R1 and R2 every 3 steps and G every 2nd step (the schedules go on across the resume
+// at step 4), D's own learning rate. One epoch and a resume to two equal two epochs, bit for bit on the CPU.
 void TestResume::theRecipeResumesExactly() {
   const auto recipe = [&](const QString& run, int epochs) {
     QStringList args = tinyTrainArgs(data_, run, epochs);
     args[args.indexOf("-t") + 1] = R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"loss":"hinge","d_norm":"spectral",)"
-                                   R"("r1_gamma":1,"r2_gamma":0.5,"reg_every":3,"lr_d":0.0004})";
+                                   R"("r1_gamma":1,"r2_gamma":0.5,"reg_every":3,"lr_d":0.0004,"n_critic":2})";
     return args;
   };
   const QString whole = dir_.path() + "/recipe-whole", resumed = dir_.path() + "/recipe-resumed";

@@ -59,6 +59,7 @@ private slots:
   void eachLossTrains_data();
   void eachLossTrains();
   void eachNetHasItsLearningRate();
+  void criticStepsBeforeEachGeneratorStep();
 };
 
 void TestGanLoss::againstTheReference_data() {
@@ -220,6 +221,25 @@ void TestGanLoss::eachNetHasItsLearningRate() {
   const double d_moved = (flatParameters(*step.discriminator()) - d_before).abs().max().item<double>();
   QVERIFY2(g_moved > 5e-4 && g_moved < 2e-3, qPrintable(QString::number(g_moved)));
   QVERIFY2(d_moved < 1e-6, qPrintable(QString::number(d_moved)));  // a float32 weight near 1 moves by whole ulps or not at all
+}
+
+// n_critic 3: D learns on every step, G on steps 3 and 6 only; every step still reports G's loss
+// (measured through the updated D).
+void TestGanLoss::criticStepsBeforeEachGeneratorStep() {
+  TrainConfig config = tinyTrainConfig();
+  config.n_critic = 3;
+  DcganStep step(config, testDevice(), Precision::Fp32);
+  torch::manual_seed(8);
+  const torch::Tensor real = (torch::rand({8, 3, 64, 64}) * 2 - 1).to(testDevice());
+  QString learnt;
+  for (int i = 1; i <= 6; ++i) {
+    const torch::Tensor g_before = flatParameters(*step.generator()), d_before = flatParameters(*step.discriminator());
+    const StepStats stats = step.step(real, torch::randn({8, config.nz, 1, 1}).to(testDevice()));
+    QVERIFY2(std::isfinite(stats.loss_g) && stats.loss_g > 0, qPrintable(QString::number(stats.loss_g)));
+    QVERIFY(!torch::equal(d_before, flatParameters(*step.discriminator())));
+    learnt += torch::equal(g_before, flatParameters(*step.generator())) ? "D" : "G";
+  }
+  QCOMPARE(learnt, QString("DDGDDG"));
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestGanLoss)

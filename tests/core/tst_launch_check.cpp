@@ -160,6 +160,16 @@ void TestLaunchCheck::lazyRegularisationWithGraphs() {
   QCOMPARE(QString::fromStdString(checked.error()),
            QString("config key \"cuda_graphs\": true cannot go with the run's lazy regularisation (reg_every 3 with "
                    "r1_gamma 10 and r2_gamma 0.5); resume with --cuda-graphs off"));
+  // G learning every other step: a graph cannot hold that either.
+  TrainConfig critic;
+  critic.device = "cpu";
+  critic.cuda_graphs = true;
+  critic.n_critic = 2;
+  checked = checkLaunchable(critic, TrainerOptions(), LaunchWorld{});
+  QVERIFY(!checked.ok());
+  QCOMPARE(QString::fromStdString(checked.error()),
+           QString("config key \"cuda_graphs\": true cannot go with n_critic 2 (G learns every 2 steps); set n_critic "
+                   "to 1 or cuda_graphs to false"));
   // Every step penalised: a graph can hold it; the CPU is what refuses it here.
   config.reg_every = 1;
   options = TrainerOptions();

@@ -97,6 +97,10 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("d_norm none") << R"({"d_norm":"none"})" << 0 << "";
   QTest::newRow("d_norm layer") << R"({"d_norm":"layer"})" << 0
       << "config key \"d_norm\": \"layer\" is not allowed; allowed: batchnorm, none or spectral";
+  QTest::newRow("n_critic 5") << R"({"n_critic":5})" << 1 << "";
+  QTest::newRow("n_critic 0") << R"({"n_critic":0})" << 0
+      << "config key \"n_critic\": 0 is not allowed; allowed: an integer from 1 to 100";
+  QTest::newRow("n_critic 101") << R"({"n_critic":101})" << 0 << "\"n_critic\": 101 is not allowed";
   QTest::newRow("beta1 0") << R"({"beta1":0})" << 1 << "";
   QTest::newRow("beta1 1") << R"({"beta1":1})" << 1 << "\"beta1\": 1 is not allowed; allowed: a number in [0, 1)";
   QTest::newRow("beta2 1.5") << R"({"beta2":1.5})" << 1 << "\"beta2\": 1.5 is not allowed";
