@@ -59,6 +59,9 @@ put("fuzz_progress_line", "stderr.txt", "warning: skipped /data/a.jpg\n"
     'progress/1 {"task":"demo-data","done":16,"total":1000,"eta_s":1.5}\n')
 
 put("fuzz_train_config", "all.json", "\x00" + json.dumps({"nz": 100, "ngf": 64, "batch_size": 128, "lr_g": 2e-4}))
+put("fuzz_train_config", "recipe.json", "\x00" + json.dumps({"loss": "rpgan", "d_norm": "spectral", "r1_gamma": 10,
+                                                             "r2_gamma": 0.5, "reg_every": 3, "n_critic": 2,
+                                                             "lr_d": 4e-4, "cuda_graphs": True}))
 put("fuzz_train_config", "training.json", "\x01" + json.dumps({"epochs": 5, "img_size": 64}))
 put("fuzz_train_config", "checkpoint.json", "\x02" + json.dumps({"save_every": 100}))
 
