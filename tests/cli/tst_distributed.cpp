@@ -194,6 +194,33 @@ private slots:
     QCOMPARE(summary->state, streetgan::RunState::Completed);
   }
 
+  // Issue 51's recipe keys across ranks: hinge, a spectrally normalised D (u and v updated alike on
+  // every rank), R1 + R2 every 2nd step and G every 2nd step, 2 ranks × batch 8 with SyncBN (for
+  // G's BatchNorm) against 1 process × batch 16: the same 10 steps.
+  void twoRanksTrainTheRecipeLikeOneProcess() {
+    const auto recipe = [&](const QString& run, int batch) {
+      QStringList args = distributedTrainArgs(data_, run, batch, 5);
+      args[args.indexOf("-t") + 1] =
+          QString(R"({"batch_size":%1,"ngf":8,"ndf":8,"nz":16,"lr":1e-6,"loss":"hinge","d_norm":"spectral",)"
+                  R"("r1_gamma":1,"r2_gamma":1,"reg_every":2,"n_critic":2})")
+              .arg(batch);
+      return args;
+    };
+    const QString one = dir_.path() + "/recipe-one", two = dir_.path() + "/recipe-two";
+    auto r = runCli(recipe(one, 16));
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    r = runCli(recipe(two, 8) + QStringList{"--nproc", "2", "--sync-batchnorm"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const Losses a = lossesOfDistributed(one), b = lossesOfDistributed(two);
+    QCOMPARE(a.d.size(), 10);
+    QCOMPARE(b.d.size(), 10);
+    const double rel_d = maxRelative(a.d, b.d), rel_g = maxRelative(a.g, b.g);
+    QVERIFY2(rel_d <= 1e-4 && rel_g <= 1e-4, qPrintable(QString("relative loss difference d %1 g %2").arg(rel_d).arg(rel_g)));
+    const double params = maxParameterDifference(latestCheckpoint(one), latestCheckpoint(two));
+    QVERIFY2(params <= 1e-5, qPrintable(QString("parameters differ by %1").arg(params)));
+    verifyRanksInStep(two, 2);
+  }
+
   void torchrunLaunchesTheRanks() {
     const QString torchrun = QStandardPaths::findExecutable("torchrun");
     QVERIFY2(!torchrun.isEmpty(), "torchrun not found: install python3-torch (packaging/install-deps.sh does)");
