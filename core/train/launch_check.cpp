@@ -58,30 +58,32 @@ std::string deviceToResolve(const TrainConfig& config, const TrainerOptions& opt
   return options.placement ? rankDeviceSpec(config.device, *options.placement) : config.device;
 }
 
-// A graph replays one recording of the step: it cannot let G learn only every n-th step.
-Status checkCriticSteps(const TrainConfig& config, const TrainerOptions& options) {
-  if (config.n_critic <= 1) return {};
-  const std::string critic = "n_critic " + std::to_string(config.n_critic);
-  if (options.resume)
-    return makeError("config key \"cuda_graphs\": true cannot go with the run's " + critic + " (G learns every " +
-                     std::to_string(config.n_critic) + " steps); resume with --cuda-graphs off");
-  return makeError("config key \"cuda_graphs\": true cannot go with " + critic + " (G learns every " +
-                   std::to_string(config.n_critic) + " steps); set n_critic to 1 or cuda_graphs to false");
+// A graph replays one recording of the step: it cannot hold a step that differs from step to
+// step. `what` names the config's schedule; `key` is the one to set to 1. On resume the recipe is
+// the run's: only the graphs can go.
+Status refuseGraphsWith(const TrainerOptions& options, const std::string& what, const std::string& key) {
+  return makeError(
+      "config key \"cuda_graphs\": true cannot go with " + std::string(options.resume ? "the run's " : "") + what +
+      (options.resume ? "; resume with --cuda-graphs off" : "; set " + key + " to 1 or cuda_graphs to false"));
 }
 
-// A graph replays one recording of the step: it cannot penalise only every k-th step.
-Status checkLazyRegularisation(const TrainConfig& config, const TrainerOptions& options) {
-  if (config.reg_every <= 1 || (config.r1_gamma <= 0 && config.r2_gamma <= 0)) return {};
-  std::string penalties;
-  for (const auto& [key, gamma] :
-       {std::pair<const char*, double>{"r1_gamma", config.r1_gamma}, {"r2_gamma", config.r2_gamma}})
-    if (gamma > 0) penalties += std::string(penalties.empty() ? "" : " and ") + key + " " + shownNumber(gamma);
-  const std::string lazy = "reg_every " + std::to_string(config.reg_every) + " with " + penalties;
-  if (options.resume)  // the recipe is the run's: only the graphs can go
-    return makeError("config key \"cuda_graphs\": true cannot go with the run's lazy regularisation (" + lazy +
-                     "); resume with --cuda-graphs off");
-  return makeError("config key \"cuda_graphs\": true cannot go with lazy regularisation (" + lazy +
-                   "); set reg_every to 1 or cuda_graphs to false");
+// Lazy penalties (every reg_every-th step) and G learning every n_critic-th step.
+Status checkGraphableSchedule(const TrainConfig& config, const TrainerOptions& options) {
+  if (config.reg_every > 1 && (config.r1_gamma > 0 || config.r2_gamma > 0)) {
+    std::string penalties;
+    for (const auto& [key, gamma] :
+         {std::pair<const char*, double>{"r1_gamma", config.r1_gamma}, {"r2_gamma", config.r2_gamma}})
+      if (gamma > 0) penalties += std::string(penalties.empty() ? "" : " and ") + key + " " + shownNumber(gamma);
+    return refuseGraphsWith(
+        options, "lazy regularisation (reg_every " + std::to_string(config.reg_every) + " with " + penalties + ")",
+        "reg_every");
+  }
+  if (config.n_critic > 1)
+    return refuseGraphsWith(options,
+                            "n_critic " + std::to_string(config.n_critic) + " (G learns every " +
+                                std::to_string(config.n_critic) + " steps)",
+                            "n_critic");
+  return {};
 }
 
 Status checkCudaGraphs(const TrainerOptions& options, LaunchChoice& choice, bool precision_known) {
@@ -99,10 +101,8 @@ Result<std::optional<LaunchChoice>> checkLaunchable(const TrainConfig& config, c
   // A graph holds one process's step, never the ranks' all-reduce, whatever the device.
   if (config.cuda_graphs && world.world_size > 1)
     return makeError(cudaGraphsRefusal(c10::Device(c10::kCUDA, 0), world.world_size) + graphsHint(options));
-  if (config.cuda_graphs) {
-    if (Status lazy = checkLazyRegularisation(config, options); !lazy) return makeError(lazy.error());
-    if (Status critic = checkCriticSteps(config, options); !critic) return makeError(critic.error());
-  }
+  if (config.cuda_graphs)
+    if (Status schedule = checkGraphableSchedule(config, options); !schedule) return makeError(schedule.error());
   if (config.device.empty()) return std::optional<LaunchChoice>();
   if (world.starts_ranks)
     if (Status fits = checkDevicesPerHost(config, options, world); !fits) return makeError(fits.error());
