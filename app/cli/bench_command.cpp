@@ -143,8 +143,12 @@ int benchTrain(const Args& args) {
     graphed = std::make_unique<GraphedTrainStep>(
         model, [&graph_warning](const std::string& message) { graph_warning = message; }, graph_options);
   }
+  std::int64_t images_trained = 0;
   const TrainStep step = [&](const torch::Tensor& real, const torch::Tensor& noise) {
-    return graphed ? graphed->trainStep(real, noise) : model.trainStep(real, noise);
+    torch::Tensor stats = graphed ? graphed->trainStep(real, noise) : model.trainStep(real, noise);
+    model.updateAverage(images_trained, real.size(0));
+    images_trained += real.size(0);
+    return stats;
   };
   // The graph's warm-up steps and its recording stay out of the timing.
   const long long untimed = graphs ? std::max<long long>(*warmup, GraphedTrainStepOptions{}.warmup_steps + 1) : *warmup;

@@ -112,6 +112,7 @@ CommandLine exportCommandLine() {
                      "and beside it G.json with nz, ngf, nc, img_size, preset, run and step\n"
                      "(docs/interop.md).",
                      {checkpointOptionSpec(ModelOptionsUse{}),
+                      generatorOptionSpec(),
                       {"--out", "FILE", "state dict to write (the sidecar gets the same name, .json)"}});
 }
 

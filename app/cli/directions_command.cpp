@@ -199,11 +199,12 @@ void printDirections(const CommandLine& line, const SearchRequest& request, cons
     total = a.square().sum().item<double>();  // the trace of AᵀA
   }
   nlohmann::json out = {{"checkpoint", checkpoint}, {"step", loaded.progress.step},
-                        {"method", request.method}, {"nz", loaded.config.nz},
+                        {"generator", loaded.generatorName()}, {"method", request.method}, {"nz", loaded.config.nz},
                         {"seconds", seconds},       {"directions", nlohmann::json::array()}};
   if (!line.has("--json"))
-    std::printf("# %s directions of %s (step %lld, nz %lld) in %.3f s\n%-5s %-14s %s\n", DirectionFile::kindName(kind),
-                checkpoint.c_str(), static_cast<long long>(loaded.progress.step),
+    std::printf("# %s directions of %s (step %lld, generator %s, nz %lld) in %.3f s\n%-5s %-14s %s\n",
+                DirectionFile::kindName(kind), checkpoint.c_str(), static_cast<long long>(loaded.progress.step),
+                loaded.generatorName(),
                 static_cast<long long>(loaded.config.nz), seconds, "rank", DirectionFile::strengthName(kind),
                 request.method == "sefa" ? "share of the sum" : "");
   for (std::size_t i = 0; i < found.size(); ++i) {
@@ -279,7 +280,7 @@ int runDirections(const Args& args) {
   if (!model) return fail(program, model.error(), kExitUsage);
 
   setComputeThreads(model->threads);
-  auto loaded = loadCheckpointGenerator(model->checkpoint, torch::Device(torch::kCPU));
+  auto loaded = loadCheckpointGenerator(model->checkpoint, torch::Device(torch::kCPU), model->generator);
   if (!loaded) return fail(program, loaded.error(), kExitFailure);
   const auto nz = static_cast<long long>(loaded->config.nz);
   const long long count = line.has("--top") ? request.top : std::min(10LL, nz);

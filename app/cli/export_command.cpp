@@ -15,10 +15,13 @@ int runExport(const Args& args) {
   if (auto done = line.parseOrExit(args)) return *done;
   if (Status given = checkpointGiven(line); !given) return fail(line.program(), given.error(), kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out G.pt", kExitUsage);
-  auto report = exportGenerator(line.value("--checkpoint"), line.value("--out"));
+  auto choice = generatorOption(line);
+  if (!choice) return fail(line.program(), choice.error(), kExitUsage);
+  auto report = exportGenerator(line.value("--checkpoint"), line.value("--out"), *choice);
   if (!report) return fail(line.program(), report.error(), kExitFailure);
-  std::printf("wrote the generator (step %lld, %lld tensors) to %s and %s\n", static_cast<long long>(report->step),
-              static_cast<long long>(report->tensors), report->state_path.c_str(), report->sidecar_path.c_str());
+  std::printf("wrote the generator (step %lld, generator %s, %lld tensors) to %s and %s\n",
+              static_cast<long long>(report->step), report->generator.c_str(), static_cast<long long>(report->tensors),
+              report->state_path.c_str(), report->sidecar_path.c_str());
   return kExitOk;
 }
 

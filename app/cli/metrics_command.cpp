@@ -42,6 +42,7 @@ struct MetricsRequest {
   int features_size = 299;
   FeaturesWorkerOptions features_worker;
   c10::Device device = c10::kCPU;
+  GeneratorChoice generator = GeneratorChoice::Default;  ///< --generator
   QualitySuiteOptions suite;
 };
 
@@ -94,6 +95,9 @@ Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOp
   auto device = deviceOption(line, use);
   if (!device) return makeError(device.error());
   request.device = *device;
+  auto generator = generatorOption(line);
+  if (!generator) return makeError(generator.error());
+  request.generator = *generator;
   return request;
 }
 
@@ -131,8 +135,9 @@ Status evaluationsWritable(const std::string& run_dir) {
 
 void printEvaluation(const QualityEvaluation& evaluation) {
   if (evaluation.checkpoint)
-    std::printf("%s (epoch %lld, step %lld)\n", evaluation.checkpoint->file.c_str(),
-                static_cast<long long>(evaluation.checkpoint->epoch), static_cast<long long>(evaluation.checkpoint->step));
+    std::printf("%s (epoch %lld, step %lld, generator %s)\n", evaluation.checkpoint->file.c_str(),
+                static_cast<long long>(evaluation.checkpoint->epoch), static_cast<long long>(evaluation.checkpoint->step),
+                evaluation.checkpoint->generator.c_str());
   std::printf("%lld samples against %lld training images of %d px; features: %s\n",
               static_cast<long long>(evaluation.n_samples), static_cast<long long>(evaluation.n_train),
               evaluation.image_size,
@@ -243,7 +248,7 @@ private:
 
   Result<QualityEvaluation> scoreCheckpoint(const std::string& checkpoint) {
     if (!line_.has("--json") && line_.has("--every-checkpoint")) std::fprintf(stderr, "%s\n", checkpoint.c_str());
-    auto loaded = loadCheckpointGenerator(checkpoint, request_.device);
+    auto loaded = loadCheckpointGenerator(checkpoint, request_.device, request_.generator);
     if (!loaded) return makeError(loaded.error());
     const TrainConfig& config = loaded->config;
     if (config.nc != 3) return makeError(checkpoint + ": the metrics need RGB images; this generator makes " + std::to_string(config.nc) + " channels");
@@ -258,7 +263,7 @@ private:
     if (!evaluation) return evaluation;
     evaluation->checkpoint = QualityEvaluation::Checkpoint{std::filesystem::path(checkpoint).filename().string(),
                                                            loaded->progress.epoch, loaded->progress.step,
-                                                           loaded->progress.images_seen};
+                                                           loaded->progress.images_seen, loaded->generatorName()};
     return evaluation;
   }
 

@@ -18,6 +18,7 @@ CommandLine sampleCommandLine() {
   const ModelOptionsUse use = sampleModelUse();
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
+      generatorOptionSpec(),
       {"--out", "FILE", "PNG file to write"},
       {"--n", "N", "number of images (default 64, at most " + std::to_string(kSampleMaxImages) + ")"},
       {"--seed", "N", "latent seed (default 0)"},
@@ -47,6 +48,7 @@ CommandLine nearestCommandLine() {
   const ModelOptionsUse use = nearestModelUse();
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
+      generatorOptionSpec(),
       {"--seed", "N", "the first sample's seed (default 0); the samples are seeds N, N+1, ..."},
       {"--n", "N", "number of samples (default 8, at most " + std::to_string(kNearestMaxSamples) + ")"},
       {"--seeds", "A,B,..", "one sample per seed, in this order (instead of --seed and --n)"},
@@ -73,6 +75,7 @@ CommandLine walkCommandLine() {
   const ModelOptionsUse use = walkModelUse();
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
+      generatorOptionSpec(),
       {"--seeds", "A,B,..", "keyframes: one latent per seed, in this order (at most " + std::to_string(kMaxKeyframeSeeds) + ")"},
       {"--walk", "FILE", "keyframes and settings from a walk file (JSON)"},
       {"--grid", "RxC", "R×C tiles, each its own walk (e.g. 3x3)"},
@@ -123,6 +126,7 @@ CommandLine directionsCommandLine() {
   const ModelOptionsUse use = directionsModelUse();
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
+      generatorOptionSpec(),
       {"--method", "M", "sefa (closed form, instant) or pca (principal components of sampled latents); default sefa"},
       {"--top", "K", "how many directions, strongest first (default 10)"},
       {"--n", "N", "pca: latents sampled (default 10000)"},
@@ -160,6 +164,7 @@ CommandLine projectCommandLine() {
   const ModelOptionsUse use = projectModelUse();
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
+      generatorOptionSpec(),
       {"--out", "FILE", "JSON file to write: the latents, as a walk file (see below)"},
       {"--steps", "N", "Adam steps per photograph (default 500)"},
       {"--restarts", "N", "random starts, the best kept (default 8)"},
@@ -198,6 +203,7 @@ CommandLine serveCommandLine() {
                      "the run's newest checkpoint. Listens on loopback unless --bind says otherwise\n"
                      "(docs/serve.md).",
                      {checkpointOptionSpec(serveModelUse()),
+                      generatorOptionSpec(),
                       {"--run", "DIR", "run directory: serve its newest checkpoint, and follow it"},
                       {"--bind", "ADDR", "address to listen on (default 127.0.0.1)"},
                       {"--port", "N", "port (default 8080; 0 picks a free one)"},
@@ -229,6 +235,7 @@ namespace {
 std::vector<OptionSpec> parzenOptionSpecs(const ModelOptionsUse& use) {
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
+      generatorOptionSpec(),
       {"--run", "DIR", "score every checkpoint of a run at one σ (the curve over epochs)"},
       {"--sigma", "S", "with --run: this σ instead of the one chosen on the latest checkpoint"},
       {"--samples", "DIR", "score the images in DIR as the samples instead"},
@@ -267,6 +274,7 @@ namespace {
 std::vector<OptionSpec> metricsOptionSpecs(const ModelOptionsUse& use) {
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
+      generatorOptionSpec(),
       {"--run", "DIR", "score the newest checkpoint of a run (every one with --every-checkpoint)"},
       {"--every-checkpoint", "", "with --run: every checkpoint, oldest first"},
       {"--samples", "DIR", "score the images in DIR as the samples instead"},

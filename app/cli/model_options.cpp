@@ -10,6 +10,13 @@ Status checkpointGiven(const CommandLine& line) {
   return {};
 }
 
+Result<GeneratorChoice> generatorOption(const CommandLine& line) {
+  if (!line.has("--generator")) return GeneratorChoice::Default;
+  auto choice = generatorChoiceNamed(line.value("--generator"));
+  if (!choice) return makeError("option '--generator': " + choice.error());
+  return choice;
+}
+
 Result<long long> threadsOption(const CommandLine& line) { return line.integer("--threads", 0, 0, 1024); }
 
 Result<c10::Device> resolveDeviceOption(const std::string& spec) {
@@ -33,6 +40,9 @@ Result<ModelOptions> modelOptionsFrom(const CommandLine& line, const ModelOption
   auto device = deviceOption(line, use);
   if (!device) return makeError(device.error());
   options.device = *device;
+  auto generator = generatorOption(line);
+  if (!generator) return makeError(generator.error());
+  options.generator = *generator;
   return options;
 }
 

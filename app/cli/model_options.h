@@ -7,6 +7,7 @@
 // commands report it as a usage error (kExitUsage), before anything is loaded.
 #include "app/cli/command_line.h"
 #include "app/cli/option_specs.h"
+#include "core/train/checkpoint.h"
 #include "core/util/result.h"
 
 #include <c10/core/Device.h>
@@ -21,10 +22,13 @@ struct ModelOptions {
   std::string checkpoint;         ///< --checkpoint FILE; empty when not given
   c10::Device device{c10::kCPU};  ///< --device resolved (ModelOptionsUse::device_default when absent)
   int threads = 0;                ///< --threads; 0 = all cores, also for a command without it
+  GeneratorChoice generator = GeneratorChoice::Default;  ///< --generator; Default without it
 };
 
 /// "missing --checkpoint FILE" unless --checkpoint was given.
 Status checkpointGiven(const CommandLine& line);
+/// --generator ema|raw; GeneratorChoice::Default when absent. The Error starts "option '--generator': ".
+Result<GeneratorChoice> generatorOption(const CommandLine& line);
 /// --threads N: 0 (all cores; the default) to 1024.
 Result<long long> threadsOption(const CommandLine& line);
 /// `spec` (the --device value, or what the command made of it) as a device present here; the
@@ -32,8 +36,8 @@ Result<long long> threadsOption(const CommandLine& line);
 Result<c10::Device> resolveDeviceOption(const std::string& spec);
 /// --device resolved, ModelOptionsUse::device_default when absent.
 Result<c10::Device> deviceOption(const CommandLine& line, const ModelOptionsUse& use);
-/// --threads (where the command takes it), then --device, and --checkpoint's path: for the
-/// commands that check the two one after the other.
+/// --threads (where the command takes it), then --device, --generator and --checkpoint's path:
+/// for the commands that check them one after the other.
 Result<ModelOptions> modelOptionsFrom(const CommandLine& line, const ModelOptionsUse& use);
 
 }  // namespace streetgan::cli

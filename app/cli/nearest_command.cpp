@@ -54,20 +54,21 @@ std::string relativeToData(const std::string& path, const std::string& dataroot)
   return relative.empty() || relative.native().rfind("..", 0) == 0 ? path : relative.generic_string();
 }
 
-void printText(const NearestRequest& request, const NearestTrainingImages& found) {
+void printText(const NearestRequest& request, const NearestTrainingImages& found, const char* generator) {
   for (std::size_t i = 0; i < found.nearest.size(); ++i) {
     std::printf("seed %llu:", static_cast<unsigned long long>(request.seeds[i]));
     for (const TrainingNeighbour& neighbour : found.nearest[i])
       std::printf("  %.2f %s", neighbour.distance, relativeToData(neighbour.path, found.dataroot).c_str());
     std::printf("\n");
   }
-  std::printf("searched %lld of %lld training images in %s (%lld unreadable), compared at %dx%d\n",
+  std::printf("searched %lld of %lld training images in %s (%lld unreadable), compared at %dx%d; generator %s\n",
               static_cast<long long>(found.train_searched), static_cast<long long>(found.train_total),
               found.dataroot.c_str(), static_cast<long long>(found.train_skipped), found.compare_size,
-              found.compare_size);
+              found.compare_size, generator);
 }
 
-void printJson(const NearestRequest& request, const std::string& checkpoint, const NearestTrainingImages& found) {
+void printJson(const NearestRequest& request, const std::string& checkpoint, const char* generator,
+               const NearestTrainingImages& found) {
   nlohmann::json samples = nlohmann::json::array();
   for (std::size_t i = 0; i < found.nearest.size(); ++i) {
     nlohmann::json nearest = nlohmann::json::array();
@@ -76,6 +77,7 @@ void printJson(const NearestRequest& request, const std::string& checkpoint, con
     samples.push_back({{"seed", request.seeds[i]}, {"nearest", nearest}});
   }
   const nlohmann::json out = {{"checkpoint", checkpoint},
+                              {"generator", generator},
                               {"dataroot", found.dataroot},
                               {"compare_size", found.compare_size},
                               {"train_total", found.train_total},
@@ -106,7 +108,7 @@ int runNearest(const Args& args) {
     return fail(line.program(),
                 model->checkpoint + ": its run names no data folder (an imported run); give --dataroot DIR",
                 kExitUsage);
-  auto explorer = LatentExplorer::open(model->checkpoint, deviceName(model->device));
+  auto explorer = LatentExplorer::open(model->checkpoint, deviceName(model->device), model->generator);
   if (!explorer) return fail(line.program(), explorer.error(), kExitFailure);
   if ((*explorer)->channels() != 3)
     return fail(line.program(),
@@ -120,9 +122,9 @@ int runNearest(const Args& args) {
   auto found = NearestTrainingImagesSearch::find(*samples, *config, request->search);
   if (!found) return fail(line.program(), found.error(), kExitFailure);
   if (line.has("--json"))
-    printJson(*request, model->checkpoint, *found);
+    printJson(*request, model->checkpoint, (*explorer)->generatorName(), *found);
   else
-    printText(*request, *found);
+    printText(*request, *found, (*explorer)->generatorName());
   return kExitOk;
 }
 

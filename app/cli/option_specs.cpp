@@ -7,6 +7,11 @@ OptionSpec checkpointOptionSpec(const ModelOptionsUse& use) {
                                   "newest at or before STEP) or RUN@latest"};
 }
 
+OptionSpec generatorOptionSpec() {
+  return {"--generator", "G",
+          "ema (G's moving average, the default when the checkpoint holds one) or raw (G itself)"};
+}
+
 std::vector<OptionSpec> deviceOptionSpecs(const ModelOptionsUse& use) {
   const OptionSpec device{"--device", "DEV",
                           use.device_help.empty()

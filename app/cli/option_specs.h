@@ -31,6 +31,8 @@ struct ModelOptionsUse {
 
 /// --checkpoint FILE's line in the help.
 OptionSpec checkpointOptionSpec(const ModelOptionsUse& use);
+/// --generator ema|raw's line: which of a checkpoint's generators renders.
+OptionSpec generatorOptionSpec();
 /// --device DEV, and --threads N where the command takes it, in the order `use` says.
 std::vector<OptionSpec> deviceOptionSpecs(const ModelOptionsUse& use);
 

@@ -101,12 +101,12 @@ Result<HeldOutSplits> loadSplits(const CommandLine& line, const TrainConfig& mod
 
 // Every checkpoint of a run at one σ (given, or chosen on the latest checkpoint).
 int parzenOverRun(const CommandLine& line, std::int64_t n_samples, std::size_t n_valid, std::size_t n_test,
-                  std::uint64_t seed, std::int64_t batch, ParzenOptions options) {
+                  std::uint64_t seed, std::int64_t batch, GeneratorChoice choice, ParzenOptions options) {
   const RunDirectory run(line.value("--run"));
   const auto checkpoints = run.checkpoints();
   if (checkpoints.empty())
     return fail(line.program(), run.path() + ": no checkpoint in " + run.checkpointsDir(), kExitFailure);
-  auto latest = loadCheckpointGenerator(checkpoints.back(), options.device);
+  auto latest = loadCheckpointGenerator(checkpoints.back(), options.device, choice);
   if (!latest) return fail(line.program(), latest.error(), kExitFailure);
   auto splits = loadSplits(line, latest->config, seed, n_valid, n_test);
   if (!splits) return fail(line.program(), splits.error(), kExitFailure);
@@ -132,7 +132,7 @@ int parzenOverRun(const CommandLine& line, std::int64_t n_samples, std::size_t n
                                  static_cast<std::int64_t>(checkpoints.size()), checkpoints[i]});
     else
       std::fprintf(stderr, "checkpoint %zu/%zu: %s\n", i + 1, checkpoints.size(), checkpoints[i].c_str());
-    auto loaded = loadCheckpointGenerator(checkpoints[i], options.device);
+    auto loaded = loadCheckpointGenerator(checkpoints[i], options.device, choice);
     if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
     const auto samples = generateSampleRows(loaded->generator, loaded->config.nz, n_samples, seed, batch,
                                             options.device, train_mode);
@@ -140,7 +140,7 @@ int parzenOverRun(const CommandLine& line, std::int64_t n_samples, std::size_t n
     if (!scored) return fail(line.program(), scored.error(), kExitFailure);
     ParzenEvaluation::CheckpointScore row;
     row.checkpoint = {std::filesystem::path(checkpoints[i]).filename().string(), loaded->progress.epoch,
-                      loaded->progress.step, loaded->progress.images_seen};
+                      loaded->progress.step, loaded->progress.images_seen, loaded->generatorName()};
     row.mean_ll = scored->mean_ll;
     row.stderr_ll = scored->stderr_ll;
     row.n_test = scored->n_test;
@@ -157,8 +157,9 @@ int parzenOverRun(const CommandLine& line, std::int64_t n_samples, std::size_t n
     std::printf("%s\n", ParzenEvaluationFile::toJson(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
-  std::printf("σ %.4f (%s)\n%8s %10s %14s %10s\n", result.sigma, line.has("--sigma") ? "given" : "chosen on the latest checkpoint",
-              "epoch", "step", "test mean LL", "stderr");
+  std::printf("σ %.4f (%s; generator %s)\n%8s %10s %14s %10s\n", result.sigma,
+              line.has("--sigma") ? "given" : "chosen on the latest checkpoint", latest->generatorName(), "epoch", "step",
+              "test mean LL", "stderr");
   for (const auto& row : result.checkpoints)
     std::printf("%8lld %10lld %14.2f %10.2f\n", static_cast<long long>(row.checkpoint.epoch),
                 static_cast<long long>(row.checkpoint.step), row.mean_ll, row.stderr_ll);
@@ -174,6 +175,7 @@ struct ParzenRequest {
   std::uint64_t seed = 0;
   std::int64_t batch = 256;
   int threads = 0;
+  GeneratorChoice generator = GeneratorChoice::Default;  ///< --generator
   ParzenOptions options;  ///< the σ grid and the device
 };
 
@@ -224,6 +226,9 @@ Result<ParzenRequest> parzenRequestFrom(const CommandLine& line, const ModelOpti
   auto device = deviceOption(line, use);
   if (!device) return makeError(device.error());
   request.options.device = *device;
+  auto generator = generatorOption(line);
+  if (!generator) return makeError(generator.error());
+  request.generator = *generator;
   return request;
 }
 
@@ -234,6 +239,7 @@ struct ParzenSamples {
   /// filter options say otherwise (loadSplits); without a checkpoint the defaults at --img-size.
   TrainConfig model_config;
   TrainingProgress checkpoint_progress;  ///< with --checkpoint
+  std::string generator;                 ///< with --checkpoint: "ema" or "raw"
   double seconds = 0;                    ///< to generate or read them
 };
 
@@ -243,8 +249,9 @@ Result<ParzenSamples> samplesToScore(const CommandLine& line, const ParzenReques
   samples.model_config.img_size = request.img_size;
   const auto start = Clock::now();
   if (line.has("--checkpoint")) {
-    auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), request.options.device);
+    auto loaded = loadCheckpointGenerator(line.value("--checkpoint"), request.options.device, request.generator);
     if (!loaded) return makeError(loaded.error());
+    samples.generator = loaded->generatorName();
     samples.model_config = loaded->config;
     samples.checkpoint_progress = loaded->progress;
     samples.rows = generateSampleRows(loaded->generator, loaded->config.nz, request.n_samples, request.seed,
@@ -281,7 +288,7 @@ int reportParzen(const CommandLine& line, const ParzenRequest& request, const Pa
     if (line.has("--checkpoint"))
       out.checkpoint = ParzenEvaluation::Checkpoint{std::filesystem::path(line.value("--checkpoint")).filename().string(),
                                                     samples.checkpoint_progress.epoch, samples.checkpoint_progress.step,
-                                                    samples.checkpoint_progress.images_seen};
+                                                    samples.checkpoint_progress.images_seen, samples.generator};
     if (!request.save_run.empty()) {
       const std::string name = std::filesystem::path(line.value("--checkpoint")).stem().string();
       if (Status saved = ParzenEvaluationFile::write(request.save_run, name, out); !saved)
@@ -300,6 +307,7 @@ int reportParzen(const CommandLine& line, const ParzenRequest& request, const Pa
               result.mean_ll, result.stderr_ll, result.sigma, static_cast<long long>(result.n_test),
               static_cast<long long>(result.n_valid), static_cast<long long>(result.n_samples),
               static_cast<long long>(samples.rows.size(1)));
+  if (!samples.generator.empty()) std::printf("generator: %s\n", samples.generator.c_str());
   std::printf("time: samples %.1f s, estimator %.1f s\n", samples.seconds, estimator_seconds);
   return kExitOk;
 }
@@ -316,7 +324,7 @@ int runParzen(const Args& args) {
   setComputeThreads(request->threads);
   if (line.has("--run"))
     return parzenOverRun(line, request->n_samples, request->n_valid, request->n_test, request->seed, request->batch,
-                         options);
+                         request->generator, options);
 
   auto samples = samplesToScore(line, *request);
   if (!samples) return fail(line.program(), samples.error(), kExitFailure);

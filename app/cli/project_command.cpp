@@ -113,7 +113,7 @@ int runProject(const Args& args) {
   if (Status s = checkOutputs(line, inputs); !s) return fail(program, s.error(), kExitUsage);
 
   setComputeThreads(model->threads);
-  auto explorer = LatentExplorer::open(model->checkpoint, model->device.str());
+  auto explorer = LatentExplorer::open(model->checkpoint, model->device.str(), model->generator);
   if (!explorer) return fail(program, explorer.error(), kExitFailure);
   (*explorer)->setBatchStatistics(line.has("--train-mode"));
   // Every photograph is read before the first is projected: a bad file costs no minutes.
@@ -154,6 +154,7 @@ int runProject(const Args& args) {
   for (std::size_t i = 0; i < records.size(); ++i) out["keyframes"][i].update(records[i]);
   out["projection"] = {{"checkpoint", model->checkpoint},
                        {"step", (*explorer)->step()},
+                       {"generator", (*explorer)->generatorName()},
                        {"steps", settings->steps},
                        {"restarts", settings->restarts},
                        {"seed", settings->seed},

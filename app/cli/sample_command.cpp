@@ -41,7 +41,7 @@ int runSample(const Args& args) {
   const c10::Device device = model->device;
 
   setComputeThreads(model->threads);
-  auto loaded = loadCheckpointGenerator(model->checkpoint, device);
+  auto loaded = loadCheckpointGenerator(model->checkpoint, device, model->generator);
   if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
   torch::Tensor noise;
   if (seeds) {
@@ -60,8 +60,8 @@ int runSample(const Args& args) {
   if (Status written = writeImageGrid(images, line.value("--out"), static_cast<int>(*columns)); !written)
     return fail(line.program(), written.error(), kExitFailure);
   const long long count = images.size(0);
-  std::fprintf(stderr, "wrote %lld image%s (step %lld) to %s\n", count, count == 1 ? "" : "s",
-               static_cast<long long>(loaded->progress.step), line.value("--out").c_str());
+  std::fprintf(stderr, "wrote %lld image%s (step %lld, generator %s) to %s\n", count, count == 1 ? "" : "s",
+               static_cast<long long>(loaded->progress.step), loaded->generatorName(), line.value("--out").c_str());
   return kExitOk;
 }
 

@@ -51,6 +51,8 @@ int runServe(const Args& args) {
         &request_timeout})
     if (!*checked) return fail(line.program(), checked->error(), kExitUsage);
   const std::string bind = line.value("--bind", "127.0.0.1");
+  auto generator = generatorOption(line);
+  if (!generator) return fail(line.program(), generator.error(), kExitUsage);
 
   // The handlers go in before anything slow: a SIGINT or SIGTERM while the model loads (or at any
   // moment before listening) ends the command cleanly, the scratch folder removed, instead of
@@ -64,6 +66,7 @@ int runServe(const Args& args) {
   GalleryRenderer::Options options;
   options.checkpoint = line.value("--checkpoint");
   options.run_dir = line.value("--run");
+  options.generator = *generator;
   options.workers = static_cast<int>(*workers);
   options.queue = static_cast<int>(*queue);
   GalleryRenderer renderer(options);
@@ -94,8 +97,8 @@ int runServe(const Args& args) {
                          "bound the work one request can ask for, but put a reverse proxy in front for the public\n",
                  bind.c_str());
   const GalleryModelInfo model = renderer.model();
-  std::fprintf(stderr, "streetgan serve: serving %s (step %lld) on http://%s:%d/\n", model.checkpoint.c_str(),
-               static_cast<long long>(model.step), bind.find(':') != std::string::npos ? ("[" + bind + "]").c_str() : bind.c_str(),
+  std::fprintf(stderr, "streetgan serve: serving %s (step %lld, generator %s) on http://%s:%d/\n",
+               model.checkpoint.c_str(), static_cast<long long>(model.step), model.generator.c_str(), bind.find(':') != std::string::npos ? ("[" + bind + "]").c_str() : bind.c_str(),
                *bound);
   std::fflush(stderr);
 

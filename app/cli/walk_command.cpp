@@ -177,8 +177,8 @@ Result<WalkRequest> walkRequestFrom(const CommandLine& line, const ModelOptionsU
 
 // Renders the walk and encodes it to --out or --out-dir, with a progress line on stderr;
 // SIGINT or SIGTERM cancels it.
-int writeWalk(const CommandLine& line, const WalkRequest& request, Generator& generator,
-               const GridWalk& grid_walk) {
+int writeWalk(const CommandLine& line, const WalkRequest& request, Generator& generator, const char* generator_name,
+              const GridWalk& grid_walk) {
   const std::string program = line.program();
   const std::string out = line.has("--out") ? line.value("--out") : line.value("--out-dir");
   const std::atomic<bool>& stop = installStopHandlers();
@@ -203,10 +203,10 @@ int writeWalk(const CommandLine& line, const WalkRequest& request, Generator& ge
     return fail(program, exported.error(), kExitFailure);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::fprintf(stderr, "wrote %lld frames of %dx%d (%s, %s, %g fps) to %s in %.2f s (%.1f frames/s)\n",
+  std::fprintf(stderr, "wrote %lld frames of %dx%d (%s, %s, %g fps, generator %s) to %s in %.2f s (%.1f frames/s)\n",
                static_cast<long long>(exported->frames), exported->width, exported->height,
                exportFormatName(request.video.format).c_str(), exported->encoder.c_str(), request.video.fps,
-               out.c_str(), seconds, exported->frames / seconds);
+               generator_name, out.c_str(), seconds, exported->frames / seconds);
   return kExitOk;
 }
 
@@ -221,7 +221,7 @@ int runWalk(const Args& args) {
   if (!request) return fail(program, request.error(), kExitUsage);
 
   setComputeThreads(request->model.threads);
-  auto loaded = loadCheckpointGenerator(request->model.checkpoint, request->model.device);
+  auto loaded = loadCheckpointGenerator(request->model.checkpoint, request->model.device, request->model.generator);
   if (!loaded) return fail(program, loaded.error(), kExitFailure);
   const int nz = static_cast<int>(loaded->config.nz);
 
@@ -257,7 +257,7 @@ int runWalk(const Args& args) {
   if (line.has("--save-walk")) {
     if (Status saved = walk.save(line.value("--save-walk")); !saved) return fail(program, saved.error(), kExitFailure);
   }
-  return writeWalk(line, *request, loaded->generator, grid_walk);
+  return writeWalk(line, *request, loaded->generator, loaded->generatorName(), grid_walk);
 }
 
 }  // namespace streetgan::cli

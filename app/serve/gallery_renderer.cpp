@@ -44,6 +44,7 @@ GalleryModelInfo infoOf(const std::string& path, const CheckpointGenerator& load
   info.img_size = loaded.config.img_size;
   info.nz = loaded.config.nz;
   info.preset = loaded.config.preset;
+  info.generator = loaded.generatorName();
   const auto run = RunDirectory::ofCheckpoint(info.checkpoint);
   info.run = run ? run->name() : loaded.config.name;
   return info;
@@ -205,7 +206,7 @@ Status GalleryRenderer::open() {
   if (!path) return makeError(path.error());
   auto loaded = std::make_shared<Loaded>();
   try {
-    auto read = loadCheckpointGenerator(*path, torch::kCPU);
+    auto read = loadCheckpointGenerator(*path, torch::kCPU, options_.generator);
     if (!read) return makeError(read.error());
     loaded->info = infoOf(*path, *read);
     loaded->checkpoint = std::move(*read);
@@ -363,7 +364,7 @@ void GalleryRenderer::followOnce(std::string& reported) {
   if (fs::path(*path).filename().string() <= fs::path(current).filename().string()) return;
   std::string failure;
   try {
-    auto read = loadCheckpointGenerator(*path, torch::kCPU);
+    auto read = loadCheckpointGenerator(*path, torch::kCPU, options_.generator);
     if (read) {
       auto loaded = std::make_shared<Loaded>();
       loaded->info = infoOf(*path, *read);

@@ -16,6 +16,7 @@
 // Walks are encoded to files in a scratch folder of the server's own, made by open() with
 // mkdtemp (a fresh name, mode 0700, never one that already exists) in $TMPDIR or /tmp, and
 // removed with everything in it when the renderer goes.
+#include "core/train/generator_choice.h"
 #include "core/util/result.h"
 
 #include <atomic>
@@ -41,6 +42,7 @@ struct GalleryModelInfo {
   int nz = 100;
   std::string preset;
   std::string run;
+  std::string generator;    ///< "ema" or "raw" (generator_choice.h)
 };
 
 /// One picture or video to make. Sizes are the side of each generated image, in pixels.
@@ -66,6 +68,7 @@ public:
     int workers = 2;              ///< render threads, each with its own generator
     int queue = 8;                ///< jobs that may wait for a worker; more are refused
     int follow_seconds = 5;       ///< how often a followed run is looked at
+    GeneratorChoice generator = GeneratorChoice::Default;  ///< which of its generators renders
   };
 
   explicit GalleryRenderer(Options options);

@@ -40,7 +40,7 @@ std::uint64_t serverRandomSeed() {
 nlohmann::json modelJson(const GalleryModelInfo& model) {
   return {{"checkpoint", model.checkpoint}, {"run", model.run},          {"step", model.step},
           {"epoch", model.epoch},           {"img_size", model.img_size}, {"nz", model.nz},
-          {"preset", model.preset}};
+          {"preset", model.preset},         {"generator", model.generator}};
 }
 
 }  // namespace

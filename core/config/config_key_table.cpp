@@ -240,6 +240,12 @@ std::vector<ConfigKey> recipeKeys() {
           "d_norm", G::Recipe, &TrainConfig::d_norm,
           [](const std::string& s) { return s == "batchnorm" || s == "none" || s == "spectral"; },
           "batchnorm, none or spectral"),
+      numberKey(
+          "ema.half_life_images", G::Recipe, [](TrainConfig& c) -> double& { return c.ema.half_life_images; }, 0.0,
+          1e12, false, "0 (off) or a positive number of images below 10^12"),
+      numberKey(
+          "ema.rampup", G::Recipe, [](TrainConfig& c) -> double& { return c.ema.rampup; }, 0.0, 1e6, false,
+          "0 (off) or a positive number below 1000000"),
   };
 }
 

@@ -25,6 +25,18 @@ namespace {
 
 using json = nlohmann::json;
 
+// "augment" of "augment.shift": the JSON object a dotted key is written in; empty for a top-level key.
+std::string nestedGroupOf(const std::string& key_name) {
+  const std::size_t dot = key_name.find('.');
+  return dot == std::string::npos ? std::string() : key_name.substr(0, dot);
+}
+
+bool isNestedGroup(const std::string& name) {
+  for (const auto& key : configKeyTable())
+    if (nestedGroupOf(key.name) == name) return true;
+  return false;
+}
+
 bool inScope(const ConfigKey& key, ConfigScope scope) {
   switch (scope) {
     case ConfigScope::All: return true;
@@ -45,12 +57,13 @@ std::string scopeKeyList(ConfigScope scope) {
       if (inScope(key, scope)) list += (list.empty() ? "" : ", ") + key.name;
     return list;
   }
-  for (const auto& key : configKeyTable())
-    if (inScope(key, scope) && key.group != KeyGroup::Augment && key.group != KeyGroup::Data &&
-        key.group != KeyGroup::Parzen && key.group != KeyGroup::Metrics)
-      list += (list.empty() ? "" : ", ") + key.name;
-  if (scope != ConfigScope::Checkpoint) list += ", augment";
-  if (scope == ConfigScope::All) list += ", data, parzen, metrics";
+  std::set<std::string> groups_listed;
+  for (const auto& key : configKeyTable()) {
+    if (!inScope(key, scope)) continue;
+    const std::string group = nestedGroupOf(key.name);
+    if (!group.empty() && !groups_listed.insert(group).second) continue;
+    list += (list.empty() ? "" : ", ") + (group.empty() ? key.name : group);
+  }
   return list;
 }
 
@@ -60,9 +73,7 @@ Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
                const std::string& source, std::vector<std::pair<std::string, json>>& out) {
   for (auto it = object.begin(); it != object.end(); ++it) {
     const std::string name = prefix + it.key();
-    if (prefix.empty() &&
-        (name == "augment" || name == "data" || name == "parzen" || name == "metrics" || name == "training" ||
-         name == "checkpoint")) {
+    if (prefix.empty() && (isNestedGroup(name) || name == "training" || name == "checkpoint")) {
       if (!it.value().is_object())
         return makeError(source + ": config key \"" + name + "\" must be a JSON object");
       const bool grouped = name == "training" || name == "checkpoint";
@@ -163,10 +174,8 @@ Status validateConfig(const TrainConfig& config) {
 json configToJson(const TrainConfig& config) {
   json out = json::object();
   for (const auto& key : configKeyTable()) {
-    if (key.group == KeyGroup::Augment || key.group == KeyGroup::Data || key.group == KeyGroup::Parzen ||
-        key.group == KeyGroup::Metrics) {
-      const std::size_t dot = key.name.find('.');
-      out[key.name.substr(0, dot)][key.name.substr(dot + 1)] = key.get(config);
+    if (const std::string group = nestedGroupOf(key.name); !group.empty()) {
+      out[group][key.name.substr(group.size() + 1)] = key.get(config);
     } else {
       out[key.name] = key.get(config);
     }

@@ -25,6 +25,16 @@ struct AugmentConfig {
   double scale_jitter = 0.0; ///< random zoom factor in [1−scale_jitter, 1+scale_jitter]
 };
 
+/// G's exponential moving average (docs/config.md "Recipe"): the generator every checkpoint
+/// renders from by default. Each step moves the average toward G by β = 0.5^(images / half-life),
+/// where images is the step's batch over every rank (StyleGAN2's ema_kimg).
+struct EmaConfig {
+  double half_life_images = 0;  ///< images over which G's old weights count half; 0 = off
+  /// StyleGAN2-ADA's ramp-up: the half-life is at most rampup × the images trained so far (early
+  /// averages forget the random start quickly); 0 = off, StyleGAN2-ADA uses 0.05.
+  double rampup = 0;
+};
+
 /// Parzen evaluation during training (docs/evaluation.md), on the data set's held-out split.
 struct ParzenConfig {
   int every_epochs = 0;        ///< evaluate after every N epochs; 0 = off
@@ -79,6 +89,7 @@ struct TrainConfig {
   int reg_every = 1;                 ///< lazy regularisation: the penalties every k steps, scaled by k
   int n_critic = 1;                  ///< D steps per G step: G learns on every n_critic-th step
   std::string d_norm = "batchnorm";  ///< D's normalisation: batchnorm | none | spectral
+  EmaConfig ema;                     ///< G's moving average ("ema" keys)
 
   // Checkpoint keys of the original tool (`-c`).
   std::string name = "streetgan"; ///< run name: the run directory is root/name

@@ -50,13 +50,15 @@ std::string exportSidecarPath(const std::string& state_path) {
   return fs::path(state_path).replace_extension(".json").string();
 }
 
-Result<GeneratorExportReport> exportGenerator(const std::string& checkpoint, const std::string& out) {
-  auto loaded = loadCheckpointGenerator(checkpoint, torch::kCPU);
+Result<GeneratorExportReport> exportGenerator(const std::string& checkpoint, const std::string& out,
+                                              GeneratorChoice choice) {
+  auto loaded = loadCheckpointGenerator(checkpoint, torch::kCPU, choice);
   if (!loaded) return makeError(loaded.error());
   GeneratorExportReport report;
   report.state_path = out;
   report.sidecar_path = exportSidecarPath(out);
   report.step = loaded->progress.step;
+  report.generator = loaded->generatorName();
   if (Status safe = outputsAreSafe(checkpoint, out, report.sidecar_path); !safe) return makeError(safe.error());
   // PyTorch's state_dict() order: each layer's parameters, then its buffers.
   std::vector<std::pair<std::string, torch::Tensor>> state;
@@ -81,6 +83,7 @@ Result<GeneratorExportReport> exportGenerator(const std::string& checkpoint, con
                             {"preset", config.preset},
                             {"run", run},
                             {"step", loaded->progress.step},
+                            {"generator", report.generator},
                             {"epoch", loaded->progress.epoch},
                             {"images_seen", loaded->progress.images_seen},
                             {"checkpoint", fs::absolute(checkpoint).lexically_normal().string()},

@@ -71,10 +71,11 @@ Result<LatentWalk> toWalk(const WalkPlan& plan) {
 LatentExplorer::LatentExplorer() : state_(std::make_unique<State>()) {}
 LatentExplorer::~LatentExplorer() = default;
 
-Result<std::shared_ptr<LatentExplorer>> LatentExplorer::open(const std::string& checkpoint, const std::string& device) {
+Result<std::shared_ptr<LatentExplorer>> LatentExplorer::open(const std::string& checkpoint, const std::string& device,
+                                                             GeneratorChoice generator) {
   auto resolved = resolveDevice(device);
   if (!resolved) return makeError(resolved.error());
-  auto loaded = loadCheckpointGenerator(checkpoint, *resolved);
+  auto loaded = loadCheckpointGenerator(checkpoint, *resolved, generator);
   if (!loaded) return makeError(loaded.error());
   std::shared_ptr<LatentExplorer> explorer(new LatentExplorer());
   explorer->state_->path = checkpoint;
@@ -85,6 +86,8 @@ Result<std::shared_ptr<LatentExplorer>> LatentExplorer::open(const std::string& 
 }
 
 const std::string& LatentExplorer::checkpointPath() const { return state_->path; }
+const char* LatentExplorer::generatorName() const { return state_->loaded.generatorName(); }
+bool LatentExplorer::rendersAverage() const { return state_->loaded.average; }
 int LatentExplorer::nz() const { return static_cast<int>(state_->loaded.config.nz); }
 int LatentExplorer::imageSize() const { return static_cast<int>(state_->loaded.config.img_size); }
 int LatentExplorer::channels() const { return static_cast<int>(state_->loaded.config.nc); }

@@ -10,6 +10,7 @@
 // come back as an Error naming the file or value; nothing here throws.
 #include "core/data/image_pixels.h"
 #include "core/latent/direction_file.h"
+#include "core/train/generator_choice.h"
 #include "core/util/result.h"
 #include "core/video/video_export_options.h"
 
@@ -92,12 +93,17 @@ struct GeneratorInside {
 class LatentExplorer {
 public:
   /// Restores the generator of `checkpoint` on `device` ("cpu", "cuda", "cuda:N").
-  static Result<std::shared_ptr<LatentExplorer>> open(const std::string& checkpoint, const std::string& device = "cpu");
+  static Result<std::shared_ptr<LatentExplorer>> open(const std::string& checkpoint, const std::string& device = "cpu",
+                                                      GeneratorChoice generator = GeneratorChoice::Default);
   ~LatentExplorer();
   LatentExplorer(const LatentExplorer&) = delete;
   LatentExplorer& operator=(const LatentExplorer&) = delete;
 
   const std::string& checkpointPath() const;
+  /// "ema" or "raw": which of the checkpoint's generators renders (generator_choice.h).
+  const char* generatorName() const;
+  /// Whether it renders G's moving average.
+  bool rendersAverage() const;
   int nz() const;
   int imageSize() const;
   int channels() const;

@@ -9,6 +9,7 @@ void writeEvaluatedCheckpoint(nlohmann::json& out, const EvaluatedCheckpoint& ch
   out["epoch"] = checkpoint.epoch;
   out["step"] = checkpoint.step;
   out["images_seen"] = checkpoint.images_seen;
+  if (!checkpoint.generator.empty()) out[kEvaluatedGeneratorKey] = checkpoint.generator;
 }
 
 }  // namespace streetgan

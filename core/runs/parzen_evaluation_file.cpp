@@ -116,6 +116,7 @@ ParzenEvaluation::Checkpoint readCheckpoint(FieldReader& in, const json& object,
   checkpoint.epoch = in.integer(object, where, "epoch");
   checkpoint.step = in.integer(object, where, "step");
   checkpoint.images_seen = in.integer(object, where, "images_seen");
+  if (object.contains(kEvaluatedGeneratorKey)) checkpoint.generator = in.text(object, where, kEvaluatedGeneratorKey);
   return checkpoint;
 }
 

@@ -119,7 +119,8 @@ Result<QualityEvaluation> QualityEvaluationFile::fromJson(const json& body, cons
   if (body.contains("checkpoint")) {
     QualityEvaluation::Checkpoint checkpoint;
     for (Status s : {text("checkpoint", checkpoint.file), integer("epoch", checkpoint.epoch),
-                     integer("step", checkpoint.step), integer("images_seen", checkpoint.images_seen)})
+                     integer("step", checkpoint.step), integer("images_seen", checkpoint.images_seen),
+                     text(kEvaluatedGeneratorKey, checkpoint.generator)})
       if (!s) return makeError(s.error());
     evaluation.checkpoint = checkpoint;
   }

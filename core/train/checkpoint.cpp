@@ -1,6 +1,7 @@
 #include "core/train/checkpoint.h"
 
 #include "core/train/checkpoint_archive.h"
+#include "core/train/generator_average.h"
 #include "core/train/network_options.h"
 
 #include "core/util/atomic_file.h"
@@ -22,6 +23,9 @@
 
 namespace streetgan {
 namespace {
+
+// The archive entry of G's moving average, written only by runs that keep one.
+constexpr const char* kAverageEntry = "generator_ema";
 
 torch::Tensor counter(std::int64_t value) { return torch::tensor(value, torch::kInt64); }
 
@@ -59,6 +63,18 @@ Status loadModule(torch::nn::Module& module, torch::serialize::InputArchive& arc
   return {};
 }
 
+// G's moving average into `model`'s, when its config keeps one: a checkpoint of such a run
+// without it is refused rather than restarting the average from G.
+Status loadAverage(torch::serialize::InputArchive& archive, const std::string& path, DcganStep& model) {
+  GeneratorAverage* average = model.average();
+  if (!average) return {};
+  torch::serialize::InputArchive generator_ema;
+  if (!archive.try_read(kAverageEntry, generator_ema))
+    return makeError(path + ": the config keeps G's moving average (ema.half_life_images) but the checkpoint "
+                            "holds none");
+  return loadModule(*average->generator(), generator_ema, path, "moving average of G");
+}
+
 }  // namespace
 
 Status saveCheckpoint(const std::string& path, DcganStep& model, const CheckpointState& state) {
@@ -88,6 +104,11 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
     archive.write("discriminator", discriminator);
     archive.write("optimizer_g", optimizer_g);
     archive.write("optimizer_d", optimizer_d);
+    if (GeneratorAverage* average = model.average()) {
+      torch::serialize::OutputArchive generator_ema;
+      average->generator()->save(generator_ema);
+      archive.write(kAverageEntry, generator_ema);
+    }
     model.scaler().save(archive);
     archive.save_to([&bytes](const void* data, std::size_t size) -> std::size_t {
       bytes.append(static_cast<const char*>(data), size);
@@ -148,6 +169,7 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
       return makeError(loaded.error());
     model.optimizerG().load(optimizer_g);
     model.optimizerD().load(optimizer_d);
+    if (Status average = loadAverage(archive, path, model); !average) return makeError(average.error());
     state.scaler_restored = model.scaler().load(archive);
     return state;
   } catch (...) {
@@ -179,8 +201,8 @@ Result<CheckpointState> loadCheckpointBytes(const std::string& bytes, const std:
   return makeError(message);
 }
 
-Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
-                                                    const c10::Device& device) {
+Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path, const c10::Device& device,
+                                                    GeneratorChoice choice) {
   try {
     torch::serialize::InputArchive archive;
     if (Status opened = openCheckpointArchive(archive, path, device); !opened)
@@ -191,8 +213,15 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
     loaded.config = *config;
     loaded.generator = Generator(generatorOptionsFor(*config));
     torch::serialize::InputArchive generator;
-    archive.read("generator", generator);
-    if (Status restored = loadModule(*loaded.generator, generator, path, "generator"); !restored)
+    const bool has_average = archive.try_read(kAverageEntry, generator);
+    if (choice == GeneratorChoice::Average && !has_average)
+      return makeError(path + ": the checkpoint holds no moving average of G (its run had ema.half_life_images 0); "
+                              "choose the raw generator (--generator raw)");
+    loaded.average = has_average && choice != GeneratorChoice::Raw;
+    if (!loaded.average) archive.read("generator", generator);
+    if (Status restored = loadModule(*loaded.generator, generator, path,
+                                     loaded.average ? "moving average of G" : "generator");
+        !restored)
       return makeError(restored.error());
     loaded.generator->to(device);
     torch::serialize::InputArchive discriminator;

@@ -1,12 +1,13 @@
 #pragma once
 // Checkpoints: the whole training state in one file, enough to continue a run exactly: both
 // networks (weights and BatchNorm statistics), both AdamW optimizers (moments, step counts), the
-// loss scaler, the progress counters, the noise generator's RNG state, the fixed sample noise and
+// loss scaler, G's moving average when the run keeps one, the progress counters, the noise generator's RNG state, the fixed sample noise and
 // the resolved config. Written to a temporary file, synced and renamed into place (atomic_file.h).
 // Loading reports an unreadable or foreign file as an Error naming it (LibTorch's exceptions are
 // translated here).
 #include "core/config/train_config.h"
 #include "core/train/dcgan_step.h"
+#include "core/train/generator_choice.h"
 #include "core/util/result.h"
 
 #include <torch/types.h>
@@ -51,13 +52,18 @@ Result<CheckpointState> loadCheckpointBytes(const std::string& bytes, const std:
 /// A generator restored from a checkpoint, for sampling.
 struct CheckpointGenerator {
   Generator generator{nullptr};
+  /// `generator` is G's moving average (else G itself, the raw generator).
+  bool average = false;
+  /// "ema" or "raw": which generator rendered, as results and `--generator` name it.
+  const char* generatorName() const { return streetgan::generatorName(average); }
   /// The discriminator when the checkpoint holds one that loads (null otherwise), in eval mode.
   Discriminator discriminator{nullptr};
   TrainConfig config;
   torch::Tensor fixed_noise;
   TrainingProgress progress;
 };
-Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path,
-                                                    const c10::Device& device);
+/// Refuses GeneratorChoice::Average for a checkpoint without a moving average, naming the file.
+Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path, const c10::Device& device,
+                                                    GeneratorChoice choice = GeneratorChoice::Default);
 
 }  // namespace streetgan

@@ -1,6 +1,7 @@
 #include "core/train/dcgan_step.h"
 
 #include "core/model/weight_init.h"
+#include "core/train/generator_average.h"
 #include "core/train/network_options.h"
 #include "core/distributed/gradient_all_reduce.h"
 #include "core/distributed/rank_group.h"
@@ -89,7 +90,9 @@ void DcganStep::setRankGroup(RankGroup* group, bool sync_batchnorm) {
 void DcganStep::broadcastFromRankZero() {
   if (!group_) return;
   torch::NoGradGuard no_grad;
-  for (torch::nn::Module* net : nets()) {
+  std::vector<torch::nn::Module*> modules{generator_.get(), discriminator_.get()};
+  if (average_) modules.push_back(average_->generator().get());
+  for (torch::nn::Module* net : modules) {
     for (auto& p : net->parameters()) {
       torch::Tensor copy = p.contiguous();
       group_->broadcastFromRankZero(copy);
@@ -142,6 +145,13 @@ DcganStep::DcganStep(const TrainConfig& config, const c10::Device& device, Preci
   r2_gamma_ = config.r2_gamma;
   reg_every_ = config.reg_every;
   n_critic_ = config.n_critic;
+  if (config.ema.half_life_images > 0) average_ = std::make_unique<GeneratorAverage>(config.ema, generator_);
+}
+
+Generator& DcganStep::renderingGenerator() { return average_ ? average_->generator() : generator_; }
+
+void DcganStep::updateAverage(std::int64_t images_before, std::int64_t step_images) {
+  if (average_) average_->update(generator_, images_before, step_images);
 }
 
 torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tensor& noise) {

@@ -23,6 +23,7 @@
 
 namespace streetgan {
 
+class GeneratorAverage;
 class GradientAllReduce;
 class RankGroup;
 
@@ -66,6 +67,16 @@ public:
   /// keep their schedule.
   void setStepsDone(std::int64_t steps) { steps_done_ = steps; }
 
+  /// Moves G's moving average (ema.half_life_images; nothing when off) after a step of
+  /// `step_images` images over every rank, `images_before` trained before it. The caller counts
+  /// the images: ranks may train unequal shares of a batch.
+  void updateAverage(std::int64_t images_before, std::int64_t step_images);
+  /// G's moving average; null when the config has none.
+  GeneratorAverage* average() { return average_.get(); }
+  /// The generator sample grids, evaluations and checkpoints render from: G's moving average
+  /// when the run keeps one, else G.
+  Generator& renderingGenerator();
+
   /// trainStep() with its statistics read to the host (a synchronisation; tests and tools).
   StepStats step(const torch::Tensor& real, const torch::Tensor& noise);
 
@@ -98,6 +109,7 @@ private:
   RankGroup* group_ = nullptr;
   bool sync_batchnorm_ = false;
   std::unique_ptr<GradientAllReduce> reduce_g_, reduce_d_;
+  std::unique_ptr<GeneratorAverage> average_;
 };
 
 }  // namespace streetgan

@@ -71,7 +71,7 @@ void Trainer::State::evaluateParzenHere() {
   const auto start = Clock::now();
   // The same noise at every evaluation, from its own generator: the curve over epochs compares
   // like with like, and the training streams are untouched (eval-mode G changes no buffer).
-  const torch::Tensor samples = generateSampleRows(model->generator(), config.nz, config.parzen.n_samples,
+  const torch::Tensor samples = generateSampleRows(model->renderingGenerator(), config.nz, config.parzen.n_samples,
                                                    static_cast<std::uint64_t>(config.seed) * 2 + 7,
                                                    std::max(1, config.batch_size), device, false);
   model->generator()->train();
@@ -122,7 +122,7 @@ void Trainer::State::watchOverfitting(double rt) {
 // The quality metrics of this moment, on the worker: a CPU copy of G goes with them.
 void Trainer::State::startLiveMetrics() {
   if (!live_metrics) return;
-  last_metrics_skipped = !live_metrics->start(LiveQualityMetrics::copyOf(model->generator(), config), progress);
+  last_metrics_skipped = !live_metrics->start(LiveQualityMetrics::copyOf(model->renderingGenerator(), config), progress);
 }
 
 // Finished quality evaluations as metrics events, and the alarms their figures raise.

@@ -162,6 +162,7 @@ Status Trainer::State::trainBatch(Staging& staging, EpochCounts& epoch, std::int
   if (agreed.any_empty) return {};
   const auto noise = drawNoise(n, agreed.n_job, agreed.equal_shares);
   torch::Tensor values = graphed ? graphed->trainStep(batch.images, noise) : model->trainStep(batch.images, noise);
+  model->updateAverage(progress.images_seen, agreed.n_job);
   const auto t2 = Clock::now();
   // The next batch is fetched and its copy started while this step runs on an accelerator.
   if (Status staged = staging.stageNext(); !staged) return staged;

@@ -133,11 +133,14 @@ Status Trainer::State::writeSamples() {
   {
     torch::NoGradGuard no_grad;
     std::vector<torch::Tensor> saved;
-    for (const auto& buffer : model->generator()->buffers()) saved.push_back(buffer.clone());
-    model->generator()->train();
-    images = model->generator()->forward(fixed_noise);
+    Generator& generator = model->renderingGenerator();
+    const bool was_training = generator->is_training();
+    for (const auto& buffer : generator->buffers()) saved.push_back(buffer.clone());
+    generator->train();
+    images = generator->forward(fixed_noise);
     std::size_t i = 0;
-    for (auto& buffer : model->generator()->buffers()) buffer.copy_(saved[i++]);
+    for (auto& buffer : generator->buffers()) buffer.copy_(saved[i++]);
+    generator->train(was_training);
   }
   const std::string relative = run.sampleRelativePath(progress.step);
   if (Status written = writeImageGrid(images, (fs::path(run.path()) / relative).string(), 0, FolderLinks::Refuse); !written)

@@ -252,6 +252,16 @@ void TestCliErrors::failures_data() {
   QTest::newRow("bench explore: an unknown --device") << ""
       << QStringList{"bench", "explore", "--checkpoint", "@CHECKPOINT@", "--device", "bogus"} << 0 << 2
       << "streetgan bench explore: option '--device': …" << none << none;
+  QTest::newRow("export: an unknown --generator") << ""
+      << QStringList{"export", "--checkpoint", "@CHECKPOINT@", "--generator", "best", "--out", "@ROW@/G.pt"} << 0 << 2
+      << "streetgan export: option '--generator': \"best\" is not a generator; allowed: ema (G's moving average) or "
+         "raw (G itself)"
+      << none << QStringList{"@ROW@/G.pt", "@ROW@/G.json"};
+  QTest::newRow("sample: --generator ema of a run without a moving average") << ""
+      << QStringList{"sample", "--checkpoint", "@CHECKPOINT@", "--generator", "ema", "--out", "@ROW@/grid.png"} << 0 << 1
+      << "streetgan sample: @CHECKPOINT@: the checkpoint holds no moving average of G (its run had "
+         "ema.half_life_images 0); choose the raw generator (--generator raw)"
+      << none << QStringList{"@ROW@/grid.png"};
   QTest::newRow("bad config value") << ""
       << QStringList{"train", "--dataroot", data, "--run-dir", "@ROW@/run", "-t", R"({"batch_size":0})"} << 0 << 2
       << "streetgan train: -t: config key \"batch_size\": 0 is not allowed; allowed: …"

@@ -166,7 +166,8 @@ void TestResume::theRecipeResumesExactly() {
   const auto recipe = [&](const QString& run, int epochs) {
     QStringList args = tinyTrainArgs(data_, run, epochs);
     args[args.indexOf("-t") + 1] = R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"loss":"hinge","d_norm":"spectral",)"
-                                   R"("r1_gamma":1,"r2_gamma":0.5,"reg_every":3,"lr_d":0.0004,"n_critic":2})";
+                                   R"("r1_gamma":1,"r2_gamma":0.5,"reg_every":3,"lr_d":0.0004,"n_critic":2,)"
+                                   R"("ema":{"half_life_images":100,"rampup":0.05}})";
     return args;
   };
   const QString whole = dir_.path() + "/recipe-whole", resumed = dir_.path() + "/recipe-resumed";
@@ -184,6 +185,22 @@ void TestResume::theRecipeResumesExactly() {
   r = runCli({"train", "--resume", "--run-dir", resumed, "--epochs", "2", "--threads", testThreadsText()});
   QVERIFY2(r.exit_code == 0, qPrintable(r.err));
   compareSteps(stepsOf(resumed), reference);
+  // G's moving average, which the steps do not show: the two runs' last averages, exported as
+  // state dicts, are the same bytes (and not G's).
+  QByteArray exported[3];
+  int i = 0;
+  for (const auto& [run, generator] : {std::pair{whole, "ema"}, {resumed, "ema"}, {whole, "raw"}}) {
+    QTemporaryDir out;
+    r = runCli({"export", "--checkpoint", run, "--generator", generator, "--out", out.filePath("G.pt")});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(QString("generator %1,").arg(generator)), qPrintable(r.out));
+    QFile file(out.filePath("G.pt"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    exported[i++] = file.readAll();
+  }
+  QVERIFY(!exported[0].isEmpty());
+  QVERIFY(exported[0] == exported[1]);
+  QVERIFY(exported[0] != exported[2]);
 }
 
 void TestResume::sigintStopsCleanlyAndResumesExactly() {

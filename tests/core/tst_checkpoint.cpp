@@ -1,6 +1,7 @@
 #include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
 #include "core/train/dcgan_step.h"
+#include "core/train/generator_average.h"
 #include "tests/support/test_device.h"
 #include "tests/support/test_suite.h"
 
@@ -52,6 +53,8 @@ private slots:
   void stepChangesBothNets();
   void roundTripIsBitExact();
   void fp16ResumeOfAnFp32RunStartsTheScalerAfresh();
+  void theMovingAverageRoundTrips();
+  void whichGeneratorRenders();
   void badFiles_data();
   void badFiles();
   void weightsThatDoNotMatchTheirConfig();
@@ -122,6 +125,92 @@ void TestCheckpoint::roundTripIsBitExact() {
   const auto a2 = stateOf(model), b2 = stateOf(restored);
   for (std::size_t i = 0; i < a2.size(); ++i)
     QVERIFY(tolerance == 0 ? bitEqual(a2[i], b2[i]) : torch::allclose(a2[i], b2[i], tolerance, tolerance));
+}
+
+// G's moving average (ema.half_life_images) is in the checkpoint and comes back bit for bit; a
+// checkpoint of a run without one cannot resume a run that keeps one.
+void TestCheckpoint::theMovingAverageRoundTrips() {
+  QTemporaryDir dir;
+  auto config = tinyConfig();
+  config.ema.half_life_images = 40;
+  DcganStep model(config, testDevice(), Precision::Fp32);
+  const auto real = torch::rand({8, 3, 64, 64}).to(testDevice()) * 2 - 1;
+  for (int i = 0; i < 3; ++i) {
+    model.step(real, torch::randn({8, 16, 1, 1}).to(testDevice()));
+    model.updateAverage(8 * i, 8);
+  }
+  CheckpointState state;
+  state.progress = {1, 0, 3, 24};
+  state.fixed_noise = torch::randn({4, 16, 1, 1});
+  state.noise_rng_state = at::make_generator<at::CPUGeneratorImpl>(1).get_state();
+  state.config = config;
+  const std::string path = dir.filePath("ema.pt").toStdString();
+  QVERIFY(saveCheckpoint(path, model, state).ok());
+  DcganStep restored(config, testDevice(), Precision::Fp32);
+  auto loaded = loadCheckpoint(path, restored);
+  QVERIFY2(loaded.ok(), loaded.error().c_str());
+  auto ours = model.average()->generator()->parameters(), theirs = restored.average()->generator()->parameters();
+  for (std::size_t i = 0; i < ours.size(); ++i) QVERIFY(bitEqual(ours[i], theirs[i]));
+  auto our_buffers = model.average()->generator()->buffers(), their_buffers = restored.average()->generator()->buffers();
+  for (std::size_t i = 0; i < our_buffers.size(); ++i) QVERIFY(bitEqual(our_buffers[i], their_buffers[i]));
+  // The average is not G (the checkpoint holds both).
+  QVERIFY(!bitEqual(ours[0], restored.generator()->parameters()[0]));
+
+  auto plain_config = tinyConfig();
+  DcganStep plain(plain_config, testDevice(), Precision::Fp32);
+  state.config = plain_config;
+  const std::string plain_path = dir.filePath("plain.pt").toStdString();
+  QVERIFY(saveCheckpoint(plain_path, plain, state).ok());
+  DcganStep wants_average(config, testDevice(), Precision::Fp32);
+  auto refused = loadCheckpoint(plain_path, wants_average);
+  QVERIFY(!refused.ok());
+  QCOMPARE(QString::fromStdString(refused.error()),
+           QString::fromStdString(plain_path + ": the config keeps G's moving average (ema.half_life_images) but the "
+                                               "checkpoint holds none"));
+}
+
+// loadCheckpointGenerator renders with the average when the checkpoint has one, G when asked or
+// when it has none; asking for an average a checkpoint lacks names the file and the way out.
+void TestCheckpoint::whichGeneratorRenders() {
+  QTemporaryDir dir;
+  auto config = tinyConfig();
+  config.ema.half_life_images = 40;
+  DcganStep model(config, testDevice(), Precision::Fp32);
+  const auto real = torch::rand({8, 3, 64, 64}).to(testDevice()) * 2 - 1;
+  model.step(real, torch::randn({8, 16, 1, 1}).to(testDevice()));
+  model.updateAverage(0, 8);
+  CheckpointState state;
+  state.fixed_noise = torch::randn({4, 16, 1, 1});
+  state.noise_rng_state = at::make_generator<at::CPUGeneratorImpl>(1).get_state();
+  state.config = config;
+  const std::string path = dir.filePath("ema.pt").toStdString();
+  QVERIFY(saveCheckpoint(path, model, state).ok());
+  const auto first = [](Generator& g) { return g->parameters()[0].detach().cpu(); };
+
+  auto average = loadCheckpointGenerator(path, torch::kCPU);
+  QVERIFY2(average.ok(), average.error().c_str());
+  QVERIFY(average->average);
+  QCOMPARE(std::string(average->generatorName()), std::string("ema"));
+  QVERIFY(bitEqual(first(average->generator), first(model.average()->generator())));
+  auto named = loadCheckpointGenerator(path, torch::kCPU, GeneratorChoice::Average);
+  QVERIFY(named.ok() && named->average);
+  auto raw = loadCheckpointGenerator(path, torch::kCPU, GeneratorChoice::Raw);
+  QVERIFY2(raw.ok(), raw.error().c_str());
+  QVERIFY(!raw->average);
+  QCOMPARE(std::string(raw->generatorName()), std::string("raw"));
+  QVERIFY(bitEqual(first(raw->generator), first(model.generator())));
+
+  DcganStep plain(tinyConfig(), testDevice(), Precision::Fp32);
+  state.config = tinyConfig();
+  const std::string plain_path = dir.filePath("plain.pt").toStdString();
+  QVERIFY(saveCheckpoint(plain_path, plain, state).ok());
+  auto fallback = loadCheckpointGenerator(plain_path, torch::kCPU);
+  QVERIFY(fallback.ok() && !fallback->average);
+  auto refused = loadCheckpointGenerator(plain_path, torch::kCPU, GeneratorChoice::Average);
+  QVERIFY(!refused.ok());
+  QCOMPARE(QString::fromStdString(refused.error()),
+           QString::fromStdString(plain_path + ": the checkpoint holds no moving average of G (its run had "
+                                               "ema.half_life_images 0); choose the raw generator (--generator raw)"));
 }
 
 void TestCheckpoint::fp16ResumeOfAnFp32RunStartsTheScalerAfresh() {

@@ -97,6 +97,14 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("d_norm none") << R"({"d_norm":"none"})" << 0 << "";
   QTest::newRow("d_norm layer") << R"({"d_norm":"layer"})" << 0
       << "config key \"d_norm\": \"layer\" is not allowed; allowed: batchnorm, none or spectral";
+  QTest::newRow("ema") << R"({"ema":{"half_life_images":10000,"rampup":0.05}})" << 1 << "";
+  QTest::newRow("ema in a config file") << R"({"ema":{"half_life_images":500}})" << 0 << "";
+  QTest::newRow("ema negative") << R"({"ema":{"half_life_images":-1}})" << 0
+      << "config key \"ema.half_life_images\": -1 is not allowed; allowed: 0 (off) or a positive number of images below 10^12";
+  QTest::newRow("ema not an object") << R"({"ema":10000})" << 0 << "config key \"ema\" must be a JSON object";
+  QTest::newRow("ema unknown key") << R"({"ema":{"beta":0.999}})" << 0 << "unknown config key \"ema.beta\"";
+  QTest::newRow("ema rampup string") << R"({"ema":{"rampup":"0.05"}})" << 0 << "\"ema.rampup\": \"0.05\" is not a number";
+  QTest::newRow("ema in -c") << R"({"ema":{"rampup":0.05}})" << 2 << "config key \"ema.rampup\" is not allowed here";
   QTest::newRow("n_critic 5") << R"({"n_critic":5})" << 1 << "";
   QTest::newRow("n_critic 0") << R"({"n_critic":0})" << 0
       << "config key \"n_critic\": 0 is not allowed; allowed: an integer from 1 to 100";
