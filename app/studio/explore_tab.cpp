@@ -1,6 +1,7 @@
 #include "app/studio/explore_tab.h"
 
 #include "app/studio/checkpoint_file_dialog.h"
+#include "app/studio/generator_switch.h"
 #include "core/runs/checkpoint_reference.h"
 #include "widgets/worker_pool.h"
 
@@ -83,6 +84,12 @@ QHBoxLayout* ExploreTab::buildOpenBar() {
                           "model is not changed either way.");
   top->addWidget(new QLabel("BatchNorm", this));
   top->addWidget(batch_norm_);
+  generator_ = new GeneratorSwitch(this);
+  top->addWidget(new QLabel("Generator", this));
+  top->addWidget(generator_);
+  connect(generator_, &QComboBox::currentIndexChanged, this, [this] {
+    if (explorer_) load(QString::fromStdString(explorer_->checkpointPath()));  // the other generator, same file
+  });
 
   connect(open_run, &QPushButton::clicked, this, [this] {
     if (runs_->currentIndex() >= 0) openRun(runs_->currentData().toString(), follow_->isChecked());
@@ -139,7 +146,7 @@ ProjectionDialog* ExploreTab::findInLatentSpace(const QString& photo) {
     return nullptr;
   }
   auto* dialog = new ProjectionDialog(photo, QString::fromStdString(explorer_->checkpointPath()), device_,
-                                      explorer_->batchStatistics(), this);
+                                      generator_->choice(), explorer_->batchStatistics(), this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(dialog, &ProjectionDialog::keyframeRequested, this, [this](const Latent& latent, const QImage& image) {
     strip_->addKeyframe(latent, std::nullopt, image);
@@ -249,8 +256,9 @@ void ExploreTab::showOpenedCheckpoint() {
     directions_->setExplorer(explorer_);
     inside_->setExplorer(explorer_);
     preview_->setExplorer(explorer_);
-    setStatus(QString("%1 — step %2, epoch %3; %4×%4 images, latent size %5%6")
+    setStatus(QString("%1 — step %2, epoch %3; %4×%4 images, latent size %5; %6%7")
                   .arg(path).arg(explorer_->step()).arg(explorer_->epoch()).arg(explorer_->imageSize()).arg(explorer_->nz())
+                  .arg(GeneratorSwitch::describe(explorer_->rendersAverage()))
                   .arg(follow_run_.isEmpty() ? QString() : "; following the run's checkpoints"));
     emit checkpointOpened(true, path);
   }
@@ -343,8 +351,10 @@ void ExploreTab::load(const QString& path) {
   loading_path_ = path;
   setStatus("Opening " + path + " …");
   const std::string file = path.toStdString(), device = device_.toStdString();
-  loader_.setFuture(
-      QtConcurrent::run(widgets::studioWorkers(), [file, device] { return LatentExplorer::open(file, device); }));
+  const GeneratorChoice generator = generator_->choice();
+  loader_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [file, device, generator] {
+    return LatentExplorer::open(file, device, generator);
+  }));
 }
 
 void ExploreTab::checkForNewerCheckpoint() {

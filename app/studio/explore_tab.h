@@ -29,6 +29,7 @@ namespace streetgan::studio {
 class DirectionsPanel;
 class ExportWalkDialog;
 class GeneratorInsidePanel;
+class GeneratorSwitch;
 class ProjectionDialog;
 class LatentArithmeticPanel;
 class WalkPreview;
@@ -103,6 +104,7 @@ private:
   QComboBox* runs_ = nullptr;
   QCheckBox* follow_ = nullptr;
   QComboBox* batch_norm_ = nullptr;
+  GeneratorSwitch* generator_ = nullptr;
   QLabel* status_ = nullptr;
   widgets::SeedGrid* seeds_ = nullptr;
   widgets::KeyframeStrip* strip_ = nullptr;

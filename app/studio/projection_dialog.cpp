@@ -47,9 +47,10 @@ QLabel* imageView(const QString& tooltip, QWidget* parent) {
 
 }  // namespace
 
-ProjectionDialog::ProjectionDialog(QString photo, QString checkpoint, QString device, bool batch_statistics, QWidget* parent)
+ProjectionDialog::ProjectionDialog(QString photo, QString checkpoint, QString device, streetgan::GeneratorChoice generator,
+                                   bool batch_statistics, QWidget* parent)
     : QDialog(parent), photo_(std::move(photo)), checkpoint_(std::move(checkpoint)), device_(std::move(device)),
-      batch_statistics_(batch_statistics), latest_(std::make_shared<Latest>()) {
+      generator_(generator), batch_statistics_(batch_statistics), latest_(std::make_shared<Latest>()) {
   setWindowTitle("Find in Latent Space — " + QFileInfo(photo_).fileName());
   photo_view_ = imageView("The photograph as the model sees it: its training crop, at its size", this);
   reconstruction_view_ = imageView("The generated image of the best latent so far", this);
@@ -145,10 +146,11 @@ void ProjectionDialog::start() {
   const auto latest = latest_;
   const std::string photo = photo_.toStdString(), checkpoint = checkpoint_.toStdString(), device = device_.toStdString();
   const bool batch_statistics = batch_statistics_;
+  const streetgan::GeneratorChoice generator = generator_;
   watcher_.setFuture(QtConcurrent::run(widgets::studioWorkers(), [=] {
     try {
       // A generator of its own: the Explore page keeps rendering meanwhile.
-      auto explorer = LatentExplorer::open(checkpoint, device);
+      auto explorer = LatentExplorer::open(checkpoint, device, generator);
       if (!explorer) return Result<PhotoProjection>(makeError(explorer.error(), explorer.errorKind()));
       (*explorer)->setBatchStatistics(batch_statistics);
       auto seen = (*explorer)->photoAtModelSize(photo);

@@ -29,7 +29,8 @@ class ProjectionDialog : public QDialog {
 public:
   /// `checkpoint` and `device` open the worker's generator; `batch_statistics` is the Explore
   /// tab's BatchNorm mode, used for the projection and said in the result.
-  ProjectionDialog(QString photo, QString checkpoint, QString device, bool batch_statistics, QWidget* parent = nullptr);
+  ProjectionDialog(QString photo, QString checkpoint, QString device, streetgan::GeneratorChoice generator,
+                   bool batch_statistics, QWidget* parent = nullptr);
   ~ProjectionDialog() override;
 
   void setSteps(int steps);
@@ -59,6 +60,7 @@ private:
   void setStatus(const QString& text, bool error = false);
 
   QString photo_, checkpoint_, device_;
+  streetgan::GeneratorChoice generator_;
   bool batch_statistics_;
   QLabel *photo_view_ = nullptr, *reconstruction_view_ = nullptr, *difference_view_ = nullptr;
   QLabel* status_ = nullptr;

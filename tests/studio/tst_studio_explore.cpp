@@ -32,6 +32,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QComboBox>
 #include <QtTest>
 
 using namespace streetgan;
@@ -55,6 +56,7 @@ private slots:
   void exportCancelLeavesNothing();
   void followsTheLatestCheckpoint();
   void batchNormSwitch();
+  void generatorSwitch();
   void badCheckpointIsSaid();
   void openFileTakesRunsAndSteps();
 
@@ -550,6 +552,50 @@ void TestStudioExplore::batchNormSwitch() {
   auto again = tab.explorer()->render({latent, tab.explorer()->latentOfSeed(4)});
   QVERIFY(again);
   QVERIFY((*again)[0].pixels == (*eval_image)[0].pixels);
+}
+
+// A run that keeps G's moving average opens with it; the Generator switch opens the same file's
+// raw G, which renders other images, and the status line says which one renders.
+void TestStudioExplore::generatorSwitch() {
+  const QString run = dir_.filePath("ema-run");
+  const auto trained = runCli({"train", "--dataroot", data_, "--run-dir", run, "--epochs", "1", "--seed", "3",
+                               "--threads", testThreadsText(), "-t",
+                               R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"ema":{"half_life_images":20}})"});
+  QVERIFY2(trained.exit_code == 0, qPrintable(trained.err));
+  ExploreTab& tab = window_->exploreTab();
+  window_->tabs().setCurrentWidget(&tab);
+  auto* generator = tab.findChild<QComboBox*>("generator");
+  QVERIFY(generator);
+  QCOMPARE(generator->currentText(), QString("Moving average"));
+  const QStringList checkpoints = QDir(run + "/checkpoints").entryList({"*.pt"}, QDir::Files, QDir::Name);
+  QVERIFY(!checkpoints.isEmpty());
+  QSignalSpy opened(&tab, &ExploreTab::checkpointOpened);
+  tab.openCheckpoint(run + "/checkpoints/" + checkpoints.last());
+  QVERIFY(opened.wait(60000));
+  QVERIFY2(opened.last().first().toBool(), qPrintable(opened.last().last().toString()));
+  QVERIFY2(tab.statusText().contains("G's moving average (ema)"), qPrintable(tab.statusText()));
+  const Latent latent = tab.explorer()->latentOfSeed(5);
+  auto average = tab.explorer()->render({latent});
+  QVERIFY(average);
+
+  generator->setCurrentIndex(1);
+  QVERIFY(opened.wait(60000));
+  QVERIFY(opened.last().first().toBool());
+  QVERIFY2(tab.statusText().contains("the raw G (raw)"), qPrintable(tab.statusText()));
+  QVERIFY(!tab.explorer()->rendersAverage());
+  auto raw = tab.explorer()->render({latent});
+  QVERIFY(raw);
+  QVERIFY((*raw)[0].pixels != (*average)[0].pixels);
+  const QString path = testOutputDir() + "/explore-generator-raw.png";
+  QVERIFY(tab.grab().save(path));
+  qInfo("screenshot: %s", qPrintable(path));
+
+  generator->setCurrentIndex(0);
+  QVERIFY(opened.wait(60000));
+  QVERIFY(tab.explorer()->rendersAverage());
+  auto again = tab.explorer()->render({latent});
+  QVERIFY(again);
+  QVERIFY((*again)[0].pixels == (*average)[0].pixels);
 }
 
 void TestStudioExplore::badCheckpointIsSaid() {
