@@ -93,19 +93,29 @@ ConfigKey numberKey(std::string name, KeyGroup group, std::function<double&(Trai
           allowed};
 }
 
-ConfigKey stringKey(std::string name, KeyGroup group, std::string TrainConfig::*member,
-                    std::function<bool(const std::string&)> valid, std::string allowed) {
+ConfigKey nestedStringKey(std::string name, KeyGroup group, std::function<std::string&(TrainConfig&)> field,
+                          std::function<bool(const std::string&)> valid, std::string allowed) {
   return {name,
           group,
           [=](TrainConfig& c, const json& v) -> std::string {
             if (!v.is_string() || !valid(v.get<std::string>()))
               return shown(v) + " is not allowed; allowed: " + allowed;
-            c.*member = v.get<std::string>();
+            field(c) = v.get<std::string>();
             return {};
           },
-          [=](const TrainConfig& c) { return json(c.*member); },
+          [=](const TrainConfig& c) {
+            TrainConfig copy = c;  // `field` hands out a mutable reference; read it from a copy
+            return json(field(copy));
+          },
           KeyKind::Other,
           allowed};
+}
+
+ConfigKey stringKey(std::string name, KeyGroup group, std::string TrainConfig::*member,
+                    std::function<bool(const std::string&)> valid, std::string allowed) {
+  return nestedStringKey(
+      std::move(name), group, [member](TrainConfig& c) -> std::string& { return c.*member; }, std::move(valid),
+      std::move(allowed));
 }
 
 ConfigKey boolKey(std::string name, KeyGroup group, std::function<bool&(TrainConfig&)> field) {
@@ -243,6 +253,10 @@ std::vector<ConfigKey> recipeKeys() {
       numberKey(
           "ema.half_life_images", G::Recipe, [](TrainConfig& c) -> double& { return c.ema.half_life_images; }, 0.0,
           1e12, false, "0 (off) or a positive number of images below 10^12"),
+      nestedStringKey(
+          "augment.diff", G::Recipe, [](TrainConfig& c) -> std::string& { return c.augment.diff; },
+          [](const std::string& s) { return diffAugmentPolicies(s).ok(); },
+          "a comma-separated list of color, translation and cutout, each at most once, or \"\" for none"),
       numberKey(
           "ema.rampup", G::Recipe, [](TrainConfig& c) -> double& { return c.ema.rampup; }, 0.0, 1e6, false,
           "0 (off) or a positive number below 1000000"),

@@ -163,6 +163,21 @@ Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& 
   return applyConfigText(base, *text, ConfigScope::All, path);
 }
 
+Result<std::vector<std::string>> diffAugmentPolicies(const std::string& text) {
+  std::vector<std::string> policies;
+  if (text.empty()) return policies;
+  std::stringstream parts(text);
+  for (std::string name; std::getline(parts, name, ',');) {
+    if (name != "color" && name != "translation" && name != "cutout")
+      return makeError("\"" + name + "\" is not a DiffAugment policy; allowed: color, translation, cutout");
+    if (std::find(policies.begin(), policies.end(), name) != policies.end())
+      return makeError("\"" + name + "\" is given twice");
+    policies.push_back(name);
+  }
+  if (text.back() == ',') return makeError("a policy list does not end with a comma");
+  return policies;
+}
+
 Status validateConfig(const TrainConfig& config) {
   if (config.augment.crop_scale * config.img_size < 1.0)
     return makeError("config key \"augment.crop_scale\": " + std::to_string(config.augment.crop_scale) +

@@ -23,6 +23,9 @@ struct AugmentConfig {
   bool flip = false;         ///< random horizontal flip
   double rotate_deg = 0.0;   ///< random rotation up to ±rotate_deg degrees
   double scale_jitter = 0.0; ///< random zoom factor in [1−scale_jitter, 1+scale_jitter]
+  /// DiffAugment (Zhao et al. 2020; docs/config.md "Recipe"): policies applied to every image D
+  /// sees, real and generated, differentiably; comma-separated color, translation, cutout; "" = off.
+  std::string diff;
 };
 
 /// G's exponential moving average (docs/config.md "Recipe"): the generator every checkpoint
@@ -138,6 +141,10 @@ Result<TrainConfig> applyConfigText(const TrainConfig& base, const std::string& 
 Result<TrainConfig> applyConfigFile(const TrainConfig& base, const std::string& path);
 /// The largest config text read, from a file or from another rank.
 constexpr std::int64_t kMaxConfigBytes = 16 << 20;
+
+/// The DiffAugment policies `text` (augment.diff) names, in its order: color, translation and
+/// cutout, comma-separated without spaces, each at most once; "" names none. An Error otherwise.
+Result<std::vector<std::string>> diffAugmentPolicies(const std::string& text);
 
 /// Checks the rules that span keys (run after every key is set).
 Status validateConfig(const TrainConfig& config);

@@ -1,6 +1,7 @@
 #include "core/train/checkpoint.h"
 
 #include "core/train/checkpoint_archive.h"
+#include "core/train/discriminator_augment.h"
 #include "core/train/generator_average.h"
 #include "core/train/network_options.h"
 
@@ -104,6 +105,10 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
     archive.write("discriminator", discriminator);
     archive.write("optimizer_g", optimizer_g);
     archive.write("optimizer_d", optimizer_d);
+    if (DiscriminatorAugment* augment = model.augment()) {
+      archive.write("augment_rng_state", augment->rngState());
+      archive.write("augment_rng_kind", c10::IValue(augment->rngKind()));
+    }
     if (GeneratorAverage* average = model.average()) {
       torch::serialize::OutputArchive generator_ema;
       average->generator()->save(generator_ema);
@@ -170,6 +175,13 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
     model.optimizerG().load(optimizer_g);
     model.optimizerD().load(optimizer_d);
     if (Status average = loadAverage(archive, path, model); !average) return makeError(average.error());
+    if (DiscriminatorAugment* augment = model.augment()) {
+      torch::Tensor rng_state;
+      c10::IValue kind;
+      state.augment_rng_restored = archive.try_read("augment_rng_state", rng_state) &&
+                                   archive.try_read("augment_rng_kind", kind) && kind.isString() &&
+                                   augment->restoreRng(rng_state.to(torch::kCPU), kind.toStringRef());
+    }
     state.scaler_restored = model.scaler().load(archive);
     return state;
   } catch (...) {

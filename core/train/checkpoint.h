@@ -32,6 +32,9 @@ struct CheckpointState {
   TrainConfig config;
   std::string noise_rng_kind = "cpu";  ///< the device kind of that generator ("cpu", "cuda")
   std::string precision = "fp32";      ///< the precision the run resolved (fp32, fp16, bf16)
+  /// on load: false when the augmentation generator's saved state was of another device kind (or
+  /// absent) and it keeps its seed
+  bool augment_rng_restored = true;
   bool scaler_restored = true;    ///< on load: false when the model's enabled loss scaler could
                                   ///< not take the saved state (it was disabled) and starts afresh
 };

@@ -4,6 +4,7 @@
 #include "core/util/blas_threads.h"
 #include "core/util/torch_compat.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/cuda.h>
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <regex>
 #include <thread>
 
@@ -118,6 +120,17 @@ AutocastScope::~AutocastScope() {
   if (!active_) return;
   torch_compat::setAutocast(type_, false);
   torch_compat::clearAutocastCache();
+}
+
+at::Generator makeDeviceGenerator(const c10::Device& device, std::uint64_t seed) {
+  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_current_seed(seed);
+  return generator;
+}
+
+std::string generatorKind(const c10::Device& device) {
+  return device.is_cpu() ? "cpu" : c10::DeviceTypeName(device.type(), true);
 }
 
 }  // namespace streetgan

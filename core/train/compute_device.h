@@ -5,7 +5,10 @@
 // autocast on for the lifetime of the object (mixed precision), and restores it after.
 #include "core/util/result.h"
 
+#include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
+
+#include <cstdint>
 
 #include <string>
 #include <vector>
@@ -35,6 +38,12 @@ std::vector<std::string> availableDevices();
 /// Sets LibTorch's intra-op thread count (0 = one per core) and keeps
 /// OpenBLAS single-threaded under it. Call before training or benchmarking.
 void setComputeThreads(int threads);
+
+/// A random generator of `device`'s own kind seeded with `seed`, so random draws stay on the device
+/// (no host copy per step); on the CPU the same stream as a CPU generator of that seed.
+at::Generator makeDeviceGenerator(const c10::Device& device, std::uint64_t seed);
+/// "cpu", "cuda", ...: the kind of generator makeDeviceGenerator makes, as checkpoints record it.
+std::string generatorKind(const c10::Device& device);
 
 class AutocastScope {
 public:

@@ -1,6 +1,7 @@
 #include "core/train/dcgan_step.h"
 
 #include "core/model/weight_init.h"
+#include "core/train/discriminator_augment.h"
 #include "core/train/generator_average.h"
 #include "core/train/network_options.h"
 #include "core/distributed/gradient_all_reduce.h"
@@ -82,6 +83,7 @@ void DcganStep::setRankGroup(RankGroup* group, bool sync_batchnorm) {
   sync_batchnorm_ = sync_batchnorm;
   reduce_g_.reset();
   reduce_d_.reset();
+  if (augment_) augment_->setShard(group_ ? group_->rank() : 0, group_ ? group_->worldSize() : 1);
   if (!group_) return;
   reduce_g_ = std::make_unique<GradientAllReduce>(*group_, generator_->parameters());
   reduce_d_ = std::make_unique<GradientAllReduce>(*group_, discriminator_->parameters());
@@ -146,7 +148,11 @@ DcganStep::DcganStep(const TrainConfig& config, const c10::Device& device, Preci
   reg_every_ = config.reg_every;
   n_critic_ = config.n_critic;
   if (config.ema.half_life_images > 0) average_ = std::make_unique<GeneratorAverage>(config.ema, generator_);
+  auto augment = std::make_unique<DiscriminatorAugment>(config, device);
+  if (augment->enabled()) augment_ = std::move(augment);
 }
+
+torch::Tensor DcganStep::augmented(const torch::Tensor& x) { return augment_ ? (*augment_)(x) : x; }
 
 Generator& DcganStep::renderingGenerator() { return average_ ? average_->generator() : generator_; }
 
@@ -166,7 +172,7 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   SyncBatchNormScope sync_scope(generator_, discriminator_, sync_batchnorm_ ? group_ : nullptr);
 
   // D: the real batch, and the generated batch detached; the inputs a penalty differentiates
-  // D's logits by carry a gradient.
+  // D's logits by carry a gradient (taken before augmentation, as StyleGAN2-ADA's R1 is).
   const std::int64_t step_index = steps_done_++;
   const bool penalised = (r1_gamma_ > 0 || r2_gamma_ > 0) && step_index % reg_every_ == 0;
   const bool generator_learns = (step_index + 1) % n_critic_ == 0;
@@ -177,10 +183,10 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
   torch::Tensor fake_in;
   {
     AutocastScope autocast(precision_, device_);
-    out_real = discriminator_->forward(real_in).to(torch::kFloat32);
+    out_real = discriminator_->forward(augmented(real_in)).to(torch::kFloat32);
     fake = generator_->forward(noise);
     fake_in = penalised && r2_gamma_ > 0 ? fake.detach().requires_grad_(true) : fake.detach();
-    out_fake_d = discriminator_->forward(fake_in).to(torch::kFloat32);
+    out_fake_d = discriminator_->forward(augmented(fake_in)).to(torch::kFloat32);
   }
   const DiscriminatorLoss loss_d = discriminatorLoss(loss_, out_real, out_fake_d);
   if (penalised) {
@@ -227,10 +233,10 @@ torch::Tensor DcganStep::generatorStep(const torch::Tensor& real, const torch::T
   torch::Tensor out_real_g;
   {
     AutocastScope autocast(precision_, device_);
-    out_fake_g = discriminator_->forward(fake).to(torch::kFloat32);
+    out_fake_g = discriminator_->forward(augmented(fake)).to(torch::kFloat32);
     if (generatorLossNeedsReal(loss_)) {
       torch::NoGradGuard no_grad;
-      out_real_g = discriminator_->forward(real).to(torch::kFloat32);
+      out_real_g = discriminator_->forward(augmented(real)).to(torch::kFloat32);
     }
   }
   torch::Tensor loss_g = generatorLoss(loss_, out_fake_g, out_real_g);

@@ -1,7 +1,7 @@
 #pragma once
 // DcganStep: both networks, both AdamW optimizers and the loss scaler, and the one training step
 // of docs/model.md. D learns from a real batch and from G(z).detach(); then G learns through the
-// updated D, with the config's loss (gan_loss.h; the original recipe's BCE by default), D's
+// updated D, each image D sees augmented as the config asks (augment.diff), with the config's loss (gan_loss.h; the original recipe's BCE by default), D's
 // gradient penalties R1 and R2 where asked (every reg_every steps), each net's learning rate
 // (lr_d, lr_g), and G learning on every n_critic-th step only (D on every step). Used by the
 // Trainer and by `streetgan bench train`, so the benchmark measures exactly the step that trains.
@@ -23,6 +23,7 @@
 
 namespace streetgan {
 
+class DiscriminatorAugment;
 class GeneratorAverage;
 class GradientAllReduce;
 class RankGroup;
@@ -71,6 +72,8 @@ public:
   /// `step_images` images over every rank, `images_before` trained before it. The caller counts
   /// the images: ranks may train unequal shares of a batch.
   void updateAverage(std::int64_t images_before, std::int64_t step_images);
+  /// What D's inputs go through (augment.diff); null when nothing is applied.
+  DiscriminatorAugment* augment() { return augment_.get(); }
   /// G's moving average; null when the config has none.
   GeneratorAverage* average() { return average_.get(); }
   /// The generator sample grids, evaluations and checkpoints render from: G's moving average
@@ -93,6 +96,8 @@ public:
 private:
   torch::Tensor generatorStep(const torch::Tensor& real, const torch::Tensor& fake, bool learns,
                               torch::Tensor& out_fake_g);
+  /// `x` as D sees it: augmented when the config asks.
+  torch::Tensor augmented(const torch::Tensor& x);
 
   c10::Device device_;
   Precision precision_;
@@ -110,6 +115,7 @@ private:
   bool sync_batchnorm_ = false;
   std::unique_ptr<GradientAllReduce> reduce_g_, reduce_d_;
   std::unique_ptr<GeneratorAverage> average_;
+  std::unique_ptr<DiscriminatorAugment> augment_;
 };
 
 }  // namespace streetgan

@@ -61,13 +61,14 @@ std::string deviceToResolve(const TrainConfig& config, const TrainerOptions& opt
 // A graph replays one recording of the step: it cannot hold a step that differs from step to
 // step. `what` names the config's schedule; `key` is the one to set to 1. On resume the recipe is
 // the run's: only the graphs can go.
-Status refuseGraphsWith(const TrainerOptions& options, const std::string& what, const std::string& key) {
+Status refuseGraphsWith(const TrainerOptions& options, const std::string& what, const std::string& key,
+                        const std::string& off = "1") {
   return makeError(
       "config key \"cuda_graphs\": true cannot go with " + std::string(options.resume ? "the run's " : "") + what +
-      (options.resume ? "; resume with --cuda-graphs off" : "; set " + key + " to 1 or cuda_graphs to false"));
+      (options.resume ? "; resume with --cuda-graphs off" : "; set " + key + " to " + off + " or cuda_graphs to false"));
 }
 
-// Lazy penalties (every reg_every-th step) and G learning every n_critic-th step.
+// Lazy penalties (every reg_every-th step), G learning every n_critic-th step, and augmentation.
 Status checkGraphableSchedule(const TrainConfig& config, const TrainerOptions& options) {
   if (config.reg_every > 1 && (config.r1_gamma > 0 || config.r2_gamma > 0)) {
     std::string penalties;
@@ -83,6 +84,9 @@ Status checkGraphableSchedule(const TrainConfig& config, const TrainerOptions& o
                             "n_critic " + std::to_string(config.n_critic) + " (G learns every " +
                                 std::to_string(config.n_critic) + " steps)",
                             "n_critic");
+  // The augmentations' draws come from a generator of their own, which a graph would replay.
+  if (!config.augment.diff.empty())
+    return refuseGraphsWith(options, "augment.diff \"" + config.augment.diff + "\"", "augment.diff", "\"\"");
   return {};
 }
 

@@ -103,6 +103,9 @@ Status Trainer::State::restoreLatest() {
         warn("the training noise was drawn on " + restored->noise_rng_kind + " and this run continues on " +
              deviceName(device) + "; its noise generator is seeded afresh from the step");
       }
+      if (!restored->augment_rng_restored)
+        warn("the checkpoint holds no augmentation generator this device can take; D's augmentations are drawn "
+             "afresh from the run's seed");
       if (!restored->scaler_restored)
         warn("the checkpoint was trained in " + restored->precision + " and this run continues in " +
              precisionName(precision) + "; the loss scaler starts afresh at scale " +

@@ -189,15 +189,4 @@ inline at::Generator makeCpuGenerator(std::uint64_t seed) {
   return at::make_generator<at::CPUGeneratorImpl>(seed);
 }
 
-// The training latents are drawn on the device (no host copy per step) from a generator of
-// the device's own kind, seeded like the CPU one: on the CPU it is the same stream as before.
-inline at::Generator makeDeviceGenerator(const c10::Device& device, std::uint64_t seed) {
-  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
-  std::lock_guard<std::mutex> lock(generator.mutex());
-  generator.set_current_seed(seed);
-  return generator;
-}
-
-inline std::string generatorKind(const c10::Device& device) { return device.is_cpu() ? "cpu" : c10::DeviceTypeName(device.type(), true); }
-
 }  // namespace streetgan

@@ -7,6 +7,7 @@
 #include "core/runs/run_history.h"
 #include "core/runs/run_summary.h"
 #include "core/train/checkpoint.h"
+#include "core/train/generator_average.h"
 #include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
@@ -81,6 +82,7 @@ double maxParameterDifference(const QString& a, const QString& b) {
   };
   compare(*left.generator(), *right.generator());
   compare(*left.discriminator(), *right.discriminator());
+  if (left.average()) compare(*left.average()->generator(), *right.average()->generator());
   return worst;
 }
 
@@ -195,14 +197,16 @@ private slots:
   }
 
   // Issue 51's recipe keys across ranks: hinge, a spectrally normalised D (u and v updated alike on
-  // every rank), R1 + R2 every 2nd step and G every 2nd step, 2 ranks × batch 8 with SyncBN (for
-  // G's BatchNorm) against 1 process × batch 16: the same 10 steps.
+  // every rank), R1 + R2 every 2nd step, G every 2nd step, DiffAugment (each rank its rows of the
+  // job's draws) and G's moving average, 2 ranks × batch 8 with SyncBN (for G's BatchNorm)
+  // against 1 process × batch 16: the same 10 steps.
   void twoRanksTrainTheRecipeLikeOneProcess() {
     const auto recipe = [&](const QString& run, int batch) {
       QStringList args = distributedTrainArgs(data_, run, batch, 5);
       args[args.indexOf("-t") + 1] =
           QString(R"({"batch_size":%1,"ngf":8,"ndf":8,"nz":16,"lr":1e-6,"loss":"hinge","d_norm":"spectral",)"
-                  R"("r1_gamma":1,"r2_gamma":1,"reg_every":2,"n_critic":2})")
+                  R"("r1_gamma":1,"r2_gamma":1,"reg_every":2,"n_critic":2,)"
+                  R"("augment":{"diff":"color,translation,cutout"},"ema":{"half_life_images":64}})")
               .arg(batch);
       return args;
     };

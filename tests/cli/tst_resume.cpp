@@ -167,7 +167,8 @@ void TestResume::theRecipeResumesExactly() {
     QStringList args = tinyTrainArgs(data_, run, epochs);
     args[args.indexOf("-t") + 1] = R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"loss":"hinge","d_norm":"spectral",)"
                                    R"("r1_gamma":1,"r2_gamma":0.5,"reg_every":3,"lr_d":0.0004,"n_critic":2,)"
-                                   R"("ema":{"half_life_images":100,"rampup":0.05}})";
+                                   R"("ema":{"half_life_images":100,"rampup":0.05},)"
+                                   R"("augment":{"diff":"color,translation,cutout"}})";
     return args;
   };
   const QString whole = dir_.path() + "/recipe-whole", resumed = dir_.path() + "/recipe-resumed";

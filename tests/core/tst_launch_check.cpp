@@ -170,6 +170,16 @@ void TestLaunchCheck::lazyRegularisationWithGraphs() {
   QCOMPARE(QString::fromStdString(checked.error()),
            QString("config key \"cuda_graphs\": true cannot go with n_critic 2 (G learns every 2 steps); set n_critic "
                    "to 1 or cuda_graphs to false"));
+  // D's augmentations draw from a generator of their own: a graph would replay one draw.
+  TrainConfig augmented;
+  augmented.device = "cpu";
+  augmented.cuda_graphs = true;
+  augmented.augment.diff = "translation,cutout";
+  checked = checkLaunchable(augmented, TrainerOptions(), LaunchWorld{});
+  QVERIFY(!checked.ok());
+  QCOMPARE(QString::fromStdString(checked.error()),
+           QString("config key \"cuda_graphs\": true cannot go with augment.diff \"translation,cutout\"; set "
+                   "augment.diff to \"\" or cuda_graphs to false"));
   // Every step penalised: a graph can hold it; the CPU is what refuses it here.
   config.reg_every = 1;
   options = TrainerOptions();

@@ -105,6 +105,15 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("ema unknown key") << R"({"ema":{"beta":0.999}})" << 0 << "unknown config key \"ema.beta\"";
   QTest::newRow("ema rampup string") << R"({"ema":{"rampup":"0.05"}})" << 0 << "\"ema.rampup\": \"0.05\" is not a number";
   QTest::newRow("ema in -c") << R"({"ema":{"rampup":0.05}})" << 2 << "config key \"ema.rampup\" is not allowed here";
+  QTest::newRow("augment.diff, the paper's") << R"({"augment":{"diff":"color,translation,cutout"}})" << 1 << "";
+  QTest::newRow("augment.diff off") << R"({"augment":{"diff":""}})" << 0 << "";
+  QTest::newRow("augment.diff unknown policy") << R"({"augment":{"diff":"color,flip"}})" << 0
+      << "config key \"augment.diff\": \"color,flip\" is not allowed; allowed: a comma-separated list of color, "
+         "translation and cutout, each at most once, or \"\" for none";
+  QTest::newRow("augment.diff twice") << R"({"augment":{"diff":"color,color"}})" << 0 << "\"augment.diff\": \"color,color\" is not allowed";
+  QTest::newRow("augment.diff spaces") << R"({"augment":{"diff":"color, cutout"}})" << 0 << "\"augment.diff\": \"color, cutout\" is not allowed";
+  QTest::newRow("augment.diff trailing comma") << R"({"augment":{"diff":"color,"}})" << 0 << "\"augment.diff\": \"color,\" is not allowed";
+  QTest::newRow("augment.diff a list") << R"({"augment":{"diff":["color"]}})" << 0 << "\"augment.diff\": [\"color\"] is not allowed";
   QTest::newRow("n_critic 5") << R"({"n_critic":5})" << 1 << "";
   QTest::newRow("n_critic 0") << R"({"n_critic":0})" << 0
       << "config key \"n_critic\": 0 is not allowed; allowed: an integer from 1 to 100";
