@@ -258,6 +258,19 @@ std::vector<ConfigKey> recipeKeys() {
           [](const std::string& s) { return diffAugmentPolicies(s).ok(); },
           "a comma-separated list of color, translation and cutout, each at most once, or \"\" for none"),
       numberKey(
+          "augment.ada_target", G::Recipe, [](TrainConfig& c) -> double& { return c.augment.ada_target; }, 0.0, 1.0,
+          false, "0 (off) or a number in (0, 1)"),
+      numberKey(
+          "augment.ada_p", G::Recipe, [](TrainConfig& c) -> double& { return c.augment.ada_p; }, 0.0,
+          std::nextafter(1.0, 2.0), false, "a number from 0 to 1"),
+      numberKey(
+          "augment.ada_kimg", G::Recipe, [](TrainConfig& c) -> double& { return c.augment.ada_kimg; }, 0.0, 1e6, true,
+          "a positive number of thousands of images below 1000000"),
+      nestedStringKey(
+          "augment.ada_ops", G::Recipe, [](TrainConfig& c) -> std::string& { return c.augment.ada_ops; },
+          [](const std::string& s) { return s == "blit" || s == "geom" || s == "color" || s == "bg" || s == "bgc"; },
+          "blit, geom, color, bg or bgc"),
+      numberKey(
           "ema.rampup", G::Recipe, [](TrainConfig& c) -> double& { return c.ema.rampup; }, 0.0, 1e6, false,
           "0 (off) or a positive number below 1000000"),
   };

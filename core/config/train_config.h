@@ -26,6 +26,16 @@ struct AugmentConfig {
   /// DiffAugment (Zhao et al. 2020; docs/config.md "Recipe"): policies applied to every image D
   /// sees, real and generated, differentiably; comma-separated color, translation, cutout; "" = off.
   std::string diff;
+  /// ADA (Karras et al. 2020; docs/config.md "Recipe"): the r_t its probability p steers toward;
+  /// 0 = off, 0.6 in the paper.
+  double ada_target = 0;
+  /// ADA's p at the start of a run; with ada_target 0 a fixed probability (StyleGAN2-ADA's
+  /// `--aug fixed --p`): 0 and ada_target 0 = off.
+  double ada_p = 0;
+  /// ADA: images over which p can move from 0 to 1 (500k in the paper: 500).
+  double ada_kimg = 500;
+  /// ADA's operations: blit, geom, color, bg or bgc (StyleGAN2-ADA's pipelines).
+  std::string ada_ops = "bgc";
 };
 
 /// G's exponential moving average (docs/config.md "Recipe"): the generator every checkpoint

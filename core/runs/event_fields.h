@@ -89,6 +89,7 @@ inline constexpr char kDX[] = "d_x";
 inline constexpr char kDGz1[] = "d_g_z1";
 inline constexpr char kDGz2[] = "d_g_z2";
 inline constexpr char kRt[] = "rt";  ///< ADA's r_t: mean sign of D's logits on the real batch
+inline constexpr char kAdaP[] = "ada_p";  ///< ADA's probability p the step ran with (runs with ADA only)
 inline constexpr char kImagesPerS[] = "images_per_s";
 inline constexpr char kDataWaitFraction[] = "data_wait_fraction";
 inline constexpr char kLossScale[] = "loss_scale";

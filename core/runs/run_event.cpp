@@ -90,6 +90,9 @@ Step step(const json& body) {
   for (const auto& [key, value] : body.get_ref<const json::object_t&>()) {
     if (key.empty()) continue;
     switch (key[0]) {
+      case 'a':
+        if (key == field::kAdaP) e.ada_p = jsonNumberValue(value);
+        break;
       case 'd':
         if (key == field::kDX) e.d_x = number(value);
         else if (key == field::kDGz1) e.d_g_z1 = number(value);

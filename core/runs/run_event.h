@@ -69,6 +69,7 @@ struct Step {
   double rt = 0;  ///< ADA's r_t (NaN when absent: runs before it was recorded)
   double images_per_s = 0, data_wait_fraction = 0;                 ///< NaN when absent
   std::optional<double> loss_scale;                                ///< fp16's loss scaler, when on
+  std::optional<double> ada_p;       ///< ADA's probability p this step ran with (augment.ada_target > 0)
   std::optional<bool> skipped_step;  ///< the loss scaler skipped this step (with loss_scale)
   /// `streetgan import`'s last loss pair: written with its counters and two losses only.
   bool imported = false;

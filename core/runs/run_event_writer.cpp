@@ -92,6 +92,7 @@ json fields(const Step& e) {
   out[field::kImagesPerS] = e.images_per_s;
   out[field::kDataWaitFraction] = e.data_wait_fraction;
   putIf(out, field::kLossScale, e.loss_scale);
+  putIf(out, field::kAdaP, e.ada_p);
   putIf(out, field::kSkippedStep, e.skipped_step);
   return out;
 }

@@ -67,6 +67,7 @@ void RunHistoryReader::add(const StreamEvent& event) {
     s.d_g_z1 = step->d_g_z1;
     s.d_g_z2 = step->d_g_z2;
     s.rt = step->rt;
+    s.ada_p = step->ada_p.value_or(std::nan(""));
     s.images_per_s = step->images_per_s;
     s.data_wait_fraction = step->data_wait_fraction;
     h.steps.push_back(s);
@@ -87,7 +88,7 @@ void RunHistoryReader::add(const StreamEvent& event) {
       s.seconds = seconds;
       s.loss_d = k < imported->loss_d.size() ? imported->loss_d[k] : std::nan("");
       s.loss_g = k < imported->loss_g.size() ? imported->loss_g[k] : std::nan("");
-      s.d_x = s.d_g_z1 = s.d_g_z2 = s.rt = s.images_per_s = s.data_wait_fraction = std::nan("");
+      s.d_x = s.d_g_z1 = s.d_g_z2 = s.rt = s.ada_p = s.images_per_s = s.data_wait_fraction = std::nan("");
       h.steps.push_back(s);
     }
   } else if (const auto* parzen = std::get_if<events::Parzen>(&event.event)) {

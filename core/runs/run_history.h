@@ -33,6 +33,7 @@ struct RunHistory {
     double images_seen = 0, epoch = 0, seconds = 0;  ///< epoch: fractional (e.g. 2.5: half of the third)
     double loss_d = 0, loss_g = 0, d_x = 0, d_g_z1 = 0, d_g_z2 = 0, images_per_s = 0, data_wait_fraction = 0;
     double rt = 0;  ///< ADA's r_t; NaN when the step has none (runs before it was logged, imported losses)
+    double ada_p = 0;  ///< ADA's p; NaN when the run has no ADA
   };
   struct Parzen {
     double images_seen = 0, epoch = 0, seconds = 0, mean_ll = 0, standard_error = 0;

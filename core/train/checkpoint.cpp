@@ -108,6 +108,7 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
     if (DiscriminatorAugment* augment = model.augment()) {
       archive.write("augment_rng_state", augment->rngState());
       archive.write("augment_rng_kind", c10::IValue(augment->rngKind()));
+      if (augment->ada()) archive.write("ada_state", augment->adaState());
     }
     if (GeneratorAverage* average = model.average()) {
       torch::serialize::OutputArchive generator_ema;
@@ -181,6 +182,9 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
       state.augment_rng_restored = archive.try_read("augment_rng_state", rng_state) &&
                                    archive.try_read("augment_rng_kind", kind) && kind.isString() &&
                                    augment->restoreRng(rng_state.to(torch::kCPU), kind.toStringRef());
+      // ADA's p and its interval: a run that turns ADA on at resume starts from augment.ada_p.
+      torch::Tensor ada_state;
+      if (augment->ada() && archive.try_read("ada_state", ada_state)) augment->restoreAdaState(ada_state);
     }
     state.scaler_restored = model.scaler().load(archive);
     return state;

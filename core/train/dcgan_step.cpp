@@ -114,6 +114,7 @@ StepStats StepStats::fromRow(const double* row) {
   s.skipped = row[5] != 0;
   s.loss_scale = row[6];
   s.rt = row[7];
+  s.ada_p = row[8];
   return s;
 }
 
@@ -212,13 +213,15 @@ torch::Tensor DcganStep::trainStep(const torch::Tensor& real, const torch::Tenso
                            f32(torch::sigmoid(out_fake_d).mean()), f32(torch::sigmoid(out_fake_g).mean()),
                            scaler_.enabled() ? scaler_.overflowTensor() : torch::zeros({1}, options),
                            scaler_.enabled() ? scaler_.scaleTensor() : torch::ones({1}, options),
-                           f32(torch::sign(out_real).mean())})
+                           f32(torch::sign(out_real).mean()),
+                           augment_ ? f32(augment_->probability()) : torch::zeros({1}, options)})
                    .to(torch::kFloat64);
   if (group_) {
     // The job's means: every rank reports the same numbers (skipped and the scale agree already).
     group_->allReduceSum(stats);
     stats.div_(group_->worldSize());
   }
+  if (augment_) augment_->adjust(stats[7]);  // the job's r_t: p moves alike on every rank
   scaler_.update();
   return stats;
 }

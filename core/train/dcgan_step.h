@@ -30,7 +30,7 @@ class RankGroup;
 
 /// One step's statistics on the host, in the order of the tensor trainStep() returns.
 struct StepStats {
-  static constexpr int kValues = 8;
+  static constexpr int kValues = 9;
   double loss_d = 0;  ///< D's loss (gan_loss.h): with bce, BCE of D on real + BCE of D on fake
   double loss_g = 0;  ///< G's loss: with bce, BCE of D(G(z)) against label 1
   double d_x = 0;     ///< mean sigmoid(D(x)) on the real batch
@@ -41,6 +41,8 @@ struct StepStats {
   /// ADA's overfitting heuristic r_t (Karras et al. 2020): the mean sign of D's logits on the real
   /// batch, −1 to 1; near 1 means D tells every training image apart (it is overfitting).
   double rt = 0;
+  /// ADA's probability p this step ran with (0 without ADA; discriminator_augment.h).
+  double ada_p = 0;
 
   /// From kValues doubles in trainStep()'s order.
   static StepStats fromRow(const double* row);

@@ -87,6 +87,12 @@ Status checkGraphableSchedule(const TrainConfig& config, const TrainerOptions& o
   // The augmentations' draws come from a generator of their own, which a graph would replay.
   if (!config.augment.diff.empty())
     return refuseGraphsWith(options, "augment.diff \"" + config.augment.diff + "\"", "augment.diff", "\"\"");
+  if (config.augment.ada_target > 0)
+    return refuseGraphsWith(options, "ADA (augment.ada_target " + shownNumber(config.augment.ada_target) + ")",
+                            "augment.ada_target", "0");
+  if (config.augment.ada_p > 0)
+    return refuseGraphsWith(options, "ADA (augment.ada_p " + shownNumber(config.augment.ada_p) + ")", "augment.ada_p",
+                            "0");
   return {};
 }
 

@@ -266,6 +266,7 @@ void Trainer::State::flushSteps() {
     step.rt = stats.rt;
     step.images_per_s = seconds > 0 ? info.images / seconds : 0.0;
     step.data_wait_fraction = seconds > 0 ? std::min(1.0, info.wait_seconds / seconds) : 0.0;
+    if (model->augment() && model->augment()->ada()) step.ada_p = stats.ada_p;
     if (model->scaler().enabled()) {
       step.loss_scale = stats.loss_scale;
       step.skipped_step = stats.skipped;

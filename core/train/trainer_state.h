@@ -22,6 +22,7 @@
 #include "core/train/checkpoint.h"
 #include "core/train/compute_device.h"
 #include "core/train/dcgan_step.h"
+#include "core/train/discriminator_augment.h"
 #include "core/train/graphed_train_step.h"
 #include "core/train/device_batch_feeder.h"
 #include "core/train/live_quality_metrics.h"

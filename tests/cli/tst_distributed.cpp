@@ -206,7 +206,8 @@ private slots:
       args[args.indexOf("-t") + 1] =
           QString(R"({"batch_size":%1,"ngf":8,"ndf":8,"nz":16,"lr":1e-6,"loss":"hinge","d_norm":"spectral",)"
                   R"("r1_gamma":1,"r2_gamma":1,"reg_every":2,"n_critic":2,)"
-                  R"("augment":{"diff":"color,translation,cutout"},"ema":{"half_life_images":64}})")
+                  R"("augment":{"diff":"color,translation,cutout","ada_p":0.5,"ada_target":0.3,"ada_kimg":2},)"
+                  R"("ema":{"half_life_images":64}})")
               .arg(batch);
       return args;
     };
@@ -223,6 +224,18 @@ private slots:
     const double params = maxParameterDifference(latestCheckpoint(one), latestCheckpoint(two));
     QVERIFY2(params <= 1e-5, qPrintable(QString("parameters differ by %1").arg(params)));
     verifyRanksInStep(two, 2);
+    // ADA's p, steered by the job's r_t: the same on both.
+    const auto adaOf = [](const QString& run) {
+      QList<double> p;
+      for (const auto& step : eventsOfType(readEvents(run), "step")) p.push_back(step.value("ada_p").toDouble(-1));
+      return p;
+    };
+    const QList<double> p_one = adaOf(one), p_two = adaOf(two);
+    QCOMPARE(p_one.size(), 10);
+    // p starts at 0.5 and follows r_t (below the target here: D barely learns at lr 1e-6).
+    QCOMPARE(p_one.first(), 0.5);
+    QVERIFY2(p_one.last() != p_one.first(), "p never moved");
+    for (int i = 0; i < p_one.size(); ++i) QVERIFY(std::fabs(p_one[i] - p_two[i]) < 1e-6);
   }
 
   void torchrunLaunchesTheRanks() {

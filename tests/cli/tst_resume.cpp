@@ -168,7 +168,7 @@ void TestResume::theRecipeResumesExactly() {
     args[args.indexOf("-t") + 1] = R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"loss":"hinge","d_norm":"spectral",)"
                                    R"("r1_gamma":1,"r2_gamma":0.5,"reg_every":3,"lr_d":0.0004,"n_critic":2,)"
                                    R"("ema":{"half_life_images":100,"rampup":0.05},)"
-                                   R"("augment":{"diff":"color,translation,cutout"}})";
+                                   R"("augment":{"diff":"color,translation,cutout","ada_target":0.3,"ada_kimg":0.2}})";
     return args;
   };
   const QString whole = dir_.path() + "/recipe-whole", resumed = dir_.path() + "/recipe-resumed";
@@ -186,6 +186,17 @@ void TestResume::theRecipeResumesExactly() {
   r = runCli({"train", "--resume", "--run-dir", resumed, "--epochs", "2", "--threads", testThreadsText()});
   QVERIFY2(r.exit_code == 0, qPrintable(r.err));
   compareSteps(stepsOf(resumed), reference);
+  // ADA's p: in every step event, moved by r_t, and the same after the resume.
+  const auto adaOf = [&](const QString& run) {
+    QList<double> p;
+    for (const auto& step : eventsOfType(readEvents(run), "step")) p.push_back(step.value("ada_p").toDouble(-1));
+    return p;
+  };
+  const QList<double> ada_whole = adaOf(whole);
+  QCOMPARE(ada_whole.size(), 8);
+  QVERIFY2(*std::max_element(ada_whole.begin(), ada_whole.end()) > 0, "p never moved");
+  QVERIFY(*std::min_element(ada_whole.begin(), ada_whole.end()) >= 0);
+  QCOMPARE(adaOf(resumed), ada_whole);
   // G's moving average, which the steps do not show: the two runs' last averages, exported as
   // state dicts, are the same bytes (and not G's).
   QByteArray exported[3];

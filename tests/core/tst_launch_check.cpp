@@ -180,6 +180,13 @@ void TestLaunchCheck::lazyRegularisationWithGraphs() {
   QCOMPARE(QString::fromStdString(checked.error()),
            QString("config key \"cuda_graphs\": true cannot go with augment.diff \"translation,cutout\"; set "
                    "augment.diff to \"\" or cuda_graphs to false"));
+  augmented.augment.diff = "";
+  augmented.augment.ada_target = 0.6;
+  checked = checkLaunchable(augmented, TrainerOptions(), LaunchWorld{});
+  QVERIFY(!checked.ok());
+  QCOMPARE(QString::fromStdString(checked.error()),
+           QString("config key \"cuda_graphs\": true cannot go with ADA (augment.ada_target 0.6); set "
+                   "augment.ada_target to 0 or cuda_graphs to false"));
   // Every step penalised: a graph can hold it; the CPU is what refuses it here.
   config.reg_every = 1;
   options = TrainerOptions();

@@ -114,6 +114,17 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("augment.diff spaces") << R"({"augment":{"diff":"color, cutout"}})" << 0 << "\"augment.diff\": \"color, cutout\" is not allowed";
   QTest::newRow("augment.diff trailing comma") << R"({"augment":{"diff":"color,"}})" << 0 << "\"augment.diff\": \"color,\" is not allowed";
   QTest::newRow("augment.diff a list") << R"({"augment":{"diff":["color"]}})" << 0 << "\"augment.diff\": [\"color\"] is not allowed";
+  QTest::newRow("ADA, the paper's") << R"({"augment":{"ada_target":0.6,"ada_kimg":500,"ada_ops":"bgc"}})" << 1 << "";
+  QTest::newRow("ADA target 1") << R"({"augment":{"ada_target":1}})" << 0
+      << "config key \"augment.ada_target\": 1 is not allowed; allowed: 0 (off) or a number in (0, 1)";
+  QTest::newRow("ADA target negative") << R"({"augment":{"ada_target":-0.6}})" << 0 << "\"augment.ada_target\": -0.6 is not allowed";
+  QTest::newRow("ADA kimg 0") << R"({"augment":{"ada_kimg":0}})" << 0
+      << "config key \"augment.ada_kimg\": 0 is not allowed; allowed: a positive number of thousands of images below 1000000";
+  QTest::newRow("ADA at a fixed p") << R"({"augment":{"ada_p":0.3}})" << 1 << "";
+  QTest::newRow("ADA p above 1") << R"({"augment":{"ada_p":1.5}})" << 0
+      << "config key \"augment.ada_p\": 1.5 is not allowed; allowed: a number from 0 to 1";
+  QTest::newRow("ADA ops unknown") << R"({"augment":{"ada_ops":"bgcfnc"}})" << 0
+      << "config key \"augment.ada_ops\": \"bgcfnc\" is not allowed; allowed: blit, geom, color, bg or bgc";
   QTest::newRow("n_critic 5") << R"({"n_critic":5})" << 1 << "";
   QTest::newRow("n_critic 0") << R"({"n_critic":0})" << 0
       << "config key \"n_critic\": 0 is not allowed; allowed: an integer from 1 to 100";
