@@ -114,17 +114,32 @@ Result<TrainConfig> configFromOptions(const CommandLine& line) {
 
 std::vector<std::string> givenConfigOptions(const CommandLine& line) {
   std::vector<std::string> given;
-  for (const char* name : {"--preset", "--config", "-t", "-c"})
+  for (const char* name : {"--preset", "--config", "-c"})
     if (line.has(name)) given.push_back(name);
   for (const KeyOption& option : kKeyOptions)
     if (line.has(option.option) && !configKeyMayChangeOnResume(option.key)) given.push_back(option.option);
   return given;
 }
 
+std::string tunedOnResumeKeys() {
+  std::string list;
+  bool augment = false;
+  for (const std::string& key : configKeyNames()) {
+    if (!configKeyTunedOnResume(key)) continue;
+    if (key.rfind("augment.", 0) == 0) {
+      augment = true;
+      continue;
+    }
+    list += (list.empty() ? "" : ", ") + key;
+  }
+  return list + (augment ? ", augment.*" : "");
+}
+
 std::string resumableOptions() {
   std::vector<std::string> names;
   for (const KeyOption& option : kKeyOptions)
     if (configKeyMayChangeOnResume(option.key)) names.push_back(option.option);
+  names.push_back("-t with " + tunedOnResumeKeys());
   std::string list;
   for (std::size_t i = 0; i < names.size(); ++i)
     list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];

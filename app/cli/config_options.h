@@ -22,7 +22,10 @@ Result<TrainConfig> configFromOptions(const CommandLine& line);
 /// partial config is applied (applyConfigJson).
 Result<nlohmann::json> keyOptionsConfig(const CommandLine& line, ConfigScope scope);
 
-/// The config options given that a resumed run may not change (refused on --resume).
+/// The keys `-t` may change on --resume (with a warning): "lr, lr_d, ..., augment.*".
+std::string tunedOnResumeKeys();
+/// The config options given that a resumed run may not change (refused on --resume): --preset,
+/// --config, -c and the key options of other keys; -t's keys are checked when it is read.
 std::vector<std::string> givenConfigOptions(const CommandLine& line);
 
 /// The options a resumed run may take again: "--epochs, --device, … and --cuda-graphs".

@@ -13,8 +13,27 @@
 
 #include <cstdio>
 
+#include <sstream>
+
 namespace streetgan::cli {
 namespace {
+
+// The recipe in a few words: the loss and D's normalisation, then each technique that is on.
+std::string recipeSummary(const TrainConfig& config) {
+  std::ostringstream out;
+  out << config.loss << ", D " << config.d_norm;
+  if (config.r1_gamma > 0) out << ", R1 " << config.r1_gamma;
+  if (config.r2_gamma > 0) out << ", R2 " << config.r2_gamma;
+  if (config.r1_gamma > 0 || config.r2_gamma > 0) out << " every " << config.reg_every;
+  if (config.n_critic > 1) out << ", n_critic " << config.n_critic;
+  if (config.lr_d > 0 || config.lr_g > 0)
+    out << ", lr D " << (config.lr_d > 0 ? config.lr_d : config.lr) << " G " << (config.lr_g > 0 ? config.lr_g : config.lr);
+  if (config.ema.half_life_images > 0) out << ", EMA " << config.ema.half_life_images;
+  if (!config.augment.diff.empty()) out << ", DiffAugment " << config.augment.diff;
+  if (config.augment.ada_target > 0) out << ", ADA " << config.augment.ada_ops << " target " << config.augment.ada_target;
+  else if (config.augment.ada_p > 0) out << ", ADA " << config.augment.ada_ops << " p " << config.augment.ada_p;
+  return out.str();
+}
 
 // The counts come from the nets' layer plans: building the five pairs of nets (their random
 // initialisation) took 2.5 s.
@@ -24,7 +43,8 @@ nlohmann::json describe(const TrainConfig& config) {
   return {{"preset", config.preset},     {"img_size", config.img_size}, {"nz", config.nz},
           {"ngf", config.ngf},           {"ndf", config.ndf},           {"nc", config.nc},
           {"params_g", parameterCount(g)},
-          {"params_d", parameterCount(d)}};
+          {"params_d", parameterCount(d)},
+          {"loss", config.loss},         {"d_norm", config.d_norm},     {"recipe", recipeSummary(config)}};
 }
 
 }  // namespace
@@ -56,14 +76,14 @@ int runInfo(const Args& args) {
     std::printf("%s%s", i ? ", " : "", out["devices"][i].get<std::string>().c_str());
   std::printf("\n\nthis config: img_size %d, nz %d, ngf %d, ndf %d, nc %d\n", config->img_size,
               config->nz, config->ngf, config->ndf, config->nc);
-  std::printf("  G parameters: %lld\n  D parameters: %lld\n\n",
-              out["params_g"].get<long long>(), out["params_d"].get<long long>());
-  std::printf("%-10s %8s %5s %5s %5s %14s %14s\n", "preset", "img_size", "nz", "ngf", "ndf",
-              "G parameters", "D parameters");
+  std::printf("  G parameters: %lld\n  D parameters: %lld\n  recipe: %s\n\n", out["params_g"].get<long long>(),
+              out["params_d"].get<long long>(), out["recipe"].get<std::string>().c_str());
+  std::printf("%-10s %8s %5s %5s %5s %14s %14s  %s\n", "preset", "img_size", "nz", "ngf", "ndf", "G parameters",
+              "D parameters", "recipe");
   for (const auto& p : out["presets"])
-    std::printf("%-10s %8d %5d %5d %5d %14lld %14lld\n", p["preset"].get<std::string>().c_str(),
-                p["img_size"].get<int>(), p["nz"].get<int>(), p["ngf"].get<int>(),
-                p["ndf"].get<int>(), p["params_g"].get<long long>(), p["params_d"].get<long long>());
+    std::printf("%-10s %8d %5d %5d %5d %14lld %14lld  %s\n", p["preset"].get<std::string>().c_str(),
+                p["img_size"].get<int>(), p["nz"].get<int>(), p["ngf"].get<int>(), p["ndf"].get<int>(),
+                p["params_g"].get<long long>(), p["params_d"].get<long long>(), p["recipe"].get<std::string>().c_str());
   return kExitOk;
 }
 

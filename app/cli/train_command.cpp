@@ -149,6 +149,12 @@ Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
   if (!line.has("--run-dir")) return makeError("--resume needs --run-dir DIR (the run to continue)");
   auto overrides = keyOptionsConfig(line, ConfigScope::Resume);
   if (!overrides) return makeError(overrides.error());
+  if (line.has("-t")) {
+    // The learning rates, penalties and augmentation may change from here on (the trainer warns).
+    auto tuned = applyConfigText(TrainConfig(), line.value("-t"), ConfigScope::Resume, "-t");
+    if (!tuned) return makeError(tuned.error());
+    overrides->merge_patch(nlohmann::json::parse(line.value("-t")));
+  }
   options.resume_overrides = std::move(*overrides);
   return {};
 }

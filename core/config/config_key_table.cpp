@@ -469,10 +469,25 @@ const ConfigKey* findConfigKey(const std::string& name) {
   return nullptr;
 }
 
-// The keys a resumed run may change: where and how long it trains, not what it learns.
+// The keys a resumed run may change: where and how long it trains, and (with a warning) how fast
+// each net learns, the penalties and the augmentation; never the networks' shapes or the loss.
 const std::set<std::string>& resumableConfigKeys() {
-  static const std::set<std::string> names = {"dataroot", "epochs", "device", "precision", "threads",
-                                              "cuda_graphs", "data.cache", "data.workers"};
+  static const std::set<std::string> names = [] {
+    std::set<std::string> all = {"dataroot", "epochs", "device", "precision", "threads",
+                                 "cuda_graphs", "data.cache", "data.workers"};
+    for (const auto& key : resumeTunedConfigKeys()) all.insert(key);
+    return all;
+  }();
+  return names;
+}
+
+const std::set<std::string>& resumeTunedConfigKeys() {
+  static const std::set<std::string> names = [] {
+    std::set<std::string> all = {"lr", "lr_d", "lr_g", "r1_gamma", "r2_gamma"};
+    for (const auto& key : configKeyTable())
+      if (key.name.rfind("augment.", 0) == 0) all.insert(key.name);
+    return all;
+  }();
   return names;
 }
 std::string shownConfigValue(const json& value) {

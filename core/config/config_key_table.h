@@ -36,6 +36,9 @@ const std::vector<ConfigKey>& configKeyTable();
 const ConfigKey* findConfigKey(const std::string& name);
 /// The keys a resumed run may change: where and how long it trains, not what it learns.
 const std::set<std::string>& resumableConfigKeys();
+// The resumable keys that change what the run learns from then on (learning rates, penalties,
+// augmentation): a resume that changes one says so in a warning.
+const std::set<std::string>& resumeTunedConfigKeys();
 /// A value as error messages show it, cut to 60 characters.
 std::string shownConfigValue(const nlohmann::json& value);
 

@@ -92,6 +92,14 @@ Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
     if (!key)
       return makeError(source + ": unknown config key \"" + name + "\"; allowed: " +
                        scopeKeyList(scope));
+    if (!inScope(*key, scope) && scope == ConfigScope::Resume)
+      return makeError(source + ": config key \"" + name +
+                       "\" cannot change when a run resumes: its checkpoints hold what it trained with it (" +
+                       (key->group == KeyGroup::Training || key->group == KeyGroup::Recipe
+                            ? "the networks and their step"
+                            : "its settings") +
+                       "); to train with another " + name + ", start a new run (another --run-dir). A resume may "
+                       "change: " + scopeKeyList(scope));
     if (!inScope(*key, scope))
       return makeError(source + ": config key \"" + name + "\" is not allowed here; allowed: " +
                        scopeKeyList(scope));
@@ -233,6 +241,7 @@ Result<TrainConfig> presetConfig(const std::string& name) {
 std::vector<std::string> presetNames() { return {"naive-64", "safe-64", "safe-128", "demo"}; }
 
 bool configKeyMayChangeOnResume(const std::string& name) { return resumableConfigKeys().count(name) > 0; }
+bool configKeyTunedOnResume(const std::string& name) { return resumeTunedConfigKeys().count(name) > 0; }
 
 Result<json> configOptionValue(const std::string& name, const std::string& option, const std::string& text) {
   const ConfigKey* key = findConfigKey(name);

@@ -173,6 +173,9 @@ std::vector<std::string> configKeyNames();
 /// Whether a resumed run may change key `name` (ConfigScope::Resume): the data folder, the epochs,
 /// the device, precision and threads, CUDA graphs, the image cache and the data workers.
 bool configKeyMayChangeOnResume(const std::string& name);
+/// Whether key `name` is one of those a resume may change that change what the run learns from
+/// then on (lr, lr_d, lr_g, r1_gamma, r2_gamma, augment.*): the trainer warns when one does.
+bool configKeyTunedOnResume(const std::string& name);
 
 /// The value of key `name` given on the command line as `text` by `option`: an integer key's text
 /// read as an integer and checked against the key's bounds (the key table's, the only ones), with

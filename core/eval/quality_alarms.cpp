@@ -56,13 +56,25 @@ std::vector<QualityAlarm> QualityAlarms::fromEvaluation(const QualityEvaluation&
   return alarms;
 }
 
-std::optional<QualityAlarm> QualityAlarms::fromRt(double mean_rt, int steps, const QualityAlarmThresholds& thresholds) {
+std::optional<QualityAlarm> QualityAlarms::fromRt(double mean_rt, int steps, const QualityAlarmThresholds& thresholds,
+                                                  const OverfittingRemedy& remedy) {
   if (!std::isfinite(mean_rt) || mean_rt <= thresholds.rt) return std::nullopt;
+  std::string doing;
+  if (remedy.ada && remedy.target > 0) {
+    doing = (remedy.p > remedy.start_p ? "ADA raised p to " + fixed(remedy.p, 2) : "ADA's p is " + fixed(remedy.p, 2)) +
+            " and raises it every 4 steps while r_t is above augment.ada_target " + fixed(remedy.target, 2) +
+            "; if this persists, also set r1_gamma (an R1 penalty, 1 to 10) or d_norm spectral";
+  } else if (remedy.ada) {
+    doing = "augmentation runs at a fixed p " + fixed(remedy.p, 2) +
+            " (augment.ada_p); set augment.ada_target 0.6 to let ADA raise it, or r1_gamma (an R1 penalty, 1 to 10)";
+  } else {
+    doing = "D tells the training images apart. Set augment.ada_target 0.6 (ADA: augmentation of D's inputs that "
+            "adapts to r_t), augment.diff \"color,translation,cutout\", r1_gamma (an R1 penalty, 1 to 10) or d_norm "
+            "spectral; more data or a smaller D help too";
+  }
   return QualityAlarm{"overfitting", "D is overfitting: r_t (the mean sign of D's output on training images) is " +
                                          fixed(mean_rt, 2) + " over the last " + std::to_string(steps) +
-                                         " steps, above " + fixed(thresholds.rt, 2) +
-                                         "; D tells the training images apart. Regularise D: set r1_gamma (an R1 "
-                                         "penalty, 1 to 10) or d_norm spectral; more data or a smaller D help too"};
+                                         " steps, above " + fixed(thresholds.rt, 2) + "; " + doing};
 }
 
 }  // namespace streetgan

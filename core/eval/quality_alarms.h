@@ -26,6 +26,14 @@ struct QualityAlarmThresholds {
   double rt = 0.6;             ///< overfitting: mean r_t above this
 };
 
+/// What the run does against D's overfitting, for the alarm to say: ADA's p, adaptive or fixed.
+struct OverfittingRemedy {
+  bool ada = false;       ///< ADA's pipeline runs (augment.ada_target or augment.ada_p)
+  double target = 0;      ///< augment.ada_target; 0: p is fixed
+  double p = 0;           ///< p at the alarm's step
+  double start_p = 0;     ///< augment.ada_p, where p started
+};
+
 struct QualityAlarm {
   std::string kind;     ///< "collapse", "memorisation" or "overfitting"
   std::string message;  ///< one line a researcher reads
@@ -36,8 +44,10 @@ public:
   /// The alarms of one evaluation's figures.
   static std::vector<QualityAlarm> fromEvaluation(const QualityEvaluation& evaluation,
                                                   const QualityAlarmThresholds& thresholds);
-  /// The overfitting alarm for r_t's mean over the last `steps` steps, when it is above the level.
-  static std::optional<QualityAlarm> fromRt(double mean_rt, int steps, const QualityAlarmThresholds& thresholds);
+  /// The overfitting alarm for r_t's mean over the last `steps` steps, when it is above the level:
+  /// it says what ADA is doing about it (`remedy`), or without ADA which keys to set.
+  static std::optional<QualityAlarm> fromRt(double mean_rt, int steps, const QualityAlarmThresholds& thresholds,
+                                            const OverfittingRemedy& remedy = {});
 };
 
 }  // namespace streetgan

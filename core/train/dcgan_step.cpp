@@ -155,6 +155,12 @@ DcganStep::DcganStep(const TrainConfig& config, const c10::Device& device, Preci
 
 torch::Tensor DcganStep::augmented(const torch::Tensor& x) { return augment_ ? (*augment_)(x) : x; }
 
+void DcganStep::setLearningRates(const TrainConfig& config) {
+  for (auto [optimizer, lr] : {std::pair{optimizer_d_.get(), config.lr_d}, {optimizer_g_.get(), config.lr_g}})
+    for (auto& group : optimizer->param_groups())
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr > 0 ? lr : config.lr);
+}
+
 Generator& DcganStep::renderingGenerator() { return average_ ? average_->generator() : generator_; }
 
 void DcganStep::updateAverage(std::int64_t images_before, std::int64_t step_images) {

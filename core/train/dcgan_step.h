@@ -82,6 +82,10 @@ public:
   /// when the run keeps one, else G.
   Generator& renderingGenerator();
 
+  /// `config`'s learning rates (lr_d, lr_g; 0 = lr) on both optimizers: a resume sets them after
+  /// loading the optimizers' saved state, which carries the rates the run trained with.
+  void setLearningRates(const TrainConfig& config);
+
   /// trainStep() with its statistics read to the host (a synchronisation; tests and tools).
   StepStats step(const torch::Tensor& real, const torch::Tensor& noise);
 

@@ -132,6 +132,18 @@ Status Trainer::State::applyResumeOverrides(const TrainConfig& stored) {
   auto applied = applyConfigJson(stored, options.resume_overrides, ConfigScope::Resume, "command line");
   if (!applied) return makeError(applied.error());
   config = *applied;
+  // What it learns with from here on: said at the start (announceRun), once the log is open.
+  const nlohmann::json before = configToJson(stored), after = configToJson(config);
+  for (const std::string& name : configKeyNames()) {
+    if (!configKeyTunedOnResume(name)) continue;
+    const std::size_t dot = name.find('.');
+    const auto at = [&](const nlohmann::json& all) {
+      return dot == std::string::npos ? all.at(name) : all.at(name.substr(0, dot)).at(name.substr(dot + 1));
+    };
+    if (at(before) != at(after))
+      resume_changes.push_back("resumed with " + name + " " + at(after).dump() + " (the run trained with " +
+                               at(before).dump() + " until now)");
+  }
   return {};
 }
 
@@ -277,7 +289,7 @@ void Trainer::State::flushSteps() {
     // the weights are no longer finite, and training on (or saving) them would only spread it.
     if (stop_error.empty() && !stats.skipped && !(std::isfinite(stats.loss_d) && std::isfinite(stats.loss_g)))
       stop_error = divergenceMessage(info.step, stats);
-    watchOverfitting(stats.rt);
+    watchOverfitting(stats.rt, stats.ada_p);
   }
   emitLiveMetrics();
 }

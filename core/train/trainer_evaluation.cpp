@@ -101,7 +101,7 @@ void Trainer::State::evaluateParzenHere() {
 
 // ADA's heuristic over a stretch of steps: one warning when r_t's mean rises above the level, and
 // another only after it has fallen back below it.
-void Trainer::State::watchOverfitting(double rt) {
+void Trainer::State::watchOverfitting(double rt, double ada_p) {
   if (!writer || !std::isfinite(rt)) return;
   const auto window = static_cast<std::size_t>(config.metrics.alarm_rt_steps);
   recent_rt.push_back(rt);
@@ -114,7 +114,14 @@ void Trainer::State::watchOverfitting(double rt) {
   const double mean = recent_rt_sum / static_cast<double>(window);
   QualityAlarmThresholds thresholds;
   thresholds.rt = config.metrics.alarm_rt;
-  const auto alarm = QualityAlarms::fromRt(mean, config.metrics.alarm_rt_steps, thresholds);
+  OverfittingRemedy remedy;
+  if (const DiscriminatorAugment* augment = model->augment(); augment && augment->ada()) {
+    remedy.ada = true;
+    remedy.target = config.augment.ada_target;
+    remedy.start_p = config.augment.ada_p;
+    remedy.p = ada_p;
+  }
+  const auto alarm = QualityAlarms::fromRt(mean, config.metrics.alarm_rt_steps, thresholds, remedy);
   if (alarm && !rt_alarm_raised) emitAlarm(*alarm, progress.step);
   rt_alarm_raised = alarm.has_value();
 }

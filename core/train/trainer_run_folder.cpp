@@ -92,6 +92,7 @@ Status Trainer::State::restoreLatest() {
     if (restored) {
       progress = restored->progress;
       model->setStepsDone(progress.step);
+      model->setLearningRates(config);  // a resume may change them (-t)
       fixed_noise = restored->fixed_noise.to(device);
       resumed_from = relativeTo(path, run.path());
       if (restored->noise_rng_kind == generatorKind(device)) {

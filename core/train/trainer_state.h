@@ -77,6 +77,7 @@ struct Trainer::State {
   bool resuming = false;             ///< continues from the run's checkpoint (--resume, or a restart after one)
   int restart_attempt = 0;           ///< the restart this attempt is (0: the first attempt)
   std::string restart_cause;         ///< rank 0 of a restart: the last error the attempt before left
+  std::vector<std::string> resume_changes;  ///< the learning rates, penalties or augmentation a resume changed
   std::int64_t last_checkpoint_step = -1;
   std::int64_t last_sample_step = -1;
   std::int64_t skipped_files = 0;
@@ -128,7 +129,7 @@ struct Trainer::State {
   void evaluateParzen();
   void startLiveMetrics();
   void emitLiveMetrics();
-  void watchOverfitting(double rt);
+  void watchOverfitting(double rt, double ada_p);
   void emitAlarm(const QualityAlarm& alarm, std::int64_t step);
   void evaluateParzenHere();
   Status loadParzenSplits();

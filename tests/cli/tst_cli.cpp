@@ -92,13 +92,18 @@ void TestCli::badArguments_data() {
       << "precision \"fp16\" needs a CUDA device";
   QTest::newRow("events to file") << QStringList{"train", "--dataroot", d, "--events", "x.jsonl"} << 2
       << "option '--events': only '-' (stdout) is allowed";
-  QTest::newRow("resume with config") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "-t", R"({"lr":0.1})"} << 2
-      << "option '-t' cannot be used with --resume";
+  QTest::newRow("resume with config") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--config", "x.json"} << 2
+      << "option '--config' cannot be used with --resume";
+  QTest::newRow("resume with another d_norm") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "-t", R"({"d_norm":"spectral"})"} << 2
+      << "streetgan train: -t: config key \"d_norm\" cannot change when a run resumes: its checkpoints hold what it "
+         "trained with it (the networks and their step); to train with another d_norm, start a new run (another "
+         "--run-dir). A resume may change: ";
   QTest::newRow("resume nothing") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--dataroot", d} << 2
       << "no checkpoint to resume from";
   QTest::newRow("resume with a data filter") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--cities", "a"} << 2
       << "streetgan train: option '--cities' cannot be used with --resume: a resumed run keeps its stored config (only "
-         "--epochs, --device, --precision, --threads, --dataroot, --workers, --cache and --cuda-graphs may change)";
+         "--epochs, --device, --precision, --threads, --dataroot, --workers, --cache, --cuda-graphs and -t with lr, "
+         "lr_d, lr_g, r1_gamma, r2_gamma, augment.* may change)";
   QTest::newRow("resume with too many workers") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--workers", "2000"} << 2
       << "streetgan train: option '--workers': '2000' is not allowed; allowed: an integer from 0 to 1024";
   QTest::newRow("too many workers") << QStringList{"train", "--dataroot", d, "--workers", "2000"} << 2

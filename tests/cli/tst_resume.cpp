@@ -92,6 +92,7 @@ private slots:
   void deferredStatisticsChangeNoValue();
   void bf16RunAndResumeInAnotherPrecision();
   void theRecipeResumesExactly();
+  void aResumeMayTuneTheRecipe();
 
 private:
   QTemporaryDir dir_;
@@ -213,6 +214,39 @@ void TestResume::theRecipeResumesExactly() {
   QVERIFY(!exported[0].isEmpty());
   QVERIFY(exported[0] == exported[1]);
   QVERIFY(exported[0] != exported[2]);
+}
+
+// -t on --resume changes the learning rates, penalties or augmentation from then on, and says so
+// in a warning; the steps after it are no longer the uninterrupted run's.
+void TestResume::aResumeMayTuneTheRecipe() {
+  const QString run = dir_.path() + "/tuned", reference = dir_.path() + "/tuned-reference";
+  for (const auto& [folder, epochs] : {std::pair{run, 1}, {reference, 2}}) {
+    QStringList args = tinyTrainArgs(data_, folder, epochs);
+    args[args.indexOf("-t") + 1] = R"({"batch_size":8,"ngf":8,"ndf":8,"nz":16,"lr_d":0.0004,"d_norm":"spectral"})";
+    const auto r = runCli(args);
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  }
+  auto r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "2", "--threads", testThreadsText(), "-t",
+                   R"({"lr_d":0.001,"r1_gamma":2,"augment":{"diff":"translation"}})"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QStringList warnings;
+  for (const auto& w : eventsOfType(readEvents(run), "warning")) warnings << w.value("message").toString();
+  for (const char* said : {"resumed with lr_d 0.001 (the run trained with 0.0004 until now)",
+                           "resumed with r1_gamma 2.0 (the run trained with 0.0 until now)",
+                           "resumed with augment.diff \"translation\" (the run trained with \"\" until now)"})
+    QVERIFY2(warnings.contains(said), qPrintable(warnings.join("\n")));
+  const auto tuned = stepsOf(run), untuned = stepsOf(reference);
+  QCOMPARE(tuned.size(), 8);
+  compareSteps(firstSteps(tuned, 4), firstSteps(untuned, 4));
+  QVERIFY(tuned[5].loss_d != untuned[5].loss_d);
+  const QJsonObject config = eventsOfType(readEvents(run), "run_started").last().value("config").toObject();
+  QCOMPARE(config.value("lr_d").toDouble(), 0.001);
+  QCOMPARE(config.value("d_norm").toString(), QString("spectral"));
+  // What cannot change is refused, naming the key and the way out, and the run is left as it was.
+  r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "3", "-t", R"({"d_norm":"batchnorm"})"});
+  QCOMPARE(r.exit_code, 2);
+  QVERIFY2(r.err.contains("config key \"d_norm\" cannot change when a run resumes"), qPrintable(r.err));
+  QCOMPARE(stepsOf(run).size(), 8);
 }
 
 void TestResume::sigintStopsCleanlyAndResumesExactly() {

@@ -17,6 +17,7 @@ private slots:
   void fromEvaluation();
   void fromRt_data();
   void fromRt();
+  void fromRtSaysWhatAdaDoes();
 };
 
 void TestQualityAlarms::fromEvaluation_data() {
@@ -78,7 +79,32 @@ void TestQualityAlarms::fromRt() {
     QVERIFY2(QString::fromStdString(alarm->message).contains("r_t (the mean sign of D's output on training images) is 0.75 "
                                                              "over the last 200 steps, above 0.60"),
              alarm->message.c_str());
+    QVERIFY2(QString::fromStdString(alarm->message).contains("Set augment.ada_target 0.6"), alarm->message.c_str());
   }
+}
+
+// With ADA the alarm says what it does; at a fixed p, which key lets it adapt.
+void TestQualityAlarms::fromRtSaysWhatAdaDoes() {
+  OverfittingRemedy ada;
+  ada.ada = true;
+  ada.target = 0.6;
+  ada.p = 0.31;
+  auto alarm = QualityAlarms::fromRt(0.8, 200, QualityAlarmThresholds{}, ada);
+  QVERIFY(alarm);
+  QCOMPARE(QString::fromStdString(alarm->message),
+           QString("D is overfitting: r_t (the mean sign of D's output on training images) is 0.80 over the last 200 "
+                   "steps, above 0.60; ADA raised p to 0.31 and raises it every 4 steps while r_t is above "
+                   "augment.ada_target 0.60; if this persists, also set r1_gamma (an R1 penalty, 1 to 10) or d_norm "
+                   "spectral"));
+  OverfittingRemedy fixed_p;
+  fixed_p.ada = true;
+  fixed_p.p = fixed_p.start_p = 0.3;
+  alarm = QualityAlarms::fromRt(0.8, 200, QualityAlarmThresholds{}, fixed_p);
+  QVERIFY(alarm);
+  QVERIFY2(QString::fromStdString(alarm->message).endsWith("above 0.60; augmentation runs at a fixed p 0.30 "
+                                                           "(augment.ada_p); set augment.ada_target 0.6 to let ADA "
+                                                           "raise it, or r1_gamma (an R1 penalty, 1 to 10)"),
+           alarm->message.c_str());
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestQualityAlarms)
