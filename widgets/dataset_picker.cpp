@@ -1,6 +1,8 @@
 #include "widgets/dataset_picker.h"
+
 #include "widgets/worker_pool.h"
 
+#include "core/data/crop_fit.h"
 #include "core/data/image_dataset.h"
 
 #include <QFileDialog>
@@ -52,8 +54,8 @@ DatasetPicker::DatasetPicker(QWidget* parent) : QWidget(parent) {
       return;
     }
     count_ = watcher_.result();
-    result_->setText(count_.text);
-    result_->setStyleSheet(count_.ok ? QString() : "color: #c0392b;");
+    result_->setText(count_.crop_warning.isEmpty() ? count_.text : count_.text + "\nWarning: " + count_.crop_warning);
+    result_->setStyleSheet(count_.ok ? (count_.crop_warning.isEmpty() ? QString() : "color: #b9770e;") : "color: #c0392b;");
     emit counted(count_.ok);
   });
 }
@@ -78,10 +80,16 @@ void DatasetPicker::setFilter(const DatasetFilter& filter) {
   recount();
 }
 
+void DatasetPicker::setCrop(const DatasetCrop& crop) {
+  if (crop == crop_) return;
+  crop_ = crop;
+  recount();
+}
+
 void DatasetPicker::recount() {
   if (path_->text().trimmed().isEmpty()) {
     pending_.stop();
-    count_ = DatasetCount{false, "No data set chosen.", 0, 0};
+    count_ = DatasetCount{false, "No data set chosen.", 0, 0, {}};
     result_->setText(count_.text);
     result_->setStyleSheet(QString());
     return;
@@ -97,15 +105,15 @@ void DatasetPicker::startCount() {
     return;
   }
   counting_ = true;
-  watcher_.setFuture(QtConcurrent::run(studioWorkers(), &DatasetPicker::count, path_->text().trimmed(), filter_));
+  watcher_.setFuture(QtConcurrent::run(studioWorkers(), &DatasetPicker::count, path_->text().trimmed(), filter_, crop_));
 }
 
-DatasetCount DatasetPicker::count(const QString& root, const DatasetFilter& filter) {
+DatasetCount DatasetPicker::count(const QString& root, const DatasetFilter& filter, const DatasetCrop& crop) {
   const QFileInfo info(root);
-  if (!info.exists()) return {false, root + " does not exist.", 0, 0};
-  if (!info.isDir()) return {false, root + " is not a folder.", 0, 0};
+  if (!info.exists()) return {false, root + " does not exist.", 0, 0, {}};
+  if (!info.isDir()) return {false, root + " is not a folder.", 0, 0, {}};
   auto dataset = ImageDataset::open(root.toStdString(), filter, DatasetPart::Train);
-  if (!dataset) return {false, QString::fromStdString(dataset.error()), 0, 0};
+  if (!dataset) return {false, QString::fromStdString(dataset.error()), 0, 0, {}};
   const QLocale locale;
   QStringList steps;
   for (const FilterStep& step : dataset->filterSteps())
@@ -118,6 +126,8 @@ DatasetCount DatasetPicker::count(const QString& root, const DatasetFilter& filt
   if (result.held_out > 0) result.text += QString(", %1 held out").arg(locale.toString(result.held_out));
   if (steps.size() > 1) result.text += " (" + steps.join(" → ") + ")";
   result.text += ".";
+  const CropFit fit = measureCropFit(*dataset, crop.crop_scale, crop.img_size);
+  result.crop_warning = QString::fromStdString(cropFitWarning(fit, crop.crop_scale, crop.img_size));
   return result;
 }
 

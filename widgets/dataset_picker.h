@@ -22,6 +22,16 @@ struct DatasetCount {
   QString text;    ///< one line to show: the counts, or the error
   qint64 images = 0;
   qint64 held_out = 0;
+  QString crop_warning;  ///< most images are smaller than the training crop (core/data/crop_fit.h); empty if not
+};
+
+/// The training crop the count checks the images against: augment.crop_scale × img_size.
+struct DatasetCrop {
+  double crop_scale = 4;
+  int img_size = 64;
+  bool operator==(const DatasetCrop& other) const {
+    return crop_scale == other.crop_scale && img_size == other.img_size;
+  }
 };
 
 class DatasetPicker : public QWidget {
@@ -34,13 +44,16 @@ public:
   void setPath(const QString& path);
   /// The filters to count with (the config's data keys); recounts when they change.
   void setFilter(const DatasetFilter& filter);
+  /// The crop to check the images against; recounts when it changes.
+  void setCrop(const DatasetCrop& crop);
   bool isCounting() const { return counting_ || pending_.isActive(); }
   /// The last count (valid once counted() was emitted).
   const DatasetCount& lastCount() const { return count_; }
   QPushButton& demoButton() { return *demo_; }
 
-  /// Lists `root` with `filter` (blocking; the picker runs it on a worker thread).
-  static DatasetCount count(const QString& root, const DatasetFilter& filter);
+  /// Lists `root` with `filter` and checks its images against `crop` (blocking; the picker runs it
+  /// on a worker thread).
+  static DatasetCount count(const QString& root, const DatasetFilter& filter, const DatasetCrop& crop = {});
 
 signals:
   /// The user chose another folder.
@@ -57,6 +70,7 @@ private:
   QPushButton* demo_ = nullptr;
   QLabel* result_ = nullptr;
   DatasetFilter filter_;
+  DatasetCrop crop_;
   DatasetCount count_;
   QTimer pending_;  // coalesces typing and filter edits into one listing
   QFutureWatcher<DatasetCount> watcher_;

@@ -133,6 +133,7 @@ void TrainTab::connectSettings() {
     const QString root = QString::fromStdString(form_->config().dataroot);
     if (root != picker_->path()) picker_->setPath(root);
     picker_->setFilter(form_->config().data.filter);
+    picker_->setCrop({form_->config().augment.crop_scale, form_->config().img_size});
   });
   connect(start_, &QPushButton::clicked, this, [this] { startRun(); });
   connect(stop_, &QPushButton::clicked, this, &TrainTab::stopRun);

@@ -79,6 +79,11 @@ void Trainer::State::announceRun(int removed, int workers) {
   }
   if (removed > 0) warn("removed " + std::to_string(removed) + " unfinished file(s) left by an earlier process");
   for (const std::string& change : resume_changes) warn(change);
+  if (writer) {
+    const std::string crop = cropFitWarning(measureCropFit(loader->dataset(), config.augment.crop_scale, config.img_size),
+                                            config.augment.crop_scale, config.img_size);
+    if (!crop.empty()) warn(crop);
+  }
   if ((config.r1_gamma > 0 || config.r2_gamma > 0) && config.d_norm == "batchnorm")
     warn(
         "r1_gamma or r2_gamma with d_norm batchnorm: a gradient penalty through BatchNorm couples the images of "

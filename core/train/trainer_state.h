@@ -6,6 +6,7 @@
 
 #include "core/data/batch_loader.h"
 #include "core/data/batch_prefetcher.h"
+#include "core/data/crop_fit.h"
 #include "core/data/image_cache_builder.h"
 #include "core/data/image_grid.h"
 #include "core/eval/held_out_splits.h"

@@ -1,6 +1,7 @@
 // ImageDataset: layout detection, the MSLS filters, the per-sequence cap and the held-out split,
 // on an MSLS tree whose CSVs the test writes itself, so every expected count is known.
 #include "core/config/train_config.h"
+#include "core/data/crop_fit.h"
 #include "core/data/image_dataset.h"
 #include "tests/support/test_suite.h"
 
@@ -10,6 +11,9 @@
 #include <QtTest>
 
 #include <set>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
 
 using namespace streetgan;
 
@@ -69,6 +73,7 @@ private slots:
   void missingCsvIsNamedOnlyWhenNeeded();
   void plainFolders();
   void unreadableRootAndEmptyFolder();
+  void imagesSmallerThanTheCropAreSaid();
 
 private:
   QTemporaryDir dir_;
@@ -209,4 +214,32 @@ void TestDataset::unreadableRootAndEmptyFolder() {
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestDataset)
+// A folder of 64-px images against the presets' crop of 4 × 64 = 256 pixels: every one is smaller,
+// and the warning names the key and the largest crop_scale that fits; a crop that fits says nothing.
+void TestDataset::imagesSmallerThanTheCropAreSaid() {
+  const QString root = dir_.path() + "/small";
+  QVERIFY(QDir().mkpath(root));
+  for (int i = 0; i < 10; ++i) {
+    const cv::Mat image(i < 8 ? 64 : 300, i < 8 ? 80 : 400, CV_8UC3, cv::Scalar(10 * i, 90, 200));
+    QVERIFY(cv::imwrite(QString("%1/%2.png").arg(root).arg(i).toStdString(), image));
+  }
+  auto dataset = ImageDataset::open(root.toStdString());
+  QVERIFY2(dataset, dataset.error().c_str());
+  const CropFit fit = measureCropFit(*dataset, 4.0, 64);
+  QCOMPARE(fit.looked_at, std::int64_t(10));
+  QCOMPARE(fit.smaller, std::int64_t(8));
+  QCOMPARE(fit.median_side, std::int64_t(64));
+  QCOMPARE(fit.crop_side, std::int64_t(256));
+  QCOMPARE(QString::fromStdString(cropFitWarning(fit, 4.0, 64)),
+           QString("8 of 10 images looked at are smaller than the training crop of 256x256 pixels (augment.crop_scale 4 "
+                   "x img_size 64; their shorter side is 64 pixels at the median): each is padded with black around a "
+                   "smaller subject. Set augment.crop_scale to at most 1 for these images"));
+  QVERIFY(cropFitWarning(measureCropFit(*dataset, 1.0, 64), 1.0, 64).empty());
+  // Files whose size cannot be read are not counted.
+  writeFile(root + "/broken.jpg", "not an image");
+  auto with_broken = ImageDataset::open(root.toStdString());
+  QVERIFY(with_broken);
+  QCOMPARE(measureCropFit(*with_broken, 4.0, 64).looked_at, std::int64_t(10));
+}
+
 #include "tst_dataset.moc"

@@ -185,6 +185,19 @@ void TestStudioTrain::datasetPickerCountsAfterTheFilters() {
   QVERIFY(countFinished());
   QVERIFY(picker.lastCount().held_out > 0);
   QCOMPARE(picker.lastCount().images + picker.lastCount().held_out, 32);
+  QVERIFY(picker.lastCount().crop_warning.isEmpty());  // 640x480 photographs, a 256-px crop
+  // A crop larger than the photographs (10 × 64 = 640 > 480) is said, with the key to change.
+  tab.form().enterText("augment.crop_scale", "10");
+  QVERIFY(countFinished());
+  QVERIFY(picker.lastCount().ok);
+  QVERIFY2(picker.lastCount().crop_warning.endsWith("Set augment.crop_scale to at most 7.5 for these images"),
+           qPrintable(picker.lastCount().crop_warning));
+  const QString crop_shot = testOutputDir() + "/studio-dataset-picker-crop-warning.png";
+  window.resize(1400, 900);
+  QVERIFY(window.grab().save(crop_shot));
+  tab.form().enterText("augment.crop_scale", "4");
+  QVERIFY(countFinished());
+  QVERIFY(picker.lastCount().crop_warning.isEmpty());
   // Bad choices are said beside the field.
   tab.form().enterText("data.cities", "atlantis");
   QVERIFY(countFinished());
