@@ -11,6 +11,7 @@
 #include "core/eval/network_features.h"
 #include "core/eval/parzen_inputs.h"
 #include "core/runs/quality_evaluation_file.h"
+#include "core/eval/quality_alarms.h"
 #include "core/eval/quality_suite.h"
 #include "core/runs/run_directory.h"
 #include "core/train/checkpoint.h"
@@ -144,6 +145,7 @@ void printEvaluation(const QualityEvaluation& evaluation) {
               evaluation.feature_space.empty() ? "none (no FID, KID or precision/recall)" : evaluation.feature_space.c_str());
   for (const auto& [name, value] : evaluation.metrics) std::printf("  %-18s %12.6g\n", name.c_str(), value);
   for (const auto& note : evaluation.notes) std::printf("note: %s\n", note.c_str());
+  for (const auto& alarm : evaluation.alarms) std::printf("alarm (%s): %s\n", alarm.kind.c_str(), alarm.message.c_str());
 }
 
 class MetricsCommand {
@@ -237,8 +239,14 @@ private:
     return rows->rows.view({rows->rows.size(0), 3, size, size});
   }
 
-  Result<QualityEvaluation> evaluate(const torch::Tensor& samples, const torch::Tensor& train) {
+  // The figures, and the verdicts training would raise on them (at the checkpoint's alarm levels,
+  // or the defaults for a folder of samples).
+  Result<QualityEvaluation> evaluate(const torch::Tensor& samples, const torch::Tensor& train,
+                                     const MetricsConfig& levels = MetricsConfig()) {
     auto evaluation = QualitySuite::evaluate(samples, train, request_.suite);
+    if (evaluation)
+      for (const QualityAlarm& alarm : QualityAlarms::fromEvaluation(*evaluation, QualityAlarmThresholds::of(levels)))
+        evaluation->alarms.push_back({alarm.kind, alarm.message});
     if (evaluation && !train_skipped_.empty())  // the result says it, not only stderr
       evaluation->notes.push_back(std::to_string(train_skipped_.size()) + " of the training images drawn could not be " +
                                   "read and were left out (the first: " + train_skipped_.front().reason + ")");
@@ -259,7 +267,7 @@ private:
     if (!train) return makeError(train.error());
     const torch::Tensor rows = generateSampleRows(loaded->generator, config.nz, request_.n_samples, request_.seed,
                                                   request_.batch, request_.device, line_.has("--train-mode"));
-    auto evaluation = evaluate(rows.view({rows.size(0), 3, config.img_size, config.img_size}), *train);
+    auto evaluation = evaluate(rows.view({rows.size(0), 3, config.img_size, config.img_size}), *train, config.metrics);
     if (!evaluation) return evaluation;
     evaluation->checkpoint = QualityEvaluation::Checkpoint{std::filesystem::path(checkpoint).filename().string(),
                                                            loaded->progress.epoch, loaded->progress.step,

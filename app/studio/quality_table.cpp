@@ -120,6 +120,7 @@ QString QualityTable::describe(const QualityEvaluation& evaluation) {
   text += evaluation.feature_space.empty() ? QString("No feature space (no FID, KID or precision/recall).")
                                            : "Feature space: " + QString::fromStdString(evaluation.feature_space) + ".";
   for (const std::string& note : evaluation.notes) text += " Note: " + QString::fromStdString(note) + ".";
+  for (const auto& alarm : evaluation.alarms) text += "\nAlarm: " + QString::fromStdString(alarm.message) + ".";
   return text;
 }
 

@@ -52,8 +52,19 @@ std::vector<QualityAlarm> QualityAlarms::fromEvaluation(const QualityEvaluation&
                                           "% of the samples are nearer a training image than 99% of the training "
                                           "images are to each other; the generator may be copying training "
                                           "photographs. Look at their nearest training images (streetgan metrics, "
-                                          "the Evaluate tab); try more data, augmentation or an earlier checkpoint"});
+                                          "the Evaluate tab); try more data, augmentation of D's inputs (augment.ada_target 0.6 "
+                                          "or augment.diff) or an earlier checkpoint"});
   return alarms;
+}
+
+QualityAlarmThresholds QualityAlarmThresholds::of(const MetricsConfig& metrics) {
+  QualityAlarmThresholds thresholds;
+  thresholds.msssim_margin = metrics.alarm_msssim_margin;
+  thresholds.ndb_fraction = metrics.alarm_ndb_fraction;
+  thresholds.spread_ratio = metrics.alarm_spread_ratio;
+  thresholds.copy_rate = metrics.alarm_copy_rate;
+  thresholds.rt = metrics.alarm_rt;
+  return thresholds;
 }
 
 std::optional<QualityAlarm> QualityAlarms::fromRt(double mean_rt, int steps, const QualityAlarmThresholds& thresholds,

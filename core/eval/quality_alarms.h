@@ -10,6 +10,7 @@
 //    over a stretch of steps.
 // Each alarm says what happened, with the figures, and what to try. Pure functions: nothing is
 // kept; figures that are absent (not computed) raise nothing.
+#include "core/config/train_config.h"
 #include "core/runs/quality_evaluation_file.h"
 
 #include <optional>
@@ -24,6 +25,9 @@ struct QualityAlarmThresholds {
   double spread_ratio = 0.5;   ///< collapse: the samples' spread below this share of training's
   double copy_rate = 0.05;     ///< memorisation: copy rate above this
   double rt = 0.6;             ///< overfitting: mean r_t above this
+
+  /// A config's levels (metrics.alarm_*).
+  static QualityAlarmThresholds of(const MetricsConfig& metrics);
 };
 
 /// What the run does against D's overfitting, for the alarm to say: ADA's p, adaptive or fixed.

@@ -77,6 +77,8 @@ json QualityEvaluationFile::toJson(const QualityEvaluation& evaluation) {
               {"metrics", metrics},
               {"seconds", seconds},
               {"notes", evaluation.notes}};
+  out["alarms"] = json::array();
+  for (const auto& alarm : evaluation.alarms) out["alarms"].push_back({{"kind", alarm.kind}, {"message", alarm.message}});
   if (!evaluation.features_sha256.empty()) {
     out["features_sha256"] = evaluation.features_sha256;
     out["features_input_size"] = evaluation.features_input_size;
@@ -136,6 +138,18 @@ Result<QualityEvaluation> QualityEvaluationFile::fromJson(const json& body, cons
     for (const json& note : notes) {
       if (!note.is_string()) return makeError(source + ": \"notes\" must be a list of strings");
       evaluation.notes.push_back(note.get<std::string>());
+    }
+  }
+  if (body.contains("alarms")) {
+    const json& alarms = body.at("alarms");
+    const auto text = [](const json& alarm, const char* key) {
+      return alarm.is_object() && alarm.contains(key) && alarm.at(key).is_string();
+    };
+    if (!alarms.is_array()) return makeError(source + ": \"alarms\" must be a list");
+    for (const json& alarm : alarms) {
+      if (!text(alarm, "kind") || !text(alarm, "message"))
+        return makeError(source + ": each of \"alarms\" must be an object with a \"kind\" and a \"message\" string");
+      evaluation.alarms.push_back({alarm.at("kind").get<std::string>(), alarm.at("message").get<std::string>()});
     }
   }
   return evaluation;

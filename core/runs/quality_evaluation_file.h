@@ -59,6 +59,12 @@ struct QualityEvaluation {
   std::map<std::string, double> metrics;   ///< figure name → value
   std::map<std::string, double> seconds;   ///< metric → seconds it took
   std::vector<std::string> notes;          ///< plain remarks, e.g. "MS-SSIM on 3 scales at 64 px"
+  /// The verdicts its figures gave (core/eval/quality_alarms.h): "collapse" or "memorisation" and
+  /// the sentence a researcher reads; absent from files written before they were.
+  struct Alarm {
+    std::string kind, message;
+  };
+  std::vector<Alarm> alarms;
 
   // The file's stamp (not in `--json`'s output); write() sets both.
   int version = 1;                 ///< "v"

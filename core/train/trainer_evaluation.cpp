@@ -112,8 +112,7 @@ void Trainer::State::watchOverfitting(double rt, double ada_p) {
   }
   if (recent_rt.size() < window) return;
   const double mean = recent_rt_sum / static_cast<double>(window);
-  QualityAlarmThresholds thresholds;
-  thresholds.rt = config.metrics.alarm_rt;
+  const QualityAlarmThresholds thresholds = QualityAlarmThresholds::of(config.metrics);
   OverfittingRemedy remedy;
   if (const DiscriminatorAugment* augment = model->augment(); augment && augment->ada()) {
     remedy.ada = true;
@@ -154,12 +153,7 @@ void Trainer::State::emitLiveMetrics() {
     e.seconds = result.seconds;
     emit(std::move(e));
     reported_metric_skips = skips;
-    QualityAlarmThresholds thresholds;
-    thresholds.msssim_margin = config.metrics.alarm_msssim_margin;
-    thresholds.ndb_fraction = config.metrics.alarm_ndb_fraction;
-    thresholds.spread_ratio = config.metrics.alarm_spread_ratio;
-    thresholds.copy_rate = config.metrics.alarm_copy_rate;
-    for (const QualityAlarm& alarm : QualityAlarms::fromEvaluation(evaluation, thresholds))
+    for (const QualityAlarm& alarm : QualityAlarms::fromEvaluation(evaluation, QualityAlarmThresholds::of(config.metrics)))
       emitAlarm(alarm, result.at.step);
   }
 }

@@ -72,6 +72,7 @@ private slots:
   void trainingImagesFromACache();
   void trainingEmitsMetricsAndAlarms();
   void nearestTrainingImages();
+  void copiesOfOnePhotographAreSaid();
   void nearestErrors_data();
   void nearestErrors();
 
@@ -157,6 +158,37 @@ void TestMetricsCli::folderOfSamplesWithANetwork() {
   QCOMPARE(out.value("features_sha256").toString().size(), 64);
   QCOMPARE(out.value("features_input_size").toInt(), 32);
   QVERIFY(out.value("metrics").toObject().value("fid").isDouble());
+}
+
+// 40 copies of one training photograph: the verdicts training raises (collapse, memorisation) are
+// in the result, in the text and in the JSON's "alarms".
+void TestMetricsCli::copiesOfOnePhotographAreSaid() {
+  QDirIterator photos(data_, {"*.jpg"}, QDir::Files, QDirIterator::Subdirectories);
+  QVERIFY(photos.hasNext());
+  const QString photo = photos.next(), copies = dir_.path() + "/copies";
+  QVERIFY(QDir().mkpath(copies));
+  for (int i = 0; i < 40; ++i) QVERIFY(QFile::copy(photo, copies + QString("/%1.jpg").arg(i)));
+  const QStringList args{"metrics", "--samples", copies, "--dataroot", data_, "--n-train", "32", "--only", "msssim,memorisation"};
+  auto r = runCli(args + QStringList{"--json"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  const QJsonArray alarms = QJsonDocument::fromJson(r.out.toUtf8()).object().value("alarms").toArray();
+  QStringList kinds;
+  for (const auto& alarm : alarms) kinds << alarm.toObject().value("kind").toString();
+  QVERIFY2(kinds.contains("collapse") && kinds.contains("memorisation"), qPrintable(kinds.join(",")));
+  r = runCli(args);
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QVERIFY2(r.out.contains("alarm (collapse): mode collapse: the samples are more alike than the training images (MS-SSIM "
+                          "1.000 between samples"),
+           qPrintable(r.out));
+  QVERIFY2(r.out.contains("alarm (memorisation): memorisation: 100.0% of the samples"), qPrintable(r.out));
+  // Other street scenes (the demo renderer's, another seed) raise nothing.
+  const QString others = dir_.path() + "/other-scenes";
+  r = runCli({"demo-data", "--out", others, "--cities", "2", "--sequences", "5", "--frames", "4", "--seed", "9"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  r = runCli({"metrics", "--samples", others, "--dataroot", data_, "--n-train", "32", "--only", "msssim,memorisation",
+              "--json"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object().value("alarms").toArray().size(), 0);
 }
 
 void TestMetricsCli::errors_data() {

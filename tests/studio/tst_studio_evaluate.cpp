@@ -234,6 +234,14 @@ void TestStudioEvaluate::qualityMetricsOnTheLatest() {
   again.setTarget("latest");
   QCOMPARE(again.table().rowCount(), table.rowCount());
   QCOMPARE(again.detailsText(), panel.detailsText());
+
+  // The verdicts `streetgan metrics` gave are said under the figures, one a line.
+  QualityEvaluation judged;
+  judged.n_samples = judged.n_train = 40;
+  judged.image_size = 64;
+  judged.alarms = {{"memorisation", "memorisation: 100.0% of the samples are nearer a training image"}};
+  QVERIFY(QualityTable::describe(judged).endsWith(
+      "\nAlarm: memorisation: 100.0% of the samples are nearer a training image."));
 }
 
 void TestStudioEvaluate::qualityMetricsOverTraining() {
