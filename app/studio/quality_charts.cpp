@@ -32,9 +32,11 @@ QualityCharts::QualityCharts(widgets::ChartPanel& panel, QObject* parent) : QObj
   ndb_ = quality_->addSeries("NDB share of bins", QColor(44, 160, 44));
   copy_rate_ = quality_->addSeries("copy rate", QColor(214, 39, 40));
   rt_ = quality_->addSeries("r_t", QColor(148, 103, 189));
+  ada_p_ = quality_->addSeries("ADA's p", QColor(227, 119, 194), Qt::DashLine);
   spread_ = quality_->addSeries("spread of samples ÷ of training images", QColor(23, 190, 207));
   quality_->setSmoothing(0);
-  quality_->setEmptyText("No quality figures yet. r_t comes with every step; the others with each quality "
+  quality_->setEmptyText("No quality figures yet. r_t comes with every step (and ADA's p with ADA on); the others "
+                         "with each quality "
                          "evaluation, which is off unless metrics.every_epochs or metrics.every_images is set.");
   distance_ = new widgets::TrainingChart(kDistanceTitle, &panel);
   swd_ = distance_->addSeries("SWD ×10³", QColor(255, 127, 14));
@@ -63,7 +65,9 @@ QualityCharts::QualityCharts(widgets::ChartPanel& panel, QObject* parent) : QObj
 }
 
 void QualityCharts::addStep(const events::Step& step, double images_seen, double epoch, double seconds) {
-  if (std::isfinite(step.rt) && std::isfinite(images_seen)) quality_->append(rt_, images_seen, epoch, step.rt, seconds);
+  if (!std::isfinite(images_seen)) return;
+  if (std::isfinite(step.rt)) quality_->append(rt_, images_seen, epoch, step.rt, seconds);
+  if (step.ada_p && std::isfinite(*step.ada_p)) quality_->append(ada_p_, images_seen, epoch, *step.ada_p, seconds);
 }
 
 void QualityCharts::addMetrics(const events::Metrics& metrics, double seconds) {

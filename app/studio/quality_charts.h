@@ -51,7 +51,7 @@ private:
   widgets::TrainingChart* quality_ = nullptr;
   widgets::TrainingChart* distance_ = nullptr;
   QCheckBox* show_ = nullptr;
-  int msssim_samples_ = 0, msssim_train_ = 0, ndb_ = 0, copy_rate_ = 0, rt_ = 0, spread_ = 0;
+  int msssim_samples_ = 0, msssim_train_ = 0, ndb_ = 0, copy_rate_ = 0, rt_ = 0, ada_p_ = 0, spread_ = 0;
   int swd_ = 0, fid_ = 0;
   QString fid_space_;       // the feature space FID is drawn in ("" until the first FID)
   bool has_metrics_ = false;  // a metrics event came since clear()

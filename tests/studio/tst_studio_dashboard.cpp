@@ -92,7 +92,7 @@ const char kCollapse[] = "mode collapse: the samples are more alike than the tra
 const char kMemorisation[] = "memorisation: 6.0% of the samples are nearer a training image than training images "
                              "are to each other; try more data or augmentation";
 
-/// A run of `steps` steps with ADA's r_t on each, a quality evaluation every 25 steps (SWD and FID
+/// A run of `steps` steps with ADA's r_t and p on each, a quality evaluation every 25 steps (SWD and FID
 /// falling, FID in the pixel space) and, when `alarms`, a collapse alarm at step 50 and a
 /// memorisation alarm at step 75.
 std::vector<StreamEvent> aQualityRun(int steps, bool alarms) {
@@ -103,6 +103,7 @@ std::vector<StreamEvent> aQualityRun(int steps, bool alarms) {
     events.push_back(makeEvent("step", t, {{"epoch", 1 + (i - 1) / 50}, {"iteration", 1 + (i - 1) % 50}, {"iterations", 50},
                                        {"step", i}, {"images_seen", i * 32}, {"loss_d", 1.0}, {"loss_g", 2.0},
                                        {"d_x", 0.7}, {"d_g_z1", 0.3}, {"d_g_z2", 0.25}, {"rt", 0.1 + i / 200.0},
+                                       {"ada_p", (i / 4) * 0.004},
                                        {"images_per_s", 90}, {"data_wait_fraction", 0.01}}));
     if (i % 25 == 0)
       events.push_back(makeEvent("metrics", t, {{"epoch", i / 50}, {"step", i}, {"images_seen", i * 32},
@@ -280,7 +281,7 @@ void TestStudioDashboard::qualityMetricsBecomeTheQualityCharts() {
   dashboard.clear(dir_.path());
   TrainingChart& quality = dashboard.qualityChart();
   TrainingChart& distance = dashboard.distanceChart();
-  // Series: MS-SSIM of samples, of training images, NDB share, copy rate, r_t; SWD, FID.
+  // Series: MS-SSIM of samples, of training images, NDB share, copy rate, r_t, ADA's p; SWD, FID.
   const auto events = aQualityRun(100, false);
   // Steps before the first evaluation: r_t is kept, the row stays hidden.
   const auto first_metrics = std::find_if(events.begin(), events.end(), [](const StreamEvent& e) { return e.type == "metrics"; });
@@ -295,6 +296,8 @@ void TestStudioDashboard::qualityMetricsBecomeTheQualityCharts() {
   QVERIFY(quality.isVisible() && distance.isVisible());
   for (int series = 0; series < 4; ++series) QCOMPARE(quality.pointCount(series), std::size_t(4));
   QCOMPARE(quality.pointCount(4), std::size_t(100));
+  QCOMPARE(quality.pointCount(5), std::size_t(100));  // ADA's p beside r_t
+  QVERIFY2(quality.csv().contains("\nADA's p,3200,2,50,0.1"), qPrintable(quality.csv().right(400)));
   QCOMPARE(distance.pointCount(0), std::size_t(4));
   QCOMPARE(distance.pointCount(1), std::size_t(4));
   QCOMPARE(distance.title(), QString("Distance to the data (FID in pixels32-pca256)"));
