@@ -26,6 +26,9 @@ RECIPES = [
     ("d_norm none", {"d_norm": "none"}),
     ("d_norm spectral", {"d_norm": "spectral"}),
     ("R3GAN-like: rpgan, r1 + r2, d_norm none", {"loss": "rpgan", "r1_gamma": 10, "r2_gamma": 10, "d_norm": "none"}),
+    ("ema half-life 10000", {"ema": {"half_life_images": 10000}}),
+    ("augment.diff color,translation,cutout", {"augment": {"diff": "color,translation,cutout"}}),
+    ("ADA bgc at p 0.5", {"augment": {"ada_p": 0.5}}),
 ]
 
 

@@ -28,7 +28,10 @@ std::string recipeSummary(const TrainConfig& config) {
   if (config.n_critic > 1) out << ", n_critic " << config.n_critic;
   if (config.lr_d > 0 || config.lr_g > 0)
     out << ", lr D " << (config.lr_d > 0 ? config.lr_d : config.lr) << " G " << (config.lr_g > 0 ? config.lr_g : config.lr);
-  if (config.ema.half_life_images > 0) out << ", EMA " << config.ema.half_life_images;
+  if (config.ema.half_life_images > 0) {
+    out << ", EMA " << config.ema.half_life_images;
+    if (config.ema.rampup > 0) out << " rampup " << config.ema.rampup;
+  }
   if (!config.augment.diff.empty()) out << ", DiffAugment " << config.augment.diff;
   if (config.augment.ada_target > 0) out << ", ADA " << config.augment.ada_ops << " target " << config.augment.ada_target;
   else if (config.augment.ada_p > 0) out << ", ADA " << config.augment.ada_ops << " p " << config.augment.ada_p;

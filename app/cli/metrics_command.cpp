@@ -53,6 +53,8 @@ Result<MetricsRequest> metricsRequestFrom(const CommandLine& line, const ModelOp
   if (line.has("--checkpoint"))
     if (Status given = checkpointGiven(line); !given) return makeError(given.error());
   if (line.has("--every-checkpoint") && !line.has("--run")) return makeError("--every-checkpoint goes with --run DIR");
+  if (line.has("--generator") && line.has("--samples"))
+    return makeError("--generator goes with --checkpoint or --run (the samples of --samples are images)");
   if (line.has("--save") && line.has("--samples"))
     return makeError("--save goes with --checkpoint or --run (a run folder to save into)");
   if (line.has("--samples") && !line.has("--dataroot") && !line.has("--cache"))

@@ -189,6 +189,8 @@ Result<ParzenRequest> parzenRequestFrom(const CommandLine& line, const ModelOpti
   if (line.has("--sigma") && !line.has("--run"))
     return makeError("--sigma goes with --run (otherwise σ is chosen on the validation split; "
                      "--sigmas sets the grid)");
+  if (line.has("--generator") && line.has("--samples"))
+    return makeError("--generator goes with --checkpoint or --run (the samples of --samples are images)");
   if (line.has("--save") && line.has("--samples"))
     return makeError("--save goes with --checkpoint or --run (a run folder to save into)");
   ParzenRequest request;

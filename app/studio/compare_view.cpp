@@ -1,4 +1,6 @@
 #include "app/studio/compare_view.h"
+
+#include "app/studio/config_difference_table.h"
 #include "app/studio/control/run_checkpoints.h"
 #include "core/runs/quality_evaluation_file.h"
 #include "widgets/worker_pool.h"
@@ -85,9 +87,12 @@ CompareView::CompareView(QList<ComparedRun> runs, QWidget* parent) : QWidget(par
   splitter->addWidget(charts_);
   splitter->addWidget(samples);
   splitter->addWidget(table_);
+  config_table_ = new ConfigDifferenceTable(this);
+  splitter->addWidget(config_table_);
   splitter->setStretchFactor(0, 5);
   splitter->setStretchFactor(1, 3);
   splitter->setStretchFactor(2, 2);
+  splitter->setStretchFactor(3, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(splitter);
@@ -381,6 +386,13 @@ void CompareView::fillTable() {
     }
   }
   table_->resizeColumnsToContents();
+  QStringList names;
+  std::vector<std::map<std::string, std::string>> configs;
+  for (const auto& run : runs_) {
+    names << run->name;
+    configs.push_back(run->history.config);
+  }
+  config_table_->setRuns(names, configs);
 }
 
 QString CompareView::tableCsv() const {

@@ -7,7 +7,8 @@
 // grid nearest that point), and a table of the runs: preset, batch, device, world size, images/s
 // and per hour, time per epoch, best Parzen, the latest SWD ×10³, FID (with its feature space)
 // and copy rate, the quality alarms, the dollars per hour of where it trained and per million
-// images, peak memory and mean CPU/GPU use.
+// images, peak memory and mean CPU/GPU use; under it a row per config key whose values differ
+// between the runs (ConfigDifferenceTable).
 // Save Image… and Save CSV… write the whole view and the table. Logs are read on a worker, and
 // runs still going are followed (their new lines every 2 s), so the GUI thread only appends.
 #include "core/runs/run_history.h"
@@ -28,6 +29,8 @@ class QSlider;
 class QTableWidget;
 
 namespace streetgan::studio {
+
+class ConfigDifferenceTable;
 
 /// A run to compare: its folder, where it trained, and what an hour there costs (0: not known).
 struct ComparedRun {
@@ -56,6 +59,8 @@ public:
   /// The feature space the FID chart is in ("" until a run has an FID).
   QString fidSpace() const { return fid_space_; }
   QTableWidget& table() { return *table_; }
+  /// The config keys whose values differ between the runs, a row each.
+  ConfigDifferenceTable& configDifferences() { return *config_table_; }
   /// Shows each run's sample grid nearest `images_seen` (the slider does this).
   void showSamplesAt(double images_seen);
   /// The grid shown for run `index` (null until decoded), and the path it came from.
@@ -105,6 +110,7 @@ private:
   QSlider* slider_ = nullptr;
   QLabel* slider_label_ = nullptr;
   QTableWidget* table_ = nullptr;
+  ConfigDifferenceTable* config_table_ = nullptr;
   double max_images_ = 0;
   int decoding_ = 0;
 };

@@ -67,6 +67,14 @@ std::string scopeKeyList(ConfigScope scope) {
   return list;
 }
 
+// The keys of group `prefix` ("augment.") that `scope` takes.
+std::string groupKeyList(const std::string& prefix, ConfigScope scope) {
+  std::string list;
+  for (const auto& key : configKeyTable())
+    if (key.name.rfind(prefix, 0) == 0 && inScope(key, scope)) list += (list.empty() ? "" : ", ") + key.name;
+  return list;
+}
+
 // Flattens {"augment": {"shift": 1}} into ("augment.shift", 1) (and "data" likewise) and the original tool's grouped
 // form {"training": {...}, "checkpoint": {...}} into its keys.
 Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
@@ -90,8 +98,10 @@ Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
     }
     const ConfigKey* key = findConfigKey(name);
     if (!key)
-      return makeError(source + ": unknown config key \"" + name + "\"; allowed: " +
-                       scopeKeyList(scope));
+      return makeError(source + ": unknown config key \"" + name +
+                       "\"; allowed: " + (prefix.empty() ? scopeKeyList(scope) : groupKeyList(prefix, scope)));
+    for (const auto& [given, unused] : out)
+      if (given == name) return makeError(source + ": config key \"" + name + "\" is given twice");
     if (!inScope(*key, scope) && scope == ConfigScope::Resume)
       return makeError(source + ": config key \"" + name +
                        "\" cannot change when a run resumes: its checkpoints hold what it trained with it (" +

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 namespace streetgan {
 
 namespace {
@@ -27,6 +29,29 @@ void RunHistoryReader::feed(std::string_view bytes) {
   history_.malformed_lines = reader_.malformedLines() + unusable_;
 }
 
+namespace {
+
+// {"lr": 0.0002, "augment": {"shift": 0.2}} as lr → 0.0002, augment.shift → 0.2: a config nests
+// one level; anything deeper is kept as its JSON text.
+std::map<std::string, std::string> flattenedConfig(const nlohmann::json& config) {
+  std::map<std::string, std::string> out;
+  if (!config.is_object()) return out;
+  const auto put = [&out](const std::string& key, const nlohmann::json& value) {
+    if (out.size() < RunHistory::kMaxConfigEntries)
+      out[key] = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  for (const auto& [key, value] : config.items()) {
+    if (!value.is_object()) {
+      put(key, value);
+      continue;
+    }
+    for (const auto& [inner, inner_value] : value.items()) put(key + "." + inner, inner_value);
+  }
+  return out;
+}
+
+}  // namespace
+
 void RunHistoryReader::add(const StreamEvent& event) {
   const double time = event.time;
   RunHistory& h = history_;
@@ -40,6 +65,7 @@ void RunHistoryReader::add(const StreamEvent& event) {
         h.epochs = started->config_epochs.value_or(0);
       }
     }
+    if (started->has_config) h.config = flattenedConfig(started->config);
     h.device = started->device;
     h.backend = started->backend;
     h.world_size = started->world_size.value_or(1);

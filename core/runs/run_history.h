@@ -28,6 +28,10 @@ struct RunHistory {
   std::string preset, device, backend;  ///< config preset; rank 0's device; "" alone
   std::int64_t world_size = 1, batch_size = 0, epochs = 0;
   std::int64_t process_starts = 0;      ///< run_started events: above 1 after a resume
+  /// The latest run_started's config, flattened to keys ("augment.shift") and their JSON text
+  /// ("0.2"), at most kMaxConfigEntries of them (a resume may have changed some).
+  std::map<std::string, std::string> config;
+  static constexpr std::size_t kMaxConfigEntries = 512;
 
   struct Step {
     double images_seen = 0, epoch = 0, seconds = 0;  ///< epoch: fractional (e.g. 2.5: half of the third)

@@ -64,6 +64,17 @@ Status loadModule(torch::nn::Module& module, torch::serialize::InputArchive& arc
   return {};
 }
 
+// A module whose weights or statistics are not all finite renders nothing but NaN: refused.
+Status finiteModule(torch::nn::Module& module, const std::string& path, const std::string& name) {
+  for (const auto& item : module.named_parameters())
+    if (!torch::isfinite(item.value()).all().item<bool>())
+      return makeError(path + ": the " + name + "'s " + item.key() + " is not finite");
+  for (const auto& item : module.named_buffers())
+    if (item.value().is_floating_point() && !torch::isfinite(item.value()).all().item<bool>())
+      return makeError(path + ": the " + name + "'s " + item.key() + " is not finite");
+  return {};
+}
+
 // G's moving average into `model`'s, when its config keeps one: a checkpoint of such a run
 // without it is refused rather than restarting the average from G.
 Status loadAverage(torch::serialize::InputArchive& archive, const std::string& path, DcganStep& model) {
@@ -73,7 +84,9 @@ Status loadAverage(torch::serialize::InputArchive& archive, const std::string& p
   if (!archive.try_read(kAverageEntry, generator_ema))
     return makeError(path + ": the config keeps G's moving average (ema.half_life_images) but the checkpoint "
                             "holds none");
-  return loadModule(*average->generator(), generator_ema, path, "moving average of G");
+  if (Status loaded = loadModule(*average->generator(), generator_ema, path, "moving average of G"); !loaded)
+    return loaded;
+  return finiteModule(*average->generator(), path, "moving average of G");
 }
 
 }  // namespace
@@ -182,9 +195,10 @@ Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model
       state.augment_rng_restored = archive.try_read("augment_rng_state", rng_state) &&
                                    archive.try_read("augment_rng_kind", kind) && kind.isString() &&
                                    augment->restoreRng(rng_state.to(torch::kCPU), kind.toStringRef());
-      // ADA's p and its interval: a run that turns ADA on at resume starts from augment.ada_p.
+      // ADA's p and its interval: a run that turns ADA on at resume starts from augment.ada_p, and
+      // a fixed p is the config's.
       torch::Tensor ada_state;
-      if (augment->ada() && archive.try_read("ada_state", ada_state)) augment->restoreAdaState(ada_state);
+      if (augment->adaptive() && archive.try_read("ada_state", ada_state)) augment->restoreAdaState(ada_state);
     }
     state.scaler_restored = model.scaler().load(archive);
     return state;
@@ -231,14 +245,18 @@ Result<CheckpointGenerator> loadCheckpointGenerator(const std::string& path, con
     torch::serialize::InputArchive generator;
     const bool has_average = archive.try_read(kAverageEntry, generator);
     if (choice == GeneratorChoice::Average && !has_average)
-      return makeError(path + ": the checkpoint holds no moving average of G (its run had ema.half_life_images 0); "
-                              "choose the raw generator (--generator raw)");
+      return makeError(path + ": the checkpoint holds no moving average of G" +
+                       (config->ema.half_life_images > 0 ? std::string() : " (its run had ema.half_life_images 0)") +
+                       "; choose the raw generator (--generator raw)");
     loaded.average = has_average && choice != GeneratorChoice::Raw;
     if (!loaded.average) archive.read("generator", generator);
     if (Status restored = loadModule(*loaded.generator, generator, path,
                                      loaded.average ? "moving average of G" : "generator");
         !restored)
       return makeError(restored.error());
+    if (loaded.average)
+      if (Status finite = finiteModule(*loaded.generator, path, "moving average of G"); !finite)
+        return makeError(finite.error());
     loaded.generator->to(device);
     torch::serialize::InputArchive discriminator;
     if (archive.try_read("discriminator", discriminator)) {

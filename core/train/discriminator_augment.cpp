@@ -47,7 +47,7 @@ torch::Tensor DiscriminatorAugment::operator()(const torch::Tensor& x) {
 double DiscriminatorAugment::nextProbability(double p, double mean_rt, double target, double kimg,
                                              std::int64_t interval_images) {
   const double sign = mean_rt > target ? 1.0 : mean_rt < target ? -1.0 : 0.0;
-  return std::max(p + sign * static_cast<double>(interval_images) / (kimg * 1000), 0.0);
+  return std::clamp(p + sign * static_cast<double>(interval_images) / (kimg * 1000), 0.0, 1.0);
 }
 
 void DiscriminatorAugment::adjust(const torch::Tensor& rt) {
@@ -56,7 +56,8 @@ void DiscriminatorAugment::adjust(const torch::Tensor& rt) {
   rt_sum_.add_(rt.to(torch::kFloat32));
   if (++interval_steps_ < kAdaInterval) return;
   const double step = static_cast<double>(world_ * batch_size_ * kAdaInterval) / (ada_kimg_ * 1000);
-  p_.add_(torch::sign(rt_sum_ / kAdaInterval - ada_target_) * step).clamp_min_(0);
+  // At most 1: every operation then always runs (the paper lets p pass 1 to the same effect).
+  p_.add_(torch::sign(rt_sum_ / kAdaInterval - ada_target_) * step).clamp_(0, 1);
   rt_sum_.zero_();
   interval_steps_ = 0;
 }
@@ -71,12 +72,15 @@ void DiscriminatorAugment::restoreAdaState(const torch::Tensor& state) {
     throw std::invalid_argument("ADA's state must hold 3 numbers");
   const torch::Tensor values = state.to(torch::kCPU, torch::kFloat64);
   const double p = values[0].item<double>(), sum = values[1].item<double>(), steps = values[2].item<double>();
-  if (!std::isfinite(p) || p < 0 || !std::isfinite(sum) || !(steps >= 0 && steps < kAdaInterval))
+  if (!(p >= 0 && p <= 1) || !std::isfinite(sum) || std::fabs(sum) > kAdaInterval ||
+      !(steps >= 0 && steps < kAdaInterval) || steps != std::floor(steps))
     throw std::invalid_argument("ADA's state is out of range");
   p_.fill_(p);
   rt_sum_.fill_(sum);
   interval_steps_ = static_cast<std::int64_t>(steps);
 }
+
+void DiscriminatorAugment::setProbability(double p) { p_.fill_(std::clamp(p, 0.0, 1.0)); }
 
 torch::Tensor DiscriminatorAugment::rngState() const {
   std::lock_guard<std::mutex> lock(generator_.mutex());

@@ -7,7 +7,7 @@
 // process with their batches together would. Off (the default config), it returns its input.
 //
 // p (Karras et al. 2020): every 4 steps it moves by sign(r_t − ada_target) × (images of the 4
-// steps) / (ada_kimg × 1000), never below 0, where r_t is the mean sign of D's logits on the
+// steps) / (ada_kimg × 1000), kept within [0, 1], where r_t is the mean sign of D's logits on the
 // augmented real images over those steps (every rank's: p stays the same on every rank). It stays
 // on the device: no step waits for the host.
 #include "core/config/train_config.h"
@@ -44,13 +44,16 @@ public:
   const torch::Tensor& probability() const { return p_; }
   /// One step's r_t (a 0-dim tensor on the device, the job's mean): every kAdaInterval-th call moves p.
   void adjust(const torch::Tensor& rt);
-  /// p's update for one interval: sign(mean_rt − target) × images / (kimg × 1000) added, at least 0
+  /// p's update for one interval: sign(mean_rt − target) × images / (kimg × 1000) added, within [0, 1]
   /// (what adjust() does on the device, on the host: tests and documentation).
   static double nextProbability(double p, double mean_rt, double target, double kimg, std::int64_t interval_images);
 
   /// p, the interval's r_t sum and its steps so far, as one float64 tensor (checkpoints).
   torch::Tensor adaState() const;
+  /// Throws std::invalid_argument for a state no run writes (p outside [0, 1], ...).
   void restoreAdaState(const torch::Tensor& state);
+  /// Sets p (a resume that gives another augment.ada_p).
+  void setProbability(double p);
   /// The generator's state and kind ("cpu", "cuda"), for checkpoints.
   torch::Tensor rngState() const;
   std::string rngKind() const;

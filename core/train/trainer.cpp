@@ -144,6 +144,7 @@ Status Trainer::State::applyResumeOverrides(const TrainConfig& stored) {
       resume_changes.push_back("resumed with " + name + " " + at(after).dump() + " (the run trained with " +
                                at(before).dump() + " until now)");
   }
+  resume_sets_ada_p = stored.augment.ada_p != config.augment.ada_p;
   return {};
 }
 

@@ -93,6 +93,7 @@ Status Trainer::State::restoreLatest() {
       progress = restored->progress;
       model->setStepsDone(progress.step);
       model->setLearningRates(config);  // a resume may change them (-t)
+      if (resume_sets_ada_p && model->augment()) model->augment()->setProbability(config.augment.ada_p);
       fixed_noise = restored->fixed_noise.to(device);
       resumed_from = relativeTo(path, run.path());
       if (restored->noise_rng_kind == generatorKind(device)) {

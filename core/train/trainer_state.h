@@ -79,6 +79,7 @@ struct Trainer::State {
   int restart_attempt = 0;           ///< the restart this attempt is (0: the first attempt)
   std::string restart_cause;         ///< rank 0 of a restart: the last error the attempt before left
   std::vector<std::string> resume_changes;  ///< the learning rates, penalties or augmentation a resume changed
+  bool resume_sets_ada_p = false;           ///< the resume gave another augment.ada_p: ADA's p starts there
   std::int64_t last_checkpoint_step = -1;
   std::int64_t last_sample_step = -1;
   std::int64_t skipped_files = 0;

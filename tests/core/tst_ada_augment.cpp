@@ -161,6 +161,10 @@ void TestAdaAugment::probabilityFollowsTheRule() {
   QVERIFY(std::fabs(resumed.probability().item<double>() - augment.probability().item<double>()) < 1e-7);
   QCOMPARE(DiscriminatorAugment::nextProbability(0.1, 0.9, 0.6, 500, 256), 0.1 + 256 / 500000.0);
   QCOMPARE(DiscriminatorAugment::nextProbability(0.0001, 0.2, 0.6, 500, 256), 0.0);
+  QCOMPARE(DiscriminatorAugment::nextProbability(0.9, 0.8, 0.6, 0.001, 256), 1.0);  // never above 1
+  // On the device too: r_t far above the target for long holds p at 1.
+  for (int i = 0; i < 40; ++i) augment.adjust(torch::tensor(1.0, torch::kFloat64));
+  QCOMPARE(augment.probability().item<double>(), 1.0);
   bool threw = false;
   try {
     resumed.restoreAdaState(torch::tensor({-1.0, 0.0, 0.0}, torch::kFloat64));
@@ -168,6 +172,16 @@ void TestAdaAugment::probabilityFollowsTheRule() {
     threw = true;
   }
   QVERIFY(threw);
+  for (const auto& state : {torch::tensor({1.5, 0.0, 0.0}, torch::kFloat64), torch::tensor({0.5, 0.0, 2.5}, torch::kFloat64),
+                            torch::tensor({0.5, std::nan(""), 0.0}, torch::kFloat64)}) {
+    threw = false;
+    try {
+      resumed.restoreAdaState(state);
+    } catch (const std::invalid_argument&) {
+      threw = true;
+    }
+    QVERIFY(threw);
+  }
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestAdaAugment)

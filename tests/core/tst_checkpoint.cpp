@@ -167,6 +167,21 @@ void TestCheckpoint::theMovingAverageRoundTrips() {
   QCOMPARE(QString::fromStdString(refused.error()),
            QString::fromStdString(plain_path + ": the config keeps G's moving average (ema.half_life_images) but the "
                                                "checkpoint holds none"));
+  // An average that is not finite renders nothing but NaN: refused when resuming and when rendering.
+  {
+    torch::NoGradGuard no_grad;
+    model.average()->generator()->parameters()[0].view(-1)[0] = NAN;
+  }
+  state.config = config;
+  const std::string nan_path = dir.filePath("nan.pt").toStdString();
+  QVERIFY(saveCheckpoint(nan_path, model, state).ok());
+  DcganStep another(config, testDevice(), Precision::Fp32);
+  auto not_finite = loadCheckpoint(nan_path, another);
+  QVERIFY(!not_finite.ok());
+  QVERIFY2(QString::fromStdString(not_finite.error()).endsWith("the moving average of G's main.0.weight is not finite"),
+           not_finite.error().c_str());
+  QVERIFY(!loadCheckpointGenerator(nan_path, torch::kCPU).ok());
+  QVERIFY(loadCheckpointGenerator(nan_path, torch::kCPU, GeneratorChoice::Raw).ok());
 }
 
 // loadCheckpointGenerator renders with the average when the checkpoint has one, G when asked or

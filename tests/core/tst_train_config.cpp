@@ -119,7 +119,13 @@ void TestTrainConfig::parse_data() {
       << "config key \"augment.ada_target\": 1 is not allowed; allowed: 0 (off) or a number in (0, 1)";
   QTest::newRow("ADA target negative") << R"({"augment":{"ada_target":-0.6}})" << 0 << "\"augment.ada_target\": -0.6 is not allowed";
   QTest::newRow("ADA kimg 0") << R"({"augment":{"ada_kimg":0}})" << 0
-      << "config key \"augment.ada_kimg\": 0 is not allowed; allowed: a positive number of thousands of images below 1000000";
+      << "config key \"augment.ada_kimg\": 0 is not allowed; allowed: a number of thousands of images from 0.001 to below "
+         "1000000";
+  QTest::newRow("ADA kimg tiny") << R"({"augment":{"ada_kimg":1e-310}})" << 0 << "\"augment.ada_kimg\": 1e-310 is not allowed";
+  QTest::newRow("a key in two spellings") << R"({"augment":{"ada_p":0.9},"augment.ada_p":0.1})" << 0
+      << "config key \"augment.ada_p\" is given twice";
+  QTest::newRow("an unknown key of a group") << R"({"ema":{"halflife":10}})" << 0
+      << "unknown config key \"ema.halflife\"; allowed: ema.half_life_images, ema.rampup";
   QTest::newRow("ADA at a fixed p") << R"({"augment":{"ada_p":0.3}})" << 1 << "";
   QTest::newRow("ADA p above 1") << R"({"augment":{"ada_p":1.5}})" << 0
       << "config key \"augment.ada_p\": 1.5 is not allowed; allowed: a number from 0 to 1";
@@ -180,10 +186,20 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("resume: CUDA graphs") << R"({"cuda_graphs":true})" << 3 << "";
   QTest::newRow("resume: not the width")
       << R"({"ngf":8})" << 3
-      << "config key \"ngf\" is not allowed here; allowed: dataroot, epochs, device, precision, threads, cuda_graphs, "
-         "data.workers, data.cache";
-  QTest::newRow("resume: not a data filter") << R"({"data":{"cities":["a"]}})" << 3 << "config key \"data.cities\" is not allowed here";
-  QTest::newRow("resume: not the seed") << R"({"seed":1})" << 3 << "config key \"seed\" is not allowed here";
+      << "config key \"ngf\" cannot change when a run resumes: its checkpoints hold what it trained with it (the "
+         "networks and their step); to train with another ngf, start a new run (another --run-dir). A resume may change: "
+         "lr, lr_d, lr_g, r1_gamma, r2_gamma, augment.diff, augment.ada_target, augment.ada_p, augment.ada_kimg, "
+         "augment.ada_ops, dataroot, epochs, device, precision, threads, cuda_graphs, augment.shift, augment.crop_scale, "
+         "augment.noise_std, augment.flip, augment.rotate_deg, augment.scale_jitter, data.workers, data.cache";
+  QTest::newRow("resume: the learning rates and the augmentation")
+      << R"({"lr_d":0.001,"r1_gamma":2,"augment":{"diff":"cutout","flip":true}})" << 3 << "";
+  QTest::newRow("resume: not a data filter") << R"({"data":{"cities":["a"]}})" << 3 << "config key \"data.cities\" cannot change when a run resumes";
+  QTest::newRow("resume: not the seed") << R"({"seed":1})" << 3 << "config key \"seed\" cannot change when a run resumes";
+  QTest::newRow("resume: not D's normalisation") << R"({"d_norm":"spectral"})" << 3
+      << "config key \"d_norm\" cannot change when a run resumes: its checkpoints hold what it trained with it (the "
+         "networks and their step); to train with another d_norm, start a new run (another --run-dir)";
+  QTest::newRow("resume: not the moving average") << R"({"ema":{"half_life_images":100}})" << 3
+      << "config key \"ema.half_life_images\" cannot change when a run resumes";
   QTest::newRow("resume: the key's own bounds") << R"({"data":{"workers":5000}})" << 3
                                                 << "\"data.workers\": 5000 is not allowed; allowed: an integer from 0 to 1024";
   QTest::newRow("array") << "[1,2]" << 0 << "the config must be a JSON object";
@@ -337,8 +353,12 @@ void TestTrainConfig::optionValue() {
 
 void TestTrainConfig::resumableKeys() {
   for (const char* key : {"dataroot", "epochs", "device", "precision", "threads", "cuda_graphs", "data.cache", "data.workers"})
-    QVERIFY2(configKeyMayChangeOnResume(key), key);
-  for (const char* key : {"nz", "lr", "batch_size", "seed", "augment.flip", "data.cities", "data.prefetch", "sync_batchnorm"})
+    QVERIFY2(configKeyMayChangeOnResume(key) && !configKeyTunedOnResume(key), key);
+  // What it learns with from then on: the learning rates, the penalties, the augmentation (warned).
+  for (const char* key : {"lr", "lr_d", "lr_g", "r1_gamma", "r2_gamma", "augment.flip", "augment.diff", "augment.ada_target"})
+    QVERIFY2(configKeyMayChangeOnResume(key) && configKeyTunedOnResume(key), key);
+  for (const char* key : {"nz", "batch_size", "seed", "loss", "d_norm", "reg_every", "n_critic", "ema.half_life_images",
+                          "data.cities", "data.prefetch", "sync_batchnorm"})
     QVERIFY2(!configKeyMayChangeOnResume(key), key);
 }
 

@@ -6,6 +6,7 @@
 // charts, FID only within one feature space; the latest SWD, FID, copy rate and the alarms in the
 // table) from hand-written logs. Screenshots are saved.
 #include "app/studio/compare_view.h"
+#include "app/studio/config_difference_table.h"
 #include "app/studio/main_window.h"
 #include "app/studio/runs_tab.h"
 #include "app/studio/studio_settings.h"
@@ -128,6 +129,18 @@ void TestStudioCompare::compareFromTheRunsTab() {
     QCOMPARE(table.item(k, column(table, "Mean GPU %"))->text(), QString("—"));  // CPU runs
   }
   QCOMPARE(table.item(2, column(table, "Batch"))->text(), QString("16"));
+  // A row per config key that differs: the epochs and the batch size (and the run folders' names),
+  // not the keys the three share.
+  ConfigDifferenceTable& differences = view->configDifferences();
+  const QStringList keys = differences.keys();
+  QVERIFY2(keys.contains("batch_size") && keys.contains("epochs"), qPrintable(keys.join(",")));
+  QVERIFY2(!keys.contains("lr") && !keys.contains("ngf") && !keys.contains("augment.shift"), qPrintable(keys.join(",")));
+  const int batch_row = static_cast<int>(keys.indexOf("batch_size"));
+  QCOMPARE(differences.columnCount(), 4);
+  QCOMPARE(differences.horizontalHeaderItem(1)->text(), QDir(trained_[0]).dirName());
+  QCOMPARE(differences.item(batch_row, 1)->text(), QString("8"));
+  QCOMPARE(differences.item(batch_row, 3)->text(), QString("16"));
+  QCOMPARE(differences.item(static_cast<int>(keys.indexOf("epochs")), 2)->text(), QString("3"));
 
   // The slider: at 0 each run shows its first grid, at the end its last.
   auto* slider = view->findChild<QSlider*>();
