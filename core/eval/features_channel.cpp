@@ -75,7 +75,9 @@ Status FeaturesChannel::transfer(void* data, std::size_t n, bool sending, bool f
     if (moved == 0) return makeError(done == 0 && frame_start ? kClosed : "the other end closed in the middle of a frame");
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      if (sending && errno == EPIPE) return makeError(kClosed);
+      // The other end went away: a send finds the pipe broken, and a receive finds the connection
+      // reset when it died with bytes of ours unread (a batch it never took).
+      if ((sending && errno == EPIPE) || errno == ECONNRESET) return makeError(kClosed);
       return makeError(std::string(sending ? "cannot send: " : "cannot receive: ") + std::strerror(errno));
     }
     if (Status ready = wait_ready_(sending ? POLLOUT : POLLIN); !ready) return ready;

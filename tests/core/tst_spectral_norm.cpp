@@ -24,15 +24,6 @@ using namespace streetgan::test;
 
 namespace {
 
-double largestDifferenceFrom(const torch::Tensor& tensor, const QJsonArray& expected) {
-  const torch::Tensor values = tensor.detach().to(torch::kFloat64).contiguous().view(-1);
-  if (values.numel() != expected.size()) return INFINITY;
-  double worst = 0;
-  for (int i = 0; i < expected.size(); ++i)
-    worst = std::max(worst, std::fabs(values[i].item<double>() - expected[i].toDouble()));
-  return worst;
-}
-
 torch::Tensor bufferCopy(torch::nn::Module& module, const std::string& name) { return module.named_buffers()[name].clone(); }
 
 }  // namespace

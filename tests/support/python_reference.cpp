@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 #include <QProcess>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -31,6 +32,15 @@ bool writeNpy(const QString& path, const torch::Tensor& tensor) {
   bytes.append(header.data(), static_cast<int>(header.size()));
   bytes.append(static_cast<const char*>(data.data_ptr()), static_cast<int>(data.numel() * sizeof(double)));
   return file.write(bytes) == bytes.size() && file.flush();
+}
+
+double largestDifferenceFrom(const torch::Tensor& tensor, const QJsonArray& expected) {
+  const torch::Tensor values = tensor.detach().to(torch::kCPU, torch::kFloat64).contiguous().view(-1);
+  if (values.numel() != expected.size()) return INFINITY;
+  const torch::Tensor want = torch::empty({values.numel()}, torch::kFloat64);
+  double* out = want.data_ptr<double>();
+  for (int i = 0; i < expected.size(); ++i) out[i] = expected[i].toDouble();
+  return values.numel() == 0 ? 0.0 : (values - want).abs().max().item<double>();
 }
 
 PythonReferenceResult runPythonReference(const QString& script, const QStringList& args, int timeout_ms) {

@@ -5,6 +5,7 @@
 // LibTorch before Qt: Qt's keyword macros (slots, emit) break LibTorch's headers.
 #include <torch/types.h>
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
@@ -20,6 +21,10 @@ struct PythonReferenceResult {
   QJsonObject json;  ///< the object the script printed last on stdout
   QString error;     ///< why it failed: exit status, stderr, output that is not JSON
 };
+
+/// The largest absolute difference between `tensor` (flattened, any type) and the numbers of
+/// `expected` (a reference's output list); infinity when their counts differ.
+double largestDifferenceFrom(const torch::Tensor& tensor, const QJsonArray& expected);
 
 /// Runs `/usr/bin/python3 tests/core/reference/SCRIPT args...` (a hang guard of `timeout_ms`,
 /// not a time limit).
