@@ -4,6 +4,7 @@
 #include "app/studio/control/remote_run_transport.h"
 
 #include <QDateTime>
+#include <QRandomGenerator>
 #include <QDir>
 #include <QFileInfo>
 
@@ -37,8 +38,12 @@ Result<TrainingRequest> RunLauncher::prepareNewRun(const TrainConfig& config, co
   if (!host && (config.dataroot.empty() || !QFileInfo(QString::fromStdString(config.dataroot)).isDir()))
     return failure("Choose a data set folder first (it must exist).", ErrorKind::Input);
   QDir().mkpath(runs_root);
-  // A fresh run directory: <root>/<name>-<date-time>.
-  const QString name = QString::fromStdString(config.name) + "-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+  // A fresh run directory: <root>/<name>-<date-time>-<4 random hex digits>. The time alone was not
+  // unique: two runs started in one second on one remote host got one folder there, and the
+  // second was refused ("this folder already holds a run").
+  const QString name = QString::fromStdString(config.name) + "-" +
+                       QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss") + "-" +
+                       QString::number(QRandomGenerator::global()->bounded(0x10000), 16).rightJustified(4, '0');
   TrainingRequest request;
   request.run_dir = QDir(runs_root).filePath(name);
   auto config_file = writeTemporaryConfig(config, "streetgan-config-XXXXXX.json");

@@ -1,7 +1,7 @@
 #pragma once
 // RunLauncher: how the Train tab starts, resumes and opens runs, and the session of the run it
 // shows. It checks a new run's data set folder, names the run's folder
-// (<runs root>/<name>-<yyyyMMdd-HHmmss>), writes its config into a temporary file for the process
+// (<runs root>/<name>-<yyyyMMdd-HHmmss>-<4 random hex digits>), writes its config into a temporary file for the process
 // (kept until the run ends), and, for a run on a host, the local mirror's remote record; it lets
 // TrainingTransportFactory choose how each run is reached (a local process, a followed log, SSH by
 // the folder's remote record) and adds the device arguments (a host profile's, or this computer's
