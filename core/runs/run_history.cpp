@@ -29,6 +29,8 @@ void RunHistoryReader::feed(std::string_view bytes) {
   history_.malformed_lines = reader_.malformedLines() + unusable_;
 }
 
+namespace {
+
 // {"lr": 0.0002, "augment": {"shift": 0.2}} as lr → 0.0002, augment.shift → 0.2: a config nests
 // one level; anything deeper is kept as its JSON text.
 std::map<std::string, std::string> flattenedConfig(const nlohmann::json& config) {
@@ -47,6 +49,8 @@ std::map<std::string, std::string> flattenedConfig(const nlohmann::json& config)
   }
   return out;
 }
+
+}  // namespace
 
 void RunHistoryReader::add(const StreamEvent& event) {
   const double time = event.time;

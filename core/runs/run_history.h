@@ -24,10 +24,6 @@
 
 namespace streetgan {
 
-/// A config object (run_started's, configToJson's) as its keys ("augment.shift") and their JSON
-/// text ("0.2"), at most RunHistory::kMaxConfigEntries of them; not an object: none.
-std::map<std::string, std::string> flattenedConfig(const nlohmann::json& config);
-
 struct RunHistory {
   std::string preset, device, backend;  ///< config preset; rank 0's device; "" alone
   std::int64_t world_size = 1, batch_size = 0, epochs = 0;

@@ -3,7 +3,6 @@
 #include "core/train/launch_check.h"
 #include "core/train/trainer_state.h"
 #include "core/runs/event_log_tail.h"
-#include "core/runs/run_history.h"
 
 namespace streetgan {
 
@@ -134,11 +133,17 @@ Status Trainer::State::applyResumeOverrides(const TrainConfig& stored) {
   if (!applied) return makeError(applied.error());
   config = *applied;
   // What it learns with from here on: said at the start (announceRun), once the log is open.
-  const auto before = flattenedConfig(configToJson(stored)), after = flattenedConfig(configToJson(config));
-  for (const std::string& name : configKeyNames())
-    if (configKeyTunedOnResume(name) && before.at(name) != after.at(name))
-      resume_changes.push_back("resumed with " + name + " " + after.at(name) + " (the run trained with " +
-                               before.at(name) + " until now)");
+  const nlohmann::json before = configToJson(stored), after = configToJson(config);
+  for (const std::string& name : configKeyNames()) {
+    if (!configKeyTunedOnResume(name)) continue;
+    const std::size_t dot = name.find('.');
+    const auto at = [&](const nlohmann::json& all) {
+      return dot == std::string::npos ? all.at(name) : all.at(name.substr(0, dot)).at(name.substr(dot + 1));
+    };
+    if (at(before) != at(after))
+      resume_changes.push_back("resumed with " + name + " " + at(after).dump() + " (the run trained with " +
+                               at(before).dump() + " until now)");
+  }
   resume_sets_ada_p = stored.augment.ada_p != config.augment.ada_p;
   return {};
 }
