@@ -6,6 +6,9 @@ recipe's, and every raw result (JSON lines) so that the medians can be checked.
 
   bench/bench_recipe_step.py --streetgan build/app/cli/streetgan --preset demo --batch 32 --threads 2
 
+--before OLD/streetgan adds a build from before the recipe keys (559db41) as a row of its own,
+alternating with the others: the step with every key off against the step as it was.
+
 This times our own step only: it says what a key costs, not how we compare with another tool
 (bench/bench_train.py does that for the original recipe).
 """
@@ -15,6 +18,7 @@ import statistics
 import subprocess
 import sys
 
+BEFORE = "original, the build before the recipe keys (--before)"
 RECIPES = [
     ("original (bce, batchnorm)", {}),
     ("loss hinge", {"loss": "hinge"}),
@@ -29,13 +33,17 @@ RECIPES = [
     ("ema half-life 10000", {"ema": {"half_life_images": 10000}}),
     ("augment.diff color,translation,cutout", {"augment": {"diff": "color,translation,cutout"}}),
     ("ADA bgc at p 0.5", {"augment": {"ada_p": 0.5}}),
+    ("modern-64's recipe: rpgan, R1 + R2 every 4 steps, d_norm none, ADA (p from 0), EMA",
+     {"loss": "rpgan", "r1_gamma": 1, "r2_gamma": 1, "reg_every": 4, "d_norm": "none",
+      "augment": {"ada_target": 0.6, "ada_kimg": 100}, "ema": {"half_life_images": 10000, "rampup": 0.05}}),
 ]
 
 
-def run_once(args, recipe):
-    command = [args.streetgan, "bench", "train", "--preset", args.preset, "--batch", str(args.batch), "--steps",
-               str(args.steps), "--threads", str(args.threads), "--device", args.device, "--json", "-t",
-               json.dumps(recipe)]
+def run_once(args, recipe, streetgan=None):
+    command = [streetgan or args.streetgan, "bench", "train", "--preset", args.preset, "--batch", str(args.batch), "--steps",
+               str(args.steps), "--threads", str(args.threads), "--device", args.device, "--json"]
+    if streetgan is None:  # a build from before the recipe keys has no -t; it trains the original recipe
+        command += ["-t", json.dumps(recipe)]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 
@@ -49,21 +57,28 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--before", metavar="STREETGAN",
+                        help="a build from before the recipe keys: its original recipe is timed as a row of its own")
+    parser.add_argument("--only", default="", help="comma-separated recipe numbers (0 = original)")
     args = parser.parse_args()
+    recipes = RECIPES if not args.only else [RECIPES[int(i)] for i in args.only.split(",")]
+    if args.before:
+        recipes = [(BEFORE, None)] + recipes
     print(f"# streetgan bench train --preset {args.preset} --batch {args.batch} --steps {args.steps} "
           f"--threads {args.threads} --device {args.device}, {args.repeats} rounds, recipes alternating")
-    rates = {name: [] for name, _ in RECIPES}
+    rates = {name: [] for name, _ in recipes}
     for round_index in range(args.repeats):
-        for name, recipe in RECIPES:
-            result = run_once(args, recipe)
+        for name, recipe in recipes:
+            result = run_once(args, recipe, args.before if recipe is None else None)
             print(json.dumps({"round": round_index, "recipe": name, "keys": recipe, "result": result}), flush=True)
             rates[name].append(result["images_per_s"])
-    base = statistics.median(rates[RECIPES[0][0]])
-    print(f"\n| recipe | images/s (median of {args.repeats}) | of the original's |")
-    print("|---|---|---|")
-    for name, _ in RECIPES:
+    base = statistics.median(rates[RECIPES[0][0]]) if RECIPES[0][0] in rates else None
+    print(f"\n| recipe | images/s (median of {args.repeats}) | min–max | of the original's |")
+    print("|---|---|---|---|")
+    for name, _ in recipes:
         median = statistics.median(rates[name])
-        print(f"| {name} | {median:.1f} | {median / base:.2f} |")
+        ratio = f"{median / base:.2f}" if base else "—"
+        print(f"| {name} | {median:.1f} | {min(rates[name]):.1f}–{max(rates[name]):.1f} | {ratio} |")
 
 
 if __name__ == "__main__":

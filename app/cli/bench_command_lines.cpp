@@ -1,5 +1,7 @@
 #include "app/cli/bench_command_lines.h"
 
+#include "core/config/preset_names.h"
+
 #include <string>
 #include <vector>
 
@@ -10,7 +12,7 @@ namespace {
 // bench train's options: the preset and the timing, the model options (the fastest device by
 // default; --threads first, as the bench commands list it), then the data for the real rate.
 std::vector<OptionSpec> benchTrainOptionSpecs(const ModelOptionsUse& use) {
-  std::vector<OptionSpec> specs = {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
+  std::vector<OptionSpec> specs = {{"--preset", "NAME", presetNameList(" or ") + " (default naive-64)"},
                                    {"-t", "JSON", "training and recipe keys on top of the preset, as train's -t "
                                                   "(the step of a recipe: '{\"loss\":\"hinge\"}')"},
                                    {"--batch", "B", "batch size (default 64)"},
@@ -88,7 +90,7 @@ ModelOptionsUse benchAllReduceModelUse() {
 
 CommandLine benchAllReduceCommandLine() {
   const ModelOptionsUse use = benchAllReduceModelUse();
-  std::vector<OptionSpec> specs = {{"--preset", "NAME", "naive-64, safe-64, safe-128 or demo (default naive-64)"},
+  std::vector<OptionSpec> specs = {{"--preset", "NAME", presetNameList(" or ") + " (default naive-64)"},
                                    {"--batch", "B", "batch size of each rank (default 64)"},
                                    {"--repeats", "N", "timed repeats of each (default 10)"}};
   for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);

@@ -1,5 +1,7 @@
 #include "app/cli/option_specs.h"
 
+#include "core/config/preset_names.h"
+
 namespace streetgan::cli {
 
 OptionSpec checkpointOptionSpec(const ModelOptionsUse& use) {
@@ -25,7 +27,7 @@ std::vector<OptionSpec> deviceOptionSpecs(const ModelOptionsUse& use) {
 
 std::vector<OptionSpec> configOptionSpecs() {
   std::vector<OptionSpec> specs{
-      {"--preset", "NAME", "start from a preset: naive-64, safe-64, safe-128 or demo"},
+      {"--preset", "NAME", "start from a preset: " + presetNameList(" or ")},
       {"--config", "FILE", "JSON config file (any config key; see docs/config.md)"},
       {"-t", "JSON",
        "training keys as JSON, as the original tool took them (nc nz ngf ndf lr beta1 beta2 "

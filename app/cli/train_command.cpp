@@ -136,6 +136,18 @@ Status readLaunchOptions(const CommandLine& line, bool launcher, RankLaunchOptio
   return launcher ? readJobToken(line, launch) : Status{};
 }
 
+// A resumed run's config as its newest checkpoint holds it; when that cannot be read, the defaults
+// with no device or precision (the trainer then says why it cannot resume).
+TrainConfig storedRunConfig(const std::string& run_dir) {
+  TrainConfig stored;
+  stored.device.clear();
+  stored.precision.clear();
+  const auto checkpoints = RunDirectory(run_dir).checkpoints();
+  if (!checkpoints.empty())
+    if (auto read = readCheckpointConfig(checkpoints.back()); read) stored = *read;
+  return stored;
+}
+
 // On --resume the run keeps its stored config: only what may change (epochs, device, precision,
 // threads, data folder, cache, workers, CUDA graphs) goes into `options`, as a partial config the
 // trainer applies to the stored one. Every error is a usage error.
@@ -151,7 +163,7 @@ Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
   if (!overrides) return makeError(overrides.error());
   if (line.has("-t")) {
     // The learning rates, penalties and augmentation may change from here on (the trainer warns).
-    auto tuned = applyConfigText(TrainConfig(), line.value("-t"), ConfigScope::Resume, "-t");
+    auto tuned = applyConfigText(storedRunConfig(line.value("--run-dir")), line.value("-t"), ConfigScope::Resume, "-t");
     if (!tuned) return makeError(tuned.error());
     overrides->merge_patch(nlohmann::json::parse(line.value("-t")));
   }
@@ -198,13 +210,8 @@ int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerO
 // with the command line's overrides, applied as the trainer applies them.
 Result<TrainConfig> launchConfig(const TrainerOptions& options, const TrainConfig& config) {
   if (!options.resume) return config;
-  TrainConfig stored;
-  stored.device.clear();
-  stored.precision.clear();
-  const auto checkpoints = RunDirectory(options.run_dir).checkpoints();
-  if (!checkpoints.empty())
-    if (auto read = readCheckpointConfig(checkpoints.back()); read) stored = *read;
-  return applyConfigJson(stored, options.resume_overrides, ConfigScope::Resume, "command line");
+  return applyConfigJson(storedRunConfig(options.run_dir), options.resume_overrides, ConfigScope::Resume,
+                         "command line");
 }
 
 // What every rank would refuse is refused by the launcher, once, before any starts, by the rules

@@ -9,14 +9,12 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSaveFile>
 #include <QSlider>
 #include <QSplitter>
-#include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -28,33 +26,6 @@ namespace {
 
 const QColor kColors[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
                           QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127)};
-
-QString numberText(std::optional<double> value, int decimals) {
-  return value ? QString::number(*value, 'f', decimals) : QString("—");
-}
-
-QString durationText(std::optional<double> seconds) {
-  if (!seconds) return "—";
-  const qint64 s = std::llround(*seconds);
-  if (s >= 3600) return QString("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
-  if (s >= 60) return QString("%1 min %2 s").arg(s / 60).arg(s % 60);
-  return QString("%1 s").arg(*seconds, 0, 'f', 1);
-}
-
-QString gib(std::optional<double> bytes) {
-  return bytes ? QString("%1 GiB").arg(*bytes / 1073741824.0, 0, 'f', 2) : QString("—");
-}
-
-// The latest FID with the feature space it was computed in (figures of different spaces differ).
-QString fidText(const RunFigures& f) {
-  if (!f.latest_fid) return "—";
-  const QString fid = QString::number(*f.latest_fid, 'f', 2);
-  return f.latest_fid_space.empty() ? fid : fid + " (" + QString::fromStdString(f.latest_fid_space) + ")";
-}
-
-const QStringList kColumns{"Run", "Trained on", "Preset", "Batch", "Device", "World size", "Images/s", "Images/hour",
-                           "Time per epoch", "Best Parzen", "SWD ×10³", "FID", "Copy rate", "Alarms", "$/hour",
-                           "$ per million images", "Peak memory", "Mean CPU %", "Mean GPU %", "Peak GPU memory"};
 
 }  // namespace
 
@@ -78,10 +49,7 @@ CompareView::CompareView(QList<ComparedRun> runs, QWidget* parent) : QWidget(par
   setWindowTitle(QString("Compare %1 Runs").arg(runs.size()));
   buildCharts();
   QWidget* samples = buildSamples(runs);
-  table_ = new QTableWidget(static_cast<int>(runs_.size()), static_cast<int>(kColumns.size()), this);
-  table_->setHorizontalHeaderLabels(kColumns);
-  table_->verticalHeader()->hide();
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_ = new RunFiguresTable(static_cast<int>(runs_.size()), this);
 
   auto* splitter = new QSplitter(Qt::Vertical, this);
   splitter->addWidget(charts_);
@@ -350,40 +318,7 @@ QString CompareView::shownSamplePath(int index) const { return runs_.at(static_c
 void CompareView::fillTable() {
   for (std::size_t k = 0; k < runs_.size(); ++k) {
     const Run& run = *runs_[k];
-    const RunHistory& h = run.history;
-    const RunFigures f = runFigures(h);
-    const std::optional<double> per_hour =
-        run.input.cost_per_hour > 0 ? std::optional<double>(run.input.cost_per_hour) : std::nullopt;
-    const QStringList cells{run.name,
-                            run.input.host.isEmpty() ? QString("this computer") : run.input.host,
-                            QString::fromStdString(h.preset),
-                            h.batch_size > 0 ? QString::number(h.batch_size) : QString("—"),
-                            QString::fromStdString(h.device) +
-                                (h.backend.empty() ? QString() : ", " + QString::fromStdString(h.backend)),
-                            QString::number(h.world_size),
-                            numberText(f.images_per_s, 1),
-                            numberText(f.images_per_hour, 0),
-                            durationText(f.seconds_per_epoch),
-                            numberText(f.best_parzen, 1),
-                            numberText(f.latest_swd, 2),
-                            fidText(f),
-                            f.latest_copy_rate ? QString("%1%").arg(100 * *f.latest_copy_rate, 0, 'f', 1) : QString("—"),
-                            QString::number(f.alarms),
-                            per_hour ? QString::number(*per_hour, 'f', 2) : QString("not set"),
-                            numberText(dollarsPerMillionImages(per_hour, f.images_per_hour), 2),
-                            gib(f.peak_rss_bytes),
-                            numberText(f.mean_cpu_percent, 0),
-                            numberText(f.mean_gpu_percent, 0),
-                            gib(f.peak_gpu_memory_bytes)};
-    for (int c = 0; c < cells.size(); ++c) {
-      auto* item = table_->item(static_cast<int>(k), c);
-      if (!item) {
-        item = new QTableWidgetItem();
-        table_->setItem(static_cast<int>(k), c, item);
-      }
-      if (item->text() != cells[c]) item->setText(cells[c]);
-      if (c == 0) item->setForeground(run.color);
-    }
+    table_->setRun(static_cast<int>(k), {run.name, run.color, run.input.host, run.input.cost_per_hour, &run.history});
   }
   table_->resizeColumnsToContents();
   QStringList names;
@@ -395,19 +330,7 @@ void CompareView::fillTable() {
   config_table_->setRuns(names, configs);
 }
 
-QString CompareView::tableCsv() const {
-  auto quote = [](QString cell) {
-    if (cell.contains(',') || cell.contains('"')) cell = '"' + cell.replace("\"", "\"\"") + '"';
-    return cell;
-  };
-  QStringList lines{kColumns.join(',')};
-  for (int r = 0; r < table_->rowCount(); ++r) {
-    QStringList cells;
-    for (int c = 0; c < table_->columnCount(); ++c) cells << quote(table_->item(r, c) ? table_->item(r, c)->text() : QString());
-    lines << cells.join(',');
-  }
-  return lines.join('\n') + '\n';
-}
+QString CompareView::tableCsv() const { return table_->csv(); }
 
 bool CompareView::saveImage(const QString& path) {
   charts_->redrawAll();

@@ -11,6 +11,7 @@
 // between the runs (ConfigDifferenceTable).
 // Save Image… and Save CSV… write the whole view and the table. Logs are read on a worker, and
 // runs still going are followed (their new lines every 2 s), so the GUI thread only appends.
+#include "app/studio/run_figures_table.h"
 #include "core/runs/run_history.h"
 #include "widgets/chart_panel.h"
 
@@ -26,7 +27,6 @@
 
 class QLabel;
 class QSlider;
-class QTableWidget;
 
 namespace streetgan::studio {
 
@@ -109,7 +109,7 @@ private:
   QString fid_space_;  // the feature space of the FID chart
   QSlider* slider_ = nullptr;
   QLabel* slider_label_ = nullptr;
-  QTableWidget* table_ = nullptr;
+  RunFiguresTable* table_ = nullptr;
   ConfigDifferenceTable* config_table_ = nullptr;
   double max_images_ = 0;
   int decoding_ = 0;

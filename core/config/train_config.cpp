@@ -75,6 +75,16 @@ std::string groupKeyList(const std::string& prefix, ConfigScope scope) {
   return list;
 }
 
+// Why a resume may not change `key`, and what to do instead.
+std::string resumeRefusal(const ConfigKey& key, const std::string& source) {
+  return source + ": config key \"" + key.name +
+         "\" cannot change when a run resumes: its checkpoints hold what it trained with it (" +
+         (key.group == KeyGroup::Training || key.group == KeyGroup::Recipe ? "the networks and their step"
+                                                                           : "its settings") +
+         "); to train with another " + key.name +
+         ", start a new run (another --run-dir). A resume may change: " + scopeKeyList(ConfigScope::Resume);
+}
+
 // Flattens {"augment": {"shift": 1}} into ("augment.shift", 1) (and "data" likewise) and the original tool's grouped
 // form {"training": {...}, "checkpoint": {...}} into its keys.
 Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
@@ -102,15 +112,8 @@ Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
                        "\"; allowed: " + (prefix.empty() ? scopeKeyList(scope) : groupKeyList(prefix, scope)));
     for (const auto& [given, unused] : out)
       if (given == name) return makeError(source + ": config key \"" + name + "\" is given twice");
-    if (!inScope(*key, scope) && scope == ConfigScope::Resume)
-      return makeError(source + ": config key \"" + name +
-                       "\" cannot change when a run resumes: its checkpoints hold what it trained with it (" +
-                       (key->group == KeyGroup::Training || key->group == KeyGroup::Recipe
-                            ? "the networks and their step"
-                            : "its settings") +
-                       "); to train with another " + name + ", start a new run (another --run-dir). A resume may "
-                       "change: " + scopeKeyList(scope));
-    if (!inScope(*key, scope))
+    // A resume may repeat a key it cannot change, at the value the run has (applyConfigJson checks).
+    if (!inScope(*key, scope) && scope != ConfigScope::Resume)
       return makeError(source + ": config key \"" + name + "\" is not allowed here; allowed: " +
                        scopeKeyList(scope));
     out.emplace_back(name, it.value());
@@ -128,8 +131,10 @@ Result<TrainConfig> applyConfigJson(const TrainConfig& base, const json& object,
   if (Status status = flatten(object, "", scope, source, entries); !status) return makeError(status.error());
   TrainConfig config = base;
   for (const auto& [name, value] : entries) {
-    const std::string problem = findConfigKey(name)->set(config, value);
+    const ConfigKey& key = *findConfigKey(name);
+    const std::string problem = key.set(config, value);
     if (!problem.empty()) return makeError(source + ": config key \"" + name + "\": " + problem);
+    if (!inScope(key, scope) && key.get(config) != key.get(base)) return makeError(resumeRefusal(key, source));
   }
   if (Status status = validateConfig(config); !status)
     return makeError(source + ": " + status.error());
@@ -216,39 +221,63 @@ json configToJson(const TrainConfig& config) {
   return out;
 }
 
+namespace {
+
+// The DCGAN paper's networks (nz 100, ngf 64, ndf 64) at `img_size`.
+void setPaperNetworks(TrainConfig& config, int img_size) {
+  config.nz = 100, config.ngf = 64, config.ndf = 64, config.img_size = img_size;
+}
+
+// The recipe bench/bench_recipes.py measured best at equal images on real photographs
+// (bench/README.md "What each recipe gains"; docs/config.md says what each key gained there).
+void setModernRecipe(TrainConfig& config) {
+  config.loss = "rpgan";
+  config.r1_gamma = 1, config.r2_gamma = 1, config.reg_every = 4;
+  config.d_norm = "none";
+  config.augment.ada_target = 0.6, config.augment.ada_kimg = 100;
+  config.ema.half_life_images = 10000, config.ema.rampup = 0.05;
+}
+
+void setDemo(TrainConfig& config) {
+  // Small enough to learn street-like scenes from the demo data in minutes on 2 CPU cores.
+  config.nz = 64, config.ngf = 32, config.ndf = 32, config.img_size = 64;
+  config.batch_size = 32;
+  config.epochs = 60;
+  config.log_frequency = 50;
+  config.save_frequency = 2;
+  config.name = "demo";
+  // Its charts fill within minutes (an epoch of the demo data takes 7 to 11 s here): Parzen
+  // every 2 epochs on 4 of the demo data's 40 sequences held out, and the quality metrics every
+  // 15 epochs on a worker (docs/evaluation.md; their cost is measured in bench/README.md).
+  config.data.filter.holdout_fraction = 0.1;
+  config.parzen.every_epochs = 2;
+  config.parzen.n_samples = 500;
+  config.parzen.n_valid = 50;
+  config.parzen.n_test = 50;
+  config.metrics.every_epochs = 15;
+}
+
+}  // namespace
+
 Result<TrainConfig> presetConfig(const std::string& name) {
   TrainConfig config;
   config.preset = name;
   if (name == "naive-64") {
-    config.nz = 100, config.ngf = 64, config.ndf = 64, config.img_size = 64;
+    setPaperNetworks(config, 64);
   } else if (name == "safe-64") {
     config.nz = 256, config.ngf = 256, config.ndf = 64, config.img_size = 64;
   } else if (name == "safe-128") {
     config.nz = 256, config.ngf = 256, config.ndf = 128, config.img_size = 128;
   } else if (name == "demo") {
-    // Small enough to learn street-like scenes from the demo data in minutes on 2 CPU cores.
-    config.nz = 64, config.ngf = 32, config.ndf = 32, config.img_size = 64;
-    config.batch_size = 32;
-    config.epochs = 60;
-    config.log_frequency = 50;
-    config.save_frequency = 2;
-    config.name = "demo";
-    // Its charts fill within minutes (an epoch of the demo data takes 7 to 11 s here): Parzen
-    // every 2 epochs on 4 of the demo data's 40 sequences held out, and the quality metrics every
-    // 15 epochs on a worker (docs/evaluation.md; their cost is measured in bench/README.md).
-    config.data.filter.holdout_fraction = 0.1;
-    config.parzen.every_epochs = 2;
-    config.parzen.n_samples = 500;
-    config.parzen.n_valid = 50;
-    config.parzen.n_test = 50;
-    config.metrics.every_epochs = 15;
+    setDemo(config);
+  } else if (name == "modern-64" || name == "modern-128") {
+    setPaperNetworks(config, name == "modern-64" ? 64 : 128);
+    setModernRecipe(config);
   } else {
-    return makeError("unknown preset \"" + name + "\"; allowed: naive-64, safe-64, safe-128, demo");
+    return makeError("unknown preset \"" + name + "\"; allowed: " + presetNameList());
   }
   return config;
 }
-
-std::vector<std::string> presetNames() { return {"naive-64", "safe-64", "safe-128", "demo"}; }
 
 bool configKeyMayChangeOnResume(const std::string& name) { return resumableConfigKeys().count(name) > 0; }
 bool configKeyTunedOnResume(const std::string& name) { return resumeTunedConfigKeys().count(name) > 0; }

@@ -5,6 +5,7 @@
 // key as it is read and reports the first bad one as an Error naming the key, the value and what
 // is allowed; nothing is half-applied.
 #include "core/config/data_config.h"
+#include "core/config/preset_names.h"
 #include "core/util/result.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -162,10 +163,11 @@ Status validateConfig(const TrainConfig& config);
 /// Every key written out, nested as `augment: {...}` and `data: {...}`; applyConfigJson of it gives back `config`.
 nlohmann::json configToJson(const TrainConfig& config);
 
-/// Named presets: naive-64, safe-64, safe-128, and demo (nz 64, ngf/ndf 32, batch 32, 60 epochs:
-/// learns the demo street scenes in minutes on a CPU).
+/// Named presets: naive-64 (the DCGAN paper's networks and recipe), safe-64, safe-128, demo (nz 64,
+/// ngf/ndf 32, batch 32, 60 epochs: learns the demo street scenes in minutes on a CPU), and
+/// modern-64 and modern-128 (the paper's networks with the recipe bench/bench_recipes.py found best).
+/// Their names: core/config/preset_names.h.
 Result<TrainConfig> presetConfig(const std::string& name);
-std::vector<std::string> presetNames();
 
 /// Every key a config may hold, in the dotted form used by messages (`augment.shift`, `data.cities`).
 std::vector<std::string> configKeyNames();

@@ -37,7 +37,10 @@ CropFit measureCropFit(const ImageDataset& dataset, double crop_scale, int img_s
   std::vector<std::int64_t> sides;
   for (std::size_t i = 0; i < looked; ++i) {
     const std::int64_t side = shorterSide(dataset.entries()[i * total / looked].path);
-    if (side < 0) continue;
+    if (side < 0) {
+      ++fit.unreadable;
+      continue;
+    }
     sides.push_back(side);
     if (side < fit.crop_side) ++fit.smaller;
   }
@@ -58,6 +61,9 @@ std::string cropFitWarning(const CropFit& fit, double crop_scale, int img_size) 
       << img_size << "; their shorter side is " << fit.median_side << " pixels at the median): each is padded "
       << "with black around a smaller subject. Set augment.crop_scale to at most "
       << std::floor(fits * 100) / 100 << " for these images";
+  if (fit.unreadable > 0)
+    out << " (" << fit.unreadable << (fit.unreadable == 1 ? " more image looked at has" : " more images looked at have")
+        << " a header that could not be read)";
   return out.str();
 }
 

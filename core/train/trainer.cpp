@@ -1,5 +1,6 @@
 #include "core/train/trainer.h"
 
+#include "core/config/config_key_table.h"
 #include "core/train/launch_check.h"
 #include "core/train/trainer_state.h"
 #include "core/runs/event_log_tail.h"
@@ -133,16 +134,12 @@ Status Trainer::State::applyResumeOverrides(const TrainConfig& stored) {
   if (!applied) return makeError(applied.error());
   config = *applied;
   // What it learns with from here on: said at the start (announceRun), once the log is open.
-  const nlohmann::json before = configToJson(stored), after = configToJson(config);
-  for (const std::string& name : configKeyNames()) {
-    if (!configKeyTunedOnResume(name)) continue;
-    const std::size_t dot = name.find('.');
-    const auto at = [&](const nlohmann::json& all) {
-      return dot == std::string::npos ? all.at(name) : all.at(name.substr(0, dot)).at(name.substr(dot + 1));
-    };
-    if (at(before) != at(after))
-      resume_changes.push_back("resumed with " + name + " " + at(after).dump() + " (the run trained with " +
-                               at(before).dump() + " until now)");
+  for (const ConfigKey& key : configKeyTable()) {
+    if (!configKeyTunedOnResume(key.name)) continue;
+    const nlohmann::json before = key.get(stored), after = key.get(config);
+    if (before != after)
+      resume_changes.push_back("resumed with " + key.name + " " + after.dump() + " (the run trained with " +
+                               before.dump() + " until now)");
   }
   resume_sets_ada_p = stored.augment.ada_p != config.augment.ada_p;
   return {};

@@ -81,7 +81,7 @@ void TestCli::badArguments_data() {
   QTest::newRow("checkpoint key in -t") << QStringList{"train", "--dataroot", d, "-t", R"({"name":"x"})"} << 2
       << "streetgan train: -t: config key \"name\" is not allowed here";
   QTest::newRow("bad preset") << QStringList{"train", "--dataroot", d, "--preset", "big"} << 2
-      << "streetgan train: option '--preset': unknown preset \"big\"; allowed: naive-64, safe-64, safe-128, demo";
+      << "streetgan train: option '--preset': unknown preset \"big\"; allowed: naive-64, safe-64, safe-128, demo, modern-64, modern-128";
   QTest::newRow("missing config file") << QStringList{"train", "--dataroot", d, "--config", "/nonexistent.json"} << 2
       << "streetgan train: /nonexistent.json: cannot open the config file";
   QTest::newRow("cuda without cuda") << QStringList{"train", "--dataroot", d, "--device", "cuda:3", "--run-dir", "@RUN@"} << 2
@@ -165,7 +165,7 @@ void TestCli::infoJson() {
   QVERIFY(info.value("params_d").toDouble() > 0);
   QVERIFY(info.value("devices").toArray().contains("cpu"));
   QCOMPARE(info.value("img_size").toInt(), 128);
-  QCOMPARE(info.value("presets").toArray().size(), 4);
+  QCOMPARE(info.value("presets").toArray().size(), 6);
   const auto naive = runCli({"info", "--json"});
   const auto n = QJsonDocument::fromJson(naive.out.toUtf8()).object();
   QCOMPARE(qint64(n.value("params_g").toDouble()), qint64(3576704));

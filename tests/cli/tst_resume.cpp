@@ -247,6 +247,11 @@ void TestResume::aResumeMayTuneTheRecipe() {
   QCOMPARE(r.exit_code, 2);
   QVERIFY2(r.err.contains("config key \"d_norm\" cannot change when a run resumes"), qPrintable(r.err));
   QCOMPARE(stepsOf(run).size(), 8);
+  // The same value again (a command line given once more) is no change.
+  r = runCli({"train", "--resume", "--run-dir", run, "--epochs", "3", "--threads", testThreadsText(), "-t",
+              R"({"d_norm":"spectral","ngf":8})"});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  QCOMPARE(stepsOf(run).size(), 12);
 }
 
 void TestResume::sigintStopsCleanlyAndResumesExactly() {

@@ -72,7 +72,7 @@ private slots:
     QTest::newRow("an option") << "streetgan train --pre" << sorted({"--preset", "--prefetch", "--precision"});
     QTest::newRow("a new option") << "streetgan train --progress-" << QStringList{"--progress-every"};
     QTest::newRow("a subcommand's option") << "streetgan cache build --o" << QStringList{"--out"};
-    QTest::newRow("the presets") << "streetgan train --preset " << sorted({"naive-64", "safe-64", "safe-128", "demo"});
+    QTest::newRow("the presets") << "streetgan train --preset " << sorted({"naive-64", "safe-64", "safe-128", "demo", "modern-64", "modern-128"});
     QTest::newRow("a preset") << "streetgan info --preset sa" << sorted({"safe-64", "safe-128"});
     QTest::newRow("devices") << "streetgan sample --device " << sorted({"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2", "cuda:3", "hpu"});
     QTest::newRow("precisions") << "streetgan train --precision " << sorted({"auto", "fp32", "fp16", "bf16"});

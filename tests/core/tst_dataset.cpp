@@ -235,11 +235,15 @@ void TestDataset::imagesSmallerThanTheCropAreSaid() {
                    "x img_size 64; their shorter side is 64 pixels at the median): each is padded with black around a "
                    "smaller subject. Set augment.crop_scale to at most 1 for these images"));
   QVERIFY(cropFitWarning(measureCropFit(*dataset, 1.0, 64), 1.0, 64).empty());
-  // Files whose size cannot be read are not counted.
+  // Files whose size cannot be read are counted apart, and said.
   writeFile(root + "/broken.jpg", "not an image");
   auto with_broken = ImageDataset::open(root.toStdString());
   QVERIFY(with_broken);
-  QCOMPARE(measureCropFit(*with_broken, 4.0, 64).looked_at, std::int64_t(10));
+  const CropFit broken_fit = measureCropFit(*with_broken, 4.0, 64);
+  QCOMPARE(broken_fit.looked_at, std::int64_t(10));
+  QCOMPARE(broken_fit.unreadable, std::int64_t(1));
+  QVERIFY(QString::fromStdString(cropFitWarning(broken_fit, 4.0, 64))
+              .endsWith("for these images (1 more image looked at has a header that could not be read)"));
 }
 
 #include "tst_dataset.moc"

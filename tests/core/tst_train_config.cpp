@@ -14,6 +14,7 @@ private slots:
   void parse();
   void presets_data();
   void presets();
+  void modernPresetsHoldTheRecipe();
   void roundTrip();
   void everyKeyIsWrittenOut();
   void configFileErrors();
@@ -198,6 +199,7 @@ void TestTrainConfig::parse_data() {
   QTest::newRow("resume: not D's normalisation") << R"({"d_norm":"spectral"})" << 3
       << "config key \"d_norm\" cannot change when a run resumes: its checkpoints hold what it trained with it (the "
          "networks and their step); to train with another d_norm, start a new run (another --run-dir)";
+  QTest::newRow("resume: a structural key at the run's value") << R"({"d_norm":"batchnorm","ngf":64})" << 3 << "";
   QTest::newRow("resume: not the moving average") << R"({"ema":{"half_life_images":100}})" << 3
       << "config key \"ema.half_life_images\" cannot change when a run resumes";
   QTest::newRow("resume: the key's own bounds") << R"({"data":{"workers":5000}})" << 3
@@ -231,6 +233,34 @@ void TestTrainConfig::presets_data() {
   QTest::newRow("naive-64") << "naive-64" << 100 << 64 << 64 << 64;
   QTest::newRow("safe-64") << "safe-64" << 256 << 256 << 64 << 64;
   QTest::newRow("safe-128") << "safe-128" << 256 << 256 << 128 << 128;
+  QTest::newRow("modern-64") << "modern-64" << 100 << 64 << 64 << 64;
+  QTest::newRow("modern-128") << "modern-128" << 100 << 64 << 64 << 128;
+}
+
+// The modern presets are naive-64's networks with the recipe keys set; naive-64 keeps the 2016 recipe.
+void TestTrainConfig::modernPresetsHoldTheRecipe() {
+  const auto naive = presetConfig("naive-64");
+  QVERIFY(naive.ok());
+  const TrainConfig defaults;
+  QCOMPARE(configToJson(*naive).dump(), [&] {
+    TrainConfig expected = defaults;
+    expected.preset = "naive-64";
+    return configToJson(expected).dump();
+  }());
+  for (const char* name : {"modern-64", "modern-128"}) {
+    const auto modern = presetConfig(name);
+    QVERIFY(modern.ok());
+    QCOMPARE(QString::fromStdString(modern->loss), QString("rpgan"));
+    QCOMPARE(modern->r1_gamma, 1.0);
+    QCOMPARE(modern->r2_gamma, 1.0);
+    QCOMPARE(modern->reg_every, 4);
+    QCOMPARE(QString::fromStdString(modern->d_norm), QString("none"));
+    QCOMPARE(modern->augment.ada_target, 0.6);
+    QCOMPARE(modern->augment.ada_kimg, 100.0);
+    QCOMPARE(modern->ema.half_life_images, 10000.0);
+    QCOMPARE(modern->ema.rampup, 0.05);
+    QVERIFY(validateConfig(*modern).ok());
+  }
 }
 
 void TestTrainConfig::presets() {
@@ -249,7 +279,7 @@ void TestTrainConfig::presets() {
   const auto unknown = presetConfig("huge-512");
   QVERIFY(!unknown.ok());
   QCOMPARE(QString::fromStdString(unknown.error()),
-           QString("unknown preset \"huge-512\"; allowed: naive-64, safe-64, safe-128, demo"));
+           QString("unknown preset \"huge-512\"; allowed: naive-64, safe-64, safe-128, demo, modern-64, modern-128"));
 }
 
 void TestTrainConfig::roundTrip() {
