@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <tuple>
 
 #include <algorithm>
@@ -136,21 +137,16 @@ Status readLaunchOptions(const CommandLine& line, bool launcher, RankLaunchOptio
   return launcher ? readJobToken(line, launch) : Status{};
 }
 
-// A resumed run's config as its newest checkpoint holds it; when that cannot be read, the defaults
-// with no device or precision (the trainer then says why it cannot resume).
-TrainConfig storedRunConfig(const std::string& run_dir) {
-  TrainConfig stored;
-  stored.device.clear();
-  stored.precision.clear();
+// A resumed run's config as the trainer will read it (readResumeConfig); none when this process
+// cannot read it (no checkpoint here, as on another host, or none readable: the trainer says why).
+std::optional<TrainConfig> storedRunConfig(const std::string& run_dir) {
   const auto checkpoints = RunDirectory(run_dir).checkpoints();
-  if (!checkpoints.empty())
-    if (auto read = readCheckpointConfig(checkpoints.back()); read) stored = *read;
-  return stored;
+  if (checkpoints.empty()) return std::nullopt;
+  auto read = readResumeConfig(checkpoints);
+  if (!read) return std::nullopt;
+  return *read;
 }
 
-// On --resume the run keeps its stored config: only what may change (epochs, device, precision,
-// threads, data folder, cache, workers, CUDA graphs) goes into `options`, as a partial config the
-// trainer applies to the stored one. Every error is a usage error.
 Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
   const auto refused = givenConfigOptions(line);
   if (!refused.empty())
@@ -163,7 +159,9 @@ Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
   if (!overrides) return makeError(overrides.error());
   if (line.has("-t")) {
     // The learning rates, penalties and augmentation may change from here on (the trainer warns).
-    auto tuned = applyConfigText(storedRunConfig(line.value("--run-dir")), line.value("-t"), ConfigScope::Resume, "-t");
+    const auto stored = storedRunConfig(line.value("--run-dir"));
+    auto tuned = applyConfigText(stored.value_or(TrainConfig()), line.value("-t"),
+                                 stored ? ConfigScope::Resume : ConfigScope::ResumeUnread, "-t");
     if (!tuned) return makeError(tuned.error());
     overrides->merge_patch(nlohmann::json::parse(line.value("-t")));
   }
@@ -210,8 +208,12 @@ int trainHere(const CommandLine& line, const TrainConfig& config, const TrainerO
 // with the command line's overrides, applied as the trainer applies them.
 Result<TrainConfig> launchConfig(const TrainerOptions& options, const TrainConfig& config) {
   if (!options.resume) return config;
-  return applyConfigJson(storedRunConfig(options.run_dir), options.resume_overrides, ConfigScope::Resume,
-                         "command line");
+  TrainConfig unread;  // the ranks find out why it cannot be read, and say
+  unread.device.clear();
+  unread.precision.clear();
+  const auto stored = storedRunConfig(options.run_dir);
+  return applyConfigJson(stored.value_or(unread), options.resume_overrides,
+                         stored ? ConfigScope::Resume : ConfigScope::ResumeUnread, "command line");
 }
 
 // What every rank would refuse is refused by the launcher, once, before any starts, by the rules

@@ -45,6 +45,7 @@ bool inScope(const ConfigKey& key, ConfigScope scope) {
     case ConfigScope::Checkpoint:
       return key.group == KeyGroup::Checkpoint;
     case ConfigScope::Resume:
+    case ConfigScope::ResumeUnread:
       return resumableConfigKeys().count(key.name) > 0;
   }
   return false;
@@ -52,7 +53,7 @@ bool inScope(const ConfigKey& key, ConfigScope scope) {
 
 std::string scopeKeyList(ConfigScope scope) {
   std::string list;
-  if (scope == ConfigScope::Resume) {
+  if (scope == ConfigScope::Resume || scope == ConfigScope::ResumeUnread) {
     for (const auto& key : configKeyTable())
       if (inScope(key, scope)) list += (list.empty() ? "" : ", ") + key.name;
     return list;
@@ -112,8 +113,11 @@ Status flatten(const json& object, const std::string& prefix, ConfigScope scope,
                        "\"; allowed: " + (prefix.empty() ? scopeKeyList(scope) : groupKeyList(prefix, scope)));
     for (const auto& [given, unused] : out)
       if (given == name) return makeError(source + ": config key \"" + name + "\" is given twice");
-    // A resume may repeat a key it cannot change, at the value the run has (applyConfigJson checks).
-    if (!inScope(*key, scope) && scope != ConfigScope::Resume)
+    const bool resume = scope == ConfigScope::Resume || scope == ConfigScope::ResumeUnread;
+    // A resume may repeat a training key it cannot change, at the value the run has (applyConfigJson checks).
+    if (resume && !inScope(*key, scope) && !inScope(*key, ConfigScope::Training))
+      return makeError(resumeRefusal(*key, source));
+    if (!inScope(*key, scope) && !resume)
       return makeError(source + ": config key \"" + name + "\" is not allowed here; allowed: " +
                        scopeKeyList(scope));
     out.emplace_back(name, it.value());
@@ -134,7 +138,8 @@ Result<TrainConfig> applyConfigJson(const TrainConfig& base, const json& object,
     const ConfigKey& key = *findConfigKey(name);
     const std::string problem = key.set(config, value);
     if (!problem.empty()) return makeError(source + ": config key \"" + name + "\": " + problem);
-    if (!inScope(key, scope) && key.get(config) != key.get(base)) return makeError(resumeRefusal(key, source));
+    if (scope == ConfigScope::Resume && !inScope(key, scope) && key.get(config) != key.get(base))
+      return makeError(resumeRefusal(key, source));
   }
   if (Status status = validateConfig(config); !status)
     return makeError(source + ": " + status.error());

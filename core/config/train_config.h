@@ -136,8 +136,11 @@ struct TrainConfig {
 /// Which keys a JSON object may set: the original CLI's `-t` takes training keys only,
 /// `-c` checkpoint keys only; a config file takes every key; a resumed run takes only the keys
 /// that may change on resume (configKeyMayChangeOnResume: where and how long it trains, never what
-/// it learns), given again on its command line.
-enum class ConfigScope { All, Training, Checkpoint, Resume };
+/// it learns), given again on its command line, and a training key at the value `base` has (the
+/// first command line again). ResumeUnread is Resume when the run's config cannot be read here
+/// (another host's run, an unreadable checkpoint): every training key passes at any value, and the
+/// trainer, which reads the run, refuses one that changes.
+enum class ConfigScope { All, Training, Checkpoint, Resume, ResumeUnread };
 
 /// Applies the keys of `json` (an object) on top of `base`. `source` names where the JSON came
 /// from (a file path, "-t", "-c") and starts every error message.

@@ -62,8 +62,8 @@ std::string cropFitWarning(const CropFit& fit, double crop_scale, int img_size) 
       << "with black around a smaller subject. Set augment.crop_scale to at most "
       << std::floor(fits * 100) / 100 << " for these images";
   if (fit.unreadable > 0)
-    out << " (" << fit.unreadable << (fit.unreadable == 1 ? " more image looked at has" : " more images looked at have")
-        << " a header that could not be read)";
+    out << " (not counted: " << fit.unreadable << " more " << (fit.unreadable == 1 ? "image" : "images")
+        << " with no size in the first " << kHeaderBytes / 1024 << " KiB)";
   return out.str();
 }
 

@@ -14,7 +14,7 @@ namespace streetgan {
 
 struct CropFit {
   std::int64_t looked_at = 0;    ///< images whose size could be read
-  std::int64_t unreadable = 0;   ///< images sampled whose header could not be read
+  std::int64_t unreadable = 0;   ///< images sampled with no size in their first 128 KiB (or no header)
   std::int64_t smaller = 0;      ///< of those, with a side shorter than the crop
   std::int64_t median_side = 0;  ///< the median of their shorter sides, in pixels
   std::int64_t crop_side = 0;    ///< crop_scale × img_size, rounded

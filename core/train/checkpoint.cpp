@@ -154,6 +154,12 @@ Result<TrainConfig> readCheckpointConfig(const std::string& path) {
   }
 }
 
+Result<TrainConfig> readResumeConfig(const std::vector<std::string>& checkpoints) {
+  auto stored = readCheckpointConfig(checkpoints.back());
+  if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
+  return stored;
+}
+
 Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model) {
   try {
     torch::serialize::InputArchive archive;

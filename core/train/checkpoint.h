@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace streetgan {
 
@@ -44,6 +45,10 @@ Status saveCheckpoint(const std::string& path, DcganStep& model, const Checkpoin
 
 /// Reads only the config stored in a checkpoint.
 Result<TrainConfig> readCheckpointConfig(const std::string& path);
+
+/// The config a resumed run continues with: its newest checkpoint's, or the one before it when the
+/// newest cannot be read (a write cut short). `checkpoints`: the run's, oldest first, not empty.
+Result<TrainConfig> readResumeConfig(const std::vector<std::string>& checkpoints);
 
 /// Restores `model` (built from the checkpoint's config) and returns the rest of the state.
 Result<CheckpointState> loadCheckpoint(const std::string& path, DcganStep& model);

@@ -25,8 +25,7 @@ std::string storedConfigPayload(const RunDirectory& run, bool resume, bool conti
   if (checkpoints.empty())
     return resume ? "e" + run.path() + ": no checkpoint to resume from (looked in " + run.checkpointsDir() + ")"
                   : std::string("n");
-  auto stored = readCheckpointConfig(checkpoints.back());
-  if (!stored && checkpoints.size() > 1) stored = readCheckpointConfig(checkpoints[checkpoints.size() - 2]);
+  auto stored = readResumeConfig(checkpoints);
   if (!stored) return "r" + stored.error();
   return "c" + configToJson(*stored).dump();
 }

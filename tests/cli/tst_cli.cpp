@@ -94,10 +94,13 @@ void TestCli::badArguments_data() {
       << "option '--events': only '-' (stdout) is allowed";
   QTest::newRow("resume with config") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--config", "x.json"} << 2
       << "option '--config' cannot be used with --resume";
-  QTest::newRow("resume with another d_norm") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "-t", R"({"d_norm":"spectral"})"} << 2
-      << "streetgan train: -t: config key \"d_norm\" cannot change when a run resumes: its checkpoints hold what it "
-         "trained with it (the networks and their step); to train with another d_norm, start a new run (another "
-         "--run-dir). A resume may change: ";
+  // With no run to read, a recipe key is not said to change: there is nothing to resume.
+  QTest::newRow("resume a recipe key, no run") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "-t", R"({"d_norm":"spectral"})"} << 2
+      << "no checkpoint to resume from";
+  QTest::newRow("resume the seed, no run") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "-t", R"({"seed":3})"} << 2
+      << "streetgan train: -t: config key \"seed\" cannot change when a run resumes: its checkpoints hold what it "
+         "trained with it (its settings); to train with another seed, start a new run (another --run-dir). A resume "
+         "may change: ";
   QTest::newRow("resume nothing") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--dataroot", d} << 2
       << "no checkpoint to resume from";
   QTest::newRow("resume with a data filter") << QStringList{"train", "--resume", "--run-dir", "@RUN@", "--cities", "a"} << 2

@@ -200,6 +200,12 @@ void TestTrainConfig::parse_data() {
       << "config key \"d_norm\" cannot change when a run resumes: its checkpoints hold what it trained with it (the "
          "networks and their step); to train with another d_norm, start a new run (another --run-dir)";
   QTest::newRow("resume: a structural key at the run's value") << R"({"d_norm":"batchnorm","ngf":64})" << 3 << "";
+  QTest::newRow("resume: a key -t never takes, even at the run's value") << R"({"seed":0})" << 3
+      << "config key \"seed\" cannot change when a run resumes";
+  QTest::newRow("resume, the run unread: a training key at any value") << R"({"d_norm":"spectral","ngf":8})" << 4 << "";
+  QTest::newRow("resume, the run unread: its bounds") << R"({"ngf":0})" << 4 << "\"ngf\": 0 is not allowed";
+  QTest::newRow("resume, the run unread: not the seed") << R"({"seed":1})" << 4
+      << "config key \"seed\" cannot change when a run resumes";
   QTest::newRow("resume: not the moving average") << R"({"ema":{"half_life_images":100}})" << 3
       << "config key \"ema.half_life_images\" cannot change when a run resumes";
   QTest::newRow("resume: the key's own bounds") << R"({"data":{"workers":5000}})" << 3
