@@ -147,6 +147,10 @@ std::optional<TrainConfig> storedRunConfig(const std::string& run_dir) {
   return *read;
 }
 
+// On --resume the run keeps its stored config: only what may change (epochs, device, precision,
+// threads, data folder, cache, workers, CUDA graphs, and through -t the learning rates, penalties
+// and augmentation) goes into `options`, as a partial config the trainer applies to the stored
+// one. Every error is a usage error.
 Status readResumeOptions(const CommandLine& line, TrainerOptions& options) {
   const auto refused = givenConfigOptions(line);
   if (!refused.empty())
