@@ -4,11 +4,8 @@
 // feature space seen, as figures of different spaces are never compared) overlaid in one
 // ChartPanel (a colour per run, the run's name in the legend; x in images seen, epochs or
 // seconds), their sample grids side by side under one slider of images seen (each run shows its
-// grid nearest that point), and a table of the runs: preset, batch, device, world size, images/s
-// and per hour, time per epoch, best Parzen, the latest SWD ×10³, FID (with its feature space)
-// and copy rate, the quality alarms, the dollars per hour of where it trained and per million
-// images, peak memory and mean CPU/GPU use; under it a row per config key whose values differ
-// between the runs (ConfigDifferenceTable).
+// grid nearest that point), and a table of the runs (RunFiguresTable says its columns); under it
+// a row per config key whose values differ between the runs (ConfigDifferenceTable).
 // Save Image… and Save CSV… write the whole view and the table. Logs are read on a worker, and
 // runs still going are followed (their new lines every 2 s), so the GUI thread only appends.
 #include "app/studio/run_figures_table.h"
