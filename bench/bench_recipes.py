@@ -49,6 +49,10 @@ RECIPES = [
     ("modern: rpgan + lazy R1 + R2 + ADA + EMA",
      {"loss": "rpgan", "r1_gamma": 1, "r2_gamma": 1, "reg_every": 4, "d_norm": "none",
       "augment": {"ada_target": 0.6, "ada_kimg": 100}, "ema": {"half_life_images": 10000, "rampup": 0.05}}),
+    ("ADA + TTUR", {"lr_d": 0.0004, "lr_g": 0.0001, "augment": {"ada_target": 0.6, "ada_kimg": 100}}),
+    ("ADA + TTUR + EMA",
+     {"lr_d": 0.0004, "lr_g": 0.0001, "augment": {"ada_target": 0.6, "ada_kimg": 100},
+      "ema": {"half_life_images": 10000, "rampup": 0.05}}),
 ]
 FIGURES = ["swd_e3", "fid", "kid", "precision", "recall", "copy_rate"]
 
