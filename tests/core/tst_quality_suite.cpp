@@ -4,6 +4,7 @@
 #include "core/eval/quality_alarms.h"
 #include "core/runs/quality_evaluation_file.h"
 #include "core/eval/quality_suite.h"
+#include "core/train/compute_device.h"
 #include "tests/support/test_suite.h"
 
 #include <QTemporaryDir>
@@ -12,6 +13,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <map>
+#include <vector>
 
 using namespace streetgan;
 namespace figure = streetgan::quality_figure;
@@ -69,6 +72,7 @@ private slots:
   void fileRoundTrip();
   void badInputAndCancel();
   void unmetNeedsAreSaidFirstOrLeftOut();
+  void theFiguresDoNotDependOnThreads();
 };
 
 void TestQualitySuite::identicalSetsScoreAsIdentical() {
@@ -279,6 +283,26 @@ void TestQualitySuite::unmetNeedsAreSaidFirstOrLeftOut() {
   auto stopped = QualitySuite::evaluate(smoothImagesSuite(60, 32, 11), smoothImagesSuite(50, 32, 12), stopping);
   QVERIFY(!stopped.ok());
   QVERIFY2(QString::fromStdString(stopped.error()).contains("cancelled"), stopped.error().c_str());
+}
+
+// bench/README.md says each figure is the same for any number of threads (the parallel parts are
+// summed in a fixed order): every figure of 1, 2 and 3 threads, compared exactly.
+void TestQualitySuite::theFiguresDoNotDependOnThreads() {
+  const torch::Tensor train = smoothImagesSuite(300, 32, 11), samples = smoothImagesSuite(300, 32, 12);
+  std::vector<std::map<std::string, double>> figures;
+  for (int threads : {1, 2, 3}) {
+    setComputeThreads(threads);
+    auto result = QualitySuite::evaluate(samples, train, smallOptions());
+    QVERIFY2(result.ok(), result.error().c_str());
+    figures.push_back(result->metrics);
+  }
+  setComputeThreads(2);
+  QVERIFY(figures[0].size() >= 10);
+  for (std::size_t run = 1; run < figures.size(); ++run)
+    for (const auto& [name, value] : figures[0])
+      QVERIFY2(figures[run].at(name) == value || (std::isnan(value) && std::isnan(figures[run].at(name))),
+               qPrintable(QString("%1: %2 on 1 thread, %3 on %4").arg(QString::fromStdString(name)).arg(value, 0, 'g', 17)
+                              .arg(figures[run].at(name), 0, 'g', 17).arg(run + 1)));
 }
 
 STREETGAN_TEST_GUILESS_MAIN(TestQualitySuite)
