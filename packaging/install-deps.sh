@@ -46,8 +46,9 @@ if [ "$bench" -eq 1 ]; then
   # the reference loader, the photographs bench/make_corpus.py cuts its corpus from, and the
   # `ffmpeg` program the reference walk export pipes its frames into
   packages+=(python3 python3-torch python3-torchvision python3-numpy python3-scipy python3-pil opencv-doc ffmpeg
-    # bench_serve: the load generator, and the original tool's Flask app as the reference
-    wrk python3-flask)
+    # bench_serve: the load generator, the original tool's Flask app as the reference, and gunicorn
+    # to serve it as a researcher would deploy it
+    wrk python3-flask gunicorn)
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
