@@ -53,6 +53,8 @@ RECIPES = [
     ("ADA + TTUR + EMA",
      {"lr_d": 0.0004, "lr_g": 0.0001, "augment": {"ada_target": 0.6, "ada_kimg": 100},
       "ema": {"half_life_images": 10000, "rampup": 0.05}}),
+    ("hinge + TTUR + EMA",
+     {"loss": "hinge", "lr_d": 0.0004, "lr_g": 0.0001, "ema": {"half_life_images": 10000, "rampup": 0.05}}),
 ]
 FIGURES = ["swd_e3", "fid", "kid", "precision", "recall", "copy_rate"]
 
