@@ -214,21 +214,21 @@ def case_sides(args, folders, rows, sigmas, size, notebook):
     return sides
 
 
-def corpus_images(args, n, n_valid, n_test):
+def corpus_images(corpus, n, n_valid, n_test):
     """The corpus's JPEGs, sorted; exits saying what the case needs when there are too few."""
-    images = sorted(glob.glob(os.path.join(args.corpus, "train_val", "*", "database", "images", "*.jpg")))
+    images = sorted(glob.glob(os.path.join(corpus, "train_val", "*", "database", "images", "*.jpg")))
     needed = n + n_valid + n_test
     if len(images) < needed:
         hint = (f"; --small-samples {len(images) - n_valid - n_test} fits it" if len(images) > n_valid + n_test else "")
         sys.exit(f"bench_parzen: the case needs {needed:,} images ({n:,} samples + {n_valid:,} validation + "
-                 f"{n_test:,} test); {args.corpus} has {len(images):,} in train_val/*/database/images/*.jpg{hint}")
+                 f"{n_test:,} test); {corpus} has {len(images):,} in train_val/*/database/images/*.jpg{hint}")
     return images
 
 
 def run_small(args):
     n = args.small_samples
     case = "small" if n == SMALL_SAMPLES else f"small, {n} samples"  # a smaller run is not the documented case
-    run_case(args, case, corpus_images(args, n, N_VALID, N_TEST), (n, N_VALID, N_TEST), SIZE)
+    run_case(args, case, corpus_images(args.corpus, n, N_VALID, N_TEST), (n, N_VALID, N_TEST), SIZE)
 
 
 def run_large(args):
@@ -237,11 +237,7 @@ def run_large(args):
     if not os.path.isdir(os.path.join(folder, "train_val")):
         subprocess.run([args.streetgan, "demo-data", "--out", folder, "--cities", "8", "--sequences", "50",
                         "--frames", "30"], check=True, capture_output=True)
-    saved = args.corpus
-    args.corpus = folder
-    images = corpus_images(args, LARGE[0], LARGE[1], LARGE[2])
-    args.corpus = saved
-    run_case(args, "large", images, LARGE, LARGE_SIZE)
+    run_case(args, "large", corpus_images(folder, *LARGE), LARGE, LARGE_SIZE)
 
 
 def run_case(args, case, images, counts, size):
