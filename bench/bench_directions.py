@@ -1,19 +1,27 @@
 #!/usr/bin/python3
-"""Semantic directions' speed: `streetgan directions` beside a numpy reference on the same generator.
+"""Semantic directions: `streetgan directions` against torch references doing the same work on the
+same generator and the same latents, with a check that the axes agree.
 
-Trains a naive-64 checkpoint for one epoch on a small demo data set (or takes --checkpoint), exports
-its generator with `streetgan export` so that numpy reads the very same weights, then times REPEATS
-runs of each:
-  - sefa: ours (`--method sefa --top 20`) and numpy's eigh of A^T A;
-  - pca: ours (`--method pca --n N --top 20`) and what a notebook does with numpy: the first block
-    (transposed convolution as a matrix product, BatchNorm with the running statistics, ReLU) of N
-    latents, a full SVD of the centred outputs, the top 20 axes regressed on the latents (lstsq).
-Ours is the "seconds" the command reports (the search itself, without loading the checkpoint).
-Prints the medians and the ratios (reference / streetgan: above 1 means ours is faster).
+Trains a checkpoint for one epoch on a small demo data set for each network (or takes
+--checkpoint, repeatable: use real runs), exports its generator with `streetgan export` so that
+torch reads the very same weights, and times REPEATS runs of each side, alternating:
+  - sefa: ours (`--method sefa --top 20`) against torch's `eigh` of AᵀA (exact against exact);
+  - pca: ours (`--method pca --n N --top 20`) against the same search in torch: the first block
+    (transposed convolution as a product, BatchNorm with the running statistics, ReLU) of the same
+    N latents (ours' draw, reproduced: LibTorch's CPU generator with --seed 0), centred, the top 20
+    axes, each axis' projections regressed on the latents (lstsq, gelsd).
+    Ours is exact (a Gram matrix and its eigenpairs) up to 4,096 values a row (the demo networks)
+    and a randomized subspace iteration above (naive-64: 8,192): the reference of the same kind is
+    `exact` (float64 Gram + eigh) and `randomized` (Halko, Martinsson and Tropp 2011 in float32,
+    as GANSpace runs fbpca: k + 10 columns and 6 power steps like ours). Both are run and timed.
+    --notebook adds a full numpy SVD of the outputs (what the tool we replace did; minutes).
+Agreement: |cos| between each of ours' 20 latent directions and the exact reference's (and the
+randomized reference's against the exact), printed per axis with their minimum.
 
   /usr/bin/python3 bench/bench_directions.py --streetgan build/app/cli/streetgan [--n 10000 --repeats 3]
+      [--checkpoint RUN_OR_PT ...] [--out bench/results/directions-DATE.jsonl]
 
-Reference only: numpy and python3-torch (to read the exported state dict) are never runtime dependencies.
+Reference only: python3-torch is never a runtime dependency.
 """
 import argparse
 import json
@@ -24,87 +32,167 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_record  # noqa: E402
+
+TOP = 20
 
 
 def ours(args, checkpoint, method):
-    cmd = [args.streetgan, "directions", "--checkpoint", checkpoint, "--method", method, "--top", "20", "--json",
+    cmd = [args.streetgan, "directions", "--checkpoint", checkpoint, "--method", method, "--top", str(TOP), "--json",
            "--threads", str(args.threads)]
     if method == "pca":
-        cmd += ["--n", str(args.n)]
+        cmd += ["--n", str(args.n), "--seed", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"bench_directions.py: {' '.join(cmd)} failed: {done.stderr.strip()}")
-    return json.loads(done.stdout)["seconds"]
+    found = json.loads(done.stdout)
+    return found["seconds"], [d["vector"] for d in found["directions"]]
 
 
-def reference_sefa(state):
+def first_block(torch, state, z):
+    w = state["main.0.weight"].to(torch.float64)
+    channels = w.shape[1]
+    h = (z @ w.flatten(1)).view(z.shape[0], channels, -1)
+    column = {name: state[f"main.1.{name}"].to(torch.float64).view(1, channels, 1)
+              for name in ("running_mean", "running_var", "weight", "bias")}
+    normed = (h - column["running_mean"]) / (column["running_var"] + 1e-5).sqrt() * column["weight"] + column["bias"]
+    return normed.clamp_min(0).flatten(1)
+
+
+def exact_axes(torch, centred):
+    values, vectors = torch.linalg.eigh(centred.T @ centred)
+    return vectors[:, -TOP:].flip(1)
+
+
+def randomized_axes(torch, centred):
+    rows = centred.to(torch.float32)
+    generator = torch.Generator().manual_seed(1)
+    y = rows @ torch.randn(rows.shape[1], TOP + 10, generator=generator)
+    for _ in range(6):
+        q, _ = torch.linalg.qr(y)
+        y = rows @ (rows.T @ q)
+    q, _ = torch.linalg.qr(y)
+    _, _, vt = torch.linalg.svd(q.T @ rows, full_matrices=False)
+    return vt[:TOP].T.to(torch.float64)
+
+
+def notebook_axes(torch, centred):
+    import numpy as np
+    _, _, vt = np.linalg.svd(centred.numpy(), full_matrices=False)
+    return torch.from_numpy(vt[:TOP].T.copy())
+
+
+def reference_pca(torch, state, n, kind):
+    """The whole search as ours does it; returns (seconds, unit latent directions as rows)."""
     start = time.perf_counter()
-    w = state["main.0.weight"].numpy().astype(np.float64)
-    a_t = w.reshape(w.shape[0], -1)
-    values, vectors = np.linalg.eigh(a_t @ a_t.T)
-    _ = vectors[:, np.argsort(values)[::-1][:20]]
-    return time.perf_counter() - start
+    nz = state["main.0.weight"].shape[0]
+    z = torch.randn(n, nz, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    centred = first_block(torch, state, z)
+    centred -= centred.mean(0, keepdim=True)
+    axes = {"exact": exact_axes, "randomized": randomized_axes, "notebook": notebook_axes}[kind](torch, centred)
+    u = torch.linalg.lstsq(z, centred @ axes, driver="gelsd").solution
+    directions = (u / u.norm(dim=0, keepdim=True)).T
+    return time.perf_counter() - start, directions
 
 
-def reference_pca(state, n):
+def reference_sefa(torch, state):
     start = time.perf_counter()
-    w = state["main.0.weight"].numpy().astype(np.float64)
-    nz, channels = w.shape[0], w.shape[1]
-    z = np.random.default_rng(0).standard_normal((n, nz))
-    h = (z @ w.reshape(nz, -1)).reshape(n, channels, -1)
-    mean = state["main.1.running_mean"].numpy().reshape(1, channels, 1)
-    var = state["main.1.running_var"].numpy().reshape(1, channels, 1)
-    gamma = state["main.1.weight"].numpy().reshape(1, channels, 1)
-    beta = state["main.1.bias"].numpy().reshape(1, channels, 1)
-    h = np.maximum((h - mean) / np.sqrt(var + 1e-5) * gamma + beta, 0).reshape(n, -1)
-    centred = h - h.mean(0)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    u = np.linalg.lstsq(z, centred @ vt[:20].T, rcond=None)[0]
-    _ = u / np.linalg.norm(u, axis=0)
-    return time.perf_counter() - start
+    a = state["main.0.weight"].to(torch.float64).flatten(1)
+    values, vectors = torch.linalg.eigh(a @ a.T)
+    directions = vectors[:, -TOP:].flip(1).T
+    return time.perf_counter() - start, directions
+
+
+def agreement(torch, mine, theirs):
+    mine = torch.tensor(mine, dtype=torch.float64)
+    return [abs(float(a @ b)) / float(a.norm() * b.norm()) for a, b in zip(mine, theirs)]
+
+
+def trained_checkpoints(args, work):
+    """One epoch of each network on a small demo data set: demo (exact PCA) and naive-64 (randomized)."""
+    data = os.path.join(work, "data")
+    subprocess.run([args.streetgan, "demo-data", "--out", data, "--cities", "1", "--sequences", "4",
+                    "--frames", "8", "--seed", "5"], check=True, capture_output=True)
+    found = []
+    for preset in ("demo", "naive-64"):
+        run = os.path.join(work, preset)
+        subprocess.run([args.streetgan, "train", "--dataroot", data, "--run-dir", run, "--preset", preset,
+                        "--epochs", "1", "--threads", str(args.threads), "-t", '{"batch_size": 8}'],
+                       check=True, capture_output=True)
+        found.append(run)
+    return found
+
+
+def measure(torch, args, checkpoint, state, out):
+    """Alternates ours and each reference REPEATS times; records and returns the rows to print."""
+    w = state["main.0.weight"]
+    values = w.shape[1] * w.shape[2] * w.shape[3]
+    case = f"nz {w.shape[0]}, {values} values a row"
+    kinds = ["exact", "randomized"] + (["notebook"] if args.notebook else [])
+    rows = []
+    for method, sides in (("sefa", ["eigh"]), ("pca", kinds)):
+        times = {side: [] for side in ["ours"] + sides}
+        vectors = {}
+        for _ in range(args.repeats):
+            seconds, vectors["ours"] = ours(args, checkpoint, method)
+            times["ours"].append(seconds)
+            for side in sides:
+                seconds, vectors[side] = (reference_sefa(torch, state) if method == "sefa"
+                                          else reference_pca(torch, state, args.n, side))
+                times[side].append(seconds)
+        truth = vectors[sides[0]]
+        cosines = {side: agreement(torch, vectors[side].tolist() if side != "ours" else vectors[side], truth)
+                   for side in ["ours"] + sides[1:]}
+        settings = {"method": method, "top": TOP, "threads": args.threads, "values_a_row": values,
+                    "ours": "exact" if method == "sefa" or values <= 4096 else "randomized"}
+        if method == "pca":
+            settings["n"] = args.n
+        for side, runs in times.items():
+            bench_record.write(out, bench="directions", case=f"{method}, {case}", side="ours" if side == "ours"
+                               else f"torch {side}", runs=runs, unit="s", better="lower", settings=settings,
+                               streetgan=args.streetgan if side == "ours" else None,
+                               agreement_with_exact=cosines.get(side))
+        rows.append((method, case, settings["ours"], times, cosines))
+    return rows
+
+
+def report(rows, args):
+    print(f"{args.threads} threads; pca over {args.n} latents (the same draw on both sides); medians of {args.repeats}")
+    for method, case, mine, times, cosines in rows:
+        print(f"\n{method}, {case} (ours: {mine})")
+        ours_median = statistics.median(times["ours"])
+        for side, runs in times.items():
+            median = statistics.median(runs)
+            lead = "" if side == "ours" else f"  ours leads {median / ours_median:.2f}x"
+            print(f"  {side:<11} {median:>9.4f} s  runs {', '.join(f'{x:.4f}' for x in runs)}{lead}")
+        for side, values in cosines.items():
+            print(f"  |cos| {side} against {list(times)[1]}: min {min(values):.6f}; per axis "
+                  + " ".join(f"{v:.4f}" for v in values))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--streetgan", default="build/app/cli/streetgan")
-    parser.add_argument("--checkpoint", help="a checkpoint to use (default: train a naive-64 one here)")
+    parser.add_argument("--checkpoint", action="append", help="a checkpoint or run to use, repeatable "
+                        "(default: train a demo and a naive-64 one here for one epoch)")
     parser.add_argument("--n", type=int, default=10000, help="pca: latents (default 10000)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--notebook", action="store_true", help="also time numpy's full SVD (minutes)")
+    parser.add_argument("--out", help="JSON lines file of the records (appended)")
     args = parser.parse_args()
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
+    bench_record.set_threads(args.threads)
+    import torch
     torch.set_num_threads(args.threads)
+    rows = []
     with tempfile.TemporaryDirectory() as work:
-        checkpoint = args.checkpoint
-        if not checkpoint:
-            data, run = os.path.join(work, "data"), os.path.join(work, "run")
-            subprocess.run([args.streetgan, "demo-data", "--out", data, "--cities", "1", "--sequences", "4",
-                            "--frames", "8", "--seed", "5"], check=True, capture_output=True)
-            subprocess.run([args.streetgan, "train", "--dataroot", data, "--run-dir", run, "--preset", "naive-64",
-                            "--epochs", "1", "--threads", str(args.threads), "-t", '{"batch_size": 8}'],
-                           check=True, capture_output=True)
-            folder = os.path.join(run, "checkpoints")
-            checkpoint = os.path.join(folder, sorted(os.listdir(folder))[-1])
-        exported = os.path.join(work, "g.pt")
-        subprocess.run([args.streetgan, "export", "--checkpoint", checkpoint, "--out", exported], check=True,
-                       capture_output=True)
-        state = torch.load(exported)
-        rows = []
-        for method in ("sefa", "pca"):
-            mine = [ours(args, checkpoint, method) for _ in range(args.repeats)]
-            theirs = [reference_sefa(state) if method == "sefa" else reference_pca(state, args.n)
-                      for _ in range(args.repeats)]
-            rows.append((method, statistics.median(mine), statistics.median(theirs), mine, theirs))
-    w = state["main.0.weight"]
-    print(f"generator: nz {w.shape[0]}, first block {w.shape[1]} x 4 x 4 = {w.shape[1] * 16} values; "
-          f"{args.threads} threads; pca over {args.n} latents; medians of {args.repeats}")
-    print(f"{'method':<8} {'streetgan s':>12} {'numpy s':>10} {'ratio':>7}")
-    for method, mine, theirs, _, _ in rows:
-        print(f"{method:<8} {mine:>12.4f} {theirs:>10.4f} {theirs / mine:>7.1f}")
-    for method, _, _, mine, theirs in rows:
-        print(f"  {method}: ours {', '.join(f'{x:.4f}' for x in mine)}; numpy {', '.join(f'{x:.4f}' for x in theirs)}")
+        for number, checkpoint in enumerate(args.checkpoint or trained_checkpoints(args, work)):
+            exported = os.path.join(work, f"g{number}.pt")
+            subprocess.run([args.streetgan, "export", "--checkpoint", checkpoint, "--out", exported], check=True,
+                           capture_output=True)
+            rows += measure(torch, args, checkpoint, torch.load(exported), args.out)
+    report(rows, args)
     return 0
 
 

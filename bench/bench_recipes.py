@@ -55,6 +55,7 @@ RECIPES = [
       "ema": {"half_life_images": 10000, "rampup": 0.05}}),
     ("hinge + TTUR + EMA",
      {"loss": "hinge", "lr_d": 0.0004, "lr_g": 0.0001, "ema": {"half_life_images": 10000, "rampup": 0.05}}),
+    ("batch 32", {"batch_size": 32}),
 ]
 FIGURES = ["swd_e3", "fid", "kid", "precision", "recall", "copy_rate"]
 

@@ -1,21 +1,29 @@
 #!/usr/bin/python3
-"""Training-step speed: StreetGAN's C++ engine against PyTorch eager mode, side by side.
+"""Training-step speed: StreetGAN's C++ engine against PyTorch doing the same DCGAN step, side by side.
 
-Runs `streetgan bench train` and the same DCGAN step written in PyTorch (Debian's python3-torch,
-the reference implementation) alternately, REPEATS times each, on synthetic tensors, and prints
-the median images/s of both and their ratio (C++ / PyTorch; above 1 means the engine is faster).
-Neither side copies the step's statistics to the host each step (the engine copies them at log
-points; the reference keeps them on the device and copies them once at the end).
+Runs `streetgan bench train` and the same step written in PyTorch (Debian's python3-torch, the
+reference) alternately, REPEATS times each, each run in its own process, on synthetic tensors, and
+prints per side the median images/s, every run, and ours' lead (ours / that side; above 1 means
+the engine is faster). The PyTorch sides (--variants):
+  eager     the step as written, PyTorch's defaults (the tool we replace: a training script)
+  tuned     what a competent researcher runs today: channels-last models and inputs, AdamW with
+            fused=True where this PyTorch has it (else foreach=True), cudnn.benchmark on CUDA,
+            OPENBLAS_NUM_THREADS=1 on the CPU (LibTorch's OpenMP threads over a one-thread BLAS)
+  compile   tuned + torch.compile of G and D (Inductor; PyTorch 2; on the CPU its C++ backend)
+  max-autotune   tuned + torch.compile(mode="max-autotune-no-cudagraphs")
+  reduce-overhead   tuned + torch.compile(mode="reduce-overhead"): its CUDA graphs (CUDA only)
+Ours runs eager and, with --cuda-graphs, as a CUDA graph (`bench train --cuda-graphs on`). The
+ratio that counts is ours' best against PyTorch's best, printed last. Neither side copies the
+step's statistics to the host each step. Each reference prints its settings in the header.
 
-  bench/bench_train.py --streetgan build/app/cli/streetgan --preset naive-64 --batch 64 --threads 2
+  bench/bench_train.py --streetgan build/app/cli/streetgan --preset naive-64 --batch 64 --threads 2 \
+      [--variants eager,tuned,compile] [--out bench/results/train-DATE.jsonl]
 
-On a GPU host, one command gives the GPU table (PyTorch eager and torch.compile of the same step,
-and real batches from a cache as a share of synthetic ones):
+On a GPU host, one command gives the GPU table (--compile adds every compile variant the device
+has; --data also times the engine on real batches from a cache, as a share of synthetic ones):
 
   bench/bench_train.py --device cuda --precision bf16 --compile --cuda-graphs --batch 256 \
       --data CACHE --dataroot DIR
-
-(--cuda-graphs also times the engine's step recorded as a CUDA graph: `bench train --cuda-graphs on`.)
 
 Reference only: python3-torch is never a runtime dependency of StreetGAN.
 """
@@ -27,28 +35,39 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_record  # noqa: E402
+
 PRESETS = {  # nz, ngf, ndf, img_size (as core/config/train_config.cpp)
     "naive-64": (100, 64, 64, 64),
     "safe-64": (256, 256, 64, 64),
     "safe-128": (256, 256, 128, 128),
 }
+COMPILE_MODES = {"compile": "default", "max-autotune": "max-autotune-no-cudagraphs", "reduce-overhead": "reduce-overhead"}
 
 
-def reference_step_speed(preset, batch, steps, warmup, threads, device, precision, compile_step=False):
-    import torch
+def adamw(torch, params, tuned, device):
+    """AdamW as the engine's (lr 2e-4, betas 0.5/0.999, decay 0.05); tuned: fused, else foreach."""
+    options = dict(lr=2e-4, betas=(0.5, 0.999), weight_decay=0.05)
+    if not tuned:
+        return torch.optim.AdamW(params, **options), "AdamW (defaults)"
+    params = list(params)
+    try:
+        optimizer = torch.optim.AdamW(params, fused=True, **options)
+        probe = torch.zeros(1, device=device, requires_grad=True)
+        torch.optim.AdamW([probe], fused=True, **options)  # raises where fused has no kernel for the device
+        return optimizer, "AdamW(fused=True)"
+    except (TypeError, RuntimeError):
+        return torch.optim.AdamW(params, foreach=True, **options), "AdamW(foreach=True) (no fused AdamW here)"
+
+
+def build_models(torch, preset, device, variant):
     import torch.nn as nn
-
-    torch.set_num_threads(threads)
-    nz, ngf, ndf, img = PRESETS[preset]
-    nc = 3
-
     from dcgan_layers import discriminator_layers, generator_layers
 
-    def generator():
-        return nn.Sequential(*generator_layers(nz, ngf, nc, img))
-
-    def discriminator():
-        return nn.Sequential(*discriminator_layers(ndf, nc, img))
+    nz, ngf, ndf, img = PRESETS[preset]
+    torch.manual_seed(0)
+    g, d = nn.Sequential(*generator_layers(nz, ngf, 3, img)), nn.Sequential(*discriminator_layers(ndf, 3, img))
 
     def init(m):
         if isinstance(m, (nn.Conv2d, nn.ConvTranspose2d)):
@@ -57,27 +76,43 @@ def reference_step_speed(preset, batch, steps, warmup, threads, device, precisio
             nn.init.normal_(m.weight, 1.0, 0.02)
             nn.init.zeros_(m.bias)
 
-    dev = torch.device(device)
-    if dev.type == "cuda":
-        torch.backends.cudnn.benchmark = True
-    torch.manual_seed(0)
-    g, d = generator().to(dev), discriminator().to(dev)
     g.apply(init)
     d.apply(init)
-    if compile_step:
+    tuned = variant != "eager"
+    memory_format = torch.channels_last if tuned else torch.contiguous_format
+    return g.to(device, memory_format=memory_format), d.to(device, memory_format=memory_format), memory_format
+
+
+def reference_step_speed(args):
+    """One process: the variant's step, warmed up, then timed; returns its rate, peak and settings."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+    dev = torch.device(args.device)
+    variant = args.reference_only
+    settings = {"torch": torch.__version__, "threads": torch.get_num_threads(),
+                "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "(default)")}
+    if dev.type == "cuda" and variant != "eager":
+        torch.backends.cudnn.benchmark = True
+        settings["cudnn.benchmark"] = True
+    g, d, memory_format = build_models(torch, args.preset, dev, variant)
+    settings["memory format"] = "channels_last" if memory_format == torch.channels_last else "contiguous"
+    if variant in COMPILE_MODES:
         if not hasattr(torch, "compile"):
-            sys.exit(f"--compile needs PyTorch 2 (torch.compile); this is PyTorch {torch.__version__}")
-        g, d = torch.compile(g), torch.compile(d)
-    opt_g = torch.optim.AdamW(g.parameters(), lr=2e-4, betas=(0.5, 0.999), weight_decay=0.05)
-    opt_d = torch.optim.AdamW(d.parameters(), lr=2e-4, betas=(0.5, 0.999), weight_decay=0.05)
-    bce = nn.BCEWithLogitsLoss()
-    real = torch.rand(batch, nc, img, img, device=dev) * 2 - 1
-    ones = torch.ones(batch, device=dev)
-    zeros = torch.zeros(batch, device=dev)
-    use_amp = precision != "fp32"
-    amp_dtype = torch.float16 if precision == "fp16" else torch.bfloat16
-    scaler = (torch.amp.GradScaler(dev.type, enabled=precision == "fp16") if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler")
-              else torch.cuda.amp.GradScaler(enabled=precision == "fp16"))
+            sys.exit(f"{variant} needs PyTorch 2 (torch.compile); this is PyTorch {torch.__version__}")
+        g, d = torch.compile(g, mode=COMPILE_MODES[variant]), torch.compile(d, mode=COMPILE_MODES[variant])
+        settings["torch.compile"] = COMPILE_MODES[variant]
+    opt_g, settings["optimizer"] = adamw(torch, g.parameters(), variant != "eager", dev)
+    opt_d, _ = adamw(torch, d.parameters(), variant != "eager", dev)
+    nz, _, _, img = PRESETS[args.preset]
+    batch = args.batch
+    bce = torch.nn.BCEWithLogitsLoss()
+    real = (torch.rand(batch, 3, img, img, device=dev) * 2 - 1).contiguous(memory_format=memory_format)
+    ones, zeros = torch.ones(batch, device=dev), torch.zeros(batch, device=dev)
+    use_amp = args.precision != "fp32"
+    amp_dtype = torch.float16 if args.precision == "fp16" else torch.bfloat16
+    scaler = torch.amp.GradScaler(dev.type, enabled=args.precision == "fp16") if hasattr(torch.amp, "GradScaler") \
+        else torch.cuda.amp.GradScaler(enabled=args.precision == "fp16")
     stats = []
 
     def step():
@@ -86,8 +121,7 @@ def reference_step_speed(preset, batch, steps, warmup, threads, device, precisio
             out_real = d(real).view(-1).float()
             fake = g(torch.randn(batch, nz, 1, 1, device=dev))
             out_fake = d(fake.detach()).view(-1).float()
-        err_real = bce(out_real, ones)
-        err_fake = bce(out_fake, zeros)
+        err_real, err_fake = bce(out_real, ones), bce(out_fake, zeros)
         scaler.scale(err_real).backward()
         scaler.scale(err_fake).backward()
         scaler.step(opt_d)
@@ -98,23 +132,100 @@ def reference_step_speed(preset, batch, steps, warmup, threads, device, precisio
         scaler.scale(err_g).backward()
         scaler.step(opt_g)
         scaler.update()
-        # The same statistics the engine reports each step, kept on the device as the engine does.
+        # The statistics the engine reports each step, kept on the device as the engine does.
         stats.append(torch.stack([err_real + err_fake, err_g, torch.sigmoid(out_real).mean(),
                                   torch.sigmoid(out_fake).mean(), torch.sigmoid(out).mean()]).double())
 
-    for _ in range(warmup):
+    warm = time.perf_counter()
+    for _ in range(args.warmup):
         step()
     if dev.type == "cuda":
         torch.cuda.synchronize()
+    settings["warm-up s (compiling included)"] = round(time.perf_counter() - warm, 1)
     start = time.perf_counter()
-    for _ in range(steps):
+    for _ in range(args.steps):
         step()
     torch.stack(stats).cpu()
     if dev.type == "cuda":
         torch.cuda.synchronize()
-    rate = batch * steps / (time.perf_counter() - start)
+    rate = batch * args.steps / (time.perf_counter() - start)
     peak = torch.cuda.max_memory_allocated(dev) / 2**20 if dev.type == "cuda" else 0.0
-    return rate, peak
+    return {"images_per_s": rate, "peak_mib": peak, "settings": settings}
+
+
+def default_variants(args):
+    variants = ["eager", "tuned"]
+    if args.compile:
+        variants += ["compile", "max-autotune"] + (["reduce-overhead"] if args.device.startswith("cuda") else [])
+    return variants
+
+
+def run_ours(args, extra):
+    engine_args = ["--preset", args.preset, "--batch", str(args.batch), "--steps", str(args.steps), "--warmup",
+                   str(args.warmup), "--threads", str(args.threads), "--device", args.device, "--precision", args.precision]
+    return json.loads(subprocess.run([args.streetgan, "bench", "train", "--json"] + engine_args + extra,
+                                     check=True, capture_output=True, text=True).stdout)
+
+
+def run_reference(args, variant):
+    env = dict(os.environ)
+    if variant != "eager" and args.device == "cpu":
+        env["OPENBLAS_NUM_THREADS"] = "1"
+    command = [sys.executable, os.path.abspath(__file__), "--reference-only", variant, "--preset", args.preset,
+               "--batch", str(args.batch), "--steps", str(args.steps), "--warmup", str(args.warmup),
+               "--threads", str(args.threads), "--device", args.device, "--precision", args.precision]
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        sys.exit(f"bench_train.py: the {variant} reference failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(args, variants):
+    """name → runs (img/s), alternating ours and each reference; plus each reference's settings."""
+    runs, settings, peak = {}, {}, {}
+    for rep in range(args.repeats):
+        out = run_ours(args, ["--data", args.data, "--dataroot", args.dataroot] if args.data else [])
+        runs.setdefault("streetgan", []).append(out["images_per_s"])
+        if args.data:
+            runs.setdefault("streetgan, real batches", []).append(out["real_images_per_s"])
+        if args.cuda_graphs:
+            runs.setdefault("streetgan, CUDA graph", []).append(run_ours(args, ["--cuda-graphs", "on"])["images_per_s"])
+        for variant in variants:
+            result = run_reference(args, variant)
+            runs.setdefault(f"pytorch {variant}", []).append(result["images_per_s"])
+            settings[f"pytorch {variant}"], peak[f"pytorch {variant}"] = result["settings"], result["peak_mib"]
+        print(f"run {rep + 1}/{args.repeats}: " + ", ".join(f"{name} {r[-1]:.1f}" for name, r in runs.items())
+              + " img/s", file=sys.stderr)
+    return runs, settings, peak
+
+
+def report(args, runs, settings, peak):
+    med = statistics.median
+    ours = {n: med(r) for n, r in runs.items() if n.startswith("streetgan") and "real" not in n}
+    theirs = {n: med(r) for n, r in runs.items() if n.startswith("pytorch")}
+    best_ours, best_theirs = max(ours, key=ours.get), max(theirs, key=theirs.get)
+    case = f"{args.preset} batch {args.batch} {args.device} {args.precision} {args.threads} threads"
+    print(f"{case}; medians of {args.repeats} runs of {args.steps} steps after {args.warmup} warm-up steps")
+    for name, setting in settings.items():
+        print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in setting.items()))
+    print(f"{'side':<26} {'img/s':>9} {'ours leads':>10}  runs")
+    for name, values in runs.items():
+        lead = "" if name.startswith("streetgan") else f"{ours[best_ours] / med(values):.2f}x"
+        print(f"{name:<26} {med(values):>9.1f} {lead:>10}  " + ", ".join(f"{v:.1f}" for v in values))
+        bench_record.write(args.out, bench="train", case=case, side=name, runs=values, unit="img/s", better="higher",
+                           settings=settings.get(name, {}), streetgan=args.streetgan if name.startswith("streetgan") else None,
+                           peak_mib=peak.get(name))
+    print(f"the ratio that counts: {best_ours} / {best_theirs} = {ours[best_ours] / theirs[best_theirs]:.2f}")
+    if args.table_out:
+        cells = [("preset", args.preset), ("batch", str(args.batch)), ("precision", args.precision)]
+        for name, values in runs.items():
+            cells.append((f"{name} img/s", f"{med(values):.0f}"))
+        cells += [("ours' best / PyTorch's best", f"{ours[best_ours] / theirs[best_theirs]:.2f}")]
+        if args.device.startswith("cuda"):
+            cells += [("pytorch peak MiB", f"{max(peak.values()):.0f}")]
+        with open(args.table_out, "w") as table:
+            table.write("| " + " | ".join(c[0] for c in cells) + " |\n|" + "---|" * len(cells) + "\n")
+            table.write("| " + " | ".join(c[1] for c in cells) + " |\n")
 
 
 def main():
@@ -128,110 +239,31 @@ def main():
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "bf16"])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--compile", action="store_true",
-                        help="also time torch.compile of the same step (PyTorch 2 only)")
+    parser.add_argument("--variants", help="comma-separated PyTorch sides (default eager,tuned, plus --compile's)")
+    parser.add_argument("--compile", action="store_true", help="add the torch.compile sides the device has (PyTorch 2)")
     parser.add_argument("--cuda-graphs", action="store_true",
                         help="also time the engine's step as a CUDA graph (the cuda_graphs key; CUDA only)")
     parser.add_argument("--data", metavar="CACHE",
                         help="also time the engine on real batches from this image cache (needs --dataroot)")
     parser.add_argument("--dataroot", metavar="DIR", help="the data folder the cache was built from")
+    parser.add_argument("--out", metavar="FILE", help="append one bench_record.py line per side (bench/results/)")
     parser.add_argument("--table-out", metavar="FILE", help="also write the result as a markdown table (header and row)")
-    parser.add_argument("--reference-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--reference-only", metavar="VARIANT", help=argparse.SUPPRESS)
     args = parser.parse_args()
-
     if args.reference_only:
-        rate, peak = reference_step_speed(args.preset, args.batch, args.steps, args.warmup, args.threads,
-                                          args.device, args.precision, args.compile)
-        print(json.dumps({"images_per_s": rate, "peak_mib": peak}))
+        print(json.dumps(reference_step_speed(args)))
         return 0
     if args.data and not args.dataroot:
         parser.error("--data needs --dataroot DIR (the folder the cache was built from)")
     if args.cuda_graphs and not args.device.startswith("cuda"):
         parser.error("--cuda-graphs needs --device cuda (CUDA graphs are a GPU feature)")
-
-    common = ["--preset", args.preset, "--batch", str(args.batch), "--steps", str(args.steps),
-              "--warmup", str(args.warmup), "--threads", str(args.threads), "--device", args.device,
-              "--precision", args.precision]
-    reference_args = [a for a in common]
-    engine_args = common + (["--data", args.data, "--dataroot", args.dataroot] if args.data else [])
-    engine, real, reference, reference_tuned, compiled, graphed = [], [], [], [], [], []
-    peak = 0.0
-
-    def run_reference(extra, env=None):
-        out = subprocess.run([sys.executable, __file__, "--reference-only"] + reference_args + extra,
-                             check=True, capture_output=True, text=True, env=env).stdout
-        result = json.loads(out)
-        return result["images_per_s"], result["peak_mib"]
-
-    for rep in range(args.repeats):
-        # Alternate the sides so drift in machine load hits all alike; each runs in its own process.
-        out = json.loads(subprocess.run([args.streetgan, "bench", "train", "--json"] + engine_args,
-                                        check=True, capture_output=True, text=True).stdout)
-        engine.append(out["images_per_s"])
-        if args.data:
-            real.append(out["real_images_per_s"])
-        if args.cuda_graphs:
-            graphed.append(json.loads(subprocess.run([args.streetgan, "bench", "train", "--json", "--cuda-graphs", "on"] + common,
-                                                     check=True, capture_output=True, text=True).stdout)["images_per_s"])
-        rate, peak = run_reference([])
-        reference.append(rate)
-        # PyTorch as shipped runs a multi-threaded OpenBLAS under its OpenMP threads; the engine
-        # keeps BLAS single-threaded. Show PyTorch with that setting too, for a fair picture.
-        # (Off the CPU, BLAS threads play no part: the same figure as eager.)
-        if args.device == "cpu":
-            reference_tuned.append(run_reference([], dict(os.environ, OPENBLAS_NUM_THREADS="1"))[0])
-        else:
-            reference_tuned.append(rate)
-        if args.compile:
-            compiled.append(run_reference(["--compile"])[0])
-        print(f"run {rep + 1}/{args.repeats}: streetgan {engine[-1]:.1f} img/s"
-              + (f" (real data {real[-1]:.1f})" if real else "")
-              + (f", as a CUDA graph {graphed[-1]:.1f}" if graphed else "")
-              + f", pytorch eager {reference[-1]:.1f}, eager with OPENBLAS_NUM_THREADS=1 {reference_tuned[-1]:.1f}"
-              + (f", torch.compile {compiled[-1]:.1f}" if compiled else "") + " img/s", file=sys.stderr)
-
-    med = statistics.median
-    e, r, t = med(engine), med(reference), med(reference_tuned)
-    header = (f"{'preset':<10} {'batch':>5} {'threads':>7} {'device':<6} {'precision':<9} "
-              f"{'streetgan img/s':>15} {'pytorch img/s':>13} {'ratio':>6} {'pytorch blas=1':>14} {'ratio':>6}")
-    row = (f"{args.preset:<10} {args.batch:>5} {args.threads:>7} {args.device:<6} {args.precision:<9} "
-           f"{e:>15.1f} {r:>13.1f} {e / r:>6.3f} {t:>14.1f} {e / t:>6.3f}")
-    if compiled:
-        c = med(compiled)
-        header += f" {'compiled img/s':>14} {'ratio':>6}"
-        row += f" {c:>14.1f} {e / c:>6.3f}"
-    if graphed:
-        header += f" {'graphs img/s':>12} {'ratio':>6}"
-        row += f" {med(graphed):>12.1f} {med(graphed) / r:>6.3f}"
-    if real:
-        header += f" {'real img/s':>10} {'real share':>10}"
-        row += f" {med(real):>10.1f} {100 * med(real) / e:>9.1f}%"
-    if args.device.startswith("cuda"):
-        header += f" {'pytorch peak MiB':>16}"
-        row += f" {peak:>16.0f}"
-    print(header)
-    print(row)
-    if args.table_out:
-        cells = [("preset", args.preset), ("batch", str(args.batch)), ("precision", args.precision),
-                 ("streetgan img/s", f"{e:.0f}"), ("pytorch eager img/s", f"{r:.0f}"), ("ratio", f"{e / r:.2f}")]
-        if compiled:
-            cells += [("torch.compile img/s", f"{med(compiled):.0f}"), ("ratio", f"{e / med(compiled):.2f}")]
-        if graphed:
-            cells += [("streetgan CUDA graphs img/s", f"{med(graphed):.0f}"), ("graphs / pytorch eager", f"{med(graphed) / r:.2f}")]
-        if real:
-            cells += [("real data share", f"{100 * med(real) / e:.0f}%")]
-        if args.device.startswith("cuda"):
-            cells += [("pytorch peak MiB", f"{peak:.0f}")]
-        with open(args.table_out, "w") as table:
-            table.write("| " + " | ".join(c[0] for c in cells) + " |\n")
-            table.write("|" + "---|" * len(cells) + "\n")
-            table.write("| " + " | ".join(c[1] for c in cells) + " |\n")
-    print(f"(medians of {args.repeats} runs of {args.steps} steps each; "
-          f"streetgan {', '.join(f'{x:.1f}' for x in engine)}; pytorch {', '.join(f'{x:.1f}' for x in reference)}; "
-          f"pytorch blas=1 {', '.join(f'{x:.1f}' for x in reference_tuned)}"
-          + (f"; compiled {', '.join(f'{x:.1f}' for x in compiled)}" if compiled else "")
-          + (f"; CUDA graphs {', '.join(f'{x:.1f}' for x in graphed)}" if graphed else "")
-          + (f"; real {', '.join(f'{x:.1f}' for x in real)}" if real else "") + ")")
+    variants = args.variants.split(",") if args.variants else default_variants(args)
+    unknown = [v for v in variants if v not in ["eager", "tuned"] + list(COMPILE_MODES)]
+    if unknown:
+        parser.error(f"unknown variant {unknown[0]!r}; allowed: eager, tuned, " + ", ".join(COMPILE_MODES))
+    if "reduce-overhead" in variants and not args.device.startswith("cuda"):
+        parser.error("the reduce-overhead variant is torch.compile's CUDA graphs: it needs --device cuda")
+    report(args, *measure(args, variants))
     return 0
 
 
