@@ -16,7 +16,9 @@ torch reads the very same weights, and times REPEATS runs of each side, alternat
     as GANSpace runs fbpca: k + 10 columns and 6 power steps like ours). Both are run and timed.
     --notebook adds a full numpy SVD of the outputs (what the tool we replace did; minutes).
 Agreement: |cos| between each of ours' 20 latent directions and the exact reference's (and the
-randomized reference's against the exact), printed per axis with their minimum.
+randomized reference's against the exact), printed per axis with their minimum; beside them the
+sampling floor: the exact search on another draw of N latents against the first. An axis that
+moves with the draw is not determined by N latents, by any method.
 
   /usr/bin/python3 bench/bench_directions.py --streetgan build/app/cli/streetgan [--n 10000 --repeats 3]
       [--checkpoint RUN_OR_PT ...] [--out bench/results/directions-DATE.jsonl]
@@ -83,11 +85,11 @@ def notebook_axes(torch, centred):
     return torch.from_numpy(vt[:TOP].T.copy())
 
 
-def reference_pca(torch, state, n, kind):
+def reference_pca(torch, state, n, kind, seed=0):
     """The whole search as ours does it; returns (seconds, unit latent directions as rows)."""
     start = time.perf_counter()
     nz = state["main.0.weight"].shape[0]
-    z = torch.randn(n, nz, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    z = torch.randn(n, nz, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
     centred = first_block(torch, state, z)
     centred -= centred.mean(0, keepdim=True)
     axes = {"exact": exact_axes, "randomized": randomized_axes, "notebook": notebook_axes}[kind](torch, centred)
@@ -144,6 +146,9 @@ def measure(torch, args, checkpoint, state, out):
         truth = vectors[sides[0]]
         cosines = {side: agreement(torch, vectors[side].tolist() if side != "ours" else vectors[side], truth)
                    for side in ["ours"] + sides[1:]}
+        if method == "pca":  # the sampling floor: how far the exact axes move with another draw of latents
+            cosines["exact, another draw"] = agreement(torch, reference_pca(torch, state, args.n, "exact", 1)[1].tolist(),
+                                                       truth)
         settings = {"method": method, "top": TOP, "threads": args.threads, "values_a_row": values,
                     "ours": "exact" if method == "sefa" or values <= 4096 else "randomized"}
         if method == "pca":
@@ -152,7 +157,8 @@ def measure(torch, args, checkpoint, state, out):
             bench_record.write(out, bench="directions", case=f"{method}, {case}", side="ours" if side == "ours"
                                else f"torch {side}", runs=runs, unit="s", better="lower", settings=settings,
                                streetgan=args.streetgan if side == "ours" else None,
-                               agreement_with_exact=cosines.get(side))
+                               agreement_with_exact=cosines.get(side),
+                               sampling_floor=cosines.get("exact, another draw"))
         rows.append((method, case, settings["ours"], times, cosines))
     return rows
 

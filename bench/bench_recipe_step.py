@@ -9,6 +9,9 @@ recipe's, and every raw result (JSON lines) so that the medians can be checked.
 --before OLD/streetgan adds a build from before the recipe keys (559db41) as a row of its own,
 alternating with the others: the step with every key off against the step as it was.
 
+--presets naive-64:128,modern-64:32 times presets as they are instead (each with its own recipe
+and batch), per image: what a preset's recipe costs against another at equal images.
+
 This times our own step only: it says what a key costs, not how we compare with another tool
 (bench/bench_train.py does that for the original recipe).
 """
@@ -40,9 +43,10 @@ RECIPES = [
 
 
 def run_once(args, recipe, streetgan=None):
-    command = [streetgan or args.streetgan, "bench", "train", "--preset", args.preset, "--batch", str(args.batch), "--steps",
+    preset, batch = (recipe["preset"], recipe["batch"]) if recipe and "preset" in recipe else (args.preset, args.batch)
+    command = [streetgan or args.streetgan, "bench", "train", "--preset", preset, "--batch", str(batch), "--steps",
                str(args.steps), "--threads", str(args.threads), "--device", args.device, "--json"]
-    if streetgan is None:  # a build from before the recipe keys has no -t; it trains the original recipe
+    if streetgan is None and not (recipe and "preset" in recipe):  # a build from before the recipe keys has no -t
         command += ["-t", json.dumps(recipe)]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
@@ -60,8 +64,12 @@ def main():
     parser.add_argument("--before", metavar="STREETGAN",
                         help="a build from before the recipe keys: its original recipe is timed as a row of its own")
     parser.add_argument("--only", default="", help="comma-separated recipe numbers (0 = original)")
+    parser.add_argument("--presets", metavar="P:BATCH,...", help="time these presets as they are instead of recipes")
     args = parser.parse_args()
     recipes = RECIPES if not args.only else [RECIPES[int(i)] for i in args.only.split(",")]
+    if args.presets:
+        rows = [item.split(":") for item in args.presets.split(",")]
+        recipes = [(f"preset {p} at batch {b}", {"preset": p, "batch": int(b)}) for p, b in rows]
     if args.before:
         recipes = [(BEFORE, None)] + recipes
     print(f"# streetgan bench train --preset {args.preset} --batch {args.batch} --steps {args.steps} "
@@ -72,8 +80,9 @@ def main():
             result = run_once(args, recipe, args.before if recipe is None else None)
             print(json.dumps({"round": round_index, "recipe": name, "keys": recipe, "result": result}), flush=True)
             rates[name].append(result["images_per_s"])
-    base = statistics.median(rates[RECIPES[0][0]]) if RECIPES[0][0] in rates else None
-    print(f"\n| recipe | images/s (median of {args.repeats}) | min–max | of the original's |")
+    first = recipes[0][0] if args.presets else RECIPES[0][0]
+    base = statistics.median(rates[first]) if first in rates else None
+    print(f"\n| recipe | images/s (median of {args.repeats}) | min–max | of the first row's |")
     print("|---|---|---|---|")
     for name, _ in recipes:
         median = statistics.median(rates[name])

@@ -185,11 +185,11 @@ def measure(args, variants):
     runs, settings, peak = {}, {}, {}
     for rep in range(args.repeats):
         out = run_ours(args, ["--data", args.data, "--dataroot", args.dataroot] if args.data else [])
-        runs.setdefault("streetgan", []).append(out["images_per_s"])
+        runs.setdefault("ours", []).append(out["images_per_s"])
         if args.data:
-            runs.setdefault("streetgan, real batches", []).append(out["real_images_per_s"])
+            runs.setdefault("ours, real batches", []).append(out["real_images_per_s"])
         if args.cuda_graphs:
-            runs.setdefault("streetgan, CUDA graph", []).append(run_ours(args, ["--cuda-graphs", "on"])["images_per_s"])
+            runs.setdefault("ours, CUDA graph", []).append(run_ours(args, ["--cuda-graphs", "on"])["images_per_s"])
         for variant in variants:
             result = run_reference(args, variant)
             runs.setdefault(f"pytorch {variant}", []).append(result["images_per_s"])
@@ -201,7 +201,7 @@ def measure(args, variants):
 
 def report(args, runs, settings, peak):
     med = statistics.median
-    ours = {n: med(r) for n, r in runs.items() if n.startswith("streetgan") and "real" not in n}
+    ours = {n: med(r) for n, r in runs.items() if n.startswith("ours") and "real" not in n}
     theirs = {n: med(r) for n, r in runs.items() if n.startswith("pytorch")}
     best_ours, best_theirs = max(ours, key=ours.get), max(theirs, key=theirs.get)
     case = f"{args.preset} batch {args.batch} {args.device} {args.precision} {args.threads} threads"
@@ -210,10 +210,10 @@ def report(args, runs, settings, peak):
         print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in setting.items()))
     print(f"{'side':<26} {'img/s':>9} {'ours leads':>10}  runs")
     for name, values in runs.items():
-        lead = "" if name.startswith("streetgan") else f"{ours[best_ours] / med(values):.2f}x"
+        lead = "" if name.startswith("ours") else f"{ours[best_ours] / med(values):.2f}x"
         print(f"{name:<26} {med(values):>9.1f} {lead:>10}  " + ", ".join(f"{v:.1f}" for v in values))
         bench_record.write(args.out, bench="train", case=case, side=name, runs=values, unit="img/s", better="higher",
-                           settings=settings.get(name, {}), streetgan=args.streetgan if name.startswith("streetgan") else None,
+                           settings=settings.get(name, {}), streetgan=args.streetgan if name.startswith("ours") else None,
                            peak_mib=peak.get(name))
     print(f"the ratio that counts: {best_ours} / {best_theirs} = {ours[best_ours] / theirs[best_theirs]:.2f}")
     if args.table_out:

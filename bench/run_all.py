@@ -49,6 +49,9 @@ def benches(args, work):
         "serve": ([python, f"{HERE}/bench_serve.py", "--streetgan", sg, "--checkpoint", checkpoint_in(work),
                    "--queue", "64"], ["--seconds", "2", "--repeats", "1"]),
         "layers": ([python, f"{HERE}/bench_layers.py"], ["--quick", "--repeats", "1"]),
+        "train": ([python, f"{HERE}/bench_train.py", "--streetgan", sg, "--preset", "naive-64", "--batch", "64",
+                   "--steps", "10", "--repeats", "5"], ["--batch", "16", "--steps", "2", "--repeats", "1"]),
+        "directions": ([python, f"{HERE}/bench_directions.py", "--streetgan", sg], ["--n", "500", "--repeats", "1"]),
     }
 
 

@@ -236,6 +236,9 @@ void setPaperNetworks(TrainConfig& config, int img_size) {
 // The recipe bench/bench_recipes.py measured best at equal images on real photographs
 // (bench/README.md "What each recipe gains"; docs/config.md says what each key gained there).
 void setModernRecipe(TrainConfig& config) {
+  // Batch 32, not 128: at equal images, four times the steps (the recipe's gain over naive-64 on
+  // 30,000 images of photographs was measured at batch 32, naive-64's own at batch 128 and 32).
+  config.batch_size = 32;
   config.loss = "rpgan";
   config.r1_gamma = 1, config.r2_gamma = 1, config.reg_every = 4;
   config.d_norm = "none";

@@ -257,6 +257,7 @@ void TestTrainConfig::modernPresetsHoldTheRecipe() {
     const auto modern = presetConfig(name);
     QVERIFY(modern.ok());
     QCOMPARE(QString::fromStdString(modern->loss), QString("rpgan"));
+    QCOMPARE(modern->batch_size, 32);
     QCOMPARE(modern->r1_gamma, 1.0);
     QCOMPARE(modern->r2_gamma, 1.0);
     QCOMPARE(modern->reg_every, 4);
