@@ -45,6 +45,7 @@ nlohmann::json describe(const TrainConfig& config) {
   const auto d = discriminatorLayers(discriminatorOptionsFor(config));
   return {{"preset", config.preset},     {"img_size", config.img_size}, {"nz", config.nz},
           {"ngf", config.ngf},           {"ndf", config.ndf},           {"nc", config.nc},
+          {"batch_size", config.batch_size},
           {"params_g", parameterCount(g)},
           {"params_d", parameterCount(d)},
           {"loss", config.loss},         {"d_norm", config.d_norm},     {"recipe", recipeSummary(config)}};
@@ -77,16 +78,17 @@ int runInfo(const Args& args) {
   std::printf("devices: ");
   for (std::size_t i = 0; i < out["devices"].size(); ++i)
     std::printf("%s%s", i ? ", " : "", out["devices"][i].get<std::string>().c_str());
-  std::printf("\n\nthis config: img_size %d, nz %d, ngf %d, ndf %d, nc %d\n", config->img_size,
-              config->nz, config->ngf, config->ndf, config->nc);
+  std::printf("\n\nthis config: img_size %d, nz %d, ngf %d, ndf %d, nc %d, batch_size %d\n", config->img_size,
+              config->nz, config->ngf, config->ndf, config->nc, config->batch_size);
   std::printf("  G parameters: %lld\n  D parameters: %lld\n  recipe: %s\n\n", out["params_g"].get<long long>(),
               out["params_d"].get<long long>(), out["recipe"].get<std::string>().c_str());
-  std::printf("%-10s %8s %5s %5s %5s %14s %14s  %s\n", "preset", "img_size", "nz", "ngf", "ndf", "G parameters",
-              "D parameters", "recipe");
+  std::printf("%-10s %8s %5s %5s %5s %5s %14s %14s  %s\n", "preset", "img_size", "nz", "ngf", "ndf", "batch",
+              "G parameters", "D parameters", "recipe");
   for (const auto& p : out["presets"])
-    std::printf("%-10s %8d %5d %5d %5d %14lld %14lld  %s\n", p["preset"].get<std::string>().c_str(),
+    std::printf("%-10s %8d %5d %5d %5d %5d %14lld %14lld  %s\n", p["preset"].get<std::string>().c_str(),
                 p["img_size"].get<int>(), p["nz"].get<int>(), p["ngf"].get<int>(), p["ndf"].get<int>(),
-                p["params_g"].get<long long>(), p["params_d"].get<long long>(), p["recipe"].get<std::string>().c_str());
+                p["batch_size"].get<int>(), p["params_g"].get<long long>(), p["params_d"].get<long long>(),
+                p["recipe"].get<std::string>().c_str());
   return kExitOk;
 }
 

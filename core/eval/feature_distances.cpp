@@ -42,18 +42,19 @@ torch::Tensor symmetricSqrt(const torch::Tensor& matrix) {
   return torch::mm(vectors * values.clamp_min(0).sqrt().unsqueeze(0), vectors.t());
 }
 
-// The cubic kernel (p / d + 1)³ of a product matrix, elementwise.
-torch::Tensor cubicKernel(const torch::Tensor& products, double d) { return (products / d + 1).pow(3); }
+// The cubic kernel (p / d + 1)³ of a product matrix, elementwise, in place (no n × n temporaries).
+torch::Tensor cubicKernel(torch::Tensor products, double d) { return products.div_(d).add_(1).pow_(3); }
 
-// Σ over s of row s of `a` times row s of `b`, elementwise: one sum per row, in a fixed order.
+// Σ over j of a[i][j] · b[i][j] for each row i (b a matrix of a's shape, or one row for all),
+// in a fixed order: the sums do not depend on the threads.
 std::vector<double> rowDots(const torch::Tensor& a_in, const torch::Tensor& b_in) {
   const torch::Tensor a = a_in.contiguous(), b = b_in.contiguous();
   const double* x = a.data_ptr<double>();
   const double* y = b.data_ptr<double>();
-  const std::int64_t rows = a.size(0), cols = a.size(1);
+  const std::int64_t rows = a.size(0), cols = a.size(1), b_stride = b.dim() == 1 ? 0 : cols;
   std::vector<double> sums(static_cast<std::size_t>(rows), 0.0);
   for (std::int64_t i = 0; i < rows; ++i)
-    for (std::int64_t j = 0; j < cols; ++j) sums[static_cast<std::size_t>(i)] += x[i * cols + j] * y[i * cols + j];
+    for (std::int64_t j = 0; j < cols; ++j) sums[static_cast<std::size_t>(i)] += x[i * cols + j] * y[i * b_stride + j];
   return sums;
 }
 
@@ -63,21 +64,32 @@ torch::Tensor rowCounts(const torch::Tensor& subsets, std::int64_t n) {
       .scatter_add_(1, subsets, torch::ones(subsets.sizes(), torch::kFloat64));
 }
 
-// The three kernel matrices once, when they fit: every subset's sums are then products with its
-// counts, instead of three matrix products of its own rows per subset (the default 100 subsets
-// of 1,000 rows from 1,000 samples draw the same rows 100 times).
-constexpr double kMaxKernelEntries = 16.0 * (1 << 20);  // 128 MiB of float64
+// The three kernel matrices of all rows once, and every subset's sums as products with its row
+// counts: instead of three products of its own rows per subset (the default 100 subsets of 1,000
+// rows from 1,000 samples draw the same rows 100 times). Taken when the matrices fit in 128 MiB
+// and cost less than the subsets' own products (not for a few small subsets of many rows).
+constexpr double kMaxKernelEntries = 16.0 * (1 << 20);
 
+bool countsPay(double real_rows, double fake_rows, double dims, double subsets, double subset_size) {
+  const double entries = real_rows * real_rows + fake_rows * fake_rows + real_rows * fake_rows;
+  return entries <= kMaxKernelEntries && entries * (dims + subsets) < 3 * subsets * subset_size * subset_size * dims;
+}
+
+// Empty when a kernel entry overflows (huge finite features): a row no subset draws would then
+// spoil every subset's sum (0 · Inf), where the subsets' own products never read it.
 std::vector<double> kernelByCounts(const torch::Tensor& real, const torch::Tensor& fake, const torch::Tensor& ri,
                                    const torch::Tensor& fi) {
   torch::NoGradGuard no_grad;
   const double d = static_cast<double>(real.size(1)), m = static_cast<double>(ri.size(1));
   const torch::Tensor kxx = cubicKernel(torch::mm(real, real.t()), d), kyy = cubicKernel(torch::mm(fake, fake.t()), d);
   const torch::Tensor kxy = cubicKernel(torch::mm(real, fake.t()), d);
+  if (!(torch::isfinite(kxx).all().item<bool>() && torch::isfinite(kyy).all().item<bool>() &&
+        torch::isfinite(kxy).all().item<bool>()))
+    return {};
   const torch::Tensor cr = rowCounts(ri, real.size(0)), cf = rowCounts(fi, fake.size(0));
   // The unbiased estimator leaves each row's pair with itself out of the XX and YY sums.
-  const std::vector<double> xx = rowDots(torch::mm(cr, kxx), cr), xx_self = rowDots(cr, kxx.diagonal().expand_as(cr));
-  const std::vector<double> yy = rowDots(torch::mm(cf, kyy), cf), yy_self = rowDots(cf, kyy.diagonal().expand_as(cf));
+  const std::vector<double> xx = rowDots(torch::mm(cr, kxx), cr), xx_self = rowDots(cr, kxx.diagonal());
+  const std::vector<double> yy = rowDots(torch::mm(cf, kyy), cf), yy_self = rowDots(cf, kyy.diagonal());
   const std::vector<double> xy = rowDots(torch::mm(cr, kxy), cf);
   std::vector<double> values(xx.size());
   for (std::size_t s = 0; s < values.size(); ++s)
@@ -127,18 +139,22 @@ Result<std::vector<double>> FeatureDistances::kernelOnSubsets(const torch::Tenso
   auto fake = featureRows(fake_in, "generated", 2);
   if (!fake) return makeError("kernel distance: " + fake.error());
   if (Status s = sameDimensions(*real, *fake); !s) return makeError("kernel distance: " + s.error());
-  if (real_subsets.dim() != 2 || fake_subsets.sizes() != real_subsets.sizes() || real_subsets.size(1) < 2)
-    return makeError("kernel distance: the subsets must be two (subsets, m) index matrices of one shape, m ≥ 2");
+  if (real_subsets.dim() != 2 || fake_subsets.sizes() != real_subsets.sizes() || real_subsets.size(0) < 1 ||
+      real_subsets.size(1) < 2 || !c10::isIntegralType(real_subsets.scalar_type(), false) ||
+      !c10::isIntegralType(fake_subsets.scalar_type(), false))
+    return makeError("kernel distance: the subsets must be two (subsets, m) integer index matrices of one shape, "
+                     "at least one subset, m ≥ 2");
   const torch::Tensor ri = real_subsets.to(torch::kInt64), fi = fake_subsets.to(torch::kInt64);
   if (ri.min().item<std::int64_t>() < 0 || ri.max().item<std::int64_t>() >= real->size(0) ||
       fi.min().item<std::int64_t>() < 0 || fi.max().item<std::int64_t>() >= fake->size(0))
     return makeError("kernel distance: a subset index is outside the feature rows");
   const double d = static_cast<double>(real->size(1));
   const auto m = static_cast<double>(ri.size(1));
-  const auto nr = static_cast<double>(real->size(0)), nf = static_cast<double>(fake->size(0));
-  if (nr * nr + nf * nf + nr * nf <= kMaxKernelEntries) {
+  if (countsPay(static_cast<double>(real->size(0)), static_cast<double>(fake->size(0)), d,
+                static_cast<double>(ri.size(0)), m)) {
     try {
-      return kernelByCounts(*real, *fake, ri, fi);
+      std::vector<double> values = kernelByCounts(*real, *fake, ri, fi);
+      if (!values.empty()) return values;
     } catch (const c10::Error& e) {
       return makeError(std::string("kernel distance: ") + e.what_without_backtrace());
     }

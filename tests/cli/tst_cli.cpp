@@ -169,6 +169,9 @@ void TestCli::infoJson() {
   QVERIFY(info.value("devices").toArray().contains("cpu"));
   QCOMPARE(info.value("img_size").toInt(), 128);
   QCOMPARE(info.value("presets").toArray().size(), 6);
+  for (const auto& preset : info.value("presets").toArray())  // each preset says its batch
+    if (preset.toObject().value("preset").toString().startsWith("modern"))
+      QCOMPARE(preset.toObject().value("batch_size").toInt(), 32);
   const auto naive = runCli({"info", "--json"});
   const auto n = QJsonDocument::fromJson(naive.out.toUtf8()).object();
   QCOMPARE(qint64(n.value("params_g").toDouble()), qint64(3576704));

@@ -53,6 +53,7 @@ private slots:
   void frechetOfIdenticalSetsIsZero();
   void kernelMatchesReference_data();
   void kernelMatchesReference();
+  void aRowNoSubsetDrawsLeavesTheSumsAlone();
   void kernelSeparatesShiftedSets();
   void manifoldMatchesReference_data();
   void manifoldMatchesReference();
@@ -102,11 +103,15 @@ void TestFeatureMetrics::kernelMatchesReference_data() {
   QTest::addColumn<int>("subsets");
   QTest::addColumn<double>("shift");
   QTest::addColumn<int>("rows");
-  // Up to 2,364 rows a side the three kernel matrices fit in 128 MiB and are computed once;
-  // above, each subset takes its own products.
-  QTest::newRow("subsets of 50, same distribution") << 50 << 5 << 0.0 << 400;
-  QTest::newRow("subsets of 200, shifted") << 200 << 3 << 0.4 << 400;
-  QTest::newRow("subsets of 50, shifted, each subset's own products") << 50 << 3 << 0.4 << 2400;
+  QTest::addColumn<bool>("duplicates");
+  // Many large subsets of few rows read their sums from the kernel matrices of all rows, computed
+  // once; a few small subsets, or above 2,364 rows a side, take each subset's own products.
+  QTest::newRow("subsets of 50, same distribution: own products") << 50 << 5 << 0.0 << 400 << false;
+  QTest::newRow("subsets of 200, shifted: own products") << 200 << 3 << 0.4 << 400 << false;
+  QTest::newRow("20 subsets of 250, shifted: kernel matrices") << 250 << 20 << 0.4 << 400 << false;
+  QTest::newRow("20 subsets of 250, a row twice in each: kernel matrices") << 250 << 20 << 0.4 << 400 << true;
+  QTest::newRow("subsets of 50, a row twice in each: own products") << 50 << 3 << 0.4 << 400 << true;
+  QTest::newRow("2,400 rows a side: own products") << 1000 << 3 << 0.4 << 2400 << false;
 }
 
 void TestFeatureMetrics::kernelMatchesReference() {
@@ -114,11 +119,16 @@ void TestFeatureMetrics::kernelMatchesReference() {
   QFETCH(int, subsets);
   QFETCH(double, shift);
   QFETCH(int, rows);
+  QFETCH(bool, duplicates);
   QTemporaryDir dir;
   const int fake_rows = rows > 1000 ? rows : rows * 3 / 4;  // 400 → 300, as before
   const torch::Tensor real = gaussianRows(rows, 24, 0.0, 1.0, 4), fake = gaussianRows(fake_rows, 24, shift, 1.0, 5);
   const torch::Tensor real_subsets = FeatureDistances::subsetIndices(rows, subset_size, subsets, 7);
   const torch::Tensor fake_subsets = FeatureDistances::subsetIndices(fake_rows, subset_size, subsets, 8);
+  if (duplicates) {  // each subset's second row is its first again: counted twice, as the reference does
+    real_subsets.select(1, 1).copy_(real_subsets.select(1, 0));
+    fake_subsets.select(1, 1).copy_(fake_subsets.select(1, 0));
+  }
   auto ours = FeatureDistances::kernelOnSubsets(real, fake, real_subsets, fake_subsets);
   QVERIFY2(ours.ok(), ours.error().c_str());
   auto reference = runPythonReference("feature_metrics_reference.py",
@@ -132,9 +142,24 @@ void TestFeatureMetrics::kernelMatchesReference() {
     QVERIFY2(std::abs((*ours)[i] - expected[i].toDouble()) < 1e-9,
              qPrintable(QString("subset %1: ours %2, reference %3").arg(i).arg((*ours)[i]).arg(expected[i].toDouble())));
   }
-  // The subsets are distinct rows.
-  for (int s = 0; s < subsets; ++s)
+  // The subsets drawn are distinct rows.
+  for (int s = 0; s < subsets && !duplicates; ++s)
     QCOMPARE(std::get<0>(torch::_unique(real_subsets[s])).size(0), static_cast<std::int64_t>(subset_size));
+}
+
+void TestFeatureMetrics::aRowNoSubsetDrawsLeavesTheSumsAlone() {
+  // Features this large overflow the cubic kernel. The kernel matrices of all rows would hold Inf
+  // in that row, and 0 · Inf would spoil every subset's sum: the subsets' own products never read it.
+  const torch::Tensor real = gaussianRows(400, 24, 0.0, 1.0, 4), fake = gaussianRows(300, 24, 0.4, 1.0, 5);
+  const torch::Tensor huge = real.clone();
+  huge[399].fill_(1e120);
+  const torch::Tensor subsets = torch::arange(250, torch::kInt64).repeat({20, 1});  // rows 0 to 249, 20 times
+  auto plain = FeatureDistances::kernelOnSubsets(real, fake, subsets, subsets);
+  auto spoiled = FeatureDistances::kernelOnSubsets(huge, fake, subsets, subsets);
+  QVERIFY2(plain.ok() && spoiled.ok(), plain.ok() ? spoiled.error().c_str() : plain.error().c_str());
+  for (std::size_t s = 0; s < plain->size(); ++s)
+    QVERIFY2(std::abs((*spoiled)[s] - (*plain)[s]) < 1e-9,
+             qPrintable(QString("subset %1: %2 against %3").arg(s).arg((*spoiled)[s]).arg((*plain)[s])));
 }
 
 void TestFeatureMetrics::kernelSeparatesShiftedSets() {
@@ -312,6 +337,11 @@ void TestFeatureMetrics::badInputs() {
   auto nan = FeatureDistances::kernel(rows, nan_rows);
   QVERIFY(!nan.ok());
   QVERIFY2(QString::fromStdString(nan.error()).contains("NaN"), nan.error().c_str());
+  for (const torch::Tensor& subsets : {torch::zeros({0, 4}, torch::kInt64), torch::zeros({2, 4}, torch::kFloat64)}) {
+    auto bad = FeatureDistances::kernelOnSubsets(rows, rows, subsets, subsets);  // no subset; not indices
+    QVERIFY(!bad.ok());
+    QVERIFY2(QString::fromStdString(bad.error()).contains("integer index matrices"), bad.error().c_str());
+  }
   auto few = ManifoldMetrics::compute(rows.slice(0, 0, 5), rows);
   QVERIFY(!few.ok());
   QVERIFY2(QString::fromStdString(few.error()).contains("at least 6 real feature vectors for k = 5, got 5"), few.error().c_str());
