@@ -235,8 +235,9 @@ def run_large(args):
     """10,000 + 1,000 + 1,000 demo scenes at 64 px (d 12,288), rendered once by `streetgan demo-data`."""
     folder = os.path.join(args.large_corpus, "scenes")
     if not os.path.isdir(os.path.join(folder, "train_val")):
+        # 8 × 50 × 31 = 12,400 scenes, of which demo-data puts 98% in train_val: 12,152.
         subprocess.run([args.streetgan, "demo-data", "--out", folder, "--cities", "8", "--sequences", "50",
-                        "--frames", "30"], check=True, capture_output=True)
+                        "--frames", "31"], check=True, capture_output=True)
     run_case(args, "large", corpus_images(folder, *LARGE), LARGE, LARGE_SIZE)
 
 
