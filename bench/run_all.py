@@ -94,12 +94,18 @@ def run(args):
 
 
 def lead(record, ours):
-    """Ours' lead over `record` (above 1: ours is faster), or None without a comparable median."""
-    if record is ours or not ours or not ours["median"] or not record["median"]:
+    """Ours' lead over `record` (above 1: ours is faster), or None for ours' own sides or without a
+    comparable median."""
+    if record["side"].startswith("ours") or not ours or not ours["median"] or not record["median"]:
         return None
     if record.get("better") == "higher":
         return ours["median"] / record["median"]
     return record["median"] / ours["median"]
+
+
+def figure(value):
+    """Four significant digits, thousands in full: 93,553 rather than 9.355e+04."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def render(path):
@@ -113,9 +119,9 @@ def render(path):
         rows = [r for (c, _), r in latest.items() if c == case]
         ours = next((r for r in rows if r["side"] == "ours"), None)
         for r in rows:
-            runs = ", ".join(f"{v:.4g}" for v in r["runs"])
+            runs = ", ".join(figure(v) for v in r["runs"])
             ratio = lead(r, ours)
-            lines.append(f"| {case} | {r['side']} | {r['median']:.4g} {r['unit']} | {runs} | "
+            lines.append(f"| {case} | {r['side']} | {figure(r['median'])} {r['unit']} | {runs} | "
                          f"{'—' if ratio is None else f'{ratio:.2f}×'} |")
     return "\n".join(lines)
 
