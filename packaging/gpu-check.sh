@@ -302,14 +302,16 @@ else
   repeats=5
 fi
 # The headline configuration also gets PyTorch tuned and torch.compile of the same step, default
-# and reduce-overhead (PyTorch 2; each run compiles anew, about a minute; max-autotune's search
-# takes longer than a lease allows, so bench_train.py runs it by hand), the engine's step as a CUDA graph, and the engine on real batches from an image cache of the demo
+# and (without --quick, which must fit a 15-minute lease) reduce-overhead (PyTorch 2; each run
+# compiles anew, about a minute; max-autotune's search takes longer still, so bench_train.py runs
+# it by hand), the engine's step as a CUDA graph, and the engine on real batches from an image cache of the demo
 # data, as a share of the synthetic rate (is the loader keeping up?).
 headline="naive-64 256 bf16"
 headline_extra=()
 if [ "${#configs[@]}" -gt 0 ]; then
   python3 -c 'import sys, torch; sys.exit(0 if int(torch.__version__.split(".")[0]) >= 2 else 1)' 2>/dev/null &&
-    headline_extra+=(--variants eager,tuned,compile,reduce-overhead)
+    if [ "$quick" -eq 1 ]; then headline_extra+=(--variants eager,tuned,compile)
+    else headline_extra+=(--variants eager,tuned,compile,reduce-overhead); fi
   grep -q "STREETGAN_CUDA_GRAPHS=1" "$build/build.ninja" 2>/dev/null && headline_extra+=(--cuda-graphs)
   step "image cache of the demo data (64 px)" "$sg" cache build --dataroot "$work/demo" --out "$work/demo-64.cache" \
     --preset naive-64 && headline_extra+=(--data "$work/demo-64.cache" --dataroot "$work/demo")
