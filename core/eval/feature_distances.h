@@ -7,9 +7,10 @@
 //  - Kernel distance (KID; Bińkowski et al. 2018): the unbiased MMD² with the cubic polynomial
 //    kernel k(x, y) = (xᵀy / d + 1)³, averaged over random subsets of both sets (drawn without
 //    replacement, one draw per subset and side, from a seeded generator), with its standard
-//    deviation over the subsets. When the three kernel matrices of all rows fit in 128 MiB they
-//    are computed once and each subset's sums read from them (cᵀKc with the subset's row counts);
-//    otherwise each subset takes its own three products.
+//    deviation over the subsets. When the three kernel matrices of all rows fit in 128 MiB, cost
+//    less than the subsets' own products and hold no overflow, they are computed once and each
+//    subset's sums read from them (cᵀKc with its row counts); otherwise each subset takes its own
+//    three products.
 // Inputs are (n, d) rows on any device, read in float64 on the CPU; nothing is kept. Bad input
 // (not a matrix, dimensions that differ, too few rows, NaN or Inf) comes back as an Error.
 #include "core/util/result.h"
