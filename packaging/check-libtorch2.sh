@@ -73,8 +73,9 @@ packages=(
   # tests: libjpeg writes the CMYK JPEG of the bad-input cases
   libjpeg-dev
   # the same LibTorch from Python, for packaging/libtorch2-nan-repro.py (no StreetGAN code); numpy
-  # and scipy, the quality metrics' references in tests/core/reference
-  python3-torch python3-numpy python3-scipy
+  # and scipy, the quality metrics' references in tests/core/reference; setuptools, which
+  # torch.compile's C++ builder imports (bench/bench_train.py's compile sides on the CPU)
+  python3-torch python3-numpy python3-scipy python3-setuptools
 )
 if [ "$variant" = cuda ]; then
   # The CUDA build of the same LibTorch, Gloo and PyTorch, NCCL, and CUDA 12.4's compiler (its
