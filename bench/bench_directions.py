@@ -107,7 +107,8 @@ def reference_sefa(torch, state):
 
 
 def agreement(torch, mine, theirs):
-    mine = torch.tensor(mine, dtype=torch.float64)
+    """|cos| of each row of `mine` (a tensor or ours' JSON lists) with the same row of `theirs`."""
+    mine = torch.as_tensor(mine, dtype=torch.float64)
     return [abs(float(a @ b)) / float(a.norm() * b.norm()) for a, b in zip(mine, theirs)]
 
 
@@ -144,11 +145,9 @@ def measure(torch, args, checkpoint, state, out):
                                           else reference_pca(torch, state, args.n, side))
                 times[side].append(seconds)
         truth = vectors[sides[0]]
-        cosines = {side: agreement(torch, vectors[side].tolist() if side != "ours" else vectors[side], truth)
-                   for side in ["ours"] + sides[1:]}
+        cosines = {side: agreement(torch, vectors[side], truth) for side in ["ours"] + sides[1:]}
         if method == "pca":  # the sampling floor: how far the exact axes move with another draw of latents
-            cosines["exact, another draw"] = agreement(torch, reference_pca(torch, state, args.n, "exact", 1)[1].tolist(),
-                                                       truth)
+            cosines["exact, another draw"] = agreement(torch, reference_pca(torch, state, args.n, "exact", 1)[1], truth)
         settings = {"method": method, "top": TOP, "threads": args.threads, "values_a_row": values,
                     "ours": "exact" if method == "sefa" or values <= 4096 else "randomized"}
         if method == "pca":

@@ -46,17 +46,14 @@ PRESETS = {  # nz, ngf, ndf, img_size (as core/config/train_config.cpp)
 COMPILE_MODES = {"compile": "default", "max-autotune": "max-autotune-no-cudagraphs", "reduce-overhead": "reduce-overhead"}
 
 
-def adamw(torch, params, tuned, device):
+def adamw(torch, params, tuned):
     """AdamW as the engine's (lr 2e-4, betas 0.5/0.999, decay 0.05); tuned: fused, else foreach."""
     options = dict(lr=2e-4, betas=(0.5, 0.999), weight_decay=0.05)
     if not tuned:
         return torch.optim.AdamW(params, **options), "AdamW (defaults)"
     params = list(params)
-    try:
-        optimizer = torch.optim.AdamW(params, fused=True, **options)
-        probe = torch.zeros(1, device=device, requires_grad=True)
-        torch.optim.AdamW([probe], fused=True, **options)  # raises where fused has no kernel for the device
-        return optimizer, "AdamW(fused=True)"
+    try:  # raises where this PyTorch has no fused AdamW for the parameters' device
+        return torch.optim.AdamW(params, fused=True, **options), "AdamW(fused=True)"
     except (TypeError, RuntimeError):
         return torch.optim.AdamW(params, foreach=True, **options), "AdamW(foreach=True) (no fused AdamW here)"
 
@@ -102,8 +99,8 @@ def reference_step_speed(args):
             sys.exit(f"{variant} needs PyTorch 2 (torch.compile); this is PyTorch {torch.__version__}")
         g, d = torch.compile(g, mode=COMPILE_MODES[variant]), torch.compile(d, mode=COMPILE_MODES[variant])
         settings["torch.compile"] = COMPILE_MODES[variant]
-    opt_g, settings["optimizer"] = adamw(torch, g.parameters(), variant != "eager", dev)
-    opt_d, _ = adamw(torch, d.parameters(), variant != "eager", dev)
+    opt_g, settings["optimizer"] = adamw(torch, g.parameters(), variant != "eager")
+    opt_d, _ = adamw(torch, d.parameters(), variant != "eager")
     nz, _, _, img = PRESETS[args.preset]
     batch = args.batch
     bce = torch.nn.BCEWithLogitsLoss()
