@@ -30,7 +30,8 @@ set(_rules
   "core/train=core/util core/config core/model core/data core/eval core/runs core/formats core/distributed"
   # The original tool's checkpoints in, generators for PyTorch out: over the trainer's checkpoints.
   "core/interop=core/util core/config core/model core/data core/runs core/formats core/train"
-  "core/latent=core/util core/config core/model core/data core/video core/runs/run_directory"
+  # Directions as NumPy files: core/formats/npy_array.
+  "core/latent=core/util core/config core/model core/data core/video core/formats core/runs/run_directory"
   # LatentExplorer opens a generator from a training checkpoint on a chosen device: the one unit
   # of core above train.
   "core/latent/latent_explorer=core/util core/config core/model core/data core/video core/latent core/train"

@@ -62,6 +62,8 @@ packages=(
   libtorch-dev libopenblas0-pthread libgloo-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   nlohmann-json3-dev libcpp-httplib-dev
+  # streetgan export --format onnx: the ONNX library
+  libonnx-dev
   # export: FFmpeg's libraries
   libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
   # remote training: the tests start a real sshd and drive the ssh client

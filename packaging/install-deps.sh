@@ -25,6 +25,8 @@ packages=(
   nlohmann-json3-dev
   # streetgan serve: the HTTP library
   libcpp-httplib-dev
+  # streetgan export --format onnx: Debian's ONNX library (the schema's protobuf classes, its checker)
+  libonnx-dev
   # export: FFmpeg's libraries (libavcodec brings libx264 and libvpx)
   libavcodec-dev libavformat-dev libavfilter-dev libswscale-dev libavutil-dev
   # remote training over SSH: the client the studio drives; the tests start a real sshd
@@ -40,7 +42,12 @@ if [ "$cli_only" -eq 0 ]; then
     libjpeg-dev python3-torch python3-numpy python3-scipy
     # tests: headless Chromium opens the gallery page of `streetgan serve`
     chromium
+    # tests: ONNX's checker (python3-onnx) and ONNX Runtime for Node (npm, web/package-lock.json)
+    # check exported models
+    python3-onnx nodejs
   )
+  # A Node.js from elsewhere (NodeSource) brings its own npm; Debian's would conflict with it.
+  command -v npm >/dev/null || packages+=(npm)
 fi
 if [ "$bench" -eq 1 ]; then
   # the reference loader, the photographs bench/make_corpus.py cuts its corpus from, and the

@@ -2,6 +2,8 @@
 
 #include "app/cli/bench_command_lines.h"
 #include "app/cli/model_command_lines.h"
+#include "core/interop/generator_onnx_export.h"
+#include "core/interop/onnx_model_writer.h"
 
 namespace streetgan::cli {
 namespace {
@@ -106,14 +108,25 @@ CommandLine importCommandLine() {
 }
 
 CommandLine exportCommandLine() {
-  return CommandLine("export", "--checkpoint FILE --out G.pt",
-                     "Writes a checkpoint's generator as a PyTorch state dict that torch.load and\n"
-                     "load_state_dict take into the reference nn.Sequential layout (main.0.weight, ...),\n"
-                     "and beside it G.json with nz, ngf, nc, img_size, preset, run and step\n"
+  return CommandLine("export", "--checkpoint FILE --out G.pt|G.onnx [--format pytorch|onnx] [options]",
+                     "Writes a checkpoint's generator. As PyTorch (the default; G.pt): a state dict\n"
+                     "that torch.load and load_state_dict take into the reference nn.Sequential layout\n"
+                     "(main.0.weight, ...), and beside it G.json with nz, ngf, nc, img_size, preset,\n"
+                     "run and step. As ONNX (--format onnx, or an --out ending in .onnx): one model any\n"
+                     "ONNX runtime runs, input z (N, nz) float32, output image (N, nc, H, W) in [-1, 1],\n"
+                     "BatchNorm with its running statistics, where it came from in its metadata\n"
                      "(docs/interop.md).",
                      {checkpointOptionSpec(ModelOptionsUse{}),
                       generatorOptionSpec(),
-                      {"--out", "FILE", "state dict to write (the sidecar gets the same name, .json)"}});
+                      {"--out", "FILE", "file to write (PyTorch: the sidecar gets the same name, .json)"},
+                      {"--format", "NAME", "pytorch or onnx (default: onnx for an --out ending in .onnx, else pytorch)"},
+                      {"--batch", "dynamic|N",
+                       "ONNX: the batch, chosen at run time (default) or fixed at N (1 to " +
+                           std::to_string(OnnxExportOptions::kMaxBatch) + ")"},
+                      {"--opset", "N",
+                       "ONNX: the opset, " + std::to_string(OnnxModelWriter::kMinOpset) + " to " +
+                           std::to_string(OnnxModelWriter::kMaxOpset) + " (default " +
+                           std::to_string(OnnxExportOptions{}.opset) + ")"}});
 }
 
 CommandLine tensorBoardCommandLine() {

@@ -19,8 +19,11 @@ CommandLine sampleCommandLine() {
   std::vector<OptionSpec> specs = {
       checkpointOptionSpec(use),
       generatorOptionSpec(),
-      {"--out", "FILE", "PNG file to write"},
+      {"--out", "FILE", "PNG file to write (a grid); FILE.npy: the images as float32 (N, C, H, W) in [-1, 1]"},
       {"--n", "N", "number of images (default 64, at most " + std::to_string(kSampleMaxImages) + ")"},
+      {"--latents", "FILE.npy",
+       "one image per latent of a float32 (N, nz) NumPy file, at most " + std::to_string(kSampleMaxImages) +
+           " (instead of --n and --seed)"},
       {"--seed", "N", "latent seed (default 0)"},
       {"--seeds", "A,B,..",
        "one image per seed, in this order, at most " + std::to_string(kSampleMaxImages) + " (instead of --n and --seed)"},
@@ -28,11 +31,13 @@ CommandLine sampleCommandLine() {
       {"--columns", "N", "images per row (default: square grid)"},
       {"--train-mode", "", "use batch statistics in BatchNorm as the original tool did"}};
   for (const auto& spec : deviceOptionSpecs(use)) specs.push_back(spec);
-  return CommandLine("sample", "--checkpoint FILE --out FILE.png [options]",
-                     "Writes a PNG grid of images generated from a checkpoint. The latents are\n"
+  return CommandLine("sample", "--checkpoint FILE --out FILE.png|FILE.npy [options]",
+                     "Writes a PNG grid of images generated from a checkpoint, or with an --out\n"
+                     "ending in .npy the images themselves as float32 numbers. The latents are\n"
                      "drawn from --seed (the same seed gives the same images), one per seed with\n"
-                     "--seeds (each seed's latent, as the explorer and walks use it), or with --fixed\n"
-                     "are the run's fixed sample noise.",
+                     "--seeds (each seed's latent, as the explorer and walks use it), read from\n"
+                     "--latents (as an exported ONNX model takes them), or with --fixed are the\n"
+                     "run's fixed sample noise.",
                      specs);
 }
 

@@ -1,5 +1,7 @@
 #include "core/latent/direction_file.h"
 
+#include "core/formats/npy_array.h"
+
 #include "core/runs/run_directory.h"
 #include "core/util/atomic_file.h"
 #include "core/util/json_value.h"
@@ -272,20 +274,7 @@ Status DirectionFile::writeNpy(const std::string& path, const std::vector<float>
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
     return makeError("cannot write " + path + ": " +
                      (std::filesystem::is_symlink(status) ? "a symbolic link; give the file itself" : "not a regular file"));
-  // NumPy's format 1.0: magic, version, a little-endian header length, a dict padded to 64 bytes.
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(vector.size()) + ",), }";
-  const std::size_t unpadded = 10 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header.push_back('\n');
-  std::string bytes("\x93NUMPY\x01\x00", 8);
-  bytes.push_back(static_cast<char>(header.size() & 0xff));
-  bytes.push_back(static_cast<char>((header.size() >> 8) & 0xff));
-  bytes += header;
-  for (float v : vector) {  // little-endian, as every machine we build for
-    char raw[4];
-    std::memcpy(raw, &v, 4);
-    bytes.append(raw, 4);
-  }
+  const std::string bytes = NpyArray::toBytes({static_cast<std::int64_t>(vector.size())}, vector.data(), vector.size());
   return writeFileAtomically(path, bytes);
 }
 
