@@ -32,6 +32,13 @@ for name, obj in {"slim": {"epoch": 0, "G_state_dict": state},
     with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as z:
         pkl = [n for n in z.namelist() if n.endswith("data.pkl")][0]
         put("fuzz_pickle_reader", name + ".pkl", z.read(pkl))
+# .npy files: latents (N, nz) and images (N, C, H, W), as numpy.save writes them.
+import numpy
+for name, array in {"latents": numpy.arange(6, dtype="<f4").reshape(2, 3), "images": numpy.zeros((1, 3, 2, 2), "<f4"),
+                    "scalar": numpy.float32(1.5)}.items():
+    buffer = io.BytesIO()
+    numpy.save(buffer, array)
+    put("fuzz_npy_array", name + ".npy", buffer.getvalue())
 put("fuzz_pickle_reader", "plain.pkl",
     pickle.dumps({"a": [1], "b": -1, "c": (1.5, None, True), "d": "é", "e": 2 ** 40, 7: {}}, protocol=2))
 

@@ -2,6 +2,7 @@
 #include "app/studio/host_dialog.h"
 
 #include "app/studio/compare_view.h"
+#include "app/studio/generator_exporter.h"
 #include "app/studio/control/checkpoint_import_job.h"
 #include "app/studio/control/demo_data_job.h"
 #include "app/studio/control/host_profile.h"
@@ -66,7 +67,8 @@ QIcon MainWindow::applicationIcon() {
 }
 
 MainWindow::MainWindow(QString program, QWidget* parent)
-    : QMainWindow(parent), program_(program), settings_(StudioSettings::load()) {
+    : QMainWindow(parent), program_(program), settings_(StudioSettings::load()),
+      generator_exporter_(new GeneratorExporter(program_, this)) {
   setWindowTitle("StreetGAN Studio");
   setWindowIcon(applicationIcon());
   buildTabs();
@@ -105,6 +107,7 @@ void MainWindow::buildTabs() {
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&Import Checkpoint…", QKeySequence(Qt::CTRL | Qt::Key_I), this, &MainWindow::chooseCheckpointToImport);
+  file->addAction("&Export Generator…", this, [this] { generator_exporter_->chooseAndExport(explore_tab_->explorer().get()); });
   file->addSeparator();
   file->addAction("&Settings…", QKeySequence::Preferences, this, &MainWindow::showSettings);
   file->addAction("&Hosts…", this, &MainWindow::showHosts);

@@ -19,6 +19,7 @@ class CompareView;
 class DatasetTab;
 class EvaluateTab;
 class ExploreTab;
+class GeneratorExporter;
 class RunsTab;
 class TrainTab;
 
@@ -82,6 +83,7 @@ private:
   DatasetTab* dataset_tab_ = nullptr;
   QLabel* status_ = nullptr;
   CheckpointImportJob* import_job_ = nullptr;
+  GeneratorExporter* generator_exporter_ = nullptr;
 };
 
 }  // namespace streetgan::studio
