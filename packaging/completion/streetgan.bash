@@ -64,7 +64,9 @@ _streetgan() {
     --method) choices="sefa pca" ;;
     --mode) choices="slerp lerp" ;;
     --easing) choices="linear ease-in-out ease-in ease-out" ;;
-    --format) choices="gif mp4 webm png npy json" ;;
+    --format) if [ "${words[0]}" = export ]; then choices="pytorch onnx"; else choices="gif mp4 webm png npy json"; fi ;;
+    --generator) choices="ema raw" ;;
+    --batch) choices="dynamic" ;;
     --filter) choices="nearest lanczos" ;;
     --time-of-day) choices="all day night" ;;
     --events) choices="-" ;;
@@ -73,7 +75,7 @@ _streetgan() {
       compopt -o filenames 2>/dev/null
       return 0
       ;;
-    --checkpoint | --out | --config | --cache | --walk | --direction | --save-walk | --preview | --features)
+    --checkpoint | --out | --config | --cache | --walk | --direction | --save-walk | --preview | --features | --latents)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       compopt -o filenames 2>/dev/null
       return 0

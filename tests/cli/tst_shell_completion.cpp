@@ -76,6 +76,10 @@ private slots:
     QTest::newRow("a preset") << "streetgan info --preset sa" << sorted({"safe-64", "safe-128"});
     QTest::newRow("devices") << "streetgan sample --device " << sorted({"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2", "cuda:3", "hpu"});
     QTest::newRow("precisions") << "streetgan train --precision " << sorted({"auto", "fp32", "fp16", "bf16"});
+    QTest::newRow("export's formats") << "streetgan export --format " << sorted({"pytorch", "onnx"});
+    QTest::newRow("walk's formats") << "streetgan walk --format g" << QStringList{"gif"};
+    QTest::newRow("generators") << "streetgan export --generator " << sorted({"ema", "raw"});
+    QTest::newRow("latents: files and folders") << "streetgan sample --latents run" << sorted({"runs", "rundata", "runs.txt"});
     QTest::newRow("checkpoint: files and folders") << "streetgan sample --checkpoint run" << sorted({"runs", "rundata", "runs.txt"});
     QTest::newRow("dataroot: folders only") << "streetgan train --dataroot run" << sorted({"runs", "rundata"});
     QTest::newRow("inside a run") << "streetgan walk --checkpoint runs/first/c" << QStringList{"runs/first/checkpoints"};
