@@ -59,6 +59,7 @@ int runExport(const Args& args) {
   if (auto done = line.parseOrExit(args)) return *done;
   if (Status given = checkpointGiven(line); !given) return fail(line.program(), given.error(), kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out G.pt or G.onnx", kExitUsage);
+  if (Status out = outputFileOption(line, {line.value("--checkpoint")}); !out) return fail(line.program(), out.error(), kExitUsage);
   auto choice = generatorOption(line);
   if (!choice) return fail(line.program(), choice.error(), kExitUsage);
   auto format = exportFormat(line);

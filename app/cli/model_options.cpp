@@ -1,6 +1,10 @@
 #include "app/cli/model_options.h"
 
+#include "core/runs/run_directory.h"
 #include "core/train/compute_device.h"
+#include "core/util/atomic_file.h"
+
+#include <filesystem>
 
 namespace streetgan::cli {
 
@@ -15,6 +19,21 @@ Result<GeneratorChoice> generatorOption(const CommandLine& line) {
   auto choice = generatorChoiceNamed(line.value("--generator"));
   if (!choice) return makeError("option '--generator': " + choice.error());
   return choice;
+}
+
+Status outputFileOption(const CommandLine& line, const std::vector<std::string>& read) {
+  const std::string out = line.value("--out");
+  if (out.empty()) return makeError("option '--out' needs a file");
+  if (Status writable = checkReplaceableFile(out); !writable) return writable;
+  if (const auto run = RunDirectory::owning(out))
+    return makeError(out + ": one of the files of the run " + run->name() +
+                     " (its config, events and folders are training's); choose a path outside them");
+  for (const std::string& input : read) {
+    std::error_code error;
+    if (std::filesystem::equivalent(out, input, error))
+      return makeError(out + ": this is a file the command reads; choose another --out");
+  }
+  return {};
 }
 
 Result<long long> threadsOption(const CommandLine& line) { return line.integer("--threads", 0, 0, 1024); }

@@ -29,6 +29,10 @@ struct ModelOptions {
 Status checkpointGiven(const CommandLine& line);
 /// --generator ema|raw; GeneratorChoice::Default when absent. The Error starts "option '--generator': ".
 Result<GeneratorChoice> generatorOption(const CommandLine& line);
+/// The file --out names, checked before any work: given, not a link or anything but a regular
+/// file, not one of a run's own files (run_directory.h), and none of `read` (the files the command
+/// reads: its checkpoint, its latents).
+Status outputFileOption(const CommandLine& line, const std::vector<std::string>& read);
 /// --threads N: 0 (all cores; the default) to 1024.
 Result<long long> threadsOption(const CommandLine& line);
 /// `spec` (the --device value, or what the command made of it) as a device present here; the

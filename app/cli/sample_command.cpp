@@ -99,6 +99,8 @@ int runSample(const Args& args) {
   if (auto done = line.parseOrExit(args)) return *done;
   if (Status given = checkpointGiven(line); !given) return fail(line.program(), given.error(), kExitUsage);
   if (!line.has("--out")) return fail(line.program(), "missing --out FILE.png or FILE.npy", kExitUsage);
+  if (Status out = outputFileOption(line, {line.value("--checkpoint"), line.value("--latents")}); !out)
+    return fail(line.program(), out.error(), kExitUsage);
   auto source = latentSource(line);
   if (!source) return fail(line.program(), source.error(), kExitUsage);
   auto columns = line.integer("--columns", 0, 0, 4096);

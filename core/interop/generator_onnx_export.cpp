@@ -144,10 +144,8 @@ Result<OnnxExportReport> exportGeneratorOnnx(const std::string& checkpoint, cons
   if (Status valid = checkOnnxExportOptions(options); !valid) return makeError(valid.error());
   std::error_code error;
   if (fs::equivalent(out, checkpoint, error)) return makeError(out + ": this is the checkpoint being exported; choose another --out");
-  // Said before the checkpoint is read (writeFileAtomically refuses them too, later and as the machine's fault).
-  const fs::file_status status = fs::symlink_status(out, error);
-  if (fs::is_symlink(status)) return makeError(out + ": a symbolic link; give the file itself");
-  if (fs::exists(status) && !fs::is_regular_file(status)) return makeError(out + ": not a regular file");
+  // Said before the checkpoint is read (writeFileAtomically refuses the same, later and as the machine's fault).
+  if (Status writable = checkReplaceableFile(out); !writable) return makeError(writable.error());
   auto loaded = loadCheckpointGenerator(checkpoint, torch::kCPU, options.generator);
   if (!loaded) return makeError(loaded.error(), loaded.errorKind());
   const TrainConfig& config = loaded->config;

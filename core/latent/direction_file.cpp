@@ -269,11 +269,7 @@ Status DirectionFile::remove(const std::string& run, const std::string& name) {
 
 Status DirectionFile::writeNpy(const std::string& path, const std::vector<float>& vector) {
   if (path.empty()) return makeError("give a file to write the .npy to");
-  std::error_code error;
-  const auto status = std::filesystem::symlink_status(path, error);
-  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
-    return makeError("cannot write " + path + ": " +
-                     (std::filesystem::is_symlink(status) ? "a symbolic link; give the file itself" : "not a regular file"));
+  if (Status writable = checkReplaceableFile(path); !writable) return makeError("cannot write " + writable.error());
   const std::string bytes = NpyArray::toBytes({static_cast<std::int64_t>(vector.size())}, vector.data(), vector.size());
   return writeFileAtomically(path, bytes);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <regex>
 
 namespace streetgan {
@@ -78,6 +79,26 @@ std::optional<RunDirectory> RunDirectory::ofCheckpoint(const std::string& checkp
   const fs::path run = folder.parent_path();
   if (run == run.root_path()) return std::nullopt;  // "/checkpoints/…": no folder above it
   return RunDirectory(run.string());
+}
+
+std::optional<RunDirectory> RunDirectory::owning(const std::string& path) {
+  std::error_code ec;
+  const fs::path file = fs::absolute(path, ec);
+  if (ec || !file.has_filename()) return std::nullopt;
+  const fs::path resolved = fs::weakly_canonical(file.parent_path(), ec) / file.filename();
+  if (ec) return std::nullopt;
+  // Each folder above the file that is a run: the first part of the file's path inside it.
+  for (fs::path folder = resolved.parent_path(); folder != folder.root_path() && !folder.empty(); folder = folder.parent_path()) {
+    if (!isRun(folder.string())) continue;
+    const fs::path inside = resolved.lexically_relative(folder);
+    const std::string first = inside.begin()->string();
+    const bool single = std::next(inside.begin()) == inside.end();
+    if ((single && (first == kConfigFile || first == kEventsFile)) ||
+        (!single && (first == kCheckpointsFolder || first == kSamplesFolder || first == kEvaluationsFolder ||
+                     first == kTensorBoardFolder || first == kDirectionsFolder || first == kLaunchFolder)))
+      return RunDirectory(folder.string());
+  }
+  return std::nullopt;
 }
 
 std::string RunDirectory::contents() const {

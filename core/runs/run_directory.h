@@ -32,6 +32,11 @@ public:
   /// holds it, as an absolute path with its links resolved; nothing when the file is kept
   /// elsewhere (or its path cannot be made absolute).
   static std::optional<RunDirectory> ofCheckpoint(const std::string& checkpoint);
+  /// The run whose own files `path` would be (its config.json or events.jsonl, or anything in its
+  /// checkpoints/, samples/, evaluations/, tensorboard/, directions/ or launch/): what a command
+  /// that writes a file the user names must not replace. Nothing for any other path (a file beside
+  /// them in the run folder, such as runs/first/G.onnx, is the user's).
+  static std::optional<RunDirectory> owning(const std::string& path);
   /// What of isRun()'s list the folder holds, for messages: "config.json, checkpoints/ without a
   /// finished checkpoint"; empty when none.
   std::string contents() const;

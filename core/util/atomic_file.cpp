@@ -143,6 +143,15 @@ struct FolderDescriptor {
 
 }  // namespace
 
+Status checkReplaceableFile(const std::string& path) {
+  if (path.empty()) return makeError("give a file to write");
+  std::error_code error;
+  const auto status = std::filesystem::symlink_status(path, error);
+  if (std::filesystem::is_symlink(status)) return makeError(path + ": a symbolic link; give the file itself");
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return makeError(path + ": not a regular file");
+  return {};
+}
+
 Status writeFileAtomically(const std::string& path, const std::string& bytes, FolderLinks folder_links) {
   const std::filesystem::path target(path);
   const std::string folder = target.has_parent_path() ? target.parent_path().string() : ".";

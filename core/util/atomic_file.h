@@ -28,6 +28,10 @@ enum class FolderLinks {
   Refuse,
 };
 
+/// Whether a file the user named may be written there, said before any work: an Error
+/// "PATH: a symbolic link; give the file itself" or "PATH: not a regular file" (a folder, FIFO or
+/// device), or "give a file to write" for an empty path. writeFileAtomically() refuses the same.
+Status checkReplaceableFile(const std::string& path);
 /// Writes `bytes` to `path` atomically, relative to its folder opened once.
 Status writeFileAtomically(const std::string& path, const std::string& bytes, FolderLinks folder = FolderLinks::Follow);
 /// Writes each of `files` (path, bytes) atomically, all of them or none: every temporary file is

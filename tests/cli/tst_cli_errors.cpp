@@ -487,8 +487,9 @@ void TestCliErrors::failures_data() {
       << 1 << "streetgan metrics: … samples and 10000 training images of 4096 px would take … MiB, more than … MiB; use fewer"
       << none << QStringList{};
   QTest::newRow("export: over the checkpoint it exports") << ""
-      << QStringList{"export", "--checkpoint", "@CHECKPOINT@", "--out", "@CHECKPOINT@"} << 0 << 1
-      << "streetgan export: @CHECKPOINT@: this is the checkpoint being exported; choose another --out" << none
+      << QStringList{"export", "--checkpoint", "@CHECKPOINT@", "--out", "@CHECKPOINT@"} << 0 << 2
+      << "streetgan export: @CHECKPOINT@: one of the files of the run run (its config, events and folders are training's); "
+         "choose a path outside them" << none
       << QStringList{};
   QTest::newRow("export: its sidecar over the run's config.json") << ""
       << QStringList{"export", "--checkpoint", "@CHECKPOINT@", "--out", "@RUN@/config.pt"} << 0 << 1

@@ -70,6 +70,7 @@ private slots:
   void runtimeGivesSampleImages();
   void badExportRefused_data();
   void badExportRefused();
+  void sampleRefusesToReplaceItsInputs();
   void badLatentsRefused_data();
   void badLatentsRefused();
 
@@ -175,6 +176,11 @@ void TestOnnxExport::badExportRefused_data() {
   QTest::newRow("not a generator") << QStringList{"--checkpoint", "@DIR@/notes.pt"} << "g.onnx" << 2 << "notes.pt";
   QTest::newRow("out is a link") << QStringList{} << "link.onnx" << 2 << "link.onnx: a symbolic link; give the file itself";
   QTest::newRow("out is a FIFO") << QStringList{} << "fifo.onnx" << 2 << "fifo.onnx: not a regular file";
+  QTest::newRow("out empty") << QStringList{} << "@EMPTY@" << 2 << "streetgan export: option '--out' needs a file";
+  QTest::newRow("out among the run's checkpoints") << QStringList{} << "@RUN@/checkpoints/step-0000099999.pt" << 2
+      << "step-0000099999.pt: one of the files of the run trained (its config, events and folders are training's)";
+  QTest::newRow("out is the run's config") << QStringList{"--format", "onnx"} << "@RUN@/config.json" << 2
+      << "config.json: one of the files of the run trained";
 }
 
 void TestOnnxExport::badExportRefused() {
@@ -189,7 +195,9 @@ void TestOnnxExport::badExportRefused() {
   QVERIFY(QFile::link(dir.filePath("elsewhere.onnx"), dir.filePath("link.onnx")));
   QCOMPARE(::mkfifo(qPrintable(dir.filePath("fifo.onnx")), 0600), 0);
   const QStringList before = QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::System);
-  QStringList args{"export", "--out", dir.filePath(out)};
+  const QByteArray config = readFileBytes(trained_ + "/config.json");
+  const QString path = out == "@EMPTY@" ? QString() : out.startsWith("@RUN@") ? QString(out).replace("@RUN@", trained_) : dir.filePath(out);
+  QStringList args{"export", "--out", path};
   for (const QString& option : options) args << QString(option).replace("@DIR@", dir.path());
   if (!args.contains("--checkpoint")) args << "--checkpoint" << trained_;
   const CliResult r = runCli(args, 120000);
@@ -197,6 +205,24 @@ void TestOnnxExport::badExportRefused() {
   QVERIFY2(r.err.contains(message), qPrintable(r.err));
   QCOMPARE(r.err.trimmed().count('\n'), r.err.contains("using ") ? 1 : 0);  // one line (and the checkpoint used)
   QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::System), before);
+  QVERIFY(!QFile::exists(trained_ + "/checkpoints/step-0000099999.pt"));
+  QCOMPARE(readFileBytes(trained_ + "/config.json"), config);
+}
+
+void TestOnnxExport::sampleRefusesToReplaceItsInputs() {
+  QTemporaryDir dir;
+  const QString latents = dir.filePath("z.npy");
+  QVERIFY(writeLatents(latents, 2, 16, 5));
+  const QByteArray before = readFileBytes(latents);
+  const QString checkpoint = QDir(trained_ + "/checkpoints").entryInfoList({"*.pt"}, QDir::Files, QDir::Name).last().filePath();
+  const QByteArray weights = readFileBytes(checkpoint);
+  for (const QString& out : {latents, checkpoint}) {
+    const CliResult r = runCli({"sample", "--checkpoint", checkpoint, "--latents", latents, "--out", out}, 120000);
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains(out + ": "), qPrintable(r.err));
+  }
+  QCOMPARE(readFileBytes(latents), before);
+  QCOMPARE(readFileBytes(checkpoint), weights);
 }
 
 void TestOnnxExport::badLatentsRefused_data() {
