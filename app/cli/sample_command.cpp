@@ -66,7 +66,7 @@ Result<torch::Tensor> latentsFromFile(const std::string& path, int nz) {
                      ") with N from 1 to " + std::to_string(kSampleMaxImages) + " (this generator's nz is " + std::to_string(nz) + ")");
   for (std::size_t i = 0; i < array->values.size(); ++i)
     if (!std::isfinite(array->values[i]))
-      return makeError("--latents: " + path + ": value " + std::to_string(i) + " is not a finite number");
+      return makeError("--latents: " + path + ": element " + std::to_string(i) + " is not a finite number (NaN or infinity)");
   const std::int64_t count = static_cast<std::int64_t>(array->values.size()) / nz;
   return torch::from_blob(array->values.data(), {count, nz, 1, 1}, torch::kFloat32).clone();
 }

@@ -233,7 +233,7 @@ void TestOnnxExport::badLatentsRefused_data() {
     return QByteArray(bytes.data(), qsizetype(bytes.size()));
   };
   QTest::newRow("wrong width") << npy({2, 3}, std::vector<float>(6, 0.5f)) << "the latents must be an array of shape (N, 16)";
-  QTest::newRow("not a number") << npy({1, 16}, std::vector<float>(16, std::nanf(""))) << "value 0 is not a finite number";
+  QTest::newRow("not a number") << npy({1, 16}, std::vector<float>(16, std::nanf(""))) << "element 0 is not a finite number (NaN or infinity)";
   QTest::newRow("not NumPy") << QByteArray("z = [1, 2, 3]\n") << "not a NumPy .npy file";
   QTest::newRow("shape past the data") << npy({1, 16}, std::vector<float>(16, 0.f)).replace("(1, 16)", "(9, 16)")
                                         << "the header's shape needs more values than the file's 16";
