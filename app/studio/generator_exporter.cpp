@@ -32,9 +32,11 @@ void GeneratorExporter::chooseAndExport(const LatentExplorer* explorer) {
   QString out = QFileDialog::getSaveFileName(window_, "Export Generator", suggested,
                                              QString(kOnnxFilter) + ";;" + kPyTorchFilter, &filter);
   if (out.isEmpty()) return;
-  const QString extension = filter == kOnnxFilter ? ".onnx" : ".pt";
-  if (!out.endsWith(extension, Qt::CaseInsensitive) && QFileInfo(out).suffix().isEmpty()) out += extension;
-  exportTo(from, out, filter == kOnnxFilter ? GeneratorExportJob::Format::Onnx : GeneratorExportJob::Format::PyTorch);
+  // The name's own extension decides, as on the command line; a name without one takes the filter's.
+  if (QFileInfo(out).suffix().isEmpty()) out += filter == kOnnxFilter ? ".onnx" : ".pt";
+  const bool known = out.endsWith(".onnx", Qt::CaseInsensitive) || out.endsWith(".pt", Qt::CaseInsensitive);
+  exportTo(from, out, known ? GeneratorExportJob::formatOf(out)
+                            : filter == kOnnxFilter ? GeneratorExportJob::Format::Onnx : GeneratorExportJob::Format::PyTorch);
 }
 
 void GeneratorExporter::exportTo(const QString& checkpoint, const QString& out, GeneratorExportJob::Format format) {
