@@ -48,6 +48,9 @@ def benches(args, work):
                  ["--seconds", "2", "--repeats", "1"]),
         "serve": ([python, f"{HERE}/bench_serve.py", "--streetgan", sg, "--checkpoint", checkpoint_in(work),
                    "--queue", "64"], ["--seconds", "2", "--repeats", "1"]),
+        "publish": ([python, f"{HERE}/bench_publish.py", "--streetgan", sg, "--run", os.path.join(work, "serve-run"),
+                     "--npm", os.path.join(os.path.dirname(os.path.abspath(sg)), "..", "..", "npm", "node_modules")],
+                    ["--repeats", "1"]),
         "layers": ([python, f"{HERE}/bench_layers.py"], ["--quick", "--repeats", "1"]),
         "train": ([python, f"{HERE}/bench_train.py", "--streetgan", sg, "--preset", "naive-64", "--batch", "64",
                    "--steps", "10", "--repeats", "5"], ["--batch", "16", "--steps", "2", "--repeats", "1"]),
@@ -65,7 +68,7 @@ def prepare(args, work, names):
     corpus = os.path.join(work, "corpus")
     if not os.path.isdir(os.path.join(corpus, "train_val")):
         subprocess.run(["/usr/bin/python3", f"{HERE}/make_corpus.py", corpus, "--count", "3000"], check=True)
-    if "serve" in names and not glob.glob(os.path.join(work, "serve-run", "checkpoints", "*.pt")):
+    if ("serve" in names or "publish" in names) and not glob.glob(os.path.join(work, "serve-run", "checkpoints", "*.pt")):
         subprocess.run([args.streetgan, "train", "--dataroot", corpus, "--run-dir", os.path.join(work, "serve-run"),
                         "--preset", "naive-64", "--epochs", "1", "--device", "cpu"], check=True, capture_output=True)
 

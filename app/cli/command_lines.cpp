@@ -51,7 +51,7 @@ constexpr CommandLineMaker kCommandLines[] = {
     cacheBuildCommandLine,   cacheInfoCommandLine,    sampleCommandLine,    walkCommandLine,
     directionsCommandLine,   projectCommandLine,      serveCommandLine,     parzenCommandLine,
     metricsCommandLine,      benchTrainCommandLine,   benchDataCommandLine, benchAllReduceCommandLine,
-    benchExploreCommandLine, benchMetricsCommandLine, nearestCommandLine,
+    benchExploreCommandLine, benchMetricsCommandLine, nearestCommandLine,   publishCommandLine,
 };
 
 }  // namespace

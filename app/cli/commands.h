@@ -30,6 +30,7 @@ int runTensorBoard(const Args& args);
 int runImport(const Args& args);
 int runExport(const Args& args);
 int runServe(const Args& args);
+int runPublish(const Args& args);
 int runFeaturesWorker(const Args& args);
 
 }  // namespace streetgan::cli

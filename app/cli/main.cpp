@@ -38,8 +38,9 @@ const char* kUsage =
     "  parzen      Parzen-window log-likelihood of held-out images under a model's samples\n"
     "  tensorboard write TensorBoard event files from runs' events.jsonl\n"
     "  import      turn the original PyTorch tool's checkpoint into a run\n"
-    "  export      write a checkpoint's generator as a PyTorch state dict\n"
+    "  export      write a checkpoint's generator as a PyTorch state dict or ONNX model\n"
     "  serve       serve generated images and walks over HTTP, with a gallery page\n"
+    "  publish     write a static web page that generates scenes in the browser\n"
     "  bench       measure training or data loading speed (bench train, bench data)\n"
     "\n"
     "\n"
@@ -52,6 +53,7 @@ const char* kUsage =
     "  streetgan walk --checkpoint runs/first --seeds 3,14,15 --loop --out walk.mp4\n"
     "  streetgan metrics --run runs/first --every-checkpoint --save\n"
     "  streetgan serve --run runs/first --port 8080\n"
+    "  streetgan publish --run runs/first --out site --preview\n"
     "\n"
     "A --checkpoint may be a .pt file, a run folder (its newest checkpoint), RUN@STEP (its newest\n"
     "at or before STEP) or RUN@latest.\n"
@@ -88,6 +90,7 @@ const Command kCommands[] = {
     {"import", ENGINE_COMMAND(streetgan::cli::runImport), false},
     {"export", ENGINE_COMMAND(streetgan::cli::runExport), false},
     {"serve", ENGINE_COMMAND(streetgan::cli::runServe), false},
+    {"publish", ENGINE_COMMAND(streetgan::cli::runPublish), false},
     {"metrics", ENGINE_COMMAND(streetgan::cli::runMetrics), false},
     {"nearest", ENGINE_COMMAND(streetgan::cli::runNearest), false},
     {"directions", ENGINE_COMMAND(streetgan::cli::runDirections), false},

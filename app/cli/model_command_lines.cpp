@@ -1,5 +1,6 @@
 #include "app/cli/model_command_lines.h"
 
+#include "app/serve/site_publisher.h"
 #include "core/eval/features_worker_options.h"
 
 #include <string>
@@ -221,6 +222,38 @@ CommandLine serveCommandLine() {
                       {"--max-pixels", "N", "most pixels in one request, images x side x side (default 40000000)"},
                       {"--read-timeout-ms", "N", "longest pause inside a request before it is cut off (default 500)"},
                       {"--request-timeout-ms", "N", "longest time a whole request may take to arrive (default 5000)"}});
+}
+
+CommandLine publishCommandLine() {
+  ModelOptionsUse use;
+  use.checkpoint_help = "checkpoint (.pt) whose generator the page runs";
+  const PublishOptions defaults;
+  return CommandLine(
+      "publish", "(--run DIR | --checkpoint FILE) --out SITE [options]\n       streetgan publish --out SITE --preview [--port N]",
+      "Writes a static web page that generates street scenes in the visitor's browser:\n"
+      "index.html, the generator as model.onnx, ONNX Runtime Web (WebAssembly, WebGPU\n"
+      "where the browser has it) and scenes.json (the first scenes, the run's directions\n"
+      "as sliders, a saved walk). Any static host serves the folder (GitHub Pages, a\n"
+      "university home page); it needs no server code. SITE must be new or an earlier\n"
+      "publish, which is replaced whole. --preview then serves it on 127.0.0.1; without\n"
+      "--run or --checkpoint it serves an earlier publish as it is (docs/publish.md).",
+      {checkpointOptionSpec(use),
+       generatorOptionSpec(),
+       {"--run", "DIR", "run directory: publish its newest checkpoint (and its directions)"},
+       {"--out", "SITE", "folder to write"},
+       {"--title", "TEXT", "the page's title (default \"" + defaults.title + "\")"},
+       {"--directions", "A,B,..",
+        "the run's saved directions to offer as sliders (default: every one, at most " +
+            std::to_string(PublishOptions::kMaxDirections) + "; \"\" for none)"},
+       {"--walk", "FILE", "a walk file (streetgan walk --save-walk) the page offers to play"},
+       {"--scenes", "N", "scenes in the first grid, 1 to " + std::to_string(PublishOptions::kMaxScenes) + " (default " +
+                            std::to_string(defaults.scenes) + ")"},
+       {"--seed", "N", "the first scene's seed; scene i is seed N+i, as `sample --seeds` (default 0)"},
+       {"--fps", "N", "the walks' frame rate (default " + std::to_string(defaults.fps) + ")"},
+       {"--frames-per-key", "N", "frames from one clicked scene to the next (default " +
+                                     std::to_string(defaults.frames_per_key) + ")"},
+       {"--preview", "", "then serve the folder on 127.0.0.1 until Ctrl+C"},
+       {"--port", "N", "--preview's port (default 8000; 0 picks a free one)"}});
 }
 
 // parzen and metrics score a checkpoint's samples: they say so, take the fastest device, and word

@@ -1,6 +1,6 @@
 #pragma once
 // The command lines of the commands that run a checkpoint's generator (sample, nearest, walk,
-// directions, project, serve, parzen, metrics), and how each words its model options (ModelOptionsUse, which
+// directions, project, serve, publish, parzen, metrics), and how each words its model options (ModelOptionsUse, which
 // the command passes on to modelOptionsFrom). Made without LibTorch (command_lines.h says why).
 #include "app/cli/command_line.h"
 #include "app/cli/option_specs.h"
@@ -31,6 +31,7 @@ CommandLine directionsCommandLine();
 ModelOptionsUse projectModelUse();
 CommandLine projectCommandLine();
 CommandLine serveCommandLine();
+CommandLine publishCommandLine();
 /// How parzen and metrics word the model options: they score a checkpoint's samples.
 ModelOptionsUse scoringModelUse();
 CommandLine parzenCommandLine();

@@ -3,24 +3,17 @@
 // (`/health`, `/gan_imgs`, `/gan_gifs`) with its defaults, and the gallery page at `/`
 // (docs/serve.md). Every query is read by parseGalleryQuery() (gallery_query.h) and checked
 // against the limits before any work; a full render queue is answered 503 with Retry-After.
-//
-// Connections do not go through cpp-httplib's accept loop and thread pool: listen() accepts them
-// and hands them to a ConnectionGate, which gathers each request whole under bounds of size, count
-// and time before a connection thread runs cpp-httplib's request processing on it. So a slow or
-// hostile client never holds a thread, and the threads are started (and their failure reported)
-// by start(), before serving. No route reads a file, so no request can name one.
+// Connections are taken by HttpService (bounded, never holding a thread for a slow client). No
+// route reads a file, so no request can name one.
 #include "app/serve/gallery_renderer.h"
+#include "app/serve/http_service.h"
 #include "core/util/result.h"
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <string>
-#include <string_view>
 
 namespace streetgan::cli {
-
-class ConnectionGate;
 
 struct GalleryLimits {
   int max_n = 256;                ///< images in one grid
@@ -52,16 +45,11 @@ public:
   void stop();
 
 private:
-  class Http;
   void routes();
-  bool answer(int fd, std::string_view request, bool last);
 
   GalleryRenderer& renderer_;
   GalleryLimits limits_;
-  std::unique_ptr<Http> http_;            // before gate_: the gate's threads use it
-  std::unique_ptr<ConnectionGate> gate_;
-  std::atomic<bool> stopping_{false};
-  int wake_ = -1;                         // an eventfd stop() writes to, to end listen()'s wait
+  HttpService service_;
 };
 
 }  // namespace streetgan::cli

@@ -109,12 +109,16 @@ Status addGeneratorNodes(OnnxModelWriter& writer, Generator& generator) {
   return {};
 }
 
+std::string runName(const CheckpointGenerator& loaded, const std::string& checkpoint) {
+  const auto run_folder = RunDirectory::ofCheckpoint(checkpoint);
+  return run_folder ? run_folder->name() : loaded.config.name;
+}
+
 void addMetadata(OnnxModelWriter& writer, const CheckpointGenerator& loaded, const std::string& checkpoint) {
   const TrainConfig& config = loaded.config;
-  const auto run_folder = RunDirectory::ofCheckpoint(checkpoint);
   writer.addMetadata(kOnnxFormatKey, kOnnxFormatName);
   writer.addMetadata("streetgan.format_version", "1");
-  writer.addMetadata("streetgan.run", run_folder ? run_folder->name() : config.name);
+  writer.addMetadata("streetgan.run", runName(loaded, checkpoint));
   writer.addMetadata("streetgan.checkpoint", fs::path(checkpoint).filename().string());
   writer.addMetadata("streetgan.step", std::to_string(loaded.progress.step));
   writer.addMetadata("streetgan.epoch", std::to_string(loaded.progress.epoch));
@@ -164,8 +168,13 @@ Result<OnnxExportReport> exportGeneratorOnnx(const std::string& checkpoint, cons
   if (Status written = writeFileAtomically(out, *bytes); !written) return makeError(written.error(), ErrorKind::Machine);
   OnnxExportReport report;
   report.path = out;
+  report.run = runName(*loaded, checkpoint);
   report.step = loaded->progress.step;
+  report.images_seen = loaded->progress.images_seen;
   report.generator = loaded->generatorName();
+  report.nz = config.nz;
+  report.img_size = config.img_size;
+  report.nc = config.nc;
   report.nodes = writer.nodeCount();
   report.bytes = static_cast<std::int64_t>(bytes->size());
   return report;

@@ -24,8 +24,11 @@ struct OnnxExportOptions {
 
 struct OnnxExportReport {
   std::string path;
+  std::string run;           ///< the run's name (its folder's, else its config's)
   std::int64_t step = 0;
+  std::int64_t images_seen = 0;
   std::string generator;     ///< "ema" or "raw"
+  std::int64_t nz = 0, img_size = 0, nc = 0;
   std::int64_t nodes = 0;    ///< nodes in the graph
   std::int64_t bytes = 0;    ///< size of the file written
 };

@@ -28,7 +28,7 @@ _streetgan() {
     _streetgan_program=streetgan
   fi
   COMPREPLY=()
-  local commands="train sample info demo-data data cache walk directions project metrics nearest parzen tensorboard import export serve bench remote"
+  local commands="train sample info demo-data data cache walk directions project metrics nearest parzen tensorboard import export serve publish bench remote"
   if ((COMP_CWORD == 1)); then
     mapfile -t COMPREPLY < <(compgen -W "$commands --help --version" -- "$cur")
     return 0
@@ -75,7 +75,8 @@ _streetgan() {
       compopt -o filenames 2>/dev/null
       return 0
       ;;
-    --checkpoint | --out | --config | --cache | --walk | --direction | --save-walk | --preview | --features | --latents)
+    --preview) [ "${words[0]}" = publish ] || { mapfile -t COMPREPLY < <(compgen -f -- "$cur"); compopt -o filenames 2>/dev/null; return 0; } ;;
+    --checkpoint | --out | --config | --cache | --walk | --direction | --save-walk | --features | --latents)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       compopt -o filenames 2>/dev/null
       return 0

@@ -65,8 +65,8 @@ private slots:
     QTest::newRow("a command") << "streetgan tr" << QStringList{"train"};
     QTest::newRow("every command")
         << "streetgan " << sorted({"train", "sample", "info", "demo-data", "data", "cache", "walk", "directions", "project",
-                                   "metrics", "nearest", "parzen", "tensorboard", "import", "export", "serve", "bench", "remote",
-                                   "--help", "--version"});
+                                   "metrics", "nearest", "parzen", "tensorboard", "import", "export", "serve", "publish", "bench",
+                                   "remote", "--help", "--version"});
     QTest::newRow("a subcommand") << "streetgan cache b" << QStringList{"build"};
     QTest::newRow("bench's subcommands") << "streetgan bench " << sorted({"train", "data", "explore", "metrics", "allreduce", "--help"});
     QTest::newRow("an option") << "streetgan train --pre" << sorted({"--preset", "--prefetch", "--precision"});
@@ -83,6 +83,7 @@ private slots:
     QTest::newRow("checkpoint: files and folders") << "streetgan sample --checkpoint run" << sorted({"runs", "rundata", "runs.txt"});
     QTest::newRow("dataroot: folders only") << "streetgan train --dataroot run" << sorted({"runs", "rundata"});
     QTest::newRow("inside a run") << "streetgan walk --checkpoint runs/first/c" << QStringList{"runs/first/checkpoints"};
+    QTest::newRow("publish's --preview is a flag") << "streetgan publish --preview --p" << sorted({"--port", "--preview"});
     QTest::newRow("nothing for an unknown option") << "streetgan train --nope" << QStringList{};
   }
   void completes() {
@@ -95,7 +96,7 @@ private slots:
 
   // Each command's options, as offered after "--", are its --help's.
   void optionsFollowTheHelp() {
-    for (const QString& command : {"train", "sample", "walk", "parzen", "metrics", "serve", "export", "demo-data"}) {
+    for (const QString command : {"train", "sample", "walk", "parzen", "metrics", "serve", "export", "publish", "demo-data"}) {
       const auto help = runCli({command, "--help"});
       QStringList options;
       for (const auto& m : QRegularExpression(R"(^  (-[-a-zA-Z0-9]+))", QRegularExpression::MultilineOption).globalMatch(help.out))
