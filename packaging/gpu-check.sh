@@ -210,7 +210,8 @@ log="$out/gpu-check.log"; summary="$out/summary.md"; committed=1
 build="$work/build"
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-$(timeout 60 nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1)}"
 configure() {
-  cmake -S "$source_dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix_path" \
+  # The dependency bundle carries no ONNX library (gpu-deps.sh): ONNX export is left out.
+  cmake -S "$source_dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix_path" -DSTREETGAN_ONNX=OFF \
     -DCMAKE_EXE_LINKER_FLAGS="$linker_flags" -DCMAKE_SHARED_LINKER_FLAGS="$linker_flags" "$@"
 }
 targets=(streetgan)

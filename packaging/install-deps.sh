@@ -40,8 +40,9 @@ if [ "$cli_only" -eq 0 ]; then
     # tests: libjpeg writes the CMYK JPEG of the bad-input cases; torchrun (python3-torch)
     # launches the distributed tests' ranks; numpy and scipy are the quality metrics' references
     libjpeg-dev python3-torch python3-numpy python3-scipy
-    # tests: headless Chromium opens the gallery page of `streetgan serve`
-    chromium
+    # tests: headless Chromium opens the gallery page of `streetgan serve`; Chromium and Firefox
+    # open the page of `streetgan publish`
+    chromium firefox-esr
     # tests: ONNX's checker (python3-onnx) and ONNX Runtime for Node (npm, web/package-lock.json)
     # check exported models
     python3-onnx nodejs

@@ -146,6 +146,7 @@ Status checkOnnxExportOptions(const OnnxExportOptions& options) {
 Result<OnnxExportReport> exportGeneratorOnnx(const std::string& checkpoint, const std::string& out,
                                              const OnnxExportOptions& options) {
   if (Status valid = checkOnnxExportOptions(options); !valid) return makeError(valid.error());
+  if (!OnnxModelWriter::available()) return makeError(OnnxModelWriter::kUnavailable, ErrorKind::Machine);
   std::error_code error;
   if (fs::equivalent(out, checkpoint, error)) return makeError(out + ": this is the checkpoint being exported; choose another --out");
   // Said before the checkpoint is read (writeFileAtomically refuses the same, later and as the machine's fault).

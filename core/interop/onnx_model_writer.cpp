@@ -32,6 +32,8 @@ std::int64_t irVersionOf(int opset) { return opset >= 15 ? 8 : 7; }
 
 }  // namespace
 
+bool OnnxModelWriter::available() { return true; }
+
 OnnxModelWriter::OnnxModelWriter(int opset, const std::string& graph_name) : model_(std::make_unique<Model>()) {
   onnx::ModelProto& proto = model_->proto;
   proto.set_ir_version(irVersionOf(opset));

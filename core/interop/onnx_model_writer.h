@@ -30,6 +30,12 @@ public:
   /// The ONNX opsets written: 13 (ONNX 1.8) to 17 (ONNX 1.12, the library's newest).
   static constexpr int kMinOpset = 13, kMaxOpset = 17;
 
+  /// False in a build without the ONNX library (-DSTREETGAN_ONNX=OFF): nothing can be written.
+  static bool available();
+  /// What a build without it says.
+  static constexpr const char* kUnavailable =
+      "this build of streetgan has no ONNX library (configured with -DSTREETGAN_ONNX=OFF); "
+      "build it with libonnx-dev installed (packaging/install-deps.sh)";
   /// A model of the default domain's `opset` (kMinOpset..kMaxOpset; checked by the caller).
   OnnxModelWriter(int opset, const std::string& graph_name);
   ~OnnxModelWriter();

@@ -1,6 +1,6 @@
-// Opens a page `streetgan publish` wrote in headless Chromium (Puppeteer over Debian's chromium)
-// and prints one JSON line of what it saw, for tst_publish:
-//   node site_page_check.js URL SHOT.png [EXPECTED.npy]
+// Opens a page `streetgan publish` wrote in a headless browser (Puppeteer over Debian's chromium,
+// or firefox-esr with BROWSER=firefox) and prints one JSON line of what it saw, for tst_publish:
+//   [BROWSER=firefox] node site_page_check.js URL SHOT.png [EXPECTED.npy]
 // With EXPECTED.npy (streetgan sample's float32 images of the page's first latents) the page must
 // become ready: its grid is compared with them, a walk of the first two scenes is played, the
 // saved walk and the first direction slider are tried and a phone-sized screenshot is taken too.
@@ -78,9 +78,10 @@ async function checkDirection(page, report) {
 
 (async () => {
   const [url, shot, expectedPath] = process.argv.slice(2);
-  const browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium', headless: true,
-    args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  const firefox = process.env.BROWSER === 'firefox';
+  const browser = await puppeteer.launch(firefox
+    ? { browser: 'firefox', executablePath: '/usr/bin/firefox-esr', headless: true }
+    : { executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   const report = { errors: [] };
   try {
     const page = await browser.newPage();
@@ -102,7 +103,8 @@ async function checkDirection(page, report) {
     }
     await page.screenshot({ path: shot, fullPage: true });
     if (report.state === 'ready') {
-      await page.setViewport({ width: 390, height: 844, isMobile: true });  // reloads the page
+      // A phone's width (Chromium also emulates a phone, which reloads the page).
+      await page.setViewport({ width: 390, height: 844, isMobile: !firefox });
       await page.waitForFunction(() => document.body.dataset.state === 'ready', { timeout: 180000 });
       report.phone_overflows = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
       await page.screenshot({ path: shot.replace(/\.png$/, '-phone.png'), fullPage: true });

@@ -1,6 +1,6 @@
 // `streetgan publish` through the real program: the page it writes, served by its own --preview,
-// opened in headless Chromium (Debian's chromium, driven by Puppeteer: tests/cli/site_page_check.js)
-// renders `streetgan sample --latents`'s images of its scenes within 2/255, plays walks, moves a
+// opened in headless Chromium and Firefox (Debian's chromium and firefox-esr, driven by Puppeteer:
+// tests/cli/site_page_check.js) renders `streetgan sample --latents`'s images of its scenes within 2/255, plays walks, moves a
 // direction, fits a phone; a missing or corrupt model shows a message on the page; a second publish
 // replaces the first whole; bad input is refused with one line, nothing written.
 #include "core/formats/npy_array.h"
@@ -51,6 +51,7 @@ class TestPublish : public QObject {
   Q_OBJECT
 private slots:
   void initTestCase();
+  void pageRendersSampleImages_data();
   void pageRendersSampleImages();
   void brokenModelShownOnPage_data();
   void brokenModelShownOnPage();
@@ -60,7 +61,8 @@ private slots:
 
 private:
   bool startPreview(QProcess& process, const QStringList& args, QString* url);
-  QJsonObject openPage(const QString& url, const QString& shot, const QString& expected = {});
+  QJsonObject openPage(const QString& url, const QString& shot, const QString& expected = {},
+                       const QString& browser = "chromium");
   QTemporaryDir dir_;
   QString run_, walk_;
 };
@@ -68,7 +70,9 @@ private:
 void TestPublish::initTestCase() {
   QVERIFY2(QDir(STREETGAN_NPM_MODULES "/puppeteer-core").exists(),
            "puppeteer-core is not in " STREETGAN_NPM_MODULES ": the build runs npm ci (web/package-lock.json) when npm is installed");
-  QVERIFY2(!QStandardPaths::findExecutable("chromium").isEmpty(), "chromium not found: install it (packaging/install-deps.sh does)");
+  for (const char* browser : {"chromium", "firefox-esr"})
+    QVERIFY2(!QStandardPaths::findExecutable(browser).isEmpty(),
+             qPrintable(QString(browser) + " not found: install it (packaging/install-deps.sh does)"));
   const QString data = makeTinyDataset(dir_.filePath("data"));
   run_ = dir_.filePath("run");
   QStringList args = tinyTrainArgs(data, run_, 1);
@@ -104,8 +108,9 @@ bool TestPublish::startPreview(QProcess& process, const QStringList& args, QStri
   return false;
 }
 
-QJsonObject TestPublish::openPage(const QString& url, const QString& shot, const QString& expected) {
+QJsonObject TestPublish::openPage(const QString& url, const QString& shot, const QString& expected, const QString& browser) {
   qputenv("NODE_PATH", STREETGAN_NPM_MODULES);
+  qputenv("BROWSER", browser.toUtf8());
   QStringList args{STREETGAN_SOURCE_DIR "/tests/cli/site_page_check.js", url, shot};
   if (!expected.isEmpty()) args << expected;
   const CliResult r = runProgram("node", args, 600000);
@@ -113,8 +118,15 @@ QJsonObject TestPublish::openPage(const QString& url, const QString& shot, const
   return jsonObject(r.out.toUtf8());
 }
 
+void TestPublish::pageRendersSampleImages_data() {
+  QTest::addColumn<QString>("browser");
+  QTest::newRow("chromium") << "chromium";
+  QTest::newRow("firefox") << "firefox";
+}
+
 void TestPublish::pageRendersSampleImages() {
-  const QString site = dir_.filePath("site");
+  QFETCH(QString, browser);
+  const QString site = dir_.filePath("site-" + browser);
   QProcess preview;
   QString url;
   QVERIFY(startPreview(preview, {"--run", run_, "--out", site, "--title", "Test streets", "--walk", walk_,
@@ -132,12 +144,12 @@ void TestPublish::pageRendersSampleImages() {
   QCOMPARE(scenes["directions"].toArray().size(), 2);
   QCOMPARE(scenes["walk"].toObject()["frames"].toArray().size(), 6);  // two keys, open: (2 − 1)·5 + 1
 
-  const QString latents = dir_.filePath("scenes-z.npy"), ours = dir_.filePath("scenes-ours.npy");
+  const QString latents = dir_.filePath(browser + "-z.npy"), ours = dir_.filePath(browser + "-ours.npy");
   QVERIFY(writeSceneLatents(scenes, latents));
   const CliResult sampled = runCli({"sample", "--checkpoint", run_, "--latents", latents, "--out", ours});
   QVERIFY2(sampled.exit_code == 0, qPrintable(sampled.err));
 
-  const QJsonObject page = openPage(url, testOutputDir() + "/publish-page.png", ours);
+  const QJsonObject page = openPage(url, testOutputDir() + "/publish-page-" + browser + ".png", ours, browser);
   const QByteArray seen = QJsonDocument(page).toJson(QJsonDocument::Compact);
   QCOMPARE(page["state"].toString(), QString("ready"));
   QCOMPARE(page["scenes"].toInt(), 8);
