@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <system_error>
 
 #include <sys/stat.h>
@@ -82,16 +83,20 @@ Result<PublishOptions> publishOptions(const CommandLine& line) {
   return options;
 }
 
-int preview(const CommandLine& line, const PublishReport& report, const std::atomic<bool>& stop) {
+// With --preview the server is bound before anything is written: a bad or busy port leaves no page.
+Result<std::unique_ptr<SiteServer>> previewServer(const CommandLine& line) {
   auto port = line.integer("--port", 8000, 0, 65535);
-  if (!port) return fail(line.program(), port.error(), kExitUsage);
-  SiteServer server;
+  if (!port) return makeError(port.error(), ErrorKind::Input);
+  auto server = std::make_unique<SiteServer>();
+  if (Status started = server->start(); !started) return makeError(started.error(), ErrorKind::Machine);
+  if (auto bound = server->bind(static_cast<int>(*port)); !bound) return makeError(bound.error(), ErrorKind::Machine);
+  return server;
+}
+
+int preview(const CommandLine& line, SiteServer& server, const PublishReport& report, const std::atomic<bool>& stop) {
   const Status loaded = report.files.empty() ? server.loadFolder(report.out) : server.load(report.out, report.files);
   if (!loaded) return fail(line.program(), loaded.error(), kExitFailure);
-  if (Status started = server.start(); !started) return fail(line.program(), started.error(), kExitFailure);
-  auto bound = server.bind("127.0.0.1", static_cast<int>(*port));
-  if (!bound) return fail(line.program(), bound.error(), kExitFailure);
-  std::printf("previewing %s on http://127.0.0.1:%d/ (Ctrl+C stops)\n", report.out.c_str(), *bound);
+  std::printf("previewing %s on http://127.0.0.1:%d/ (Ctrl+C stops)\n", report.out.c_str(), server.port());
   std::fflush(stdout);
   if (!server.listen(&stop)) return fail(line.program(), "the server stopped listening", kExitFailure);
   std::fprintf(stderr, "streetgan publish: stopped\n");
@@ -107,9 +112,11 @@ int previewEarlier(const CommandLine& line, const std::atomic<bool>& stop) {
   if (out.empty() || ::lstat(out.c_str(), &status) != 0)
     return fail(line.program(), "--out: " + (out.empty() ? std::string("give the folder to preview") : out + ": no such folder"), kExitUsage);
   if (Status earlier = SiteFolder::checkTarget(out); !earlier) return fail(line.program(), "--out: " + earlier.error(), kExitUsage);
+  auto server = previewServer(line);
+  if (!server) return fail(line.program(), server.error(), server.errorKind() == ErrorKind::Input ? kExitUsage : kExitFailure);
   PublishReport folder;
   folder.out = out;
-  return preview(line, folder, stop);
+  return preview(line, **server, folder, stop);
 }
 
 }  // namespace
@@ -121,6 +128,12 @@ int runPublish(const Args& args) {
   if (line.has("--preview") && !line.has("--run") && !line.has("--checkpoint")) return previewEarlier(line, installStopHandlers());
   auto options = publishOptions(line);
   if (!options) return fail(line.program(), options.error(), kExitUsage);
+  std::unique_ptr<SiteServer> server;
+  if (line.has("--preview")) {
+    auto made = previewServer(line);
+    if (!made) return fail(line.program(), made.error(), made.errorKind() == ErrorKind::Input ? kExitUsage : kExitFailure);
+    server = std::move(*made);
+  }
   const auto& stop = installStopHandlers();
   auto report = publishSite(*options, &stop);
   if (!report) return fail(line.program(), report.error(), report.errorKind() == ErrorKind::Input ? kExitUsage : kExitFailure);
@@ -129,8 +142,8 @@ int runPublish(const Args& args) {
               static_cast<long long>(report->walk_frames), report->out.c_str(), report->files.size(),
               static_cast<long long>(report->bytes));
   std::fflush(stdout);
-  if (!line.has("--preview")) return kExitOk;
-  return preview(line, *report, stop);
+  if (!server) return kExitOk;
+  return preview(line, *server, *report, stop);
 }
 
 }  // namespace streetgan::cli

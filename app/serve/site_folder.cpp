@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -25,9 +26,9 @@ constexpr std::size_t kMaxManifestDepth = 8;  // scenes.json nests 4 deep
 
 std::string systemError(const std::string& path, int error) { return path + ": " + std::strerror(error); }
 
-// "SITE/" and "SITE" are one folder; its name is what the staging folder is named after.
+// "SITE/", "SITE" and "./SITE" are one folder.
 std::string withoutTrailingSlash(const std::string& path) {
-  std::string out = path;
+  std::string out = fs::path(path).lexically_normal().string();
   while (out.size() > 1 && out.back() == '/') out.pop_back();
   return out;
 }
@@ -77,6 +78,9 @@ Status syncPath(const std::string& path, int flags) {
 Status SiteFolder::checkTarget(const std::string& given) {
   if (given.empty()) return makeError("give a folder to write the page to");
   const std::string target = withoutTrailingSlash(given);
+  const std::string name = fs::path(target).filename().string();
+  if (name.empty() || name == "." || name == ".." || target == "/")
+    return makeError(given + ": give the page's folder by its name (not . or .. or /)");
   struct stat status{};
   if (::lstat(target.c_str(), &status) != 0) {
     if (errno != ENOENT) return makeError(systemError(target, errno));
@@ -94,9 +98,9 @@ Status SiteFolder::checkTarget(const std::string& given) {
 Result<SiteFolder> SiteFolder::create(const std::string& given) {
   if (Status target = checkTarget(given); !target) return makeError(target.error(), ErrorKind::Input);
   const std::string target = withoutTrailingSlash(given);
-  const fs::path path(target);
+  // Not named after the target: a name of 255 bytes leaves no room for a suffix.
   const std::string staging =
-      (fs::path(parentOf(target)) / ("." + path.filename().string() + "." + std::to_string(::getpid()) + ".tmp")).string();
+      (fs::path(parentOf(target)) / (".streetgan-publish." + std::to_string(::getpid()) + ".tmp")).string();
   removeStale(staging);
   if (::mkdir(staging.c_str(), 0755) != 0) return makeError(systemError(staging, errno), ErrorKind::Machine);
   return SiteFolder(target, staging);
@@ -140,7 +144,20 @@ Status SiteFolder::commit() {
   if (replacing) {
     // Looked at again: the folder may have changed since checkTarget().
     if (Status earlier = checkTarget(target_); !earlier) return earlier;
-    if (Status swapped = swapIntoPlace(); !swapped) return swapped;
+    std::vector<std::string> carried;
+    if (Status kept = carryOver(carried); !kept) return kept;
+    if (Status swapped = swapIntoPlace(); !swapped) {
+      carryBack(carried);
+      return swapped;
+    }
+    // What was swapped out must be the folder checked: one put in its place meanwhile is left
+    // where it now is, never removed.
+    struct stat swapped{};
+    if (::lstat(staging_.c_str(), &swapped) != 0 || swapped.st_dev != status.st_dev || swapped.st_ino != status.st_ino) {
+      const std::string left = staging_;
+      staging_.clear();
+      return makeError(target_ + ": changed while the page was written; the new page is in place and what was there is at " + left);
+    }
   } else if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE) != 0) {
     // A file system without RENAME_NOREPLACE: rename() still refuses a folder or file that is not empty.
     if ((errno != EINVAL && errno != ENOSYS) || ::rename(staging_.c_str(), target_.c_str()) != 0)
@@ -149,6 +166,30 @@ Status SiteFolder::commit() {
   // After an exchange the staging name holds the earlier publish: removed by the destructor.
   if (!replacing) staging_.clear();
   return syncPath(parentOf(target_), O_RDONLY | O_DIRECTORY);
+}
+
+Status SiteFolder::carryOver(std::vector<std::string>& carried) {
+  std::error_code error;
+  for (fs::directory_iterator it(target_, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    struct stat ours{};
+    if (::lstat((staging_ + "/" + name).c_str(), &ours) == 0) continue;  // the new page's: replaced
+    if (::rename((target_ + "/" + name).c_str(), (staging_ + "/" + name).c_str()) != 0) {
+      const int failure = errno;
+      carryBack(carried);
+      return makeError(systemError(target_ + "/" + name, failure));
+    }
+    carried.push_back(name);
+  }
+  if (error) {
+    carryBack(carried);
+    return makeError(target_ + ": " + error.message());
+  }
+  return {};
+}
+
+void SiteFolder::carryBack(const std::vector<std::string>& carried) {
+  for (const std::string& name : carried) ::rename((staging_ + "/" + name).c_str(), (target_ + "/" + name).c_str());
 }
 
 Status SiteFolder::swapIntoPlace() {

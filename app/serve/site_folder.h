@@ -1,8 +1,10 @@
 #pragma once
 // SiteFolder: the folder `streetgan publish` writes, all of it or nothing. The page is written into
-// a staging folder beside the target (".NAME.PID.tmp") and renamed into place at the end; an earlier
-// publish there is swapped out in one rename (RENAME_EXCHANGE) and then removed, so a visitor (or a
-// static host syncing the folder) sees the old page or the new one, never half of one. A target
+// a staging folder beside the target (".streetgan-publish.PID.tmp") and renamed into place at the
+// end; an earlier publish there is swapped out in one rename (RENAME_EXCHANGE) and then removed, so
+// a visitor (or a static host syncing the folder) sees the old page or the new one, never half of
+// one. What the earlier publish held besides the page's own names (a .git, a CNAME) is moved into
+// the new one first. A target
 // that exists and is not an earlier publish (no scenes.json of ours), a symbolic link, a FIFO or a
 // file is refused before anything is written. The staging folder is removed by the destructor
 // unless commit() succeeded.
@@ -10,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace streetgan::cli {
 
@@ -49,6 +52,10 @@ private:
   SiteFolder(std::string target, std::string staging) : target_(std::move(target)), staging_(std::move(staging)) {}
   Status makeFolders(const std::string& relative);
   Status swapIntoPlace();  // the staging folder and an earlier publish change places
+  // What the earlier publish holds besides a page (a .git, a CNAME) moves into the new one, and
+  // back when the swap fails.
+  Status carryOver(std::vector<std::string>& carried);
+  void carryBack(const std::vector<std::string>& carried);
 
   std::string target_;
   std::string staging_;  // empty once committed or moved from

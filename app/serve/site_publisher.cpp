@@ -30,7 +30,8 @@ constexpr std::size_t kMaxAssets = 64;
 constexpr const char* kRequiredAssets[] = {"index.html", "app.js", "ort/LICENSE"};
 
 Status stopped(const std::atomic<bool>* stop) {
-  if (stop != nullptr && stop->load()) return makeError("stopped before the page was finished; nothing was written");
+  if (stop != nullptr && stop->load())
+    return makeError("stopped before the page was finished; nothing was written", ErrorKind::Machine);
   return {};
 }
 
@@ -96,8 +97,11 @@ Result<json> directionsJson(const PublishOptions& options, int nz) {
     if (names.size() > std::size_t(PublishOptions::kMaxDirections)) names.resize(PublishOptions::kMaxDirections);
   }
   json out = json::array();
-  for (const std::string& name : names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     if (Status valid = DirectionFile::checkName(name); !valid) return makeError("--directions: " + valid.error());
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), name) != names.begin() + static_cast<std::ptrdiff_t>(i))
+      return makeError("--directions: " + name + " is named twice");
     if (options.run.empty()) return makeError("--directions: the checkpoint is not inside a run folder, which holds the directions");
     auto direction = DirectionFile::read(DirectionFile::pathIn(options.run, name), nz);
     if (!direction) return makeError(direction.error());
@@ -150,7 +154,8 @@ json scenesJson(const PublishOptions& options, const OnnxExportReport& model) {
 Status checkPublishOptions(const PublishOptions& options) {
   if (options.scenes < 1 || options.scenes > PublishOptions::kMaxScenes)
     return makeError("--scenes " + std::to_string(options.scenes) + " is out of range (1 to " + std::to_string(PublishOptions::kMaxScenes) + ")");
-  if (options.seed > std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(options.scenes))
+  // The scenes' seeds stay within what --seed and `sample --seeds` take.
+  if (options.seed > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - static_cast<std::uint64_t>(options.scenes - 1))
     return makeError("--seed " + std::to_string(options.seed) + " is too large for " + std::to_string(options.scenes) + " scenes");
   if (options.fps < 1 || options.fps > PublishOptions::kMaxFps)
     return makeError("--fps " + std::to_string(options.fps) + " is out of range (1 to " + std::to_string(PublishOptions::kMaxFps) + ")");
@@ -181,10 +186,11 @@ Result<PublishReport> publishSite(const PublishOptions& options, const std::atom
 
   OnnxExportOptions onnx;
   onnx.generator = options.generator;
+  onnx.config_metadata = false;  // the page is public: no data set paths, user or host names
   auto model = exportGeneratorOnnx(options.checkpoint, folder->staging() + "/" + kModelFile, onnx);
   if (!model) return makeError(model.error(), model.errorKind());
   report.files.push_back(kModelFile);
-  if (Status halted = stopped(stop); !halted) return makeError(halted.error());
+  if (Status halted = stopped(stop); !halted) return makeError(halted.error(), ErrorKind::Machine);
 
   auto directions = directionsJson(options, static_cast<int>(model->nz));
   if (!directions) return makeError(directions.error(), ErrorKind::Input);
@@ -199,7 +205,7 @@ Result<PublishReport> publishSite(const PublishOptions& options, const std::atom
     return makeError(written.error(), ErrorKind::Machine);
   report.files.push_back(SiteFolder::kManifest);
 
-  if (Status halted = stopped(stop); !halted) return makeError(halted.error());
+  if (Status halted = stopped(stop); !halted) return makeError(halted.error(), ErrorKind::Machine);
   if (Status committed = folder->commit(); !committed) return makeError(committed.error(), ErrorKind::Machine);
   report.bytes = folder->bytes() + model->bytes;
   report.step = model->step;

@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 
@@ -11,6 +12,7 @@ namespace streetgan::cli {
 namespace {
 
 constexpr std::int64_t kMaxFileBytes = std::int64_t(256) << 20;  // the model of a 128-px G is ~50 MB
+constexpr std::size_t kChunkBytes = std::size_t(1) << 20;         // written at a time
 
 }  // namespace
 
@@ -32,7 +34,9 @@ Status SiteServer::load(const std::string& folder, const std::vector<std::string
   for (const std::string& file : files) {
     auto bytes = RegularFile::readAll(folder + "/" + file, kMaxFileBytes, /*follow_links=*/false);
     if (!bytes) return makeError(bytes.error());
-    files_["/" + file] = File{std::move(*bytes), contentType(file)};
+    loaded_bytes_ += static_cast<std::int64_t>(bytes->size());
+    if (loaded_bytes_ > kMaxBytes) return makeError(folder + ": more than " + std::to_string(kMaxBytes >> 20) + " MiB to serve");
+    files_["/" + file] = File{std::make_shared<const std::string>(std::move(*bytes)), contentType(file)};
   }
   if (const auto index = files_.find("/index.html"); index != files_.end()) files_["/"] = index->second;
   return {};
@@ -45,6 +49,10 @@ Status SiteServer::loadFolder(const std::string& folder) {
   fs::recursive_directory_iterator it(folder, fs::directory_options::none, error), end;
   for (; !error && it != end; it.increment(error)) {
     if (it.depth() >= 2) it.disable_recursion_pending();
+    if (it->path().filename().string().front() == '.') {  // .git, .env: never served
+      if (it->is_directory(error)) it.disable_recursion_pending();
+      continue;
+    }
     if (it->is_symlink(error) || !it->is_regular_file(error)) continue;
     if (files.size() == kMaxFiles) return makeError(folder + ": more than " + std::to_string(kMaxFiles) + " files to serve");
     files.push_back(fs::relative(it->path(), folder, error).string());
@@ -53,12 +61,25 @@ Status SiteServer::loadFolder(const std::string& folder) {
   return load(folder, files);
 }
 
+Result<int> SiteServer::bind(int port) {
+  auto bound = service_.bind("127.0.0.1", port);
+  if (bound) port_.store(*bound);
+  return bound;
+}
+
 void SiteServer::routes() {
   service_.server().Get(R"(/.*)", [this](const httplib::Request& request, httplib::Response& response) {
+    const std::string host = request.get_header_value("Host"), port = ":" + std::to_string(port_.load());
+    if (host != "127.0.0.1" + port && host != "localhost" + port)
+      return HttpService::plain(response, 421, "this preview answers only http://127.0.0.1" + port + "/");
     const auto found = files_.find(request.path);
     if (found == files_.end()) return HttpService::plain(response, 404, "not found: " + request.path);
     response.set_header("Cache-Control", "no-cache");
-    response.set_content(found->second.bytes, found->second.type.c_str());
+    const std::shared_ptr<const std::string> bytes = found->second.bytes;
+    response.set_content_provider(bytes->size(), found->second.type,
+                                  [bytes](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                                    return sink.write(bytes->data() + offset, std::min(length, kChunkBytes));
+                                  });
   });
 }
 

@@ -10,7 +10,9 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,12 +24,17 @@ public:
 
   /// Reads `files` (relative paths) of `folder`; an Error names one that cannot be read.
   Status load(const std::string& folder, const std::vector<std::string>& files);
-  /// Reads every regular file of `folder`, at most two folders deep and kMaxFiles in all
-  /// (symbolic links are not followed, nor served): an earlier publish, as it is now.
+  /// Reads every regular file of `folder`, at most two folders deep, kMaxFiles and kMaxBytes in
+  /// all (symbolic links are not followed, nor served, and no hidden name such as .git): an
+  /// earlier publish, as it is now.
   Status loadFolder(const std::string& folder);
   static constexpr std::size_t kMaxFiles = 256;
+  static constexpr std::int64_t kMaxBytes = std::int64_t(1) << 30;
   Status start() { return service_.start(); }
-  Result<int> bind(const std::string& host, int port) { return service_.bind(host, port); }
+  /// Binds 127.0.0.1:`port` (0: any free port); requests are answered only when their Host is
+  /// that address or localhost with that port (a DNS-rebinding page's request is refused).
+  Result<int> bind(int port);
+  int port() const { return port_.load(); }
   bool listen(const std::atomic<bool>* stop_requested = nullptr) { return service_.listen(stop_requested); }
   void stop() { service_.stop(); }
 
@@ -36,12 +43,14 @@ public:
 
 private:
   struct File {
-    std::string bytes;
+    std::shared_ptr<const std::string> bytes;  // shared by the answers being written, never copied
     std::string type;
   };
   void routes();
 
   std::map<std::string, File> files_;  // by URL path: "/index.html"; "/" is index.html
+  std::int64_t loaded_bytes_ = 0;
+  std::atomic<int> port_{0};
   HttpService service_;
 };
 

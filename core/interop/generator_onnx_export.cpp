@@ -114,7 +114,7 @@ std::string runName(const CheckpointGenerator& loaded, const std::string& checkp
   return run_folder ? run_folder->name() : loaded.config.name;
 }
 
-void addMetadata(OnnxModelWriter& writer, const CheckpointGenerator& loaded, const std::string& checkpoint) {
+void addMetadata(OnnxModelWriter& writer, const CheckpointGenerator& loaded, const std::string& checkpoint, bool config_metadata) {
   const TrainConfig& config = loaded.config;
   writer.addMetadata(kOnnxFormatKey, kOnnxFormatName);
   writer.addMetadata("streetgan.format_version", "1");
@@ -128,7 +128,7 @@ void addMetadata(OnnxModelWriter& writer, const CheckpointGenerator& loaded, con
   writer.addMetadata("streetgan.img_size", std::to_string(config.img_size));
   writer.addMetadata("streetgan.batch_norm", "BatchNormalization with the running statistics (eval mode), not folded");
   writer.addMetadata("streetgan.output_range", "[-1, 1]");
-  writer.addMetadata("streetgan.config", configToJson(config).dump());
+  if (config_metadata) writer.addMetadata("streetgan.config", configToJson(config).dump());
 }
 
 }  // namespace
@@ -160,7 +160,7 @@ Result<OnnxExportReport> exportGeneratorOnnx(const std::string& checkpoint, cons
   writer.addFloatOutput("image", {batch, {config.nc, ""}, {config.img_size, ""}, {config.img_size, ""}});
   torch::NoGradGuard no_grad;
   if (Status added = addGeneratorNodes(writer, loaded->generator); !added) return makeError(checkpoint + ": " + added.error());
-  addMetadata(writer, *loaded, checkpoint);
+  addMetadata(writer, *loaded, checkpoint, options.config_metadata);
   writer.setDocString("A DCGAN generator trained by StreetGAN Studio: z (N, " + std::to_string(config.nz) +
                       ") standard normal in, images (N, " + std::to_string(config.nc) + ", " + std::to_string(config.img_size) +
                       ", " + std::to_string(config.img_size) + ") in [-1, 1] out.");

@@ -19,6 +19,9 @@ struct OnnxExportOptions {
   GeneratorChoice generator = GeneratorChoice::Default;  ///< the moving average when there is one
   std::int64_t batch = 0;  ///< 0: the batch is chosen at run time (dimension "N"); else fixed, 1..kMaxBatch
   int opset = 17;          ///< the ONNX opset, OnnxModelWriter::kMinOpset..kMaxOpset
+  /// The run's whole config in the metadata ("streetgan.config"), its data set path too; a page
+  /// for the public (`streetgan publish`) leaves it out.
+  bool config_metadata = true;
   static constexpr std::int64_t kMaxBatch = 4096;
 };
 

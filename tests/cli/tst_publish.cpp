@@ -4,6 +4,7 @@
 // direction, fits a phone; a missing or corrupt model shows a message on the page; a second publish
 // replaces the first whole; bad input is refused with one line, nothing written.
 #include "core/formats/npy_array.h"
+#include "tests/cli/http_test_client.h"
 #include "tests/support/test_suite.h"
 #include "tests/support/test_support.h"
 
@@ -17,6 +18,7 @@
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QUrl>
 #include <QtTest>
 
 #include <sys/stat.h>
@@ -56,6 +58,7 @@ private slots:
   void brokenModelShownOnPage_data();
   void brokenModelShownOnPage();
   void republishReplacesWhole();
+  void previewServesOnlyThePage();
   void badPublishRefused_data();
   void badPublishRefused();
 
@@ -206,7 +209,54 @@ void TestPublish::republishReplacesWhole() {
     QCOMPARE(jsonObject(readFileBytes(site + "/scenes.json"))["title"].toString(), title);
     QCOMPARE(jsonObject(readFileBytes(site + "/scenes.json"))["directions"].toArray().size(), 0);
     QCOMPARE(entriesOf(parent), QStringList{"site"});  // no staging folder left behind
+    if (title == "First") {  // the user's own files beside the page: a GitHub Pages repository
+      QVERIFY(QDir().mkpath(site + "/.git"));
+      QFile cname(site + "/CNAME"), git(site + "/.git/HEAD");
+      QVERIFY(cname.open(QIODevice::WriteOnly) && cname.write("streets.example.org\n") > 0);
+      QVERIFY(git.open(QIODevice::WriteOnly) && git.write("ref: refs/heads/main\n") > 0);
+    }
   }
+  QCOMPARE(readFileBytes(site + "/CNAME"), QByteArray("streets.example.org\n"));
+  QCOMPARE(readFileBytes(site + "/.git/HEAD"), QByteArray("ref: refs/heads/main\n"));
+  // The model of a public page leaves out the run's config (its data set path).
+  QVERIFY(!readFileBytes(site + "/model.onnx").contains("streetgan.config"));
+  QVERIFY(readFileBytes(site + "/model.onnx").contains("streetgan.nz"));
+}
+
+void TestPublish::previewServesOnlyThePage() {
+  const QString site = dir_.filePath("served");
+  const CliResult r = runCli({"publish", "--run", run_, "--out", site});
+  QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+  for (const char* name : {"/.env", "/notes.txt"}) {
+    QFile file(site + name);
+    QVERIFY(file.open(QIODevice::WriteOnly) && file.write("SECRET=1\n") > 0);
+  }
+  QVERIFY(QFile::link(site + "/.env", site + "/linked.txt"));
+  QProcess preview;
+  QString url;
+  QVERIFY(startPreview(preview, {"--out", site}, &url));
+  const int port = QUrl(url).port();
+  const QByteArray host = "Host: 127.0.0.1:" + QByteArray::number(port) + "\r\n";
+  const auto get = [&](const QByteArray& target, const QByteArray& host_line) {
+    return request(port, "GET " + target + " HTTP/1.1\r\n" + host_line + "Connection: close\r\n\r\n");
+  };
+  struct Expected { QByteArray target; int status; QString type; };
+  for (const Expected& e : {Expected{"/", 200, "text/html; charset=utf-8"},
+                            Expected{"/ort/ort-wasm-simd-threaded.asyncify.wasm", 200, "application/wasm"},
+                            Expected{"/ort/ort.webgpu.min.mjs", 200, "text/javascript; charset=utf-8"},
+                            Expected{"/scenes.json", 200, "application/json"},
+                            Expected{"/notes.txt", 200, "text/plain; charset=utf-8"},
+                            Expected{"/.env", 404, ""}, Expected{"/linked.txt", 404, ""},
+                            Expected{"/../served/scenes.json", 404, ""}, Expected{"/%2e%2e/served/scenes.json", 404, ""}}) {
+    const HttpReply reply = get(e.target, host);
+    QVERIFY2(reply.status == e.status, e.target.constData());
+    if (!e.type.isEmpty()) QCOMPARE(reply.headers.at("content-type"), e.type);
+  }
+  QCOMPARE(get("/scenes.json", "Host: localhost:" + QByteArray::number(port) + "\r\n").status, 200);
+  QCOMPARE(get("/scenes.json", "Host: rebound.example\r\n").status, 421);
+  preview.terminate();
+  QVERIFY(preview.waitForFinished(60000));
+  QCOMPARE(preview.exitCode(), 0);
 }
 
 void TestPublish::badPublishRefused_data() {
@@ -229,6 +279,11 @@ void TestPublish::badPublishRefused_data() {
   QTest::newRow("title with a newline") << run + QStringList{"--out", "@DIR@/site", "--title", "a\nb"}
       << "--title: control characters (a newline, a tab) are not allowed";
   QTest::newRow("no model") << QStringList{"--out", "@DIR@/site"} << "give either --run DIR or --checkpoint FILE";
+  QTest::newRow("the current folder") << run + QStringList{"--out", "."} << "give the page's folder by its name";
+  QTest::newRow("a direction twice") << run + QStringList{"--out", "@DIR@/site", "--directions", "sefa-1,sefa-1"}
+      << "--directions: sefa-1 is named twice";
+  QTest::newRow("preview on a bad port") << run + QStringList{"--out", "@DIR@/site", "--preview", "--port", "http"}
+      << "option '--port'";
   QTest::newRow("port without preview") << run + QStringList{"--out", "@DIR@/site", "--port", "0"} << "--port goes with --preview";
   QTest::newRow("preview of a folder not ours") << QStringList{"--out", "@DIR@/mine", "--preview"}
       << "mine: exists and is not a page written by streetgan publish";

@@ -5,7 +5,8 @@
 import * as ort from './ort/ort.webgpu.min.mjs';
 
 const $ = (id) => document.getElementById(id);
-const state = { site: null, session: null, latents: [], selected: [], frames: [], frame: 0, timer: null, offsets: {} };
+// offsets: a Map, so that a direction named like an Object property ("constructor") is no property.
+const state = { site: null, session: null, latents: [], selected: [], frames: [], frame: 0, timer: null, offsets: new Map() };
 
 function fail(message) {
   $('status').textContent = message;
@@ -54,7 +55,7 @@ function slerp(a, b, t) {
 function withOffsets(z) {
   const out = Float32Array.from(z);
   for (const direction of state.site.directions) {
-    const amount = state.offsets[direction.name] || 0;
+    const amount = state.offsets.get(direction.name) || 0;
     if (amount) for (let i = 0; i < out.length; ++i) out[i] += amount * direction.vector[i];
   }
   return out;
@@ -163,7 +164,7 @@ function buildDirections() {
     label.textContent = direction.name;
     const slider = Object.assign(document.createElement('input'), { type: 'range', min: -direction.range, max: direction.range, step: 0.1, value: 0 });
     slider.setAttribute('aria-label', direction.name);
-    slider.addEventListener('change', () => { state.offsets[direction.name] = Number(slider.value); showGrid().catch(failLater); });
+    slider.addEventListener('change', () => { state.offsets.set(direction.name, Number(slider.value)); showGrid().catch(failLater); });
     label.append(slider);
     $('directions').append(label);
   }
