@@ -170,8 +170,11 @@ Status SiteFolder::commit() {
 
 Status SiteFolder::carryOver(std::vector<std::string>& carried) {
   std::error_code error;
-  for (fs::directory_iterator it(target_, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().string();
+  std::vector<std::string> names;  // read whole first: the folder changes as they move
+  for (fs::directory_iterator it(target_, error), end; !error && it != end; it.increment(error))
+    names.push_back(it->path().filename().string());
+  if (error) return makeError(target_ + ": " + error.message());
+  for (const std::string& name : names) {
     struct stat ours{};
     if (::lstat((staging_ + "/" + name).c_str(), &ours) == 0) continue;  // the new page's: replaced
     if (::rename((target_ + "/" + name).c_str(), (staging_ + "/" + name).c_str()) != 0) {
@@ -180,10 +183,6 @@ Status SiteFolder::carryOver(std::vector<std::string>& carried) {
       return makeError(systemError(target_ + "/" + name, failure));
     }
     carried.push_back(name);
-  }
-  if (error) {
-    carryBack(carried);
-    return makeError(target_ + ": " + error.message());
   }
   return {};
 }
