@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -93,6 +94,25 @@ Status SiteFolder::checkTarget(const std::string& given) {
   if (S_ISLNK(status.st_mode)) return makeError(target + ": a symbolic link; give the folder itself");
   if (!S_ISDIR(status.st_mode)) return makeError(target + ": exists and is not a folder");
   return checkEarlierPublish(target);
+}
+
+Result<std::vector<std::string>> SiteFolder::regularFiles(const std::string& folder, std::size_t max_files, bool skip_hidden) {
+  std::vector<std::string> files;
+  std::error_code error;
+  fs::recursive_directory_iterator it(folder, fs::directory_options::none, error), end;
+  for (; !error && it != end; it.increment(error)) {
+    if (it.depth() >= 2) it.disable_recursion_pending();
+    if (skip_hidden && it->path().filename().string().front() == '.') {
+      if (it->is_directory(error)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_symlink(error) || !it->is_regular_file(error)) continue;
+    if (files.size() == max_files) return makeError(folder + ": more than " + std::to_string(max_files) + " files");
+    files.push_back(fs::relative(it->path(), folder, error).string());
+  }
+  if (error) return makeError(folder + ": " + error.message());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 Result<SiteFolder> SiteFolder::create(const std::string& given) {

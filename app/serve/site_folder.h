@@ -10,6 +10,7 @@
 // unless commit() succeeded.
 #include "core/util/result.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ public:
   /// Whether `target` may be written: absent with an existing parent folder, or an earlier publish
   /// (a real folder holding a regular scenes.json whose "format" is kFormat). An Error names it.
   static Status checkTarget(const std::string& target);
+  /// The regular files of `folder` (relative paths, sorted), at most two folders deep and
+  /// `max_files` of them; symbolic links are not followed, and hidden names (.git) are left out
+  /// with `skip_hidden`. An Error names the folder.
+  static Result<std::vector<std::string>> regularFiles(const std::string& folder, std::size_t max_files, bool skip_hidden);
   /// Checks `target` and makes the staging folder beside it.
   static Result<SiteFolder> create(const std::string& target);
 

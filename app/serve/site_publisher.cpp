@@ -60,17 +60,8 @@ Result<std::vector<std::string>> assetFiles(const std::string& assets) {
                            " is missing (the build copies them, with ONNX Runtime Web from npm: "
                            "packaging/install-deps.sh installs npm)",
                        ErrorKind::Machine);
-  std::vector<std::string> files;
-  std::error_code error;
-  fs::recursive_directory_iterator it(assets, fs::directory_options::none, error), end;
-  for (; !error && it != end; it.increment(error)) {
-    if (it.depth() > 2) it.disable_recursion_pending();
-    if (!it->is_regular_file(error) || it->is_symlink(error)) continue;
-    files.push_back(fs::relative(it->path(), assets, error).string());
-    if (files.size() > kMaxAssets) return makeError(assets + ": more than " + std::to_string(kMaxAssets) + " files", ErrorKind::Machine);
-  }
-  if (error) return makeError(assets + ": " + error.message(), ErrorKind::Machine);
-  std::sort(files.begin(), files.end());
+  auto files = SiteFolder::regularFiles(assets, kMaxAssets, /*skip_hidden=*/false);
+  if (!files) return makeError(files.error(), ErrorKind::Machine);
   return files;
 }
 

@@ -1,5 +1,7 @@
 #include "app/serve/site_server.h"
 
+#include "app/serve/site_folder.h"
+
 #include "core/util/regular_file.h"
 
 #include <httplib.h>
@@ -43,22 +45,9 @@ Status SiteServer::load(const std::string& folder, const std::vector<std::string
 }
 
 Status SiteServer::loadFolder(const std::string& folder) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  std::error_code error;
-  fs::recursive_directory_iterator it(folder, fs::directory_options::none, error), end;
-  for (; !error && it != end; it.increment(error)) {
-    if (it.depth() >= 2) it.disable_recursion_pending();
-    if (it->path().filename().string().front() == '.') {  // .git, .env: never served
-      if (it->is_directory(error)) it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_symlink(error) || !it->is_regular_file(error)) continue;
-    if (files.size() == kMaxFiles) return makeError(folder + ": more than " + std::to_string(kMaxFiles) + " files to serve");
-    files.push_back(fs::relative(it->path(), folder, error).string());
-  }
-  if (error) return makeError(folder + ": " + error.message());
-  return load(folder, files);
+  auto files = SiteFolder::regularFiles(folder, kMaxFiles, /*skip_hidden=*/true);  // .git, .env: never served
+  if (!files) return makeError(files.error());
+  return load(folder, *files);
 }
 
 Result<int> SiteServer::bind(int port) {
