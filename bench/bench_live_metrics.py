@@ -10,6 +10,11 @@ evaluations cost the steps while training goes on). It prints each mode's median
 many `metrics` and `parzen` events each run wrote.
 
   /usr/bin/python3 bench/bench_live_metrics.py --streetgan build/app/cli/streetgan [--epochs 12 --repeats 3]
+
+--out FILE appends one JSON line per mode (bench/bench_record.py): bench "live-metrics", case the
+run (demo preset, epochs, threads, where throughput ends), side "ours" (metrics and Parzen off, the
+baseline), "ours, metrics on" or "ours, metrics and Parzen on (the preset)", every run's images/s,
+with each run's count of metrics and parzen events and each evaluation's seconds.
 """
 import argparse
 import json
@@ -20,11 +25,15 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_record  # noqa: E402  (imports neither numpy nor torch)
+
 MODES = {
     "off": {"metrics": {"every_epochs": 0}, "parzen": {"every_epochs": 0}},
     "metrics": {"parzen": {"every_epochs": 0}},
     "preset": {},
 }
+SIDES = {"off": "ours", "metrics": "ours, metrics on", "preset": "ours, metrics and Parzen on (the preset)"}
 
 
 def run_once(args, data, work, mode, rep):
@@ -51,26 +60,49 @@ def run_once(args, data, work, mode, rep):
     return rate, counts, seconds
 
 
+def write_records(args, rates, events):
+    """One bench_record line per mode (with --out): every run's images/s and its evaluations."""
+    end = "the last step" if args.to_last_step else "the end of the run"
+    threads = f"{args.threads} threads" if args.threads else "every core"
+    case = f"demo preset, {args.epochs} epochs, {threads}, to {end}"
+    for mode in MODES if args.out else []:
+        settings = {"preset": "demo", "config": MODES[mode], "epochs": args.epochs, "threads": args.threads,
+                    "to_last_step": args.to_last_step, "data": args.data or f"demo-data, 4 x 10 x {args.frames} scenes",
+                    "repeats": args.repeats}
+        bench_record.write(args.out, bench="live-metrics", case=case, side=SIDES[mode], runs=rates[mode],
+                           unit="img/s", better="higher", settings=settings, streetgan=args.streetgan,
+                           metrics_events=[c["metrics"] for c, _ in events[mode]],
+                           parzen_events=[c["parzen"] for c, _ in events[mode]],
+                           metrics_seconds=[[None if x != x else x for x in s] for _, s in events[mode]])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--streetgan", default="build/app/cli/streetgan")
     parser.add_argument("--data", help="demo data folder (rendered into a temporary folder when not given)")
+    parser.add_argument("--frames", type=int, default=25,
+                        help="frames per sequence of the demo data rendered here (default 25: 1,000 scenes)")
     parser.add_argument("--epochs", type=int, default=12, help="epochs per run (default 12: one metrics point, six Parzen)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: every core)")
     parser.add_argument("--to-last-step", action="store_true",
                         help="throughput to the last step, leaving out the wait for an evaluation at the end")
+    parser.add_argument("--out", metavar="FILE", help="append one bench_record.py line per mode")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     work = tempfile.mkdtemp(prefix="streetgan-bench-live-metrics-")
     data = args.data or os.path.join(work, "demo-data")
     if not args.data:
         subprocess.run([args.streetgan, "demo-data", "--out", data, "--cities", "4", "--sequences", "10",
-                        "--frames", "25"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        "--frames", str(args.frames)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rates = {mode: [] for mode in MODES}
+    events = {mode: [] for mode in MODES}
     for rep in range(args.repeats):
         for mode in MODES:
             rate, counts, seconds = run_once(args, data, work, mode, rep)
             rates[mode].append(rate)
+            events[mode].append((counts, seconds))
             print(f"run {rep + 1} {mode:>8}: {rate:7.1f} images/s, {counts['metrics']} metrics events "
                   f"({', '.join(f'{s:.1f} s' for s in seconds) or 'none'}), {counts['parzen']} parzen events",
                   file=sys.stderr)
@@ -83,6 +115,7 @@ def main():
     for mode in MODES:
         med = statistics.median(rates[mode])
         print(f"{names[mode]:<22} {med:>9.1f} {med / base:>7.1%}")
+    write_records(args, rates, events)
     return 0
 
 

@@ -14,12 +14,21 @@ and batch), per image: what a preset's recipe costs against another at equal ima
 
 This times our own step only: it says what a key costs, not how we compare with another tool
 (bench/bench_train.py does that for the original recipe).
+
+--out FILE appends one JSON line per recipe (bench/bench_record.py): bench "recipe-step", case the
+step timed (preset, batch, device, threads; with --presets: the presets at their batches), side
+"ours" for the original recipe and "ours, RECIPE" for the others ("ours, preset P at batch B" with
+--presets, "ours, the build before the recipe keys" for --before), every round's images/s.
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_record  # noqa: E402  (imports neither numpy nor torch)
 
 BEFORE = "original, the build before the recipe keys (--before)"
 RECIPES = [
@@ -65,7 +74,10 @@ def main():
                         help="a build from before the recipe keys: its original recipe is timed as a row of its own")
     parser.add_argument("--only", default="", help="comma-separated recipe numbers (0 = original)")
     parser.add_argument("--presets", metavar="P:BATCH,...", help="time these presets as they are instead of recipes")
+    parser.add_argument("--out", metavar="FILE", help="append one bench_record.py line per recipe")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     recipes = RECIPES if not args.only else [RECIPES[int(i)] for i in args.only.split(",")]
     if args.presets:
         rows = [item.split(":") for item in args.presets.split(",")]
@@ -88,6 +100,28 @@ def main():
         median = statistics.median(rates[name])
         ratio = f"{median / base:.2f}" if base else "—"
         print(f"| {name} | {median:.1f} | {min(rates[name]):.1f}–{max(rates[name]):.1f} | {ratio} |")
+    for name, recipe in recipes if args.out else []:
+        write_record(args, name, recipe, rates[name])
+
+
+def side_of(name):
+    """The record's side: "ours" for the original recipe, "ours, NAME" for every other row."""
+    if name == RECIPES[0][0]:
+        return "ours"
+    return "ours, the build before the recipe keys" if name == BEFORE else f"ours, {name}"
+
+
+def write_record(args, name, recipe, runs):
+    """One bench_record line for a row: its images/s in the order of the rounds."""
+    what = "presets at their batch" if args.presets else f"{args.preset} batch {args.batch}"
+    case = f"{what}, {args.steps} steps, {args.device}, {args.threads} threads"
+    if args.presets and recipe:
+        settings = {"preset": recipe["preset"], "batch": recipe["batch"]}
+    else:  # keys null: the build before the recipe keys, run without -t
+        settings = {"preset": args.preset, "batch": args.batch, "keys": recipe}
+    settings.update(steps=args.steps, threads=args.threads, device=args.device, rounds=args.repeats)
+    bench_record.write(args.out, bench="recipe-step", case=case, side=side_of(name), runs=runs, unit="img/s",
+                       better="higher", settings=settings, streetgan=args.before if recipe is None else args.streetgan)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ RECIPES = [
     ("batch 32", {"batch_size": 32}),
     ("R1, R2 gamma 0.1", {"r1_gamma": 0.1, "r2_gamma": 0.1}),
     ("TTUR (lr_d 4e-4, lr_g 1e-4) on top", {"lr_d": 0.0004, "lr_g": 0.0001}),
+    ("Adam betas 0, 0.99 (R3GAN's) on top", {"beta1": 0, "beta2": 0.99}),
 ]
 FIGURES = ["swd_e3", "fid", "kid", "precision", "recall", "copy_rate"]
 

@@ -14,6 +14,12 @@ into the `ffmpeg` program with libx264 (preset medium, the same CRF as ours).
 Quality is PSNR (dB, mean over frames) of each decoded file against that tool's own lossless
 upscaled frames (the encoding loss alone), and against the reference's frames (which adds the
 small difference between swscale's and PIL's Lanczos).
+
+--threads N (default 0: each tool's own default, every core) sets both sides' threads: the
+OMP/OpenBLAS/MKL counts before numpy and torch load, and `streetgan walk --threads N`.
+--out FILE appends one JSON line per output and side (bench/bench_record.py): bench "walk", case
+"MP4, F frames at S px" or "GIF, ...", side "ours" or the reference ("pytorch + PIL + ffmpeg",
+"pytorch + PIL"), every run's seconds, with the file's bytes and the PSNRs above.
 """
 import argparse
 import json
@@ -24,7 +30,20 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_record  # noqa: E402  (imports neither numpy nor torch)
+
+np = None  # numpy: imported by load_numpy() once the thread counts are set
+REFERENCE_SIDES = {"mp4": "pytorch + PIL + ffmpeg", "gif": "pytorch + PIL"}
+
+
+def load_numpy(threads):
+    """Sets the thread counts (0: leaves the libraries' defaults), then imports numpy."""
+    global np
+    if threads:
+        bench_record.set_threads(threads)
+    import numpy
+    np = numpy
 
 
 # ---------------------------------------------------------------------------------------------
@@ -87,20 +106,20 @@ def reference(args):
 
     if args.reference == "gif":
         images = list(frames())
-        images[0].save(args.out, save_all=True, append_images=images[1:], optimize=True,
+        images[0].save(args.reference_out, save_all=True, append_images=images[1:], optimize=True,
                        duration=round(1000 / args.fps), loop=0)
     elif args.reference == "mp4":
         encoder = subprocess.Popen(
             ["ffmpeg", "-y", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{args.size}x{args.size}",
              "-r", str(args.fps), "-i", "-", "-c:v", "libx264", "-preset", "medium", "-crf", str(args.crf),
-             "-pix_fmt", "yuv420p", "-movflags", "+faststart", args.out], stdin=subprocess.PIPE)
+             "-pix_fmt", "yuv420p", "-movflags", "+faststart", args.reference_out], stdin=subprocess.PIPE)
         for image in frames():
             encoder.stdin.write(image.tobytes())
         encoder.stdin.close()
         if encoder.wait() != 0:
             sys.exit("ffmpeg failed")
     else:  # "frames": the lossless upscaled frames, for the quality columns
-        np.save(args.out, np.stack([np.asarray(image) for image in frames()]))
+        np.save(args.reference_out, np.stack([np.asarray(image) for image in frames()]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,6 +143,80 @@ def timed(command):
     return time.perf_counter() - start
 
 
+def commands(args):
+    """The reference (this script in a child process) and ours, each without its output."""
+    common = ["--checkpoint", args.checkpoint, "--seeds", args.seeds, "--frames-per-key", str(args.frames_per_key),
+              "--size", str(args.size), "--fps", str(args.fps), "--crf", str(args.crf), "--threads", str(args.threads)]
+    me = [sys.executable, os.path.abspath(__file__)] + common
+    ours = [args.streetgan, "walk", "--loop", "--filter", "lanczos"] + common
+    return me, ours
+
+
+def lossless_frames(args, me, ours, out, frames):
+    """Each tool's lossless upscaled frames, and how closely they agree (dB)."""
+    subprocess.run(me + ["--reference", "frames", "--reference-out", out("reference.npy")], check=True)
+    subprocess.run(ours + ["--out-dir", out("ours_frames")], check=True, stderr=subprocess.DEVNULL)
+    reference_frames = np.load(out("reference.npy"))
+    ours_frames = np.stack([decode(out(f"ours_frames/frame_{i:06d}.png"), args.size)[0] for i in range(frames)])
+    agree, _ = psnr(ours_frames, reference_frames)
+    print(f"{frames} frames, {args.size}x{args.size}, {args.fps:g} fps, checkpoint {args.checkpoint}; "
+          f"our lossless frames vs the reference's: {agree:.1f} dB")
+    return {"reference": reference_frames, "streetgan": ours_frames}, agree
+
+
+def measure(args, me, ours, out):
+    """(format, tool) → every run's seconds; the four jobs interleaved, REPEATS times."""
+    jobs = {
+        ("mp4", "reference"): me + ["--reference", "mp4", "--reference-out", out("reference.mp4")],
+        ("mp4", "streetgan"): ours + ["--out", out("ours.mp4")],
+        ("gif", "reference"): me + ["--reference", "gif", "--reference-out", out("reference.gif")],
+        ("gif", "streetgan"): ours + ["--out", out("ours.gif")],
+    }
+    times = {key: [] for key in jobs}
+    for _ in range(args.repeats):  # interleaved, so machine noise hits both sides alike
+        for key, command in jobs.items():
+            times[key].append(timed(command))
+    return times
+
+
+def report(args, times, out, own_frames, agree, frames):
+    print(f"\n| output | tool | time (median of {args.repeats}) | frames/s | speed-up | size | "
+          "PSNR vs own frames | PSNR vs reference frames |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    total = {"reference": 0.0, "streetgan": 0.0}
+    for fmt in ("mp4", "gif"):
+        base = statistics.median(times[(fmt, "reference")])
+        for tool in ("reference", "streetgan"):
+            t = statistics.median(times[(fmt, tool)])
+            total[tool] += t
+            path = out(("reference" if tool == "reference" else "ours") + "." + fmt)
+            decoded = decode(path, args.size)
+            own, count = psnr(decoded, own_frames[tool])
+            versus, _ = psnr(decoded, own_frames["reference"])
+            assert count == frames, f"{path}: {count} frames, expected {frames}"
+            print(f"| {fmt.upper()} | {tool} | {t:.2f} s | {frames / t:.1f} | {base / t:.2f}x | "
+                  f"{os.path.getsize(path) / 1e6:.2f} MB | {own:.2f} dB | {versus:.2f} dB |")
+            quality = {"bytes": os.path.getsize(path), "psnr_own_frames_db": own,
+                       "psnr_reference_frames_db": versus, "psnr_lossless_frames_agree_db": agree}
+            write_record(args, fmt, tool, times[(fmt, tool)], frames, quality)
+    print(f"| both | reference | {total['reference']:.2f} s | {2 * frames / total['reference']:.1f} | 1.00x | | | |")
+    print(f"| both | streetgan | {total['streetgan']:.2f} s | {2 * frames / total['streetgan']:.1f} | "
+          f"{total['reference'] / total['streetgan']:.2f}x | | | |")
+    print("\nall times:", json.dumps({f"{k[0]}/{k[1]}": [round(x, 2) for x in v] for k, v in times.items()}))
+
+
+def write_record(args, fmt, tool, runs, frames, quality):
+    """One bench_record line (with --out): one output format, one side, every run's seconds."""
+    if not args.out:
+        return
+    settings = {"seeds": args.seeds, "frames_per_key": args.frames_per_key, "frames": frames, "size": args.size,
+                "fps": args.fps, "crf": args.crf, "threads": args.threads, "repeats": args.repeats,
+                "checkpoint": args.checkpoint, "loop": True, "filter": "lanczos"}
+    bench_record.write(args.out, bench="walk", case=f"{fmt.upper()}, {frames} frames at {args.size} px",
+                       side="ours" if tool == "streetgan" else REFERENCE_SIDES[fmt], runs=runs, unit="s",
+                       better="lower", settings=settings, streetgan=args.streetgan, **quality)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--streetgan")
@@ -134,60 +227,24 @@ def main():
     parser.add_argument("--fps", type=float, default=30)
     parser.add_argument("--crf", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--reference", choices=["gif", "mp4", "frames"])
-    parser.add_argument("--out")
+    parser.add_argument("--threads", type=int, default=0, help="both sides' threads (default 0: each tool's default)")
+    parser.add_argument("--out", metavar="FILE", help="append one bench_record.py line per output and side")
+    parser.add_argument("--reference", choices=["gif", "mp4", "frames"], help=argparse.SUPPRESS)
+    parser.add_argument("--reference-out", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    load_numpy(args.threads)  # before anything imports numpy or torch
     if args.reference:
         return reference(args)
+    if not args.streetgan or args.repeats < 1:
+        parser.error("--streetgan is needed, and --repeats must be at least 1")
 
     frames = len(args.seeds.split(",")) * args.frames_per_key
-    me = [sys.executable, os.path.abspath(__file__), "--checkpoint", args.checkpoint, "--seeds", args.seeds,
-          "--frames-per-key", str(args.frames_per_key), "--size", str(args.size), "--fps", str(args.fps),
-          "--crf", str(args.crf)]
-    ours = [args.streetgan, "walk", "--checkpoint", args.checkpoint, "--seeds", args.seeds, "--loop",
-            "--frames-per-key", str(args.frames_per_key), "--size", str(args.size), "--fps", str(args.fps),
-            "--crf", str(args.crf), "--filter", "lanczos"]
+    me, ours = commands(args)
     with tempfile.TemporaryDirectory() as tmp:
-        out = lambda name: os.path.join(tmp, name)
-        subprocess.run(me + ["--reference", "frames", "--out", out("reference.npy")], check=True)
-        subprocess.run(ours + ["--out-dir", out("ours_frames")], check=True, stderr=subprocess.DEVNULL)
-        reference_frames = np.load(out("reference.npy"))
-        ours_frames = np.stack([decode(out(f"ours_frames/frame_{i:06d}.png"), args.size)[0] for i in range(frames)])
-        agree, _ = psnr(ours_frames, reference_frames)
-        print(f"{frames} frames, {args.size}x{args.size}, {args.fps:g} fps, checkpoint {args.checkpoint}; "
-              f"our lossless frames vs the reference's: {agree:.1f} dB")
-
-        jobs = {
-            ("mp4", "reference"): me + ["--reference", "mp4", "--out", out("reference.mp4")],
-            ("mp4", "streetgan"): ours + ["--out", out("ours.mp4")],
-            ("gif", "reference"): me + ["--reference", "gif", "--out", out("reference.gif")],
-            ("gif", "streetgan"): ours + ["--out", out("ours.gif")],
-        }
-        times = {key: [] for key in jobs}
-        for _ in range(args.repeats):  # interleaved, so machine noise hits both sides alike
-            for key, command in jobs.items():
-                times[key].append(timed(command))
-
-        print(f"\n| output | tool | time (median of {args.repeats}) | frames/s | speed-up | size | "
-              "PSNR vs own frames | PSNR vs reference frames |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|")
-        total = {"reference": 0.0, "streetgan": 0.0}
-        for fmt in ("mp4", "gif"):
-            base = statistics.median(times[(fmt, "reference")])
-            for tool in ("reference", "streetgan"):
-                t = statistics.median(times[(fmt, tool)])
-                total[tool] += t
-                path = out(("reference" if tool == "reference" else "ours") + "." + fmt)
-                decoded = decode(path, args.size)
-                own, count = psnr(decoded, reference_frames if tool == "reference" else ours_frames)
-                versus, _ = psnr(decoded, reference_frames)
-                assert count == frames, f"{path}: {count} frames, expected {frames}"
-                print(f"| {fmt.upper()} | {tool} | {t:.2f} s | {frames / t:.1f} | {base / t:.2f}x | "
-                      f"{os.path.getsize(path) / 1e6:.2f} MB | {own:.2f} dB | {versus:.2f} dB |")
-        print(f"| both | reference | {total['reference']:.2f} s | {2 * frames / total['reference']:.1f} | 1.00x | | | |")
-        print(f"| both | streetgan | {total['streetgan']:.2f} s | {2 * frames / total['streetgan']:.1f} | "
-              f"{total['reference'] / total['streetgan']:.2f}x | | | |")
-        print("\nall times:", json.dumps({f"{k[0]}/{k[1]}": [round(x, 2) for x in v] for k, v in times.items()}))
+        out = lambda name: os.path.join(tmp, name)  # noqa: E731
+        own_frames, agree = lossless_frames(args, me, ours, out, frames)
+        times = measure(args, me, ours, out)
+        report(args, times, out, own_frames, agree, frames)
 
 
 if __name__ == "__main__":

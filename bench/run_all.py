@@ -55,6 +55,15 @@ def benches(args, work):
         "train": ([python, f"{HERE}/bench_train.py", "--streetgan", sg, "--preset", "naive-64", "--batch", "64",
                    "--steps", "10", "--repeats", "5"], ["--batch", "16", "--steps", "2", "--repeats", "1"]),
         "directions": ([python, f"{HERE}/bench_directions.py", "--streetgan", sg], ["--n", "500", "--repeats", "1"]),
+        "recipe-step": ([python, f"{HERE}/bench_recipe_step.py", "--streetgan", sg, "--preset", "demo", "--batch", "32",
+                         "--threads", "2", "--repeats", "3"],
+                        ["--batch", "8", "--steps", "2", "--only", "0,13", "--repeats", "1"]),
+        "walk": ([python, f"{HERE}/bench_walk.py", "--streetgan", sg, "--checkpoint", checkpoint_in(work),
+                  "--repeats", "3"], ["--seeds", "1,2", "--frames-per-key", "2", "--size", "64", "--repeats", "1"]),
+        "project": ([python, f"{HERE}/bench_project.py", "--streetgan", sg, "--checkpoint", checkpoint_in(work),
+                     "--threads", "2", "--repeats", "3"], ["--steps", "5", "--restarts", "2", "--repeats", "1"]),
+        "live-metrics": ([python, f"{HERE}/bench_live_metrics.py", "--streetgan", sg, "--epochs", "16", "--threads", "2",
+                          "--repeats", "3"], ["--frames", "2", "--epochs", "2", "--repeats", "1"]),
     }
 
 
@@ -64,11 +73,13 @@ def checkpoint_in(work):
 
 
 def prepare(args, work, names):
-    """The photograph corpus (3,000 crops) and, for serve, a naive-64 checkpoint of one epoch."""
+    """The photograph corpus (3,000 crops) and, for serve, publish, walk and project, a naive-64
+    checkpoint of one epoch on it."""
     corpus = os.path.join(work, "corpus")
     if not os.path.isdir(os.path.join(corpus, "train_val")):
         subprocess.run(["/usr/bin/python3", f"{HERE}/make_corpus.py", corpus, "--count", "3000"], check=True)
-    if ("serve" in names or "publish" in names) and not glob.glob(os.path.join(work, "serve-run", "checkpoints", "*.pt")):
+    needs_checkpoint = {"serve", "publish", "walk", "project"} & set(names)
+    if needs_checkpoint and not glob.glob(os.path.join(work, "serve-run", "checkpoints", "*.pt")):
         subprocess.run([args.streetgan, "train", "--dataroot", corpus, "--run-dir", os.path.join(work, "serve-run"),
                         "--preset", "naive-64", "--epochs", "1", "--device", "cpu"], check=True, capture_output=True)
 
