@@ -13,8 +13,10 @@ the engine is faster). The PyTorch sides (--variants):
   max-autotune   tuned + torch.compile(mode="max-autotune-no-cudagraphs")
   reduce-overhead   tuned + torch.compile(mode="reduce-overhead"): its CUDA graphs (CUDA only)
 Ours runs eager and, with --cuda-graphs, as a CUDA graph (`bench train --cuda-graphs on`). The
-ratio that counts is ours' best against PyTorch's best, printed last. Neither side copies the
-step's statistics to the host each step. Each reference prints its settings in the header.
+ratio that counts is ours' best against PyTorch's best. Last, the physical limit: the step's
+convolution FLOPs per image against this device's measured GEMM rate (step_work), and each side's
+share of it. Neither side copies the step's statistics to the host each step. Each reference
+prints its settings in the header.
 
   bench/bench_train.py --streetgan build/app/cli/streetgan --preset naive-64 --batch 64 --threads 2 \
       [--variants eager,tuned,compile] [--out bench/results/train-DATE.jsonl]
@@ -43,6 +45,7 @@ PRESETS = {  # nz, ngf, ndf, img_size (as core/config/train_config.cpp)
     "safe-64": (256, 256, 64, 64),
     "safe-128": (256, 256, 128, 128),
 }
+LIMIT_SIDE = "limit: the GEMM rate over the step's FLOPs"
 COMPILE_MODES = {"compile": "default", "max-autotune": "max-autotune-no-cudagraphs", "reduce-overhead": "reduce-overhead"}
 
 
@@ -150,6 +153,64 @@ def reference_step_speed(args):
     return {"images_per_s": rate, "peak_mib": peak, "settings": settings}
 
 
+def step_work(args):
+    """One process: the step's convolution work per image and this device's measured GEMM rate.
+
+    A step is D forward on the real and the fake batch and their backward (2 each), G forward, then
+    D forward on the fake again and its backward, and G's backward: 9 D forwards and 3 G forwards of
+    work per image (a backward costs two forwards: the input's and the weights' gradients). Counted
+    are the convolutions' multiply-adds (2 FLOPs each), the work a GEMM rate bounds; BatchNorm,
+    activations and AdamW are memory-bound and left out. The rate: the best of 5 square float
+    matrix products (torch.mm 2048, the step's precision) on the same threads."""
+    import torch
+    import torch.nn as nn
+
+    torch.set_num_threads(args.threads)
+    g, d, _ = build_models(torch, args.preset, torch.device("cpu"), "eager")
+    macs = {"g": 0, "d": 0}
+
+    def counter(net):
+        def hook(module, inputs, output):
+            if isinstance(module, nn.Conv2d):
+                macs[net] += output.numel() * module.in_channels * module.kernel_size[0] * module.kernel_size[1]
+            elif isinstance(module, nn.ConvTranspose2d):
+                macs[net] += inputs[0].numel() * module.out_channels * module.kernel_size[0] * module.kernel_size[1]
+        return hook
+
+    for net, model in (("g", g), ("d", d)):
+        for module in model.modules():
+            module.register_forward_hook(counter(net))
+    nz, _, _, _ = PRESETS[args.preset]
+    with torch.no_grad():
+        d(g(torch.randn(1, nz, 1, 1)))
+    flops = 2 * (9 * macs["d"] + 3 * macs["g"])
+    dev = torch.device(args.device)
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[args.precision]
+    a, b = torch.randn(2048, 2048, device=dev).to(dtype), torch.randn(2048, 2048, device=dev).to(dtype)
+    rates = []
+    for _ in range(6):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        rates.append(2 * 2048**3 / (time.perf_counter() - start))
+    return {"flops_per_image": flops, "gemm_flops_per_s": max(rates[1:]),
+            "gemm": f"torch.mm 2048x2048 {args.precision}, {torch.get_num_threads()} threads, best of 5"}
+
+
+def measure_limit(args):
+    """The physical limit of the step on this device: its GEMM rate over the step's FLOPs per image."""
+    command = [sys.executable, os.path.abspath(__file__), "--work-only", "--preset", args.preset, "--threads",
+               str(args.threads), "--device", args.device, "--precision", args.precision]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(args.threads), OMP_NUM_THREADS=str(args.threads))
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        sys.exit(f"bench_train.py: measuring the GEMM rate failed: {done.stderr.strip()[-2000:]}")
+    work = json.loads(done.stdout.strip().splitlines()[-1])
+    work["images_per_s"] = work["gemm_flops_per_s"] / work["flops_per_image"]
+    return work
+
+
 def default_variants(args):
     variants = ["eager", "tuned"]
     if args.compile:
@@ -213,6 +274,13 @@ def report(args, runs, settings, peak):
                            settings=settings.get(name, {}), streetgan=args.streetgan if name.startswith("ours") else None,
                            peak_mib=peak.get(name))
     print(f"the ratio that counts: {best_ours} / {best_theirs} = {ours[best_ours] / theirs[best_theirs]:.2f}")
+    limit = measure_limit(args)
+    print(f"the limit: {limit['flops_per_image'] / 1e9:.3f} GFLOP of convolutions per image (9 D + 3 G forwards) at "
+          f"{limit['gemm_flops_per_s'] / 1e9:.0f} GFLOP/s ({limit['gemm']}) = {limit['images_per_s']:.1f} img/s; "
+          f"ours' best is {ours[best_ours] / limit['images_per_s']:.0%} of it, PyTorch's best "
+          f"{theirs[best_theirs] / limit['images_per_s']:.0%}")
+    bench_record.write(args.out, bench="train", case=case, side=LIMIT_SIDE, runs=[limit["images_per_s"]], unit="img/s",
+                       better="higher", settings={k: v for k, v in limit.items() if k != "images_per_s"})
     if args.table_out:
         cells = [("preset", args.preset), ("batch", str(args.batch)), ("precision", args.precision)]
         for name, values in runs.items():
@@ -246,7 +314,11 @@ def main():
     parser.add_argument("--out", metavar="FILE", help="append one bench_record.py line per side (bench/results/)")
     parser.add_argument("--table-out", metavar="FILE", help="also write the result as a markdown table (header and row)")
     parser.add_argument("--reference-only", metavar="VARIANT", help=argparse.SUPPRESS)
+    parser.add_argument("--work-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.work_only:
+        print(json.dumps(step_work(args)))
+        return 0
     if args.reference_only:
         print(json.dumps(reference_step_speed(args)))
         return 0

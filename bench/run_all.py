@@ -13,7 +13,8 @@ figure, the median, the command, machine and versions). A table in bench/README.
   <!-- end results -->
 
 and is rewritten from the file it names: per case, one row per side with the median, the runs and
-ours' lead over that side (above 1: ours is faster). A run of NAME points every block that names
+ours' lead over that side (above 1: ours is faster; for a side named "limit: …", a physical
+limit, ours' share of it). A run of NAME points every block that names
 an earlier NAME-*.jsonl at the new file. --quick runs each benchmark on a small case with one
 repeat, into /tmp (it checks that they run; its figures are not kept). Needs what
 `packaging/install-deps.sh --bench` installs.
@@ -110,11 +111,18 @@ def run(args):
 def lead(record, ours):
     """Ours' lead over `record` (above 1: ours is faster), or None for ours' own sides or without a
     comparable median."""
-    if record["side"].startswith("ours") or not ours or not ours["median"] or not record["median"]:
+    if record["side"].startswith(("ours", "limit")) or not ours or not ours["median"] or not record["median"]:
         return None
     if record.get("better") == "higher":
         return ours["median"] / record["median"]
     return record["median"] / ours["median"]
+
+
+def share(ours, limit):
+    """Ours' share of a physical limit (a side named "limit: ..."), as a fraction."""
+    if limit.get("better") == "higher":
+        return ours["median"] / limit["median"]
+    return limit["median"] / ours["median"]
 
 
 def figure(value):
@@ -135,8 +143,11 @@ def render(path):
         for r in rows:
             runs = ", ".join(figure(v) for v in r["runs"])
             ratio = lead(r, ours)
-            lines.append(f"| {case} | {r['side']} | {figure(r['median'])} {r['unit']} | {runs} | "
-                         f"{'—' if ratio is None else f'{ratio:.2f}×'} |")
+            if r["side"].startswith("limit") and ours and r["median"]:
+                cell = f"ours: {share(ours, r):.0%} of it"
+            else:
+                cell = "—" if ratio is None else f"{ratio:.2f}×"
+            lines.append(f"| {case} | {r['side']} | {figure(r['median'])} {r['unit']} | {runs} | {cell} |")
     return "\n".join(lines)
 
 
