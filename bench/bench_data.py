@@ -129,6 +129,25 @@ def batches_for(images):
     return max(1, math.ceil(images / 64))
 
 
+def copy_limit(torch, workers, img_size=64):
+    """The cache's physical limit: memory's copy rate on `workers` threads (torch copy_ of 256 MiB,
+    best of 5) over the bytes each image moves at least: its window read from the cache and its
+    pixels written to the batch, img_size² × 3 bytes each."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(workers)
+    src = torch.ones(256 * 2**20, dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    rates = []
+    for _ in range(6):
+        start = time.perf_counter()
+        dst.copy_(src)
+        rates.append(2 * src.numel() / (time.perf_counter() - start))
+    torch.set_num_threads(threads)
+    per_image = 2 * img_size * img_size * 3
+    return max(rates[1:]) / per_image, {"copy_bytes_per_s": max(rates[1:]), "bytes_per_image": per_image,
+                                        "copy": f"torch copy_ of 256 MiB, {workers} threads, best of 5"}
+
+
 def median(results, key="images_per_s"):
     return statistics.median(r[key] for r in results)
 
@@ -277,6 +296,7 @@ def main():
             sides = [("ours", lambda _latest: ours(args, workers, ["--cache", cache])),
                      (ref_mm, lambda latest: reference(args, "memmap", work_file, workers, batches_for(latest)))]
             cached = run_case(args, sides, args.repeats)
+            limit, limit_settings = copy_limit(torch, workers)
             print(f"cache -> batches, {workers} worker{'s' if workers > 1 else ''} (builds: ours {cache_seconds:.2f} s, memmap "
                   f"{memmap_seconds:.2f} s on {all_workers})")
             width = max(len(name) for name in cached)
@@ -293,6 +313,11 @@ def main():
                                              "batches": [r.get("batches", batches_for(r["images"])) for r in results],
                                              "build_workers": all_workers},
                                    build_seconds=build, peak_rss_mib=mem)
+            print(f"  limit: memory copies {limit_settings['copy_bytes_per_s'] / 1e9:.1f} GB/s on {workers} threads, "
+                  f"{limit_settings['bytes_per_image']:,} bytes moved per image = {limit:,.0f} images/s; ours is "
+                  f"{median(cached['ours']) / limit:.0%} of it")
+            bench_record.write(**record, case="cache", side="limit: memory's copy rate over the bytes each image moves",
+                               runs=[limit], settings={**settings, **limit_settings})
             print()
 
 

@@ -28,6 +28,9 @@ std::string recipeSummary(const TrainConfig& config) {
   if (config.n_critic > 1) out << ", n_critic " << config.n_critic;
   if (config.lr_d > 0 || config.lr_g > 0)
     out << ", lr D " << (config.lr_d > 0 ? config.lr_d : config.lr) << " G " << (config.lr_g > 0 ? config.lr_g : config.lr);
+  const TrainConfig defaults;
+  if (config.beta1 != defaults.beta1 || config.beta2 != defaults.beta2)
+    out << ", AdamW betas " << config.beta1 << " " << config.beta2;
   if (config.ema.half_life_images > 0) {
     out << ", EMA " << config.ema.half_life_images;
     if (config.ema.rampup > 0) out << " rampup " << config.ema.rampup;

@@ -240,6 +240,9 @@ void setModernRecipe(TrainConfig& config) {
   // 30,000 images of photographs was measured at batch 32, naive-64's own at batch 128 and 32).
   config.batch_size = 32;
   config.loss = "rpgan";
+  // AdamW's betas as R3GAN and StyleGAN2 set them with R1: at 30,000 images of the photographs,
+  // SWD −40% and FID −60% against naive-64, where DCGAN's 0.5/0.999 gave −25% and −40%.
+  config.beta1 = 0, config.beta2 = 0.99;
   config.r1_gamma = 1, config.r2_gamma = 1, config.reg_every = 4;
   config.d_norm = "none";
   config.augment.ada_target = 0.6, config.augment.ada_kimg = 100;

@@ -258,6 +258,8 @@ void TestTrainConfig::modernPresetsHoldTheRecipe() {
     QVERIFY(modern.ok());
     QCOMPARE(QString::fromStdString(modern->loss), QString("rpgan"));
     QCOMPARE(modern->batch_size, 32);
+    QCOMPARE(modern->beta1, 0.0);
+    QCOMPARE(modern->beta2, 0.99);
     QCOMPARE(modern->r1_gamma, 1.0);
     QCOMPARE(modern->r2_gamma, 1.0);
     QCOMPARE(modern->reg_every, 4);
