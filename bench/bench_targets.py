@@ -14,7 +14,8 @@ guards, and the figures live here:
   serve: /health while the render queue is full   tst_serve fullQueueAnswers503                      < 2 s
 
 Nothing here fails on a slow figure: each row says whether its target was met. Exit 1 only
-when a program could not run.
+when a program could not run. --out FILE appends bench_record.py lines (bench "targets"): per
+figure, ours' runs and a side "target: ..." holding the target.
 
   /usr/bin/python3 bench/bench_targets.py --build build --repeats 3
   /usr/bin/python3 bench/bench_targets.py --build build --only explore,distributed
@@ -32,12 +33,16 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_record  # noqa: E402  (imports neither numpy nor torch)
+
 PARTS = ('explore', 'gui', 'distributed', 'serve')
 TINY_NETS = '{"batch_size":8,"ngf":8,"ndf":8,"nz":16}'
 
 
 class Bench:
-    def __init__(self, streetgan, gui_bench, work, repeats, threads):
+    def __init__(self, streetgan, gui_bench, work, repeats, threads, out=None):
+        self.out = out
         self.streetgan = streetgan
         self.gui_bench = gui_bench
         self.work = work
@@ -78,6 +83,11 @@ class Bench:
         met = value >= target if higher_is_better else value < target
         shown = ', '.join(f'{r:.1f}' if r is not None else '-' for r in runs)
         sign = '>=' if higher_is_better else '<'
+        if self.out:
+            better = 'higher' if higher_is_better else 'lower'
+            for side, figures in (('ours', judged), (f'target: {sign} {target:g} {unit}', [target])):
+                bench_record.write(self.out, bench='targets', case=figure, side=side, runs=figures, unit=unit,
+                                   better=better, settings={'note': note} if note else {}, streetgan=self.streetgan)
         self.rows.append((figure, f'{value:.1f} {unit}', shown, f'{sign} {target:g} {unit}', 'yes' if met else 'no', note))
 
     # -- explore: streetgan bench explore on a naive-64 generator at its real size, as the test.
@@ -293,6 +303,7 @@ def main():
     parser.add_argument('--repeats', type=int, default=3, help='runs of each figure (default 3)')
     parser.add_argument('--threads', type=int, default=2, help='--threads of the training that makes the checkpoints')
     parser.add_argument('--only', default=','.join(PARTS), help='a comma-separated subset of ' + ', '.join(PARTS))
+    parser.add_argument('--out', metavar='FILE', help='append bench_record.py lines: per figure, ours and its target')
     parser.add_argument('--keep', help='work in this folder and keep it (default: a temporary folder)')
     args = parser.parse_args()
     parts = [p for p in args.only.split(',') if p]
@@ -306,7 +317,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix='bench-targets-') as temporary:
         work = os.path.abspath(args.keep) if args.keep else temporary
         os.makedirs(work, exist_ok=True)
-        bench = Bench(streetgan, gui_bench, work, args.repeats, args.threads)
+        bench = Bench(streetgan, gui_bench, work, args.repeats, args.threads, args.out)
         for part in parts:
             print(f'measuring {part} ...', file=sys.stderr, flush=True)
             getattr(bench, part)()

@@ -14,7 +14,7 @@ figure, the median, the command, machine and versions). A table in bench/README.
 
 and is rewritten from the file it names: per case, one row per side with the median, the runs and
 ours' lead over that side (above 1: ours is faster; for a side named "limit: …", a physical
-limit, ours' share of it). A run of NAME points every block that names
+limit, ours' share of it; for a side named "target: …", whether ours met it). A run of NAME points every block that names
 an earlier NAME-*.jsonl at the new file. --quick runs each benchmark on a small case with one
 repeat, into /tmp (it checks that they run; its figures are not kept). Needs what
 `packaging/install-deps.sh --bench` installs.
@@ -65,7 +65,17 @@ def benches(args, work):
                      "--threads", "2", "--repeats", "3"], ["--steps", "5", "--restarts", "2", "--repeats", "1"]),
         "live-metrics": ([python, f"{HERE}/bench_live_metrics.py", "--streetgan", sg, "--epochs", "16", "--threads", "2",
                           "--repeats", "3"], ["--frames", "2", "--epochs", "2", "--repeats", "1"]),
+        "targets": ([python, f"{HERE}/bench_targets.py", "--streetgan", sg, "--build", build_of(sg), "--repeats", "3"],
+                    ["--repeats", "1"]),
+        "distributed": ([python, f"{HERE}/bench_distributed.py", "--streetgan", sg, "--presets", "naive-64", "--world", "2",
+                         "--batch", "32", "--steps", "5", "--threads", "1", "--repeats", "5"],
+                        ["--batch", "8", "--steps", "2", "--repeats", "1"]),
     }
+
+
+def build_of(streetgan):
+    """The build folder of BUILD/app/cli/streetgan (bench_targets.py finds bench_gui_stall there)."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(streetgan))))
 
 
 def checkpoint_in(work):
@@ -125,6 +135,13 @@ def share(ours, limit):
     return limit["median"] / ours["median"]
 
 
+def met(ours, target):
+    """Whether ours met a target (a side named "target: ..."), as bench_targets.py judges it."""
+    if target.get("better") == "higher":
+        return ours["median"] >= target["median"]
+    return ours["median"] < target["median"]
+
+
 def figure(value):
     """Four significant digits, thousands in full: 93,553 rather than 9.355e+04."""
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
@@ -145,6 +162,8 @@ def render(path):
             ratio = lead(r, ours)
             if r["side"].startswith("limit") and ours and r["median"]:
                 cell = f"ours: {share(ours, r):.0%} of it"
+            elif r["side"].startswith("target") and ours:
+                cell = "met" if met(ours, r) else "not met"
             else:
                 cell = "—" if ratio is None else f"{ratio:.2f}×"
             lines.append(f"| {case} | {r['side']} | {figure(r['median'])} {r['unit']} | {runs} | {cell} |")
