@@ -30,7 +30,9 @@ error, n - 1 in the variance).
   the tool replaced        only with --notebook (about a minute a run): the original notebook's
                            loop, for each σ and each batch of 10 points the broadcast
                            (x[:,None,:] - μ[None,:,:]) / σ, squared, summed, log-sum-exp; float64.
-Each repeat runs the sides one after another in that order; the tables give medians.
+Each repeat runs the sides one after another in that order, then measures this machine's float64
+GEMM rate (bench_record.gemm_rate): the physical limit of the work is its products' FLOPs
+(2·N·d·(valid + test)) at that rate, recorded as the side "limit: ..."; the tables give medians.
 --threads T sets OMP/OpenBLAS/MKL threads before numpy and torch load, torch.set_num_threads(T),
 and `streetgan parzen --threads T`.
 
@@ -67,6 +69,7 @@ SIZE = 32
 LARGE = (10000, 1000, 1000)  # samples, validation and test points of the large case
 LARGE_SIZE = 64
 BLOCK = 512  # points per distance block, as ours
+LIMIT_SIDE = "limit: float64 products at the GEMM rate"
 MAX_VALUES = 2 ** 24  # the most values of one (points, samples, σ) array: 128 MiB in float64
 
 # numpy, scipy's logsumexp, torch and PIL: imported by load_libraries() once the thread counts are set.
@@ -252,10 +255,15 @@ def run_case(args, case, images, counts, size):
         sides = case_sides(args, folders, rows, sigmas, size, args.notebook and case != "large")
         seconds = {name: [] for name, *_ in sides}
         results = {}
+        # The products' FLOPs: every point of both splits against every sample (2 FLOPs a multiply-add).
+        flops = 2 * n * rows[0].shape[1] * (n_valid + n_test)
+        limit = []
         for _ in range(args.repeats):
             for name, _side, _settings, run in sides:
                 took, results[name] = run()
                 seconds[name].append(took)
+            rate, gemm = bench_record.gemm_rate(torch, torch.float64)
+            limit.append(flops / rate)
     settings = {"n_samples": n, "n_valid": n_valid, "n_test": n_test, "d": rows[0].shape[1], "img_size": size,
                 "sigmas": len(sigmas), "threads": args.threads, "repeats": args.repeats}
     print_case(case, settings, sides, seconds, results)
@@ -264,6 +272,10 @@ def run_case(args, case, images, counts, size):
         bench_record.write(path=args.out, bench="parzen", case=case, side=side, runs=seconds[name], unit="s",
                            better="lower", settings={**settings, **extra}, streetgan=args.streetgan, sigma=sigma,
                            mean_ll=mean_ll, stderr=stderr)
+    print(f"limit: the float64 products ({flops / 1e9:.0f} GFLOP) at this machine's GEMM rate ({gemm}): "
+          f"{statistics.median(limit):.3f} s; ours {statistics.median(limit) / statistics.median(seconds['ours (streetgan)']):.0%} of it")
+    bench_record.write(path=args.out, bench="parzen", case=case, side=LIMIT_SIDE, runs=limit, unit="s", better="lower",
+                       settings={**settings, "flops": flops, "gemm": gemm})
 
 
 def print_case(case, settings, sides, seconds, results):

@@ -19,6 +19,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -60,6 +61,23 @@ def versions(streetgan=None):
         done = subprocess.run([streetgan, "--version"], capture_output=True, text=True)
         found["streetgan"] = done.stdout.strip() if done.returncode == 0 else "?"
     return found
+
+
+def gemm_rate(torch, dtype, device="cpu", size=2048, repeats=5):
+    """This machine's matrix-product rate in FLOP/s: the best of `repeats` square products
+    (torch.mm of `size`, after one warm-up) in `dtype` on torch's threads as set, and its description.
+    The physical limit of work made of products: FLOPs over this rate."""
+    a = torch.randn(size, size, device=device).to(dtype)
+    b = torch.randn(size, size, device=device).to(dtype)
+    rates = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        if torch.device(device).type == "cuda":
+            torch.cuda.synchronize()
+        rates.append(2 * size**3 / (time.perf_counter() - start))
+    name = str(dtype).replace("torch.", "")
+    return max(rates[1:]), f"torch.mm {size}x{size} {name}, {torch.get_num_threads()} threads, best of {repeats}"
 
 
 def record(bench, case, side, runs, unit, better, settings=None, streetgan=None, **extra):

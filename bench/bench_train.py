@@ -184,18 +184,9 @@ def step_work(args):
     with torch.no_grad():
         d(g(torch.randn(1, nz, 1, 1)))
     flops = 2 * (9 * macs["d"] + 3 * macs["g"])
-    dev = torch.device(args.device)
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[args.precision]
-    a, b = torch.randn(2048, 2048, device=dev).to(dtype), torch.randn(2048, 2048, device=dev).to(dtype)
-    rates = []
-    for _ in range(6):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        rates.append(2 * 2048**3 / (time.perf_counter() - start))
-    return {"flops_per_image": flops, "gemm_flops_per_s": max(rates[1:]),
-            "gemm": f"torch.mm 2048x2048 {args.precision}, {torch.get_num_threads()} threads, best of 5"}
+    rate, gemm = bench_record.gemm_rate(torch, dtype, args.device)
+    return {"flops_per_image": flops, "gemm_flops_per_s": rate, "gemm": gemm}
 
 
 def measure_limit(args):
