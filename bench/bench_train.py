@@ -46,6 +46,7 @@ PRESETS = {  # nz, ngf, ndf, img_size (as core/config/train_config.cpp)
     "safe-128": (256, 256, 128, 128),
 }
 LIMIT_SIDE = "limit: the GEMM rate over the step's FLOPs"
+BASELINE_SIDE = "baseline: another build of ours (--baseline)"
 COMPILE_MODES = {"compile": "default", "max-autotune": "max-autotune-no-cudagraphs", "reduce-overhead": "reduce-overhead"}
 
 
@@ -209,10 +210,10 @@ def default_variants(args):
     return variants
 
 
-def run_ours(args, extra):
+def run_ours(args, extra, streetgan=None):
     engine_args = ["--preset", args.preset, "--batch", str(args.batch), "--steps", str(args.steps), "--warmup",
                    str(args.warmup), "--threads", str(args.threads), "--device", args.device, "--precision", args.precision]
-    return json.loads(subprocess.run([args.streetgan, "bench", "train", "--json"] + engine_args + extra,
+    return json.loads(subprocess.run([streetgan or args.streetgan, "bench", "train", "--json"] + engine_args + extra,
                                      check=True, capture_output=True, text=True).stdout)
 
 
@@ -239,6 +240,8 @@ def measure(args, variants):
             runs.setdefault("ours, real batches", []).append(out["real_images_per_s"])
         if args.cuda_graphs:
             runs.setdefault("ours, CUDA graph", []).append(run_ours(args, ["--cuda-graphs", "on"])["images_per_s"])
+        if args.baseline:
+            runs.setdefault(BASELINE_SIDE, []).append(run_ours(args, [], args.baseline)["images_per_s"])
         for variant in variants:
             result = run_reference(args, variant)
             runs.setdefault(f"pytorch {variant}", []).append(result["images_per_s"])
@@ -262,7 +265,8 @@ def report(args, runs, settings, peak):
         lead = "" if name.startswith("ours") else f"{ours[best_ours] / med(values):.2f}x"
         print(f"{name:<26} {med(values):>9.1f} {lead:>10}  " + ", ".join(f"{v:.1f}" for v in values))
         bench_record.write(args.out, bench="train", case=case, side=name, runs=values, unit="img/s", better="higher",
-                           settings=settings.get(name, {}), streetgan=args.streetgan if name.startswith("ours") else None,
+                           settings=settings.get(name, {}), streetgan=args.streetgan if name.startswith("ours") else
+                           args.baseline if name == BASELINE_SIDE else None,
                            peak_mib=peak.get(name))
     print(f"the ratio that counts: {best_ours} / {best_theirs} = {ours[best_ours] / theirs[best_theirs]:.2f}")
     limit = measure_limit(args)
@@ -302,6 +306,8 @@ def main():
     parser.add_argument("--data", metavar="CACHE",
                         help="also time the engine on real batches from this image cache (needs --dataroot)")
     parser.add_argument("--dataroot", metavar="DIR", help="the data folder the cache was built from")
+    parser.add_argument("--baseline", metavar="STREETGAN",
+                        help="another build of streetgan (before a change), run as one more side, alternating")
     parser.add_argument("--out", metavar="FILE", help="append one bench_record.py line per side (bench/results/)")
     parser.add_argument("--table-out", metavar="FILE", help="also write the result as a markdown table (header and row)")
     parser.add_argument("--reference-only", metavar="VARIANT", help=argparse.SUPPRESS)

@@ -29,8 +29,8 @@ void clearStepGradients(torch::nn::Module& module) {
   for (auto& p : module.parameters()) p.mutable_grad() = torch::Tensor();
 }
 
-// Conv weights in channels-last where the activations run in it (conv_layout.h), so cuDNN
-// does not transpose them on every call.
+// Conv weights in channels-last where the activations run in it (conv_layout.h), so cuDNN and
+// oneDNN do not reorder them on every call.
 void weightsToChannelsLast(torch::nn::Module& module) {
   torch::NoGradGuard no_grad;
   for (auto& p : module.parameters())
@@ -131,13 +131,11 @@ DcganStep::DcganStep(const TrainConfig& config, const c10::Device& device, Preci
   initDcganWeights(*discriminator_);
   generator_->to(device);
   discriminator_->to(device);
-  if (device.is_cuda()) {
-    // Our shapes are fixed for a run, so cuDNN's autotuner pays for itself after a few steps.
-    at::globalContext().setBenchmarkCuDNN(true);
-    if (precision != Precision::Fp32) {
-      weightsToChannelsLast(*generator_);
-      weightsToChannelsLast(*discriminator_);
-    }
+  // Our shapes are fixed for a run, so cuDNN's autotuner pays for itself after a few steps.
+  if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
+  if (precision != Precision::Fp32 && (device.is_cuda() || device.is_cpu())) {
+    weightsToChannelsLast(*generator_);
+    weightsToChannelsLast(*discriminator_);
   }
   optimizer_g_ = std::make_unique<MultiTensorAdamW>(generator_->parameters(), adamw(config, config.lr_g));
   optimizer_d_ = std::make_unique<MultiTensorAdamW>(discriminator_->parameters(), adamw(config, config.lr_d));
