@@ -3,7 +3,7 @@
 // run convolutions on 16×16 maps and larger faster in channels-last (NHWC) layout, and the small
 // 4×4/8×8 ones faster in the default NCHW layout (measured on LibTorch 1.13: bench/README.md). In
 // bf16 (autocast), oneDNN's AMX kernels take channels-last only: NCHW maps were reordered on every
-// call, and channels-last throughout ran the step 8% faster on LibTorch 2.6. On CUDA, cuDNN's
+// call, and channels-last throughout ran the step 3-9% faster on LibTorch 2.6. On CUDA, cuDNN's
 // tensor-core kernels for fp16/bf16 want channels-last throughout, while fp32 stays in NCHW
 // (measured in PyTorch's own guidance on memory formats); other devices keep NCHW.
 // The math is the same either way; only the order of the floating-point sums changes.
