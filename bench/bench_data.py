@@ -137,14 +137,10 @@ def copy_limit(torch, workers, img_size=64):
     torch.set_num_threads(workers)
     src = torch.ones(256 * 2**20, dtype=torch.uint8)
     dst = torch.empty_like(src)
-    rates = []
-    for _ in range(6):
-        start = time.perf_counter()
-        dst.copy_(src)
-        rates.append(2 * src.numel() / (time.perf_counter() - start))
+    rate = bench_record.best_rate(lambda: dst.copy_(src), 2 * src.numel())
     torch.set_num_threads(threads)
     per_image = 2 * img_size * img_size * 3
-    return max(rates[1:]) / per_image, {"copy_bytes_per_s": max(rates[1:]), "bytes_per_image": per_image,
+    return rate / per_image, {"copy_bytes_per_s": rate, "bytes_per_image": per_image,
                                         "copy": f"torch copy_ of 256 MiB, {workers} threads, best of 5"}
 
 

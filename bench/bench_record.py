@@ -63,21 +63,34 @@ def versions(streetgan=None):
     return found
 
 
+def best_rate(work, amount, repeats=5):
+    """The best of `repeats` rates of `work()` (after one untimed warm-up), in `amount` per second:
+    the measured ceiling a physical limit is set against."""
+    work()
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        rates.append(amount / (time.perf_counter() - start))
+    return max(rates)
+
+
 def gemm_rate(torch, dtype, device="cpu", size=2048, repeats=5):
     """This machine's matrix-product rate in FLOP/s: the best of `repeats` square products
     (torch.mm of `size`, after one warm-up) in `dtype` on torch's threads as set, and its description.
     The physical limit of work made of products: FLOPs over this rate."""
     a = torch.randn(size, size, device=device).to(dtype)
     b = torch.randn(size, size, device=device).to(dtype)
-    rates = []
-    for _ in range(repeats + 1):
-        start = time.perf_counter()
+    cuda = torch.device(device).type == "cuda"
+
+    def product():
         torch.mm(a, b)
-        if torch.device(device).type == "cuda":
+        if cuda:
             torch.cuda.synchronize()
-        rates.append(2 * size**3 / (time.perf_counter() - start))
+
     name = str(dtype).replace("torch.", "")
-    return max(rates[1:]), f"torch.mm {size}x{size} {name}, {torch.get_num_threads()} threads, best of {repeats}"
+    return (best_rate(product, 2 * size**3, repeats),
+            f"torch.mm {size}x{size} {name}, {torch.get_num_threads()} threads, best of {repeats}")
 
 
 def record(bench, case, side, runs, unit, better, settings=None, streetgan=None, **extra):
