@@ -1,5 +1,7 @@
 #include "core/eval/feature_distances.h"
 
+#include "core/util/finite_values.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -19,7 +21,7 @@ Result<torch::Tensor> featureRows(const torch::Tensor& rows, const char* name, s
                      std::to_string(rows.size(0)));
   if (rows.size(1) == 0) return makeError(std::string("the ") + name + " features have zero dimensions");
   torch::Tensor values = rows.detach().to(torch::kCPU, torch::kFloat64).contiguous();
-  if (!torch::isfinite(values).all().item<bool>())
+  if (!allFinite(values))
     return makeError(std::string("the ") + name + " features contain NaN or Inf values");
   return values;
 }

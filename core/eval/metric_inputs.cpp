@@ -1,5 +1,7 @@
 #include "core/eval/metric_inputs.h"
 
+#include "core/util/finite_values.h"
+
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -42,7 +44,7 @@ Status MetricInputs::checkRows(const torch::Tensor& rows, const std::string& nam
   if (rows.size(1) == 0) return makeError(prefix + "the " + name + " have zero columns");
   constexpr std::int64_t kPiece = 4096;
   for (std::int64_t i = 0; i < rows.size(0); i += kPiece)
-    if (!torch::isfinite(rows.narrow(0, i, std::min(kPiece, rows.size(0) - i))).all().item<bool>())
+    if (!allFinite(rows.narrow(0, i, std::min(kPiece, rows.size(0) - i))))
       return makeError(prefix + "the " + name + " contain NaN or Inf values");
   return {};
 }

@@ -1,6 +1,7 @@
 #include "core/eval/ms_ssim.h"
 
 #include "core/eval/gaussian_window.h"
+#include "core/util/finite_values.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
@@ -38,7 +39,7 @@ Status checkSsimImages(const torch::Tensor& t, const std::string& name) {
   if (t.size(2) < MsSsim::kWindow || t.size(3) < MsSsim::kWindow)
     return makeError("MS-SSIM: " + name + " are " + std::to_string(t.size(3)) + "x" + std::to_string(t.size(2)) +
                      " px, below the 11 px window");
-  if (!torch::isfinite(t).all().item<bool>()) return makeError("MS-SSIM: " + name + " contain NaN or Inf values");
+  if (!allFinite(t)) return makeError("MS-SSIM: " + name + " contain NaN or Inf values");
   return {};
 }
 

@@ -1,5 +1,7 @@
 #include "core/eval/parzen_estimator.h"
 
+#include "core/util/finite_values.h"
+
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -17,7 +19,7 @@ Status checkMatrix(const torch::Tensor& t, const char* name) {
     return makeError(std::string("Parzen: the ") + name + " must be a matrix (one flattened image per row)");
   if (t.size(0) == 0) return makeError(std::string("Parzen: the ") + name + " split is empty");
   if (t.size(1) == 0) return makeError(std::string("Parzen: the ") + name + " have zero dimensions");
-  if (!torch::isfinite(t).all().item<bool>())
+  if (!allFinite(t))
     return makeError(std::string("Parzen: the ") + name + " contain NaN or Inf values");
   return {};
 }

@@ -1,6 +1,7 @@
 #include "core/eval/pixel_pca_features.h"
 
 #include "core/eval/nearest_neighbour_search.h"
+#include "core/util/finite_values.h"
 #include "core/util/symmetric_eigen.h"
 
 #include <ATen/Parallel.h>
@@ -17,7 +18,7 @@ Status checkPcaImages(const torch::Tensor& images, const char* name) {
   if (!images.defined() || images.dim() != 4)
     return makeError(std::string("the ") + name + " must be a batch of images (N, channels, height, width)");
   if (images.size(0) == 0) return makeError(std::string("there are no ") + name);
-  if (!torch::isfinite(images).all().item<bool>())
+  if (!allFinite(images))
     return makeError(std::string("the ") + name + " contain NaN or Inf values");
   return {};
 }
@@ -67,7 +68,7 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
       // Fewer images than pixels: the n × n Gram matrix has the same non-zero spectrum as the
       // d × d covariance, and component k is Xᵀu_k / √((n − 1)λ_k) (far less work at n = 1,000).
       const std::int64_t keep = std::min<std::int64_t>(options.components, n);
-      auto pairs = SymmetricEigen::largest(SymmetricEigen::gram(centred.t()) * scale, keep);
+      auto pairs = SymmetricEigen::largest(SymmetricEigen::gram(centred.t()).mul_(scale), keep);
       if (!pairs) return makeError("pixel features: " + pairs.error());
       const torch::Tensor top_values = pairs->values.clamp_min(0);
       const torch::Tensor& top_vectors = pairs->vectors;
@@ -81,7 +82,7 @@ Result<PixelPcaFeatures> PixelPcaFeatures::fit(const torch::Tensor& train_images
       }
       return features;
     }
-    auto pairs = SymmetricEigen::largest(SymmetricEigen::gram(centred) * scale, options.components);
+    auto pairs = SymmetricEigen::largest(SymmetricEigen::gram(centred).mul_(scale), options.components);
     if (!pairs) return makeError("pixel features: " + pairs.error());
     features.variances_ = pairs->values;
     features.components_ = pairs->vectors;

@@ -1,6 +1,7 @@
 #include "core/eval/quality_suite.h"
 
 #include "core/eval/network_features.h"
+#include "core/util/finite_values.h"
 
 #include <torch/torch.h>
 
@@ -271,8 +272,8 @@ Result<std::pair<torch::Tensor, torch::Tensor>> checkedInputs(const torch::Tenso
                      std::to_string(train_in.size(2)) + " px");
   torch::Tensor samples = samples_in.detach().to(torch::kCPU, torch::kFloat32).contiguous();
   torch::Tensor train = train_in.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-  if (!torch::isfinite(samples).all().item<bool>()) return makeError("the samples contain NaN or Inf values");
-  if (!torch::isfinite(train).all().item<bool>()) return makeError("the training images contain NaN or Inf values");
+  if (!allFinite(samples)) return makeError("the samples contain NaN or Inf values");
+  if (!allFinite(train)) return makeError("the training images contain NaN or Inf values");
   return std::make_pair(std::move(samples), std::move(train));
 }
 

@@ -41,8 +41,33 @@ struct Lapack {
 // A fixed number of blocks, so that the sums are added in the same order on any number of threads.
 constexpr std::int64_t kParts = 4;
 
-// The lower triangle of a column-major matrix (the upper of the row-major one) copied to the other.
-torch::Tensor symmetricFromUpper(const torch::Tensor& c) { return c.triu() + c.triu(1).t(); }
+// The parts' upper triangles (row-major; dsyrk "L" of the column-major view writes only those)
+// added in part order into the first, then mirrored to its lower triangle: in place, row blocks
+// on LibTorch's threads, no (d, d) temporaries (they cost more than the products at d = 3,072).
+torch::Tensor sumUpperAndMirror(std::vector<torch::Tensor>& parts) {
+  std::vector<const double*> others;
+  for (std::size_t p = 1; p < parts.size(); ++p)
+    if (parts[p].defined()) others.push_back(parts[p].data_ptr<double>());
+  torch::Tensor sum = parts.front();
+  double* out = sum.data_ptr<double>();
+  const std::int64_t d = sum.size(0);
+  constexpr std::int64_t kBlock = 64;
+  at::parallel_for(0, d, kBlock, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t i = lo; i < hi; ++i)
+      for (const double* part : others)
+        for (std::int64_t j = i; j < d; ++j) out[i * d + j] += part[i * d + j];
+  });
+  at::parallel_for(0, (d + kBlock - 1) / kBlock, 1, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t block = lo; block < hi; ++block) {
+      const std::int64_t row_end = std::min(d, (block + 1) * kBlock);
+      for (std::int64_t column_block = 0; column_block <= block; ++column_block)
+        for (std::int64_t i = block * kBlock; i < row_end; ++i)
+          for (std::int64_t j = column_block * kBlock; j < std::min(i, (column_block + 1) * kBlock); ++j)
+            out[i * d + j] = out[j * d + i];
+    }
+  });
+  return sum;
+}
 
 }  // namespace
 
@@ -53,6 +78,7 @@ torch::Tensor SymmetricEigen::gram(const torch::Tensor& x) {
   const std::int64_t n = rows.size(0), d = rows.size(1), parts = std::max<std::int64_t>(1, std::min(kParts, n));
   const std::int64_t each = (n + parts - 1) / parts;
   const Lapack& lapack = Lapack::get();
+  if (n == 0) return torch::zeros({d, d}, torch::kFloat64);
   const bool direct = lapack.dsyrk && d <= INT_MAX && each <= INT_MAX;
   std::vector<torch::Tensor> partial(static_cast<std::size_t>(parts));
   at::parallel_for(0, parts, 1, [&](std::int64_t lo, std::int64_t hi) {
@@ -65,17 +91,14 @@ torch::Tensor SymmetricEigen::gram(const torch::Tensor& x) {
         continue;
       }
       // Row-major (count, d) is column-major Xᵀ (d, count): XᵀX = Xᵀ(Xᵀ)ᵀ, dsyrk "N".
-      torch::Tensor c = torch::zeros({d, d}, torch::kFloat64);
+      torch::Tensor c = torch::empty({d, d}, torch::kFloat64);  // beta 0: dsyrk writes its triangle, reads none
       const int nd = static_cast<int>(d), k = static_cast<int>(count);
       const double one = 1.0, zero = 0.0;
       lapack.dsyrk("L", "N", &nd, &k, &one, block.data_ptr<double>(), &nd, &zero, c.data_ptr<double>(), &nd, 1, 1);
-      partial[static_cast<std::size_t>(p)] = symmetricFromUpper(c);
+      partial[static_cast<std::size_t>(p)] = c;
     }
   });
-  torch::Tensor sum;
-  for (const torch::Tensor& part : partial)
-    if (part.defined()) sum = sum.defined() ? sum.add_(part) : part;
-  return sum;
+  return sumUpperAndMirror(partial);
 }
 
 Result<EigenPairs> SymmetricEigen::largest(const torch::Tensor& symmetric, std::int64_t k) {

@@ -1,0 +1,45 @@
+#include "core/util/finite_values.h"
+
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+namespace streetgan {
+namespace {
+
+// A value is NaN or Inf exactly when all its exponent bits are set: an integer test that the
+// compiler vectorises, where std::isfinite on each value is not.
+template <typename Value, typename Bits, Bits kExponent>
+bool exponentsFinite(const Value* values, std::int64_t count) {
+  static_assert(sizeof(Value) == sizeof(Bits));
+  std::atomic<bool> finite{true};
+  constexpr std::int64_t kGrain = std::int64_t{1} << 16;
+  at::parallel_for(0, count, kGrain, [&](std::int64_t lo, std::int64_t hi) {
+    Bits all_set = 0;
+    for (std::int64_t i = lo; i < hi; ++i) {
+      Bits bits;
+      std::memcpy(&bits, values + i, sizeof(Bits));
+      all_set |= static_cast<Bits>((bits & kExponent) == kExponent);
+    }
+    if (all_set != 0) finite.store(false, std::memory_order_relaxed);
+  });
+  return finite.load();
+}
+
+}  // namespace
+
+bool allFinite(const torch::Tensor& t) {
+  if (!t.defined() || t.numel() == 0 || !(t.is_floating_point() || t.is_complex())) return true;
+  if (t.is_cpu() && t.is_contiguous()) {
+    if (t.scalar_type() == torch::kFloat32)
+      return exponentsFinite<float, std::uint32_t, 0x7f800000u>(t.data_ptr<float>(), t.numel());
+    if (t.scalar_type() == torch::kFloat64)
+      return exponentsFinite<double, std::uint64_t, 0x7ff0000000000000ull>(t.data_ptr<double>(), t.numel());
+  }
+  return torch::isfinite(t).all().item<bool>();
+}
+
+}  // namespace streetgan
