@@ -4,12 +4,15 @@
 #include "core/model/generator.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace streetgan {
 namespace {
@@ -30,6 +33,26 @@ torch::Tensor signFixed(const torch::Tensor& v) {
 }
 
 torch::Tensor unitVector(const torch::Tensor& v) { return v / v.norm(); }
+
+// Σ x² over contiguous rows (N, D), each row's sum on one thread and the rows' sums added in row
+// order: the same bits on any number of threads, where LibTorch's sum splits by the thread count.
+double orderedSquareSum(const torch::Tensor& rows) {
+  std::vector<double> row_sums(static_cast<std::size_t>(rows.size(0)));
+  const std::int64_t d = rows.size(1);
+  AT_DISPATCH_FLOATING_TYPES(rows.scalar_type(), "orderedSquareSum", [&] {
+    const scalar_t* data = rows.data_ptr<scalar_t>();
+    at::parallel_for(0, rows.size(0), 64, [&](std::int64_t lo, std::int64_t hi) {
+      for (std::int64_t r = lo; r < hi; ++r) {
+        double sum = 0;
+        for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(data[r * d + j]) * static_cast<double>(data[r * d + j]);
+        row_sums[static_cast<std::size_t>(r)] = sum;
+      }
+    });
+  });
+  double total = 0;
+  for (double sum : row_sums) total += sum;
+  return total;
+}
 
 // The top `k` eigenpairs of a symmetric (d, d) matrix, values descending.
 Result<EigenPairs> topPairs(const torch::Tensor& symmetric, std::int64_t k) {
@@ -142,7 +165,7 @@ Result<std::vector<FoundDirection>> SemanticDirections::principalInPlace(const t
     TORCH_CHECK(!exact || activations.scalar_type() == torch::kFloat64, "directions: float64 rows expected");
     const torch::Tensor centred = activations.contiguous();
     centred.sub_(centred.mean(0, true));  // in place: the rows can be gigabytes
-    const double total = centred.square().sum(torch::kFloat64).item<double>();
+    const double total = orderedSquareSum(centred);
     if (!std::isfinite(total)) return makeError(prefixedDirections("the activations hold NaN or Inf"));
     if (!(total > 0)) return makeError(prefixedDirections("the first block's outputs do not vary: no principal components"));
     Result<EigenPairs> pairs = exact ? topPairs(SymmetricEigen::gram(centred), top) : randomisedTop(centred, top, 0x5eed);

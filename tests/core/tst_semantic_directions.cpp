@@ -1,10 +1,12 @@
 // SemanticDirections against an independent numpy reference (tests/core/reference/
 // semantic_directions_reference.py) on the same weights, latents and activations; the first block
-// against LibTorch's own layers; the labelled classifier on a planted direction; conditional
-// editing; and DirectionFile: the round trip, the .npy export and every bad file it must refuse.
+// against LibTorch's own layers; the principal directions the same bits on 1, 2 and 3 threads; the
+// labelled classifier on a planted direction; conditional editing; and DirectionFile: the round
+// trip, the .npy export and every bad file it must refuse.
 #include "core/latent/direction_file.h"
 #include "core/latent/semantic_directions.h"
 #include "core/model/generator.h"
+#include "core/train/compute_device.h"
 #include "tests/support/python_reference.h"
 #include "tests/support/test_suite.h"
 
@@ -72,6 +74,7 @@ private slots:
   void firstBlockIsTheGeneratorsFirstLayers();
   void principalMatchesNumpy();
   void subspaceIterationMatchesTheExactAxes();
+  void principalIsTheSameOnAnyNumberOfThreads();
   void labelledRecoversAPlantedDirection_data();
   void labelledRecoversAPlantedDirection();
   void labelledNeedsEnoughMarks();
@@ -214,6 +217,31 @@ void TestSemanticDirections::subspaceIterationMatchesTheExactAxes() {
     const double cosine = std::fabs(torch::dot((*ours)[std::size_t(i)].vector, expected).item<double>());
     QVERIFY2(cosine > 1 - 1e-9, qPrintable(QString("component %1: |cos| %2").arg(i).arg(cosine, 0, 'g', 12)));
   }
+}
+
+void TestSemanticDirections::principalIsTheSameOnAnyNumberOfThreads() {
+  // 5,000 float32 rows of 4,608 values (subspace iteration, as a large model's outputs): LibTorch's
+  // own sum of their squares differs in its last bit between 1 and 2 threads here.
+  torch::manual_seed(10);
+  const std::int64_t n = 5000, nz = 8, d = 4608;
+  const torch::Tensor z = torch::randn({n, nz}, torch::kFloat64);
+  const torch::Tensor mixing = torch::randn({nz, d}, torch::kFloat64) *
+                               torch::pow(0.7, torch::arange(nz, torch::kFloat64)).view({nz, 1});
+  const torch::Tensor h = (torch::mm(z, mixing) + 0.1 * torch::randn({n, d}, torch::kFloat64)).to(torch::kFloat32);
+  std::vector<FoundDirection> one;
+  for (int threads : {1, 2, 3}) {
+    setComputeThreads(threads);
+    auto found = SemanticDirections::principalOf(z, h, 3);
+    QVERIFY2(found, found.error().c_str());
+    if (threads == 1) one = *found;
+    for (std::size_t i = 0; i < 3; ++i) {
+      QVERIFY2((*found)[i].strength == one[i].strength,
+               qPrintable(QString("%1 threads: variance share %2 of component %3; %4 on 1 thread").arg(threads)
+                              .arg((*found)[i].strength, 0, 'g', 17).arg(i).arg(one[i].strength, 0, 'g', 17)));
+      QVERIFY(torch::equal((*found)[i].vector, one[i].vector));
+    }
+  }
+  setComputeThreads(2);
 }
 
 void TestSemanticDirections::labelledRecoversAPlantedDirection_data() {
