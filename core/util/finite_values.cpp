@@ -10,8 +10,8 @@
 namespace streetgan {
 namespace {
 
-// A value is NaN or Inf exactly when all its exponent bits are set: an integer test that the
-// compiler vectorises, where std::isfinite on each value is not.
+// A value is NaN or Inf exactly when all its exponent bits are set: an integer test per value
+// with no branch, the block's answers ORed together; memory bandwidth bounds it.
 template <typename Value, typename Bits, Bits kExponent>
 bool exponentsFinite(const Value* values, std::int64_t count) {
   static_assert(sizeof(Value) == sizeof(Bits));

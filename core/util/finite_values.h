@@ -1,6 +1,6 @@
 #pragma once
 // allFinite: whether a tensor holds no NaN or Inf. On a contiguous CPU float or double tensor it
-// reads the values once on LibTorch's threads (exponent bits, vectorised); torch::isfinite(t).all()
+// reads the values once on LibTorch's threads (their exponent bits); torch::isfinite(t).all()
 // first writes a bool tensor of the input's size, a third of a second for 10,000 images of 64 px,
 // and the quality suite checks its inputs several times. Any other tensor goes to LibTorch.
 #include <torch/types.h>
