@@ -57,6 +57,18 @@ Generator smallDirectionsGenerator(int nz, int ngf, int seed) {
   return g;
 }
 
+// Latents z (n, nz) and rows h (n, d) of nz planted axes, axis i scaled by decay^i, plus noise:
+// a clear spectrum for PCA.
+struct PlantedRows {
+  torch::Tensor z, h;
+};
+PlantedRows plantedRows(std::int64_t n, std::int64_t nz, std::int64_t d, double decay, double noise) {
+  const torch::Tensor z = torch::randn({n, nz}, torch::kFloat64);
+  const torch::Tensor mixing = torch::randn({nz, d}, torch::kFloat64) *
+                               torch::pow(decay, torch::arange(nz, torch::kFloat64)).view({nz, 1});
+  return {z, torch::mm(z, mixing) + noise * torch::randn({n, d}, torch::kFloat64)};
+}
+
 void writeText(const QString& path, const QByteArray& text) {
   QFile file(path);
   QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
@@ -201,11 +213,7 @@ void TestSemanticDirections::subspaceIterationMatchesTheExactAxes() {
   // 5,000 values per row: subspace iteration. Planted axes with a clear spectrum and noise; the
   // exact answer from the 300 × 300 Gram matrix.
   torch::manual_seed(9);
-  const std::int64_t n = 300, nz = 6, d = 5000;
-  const torch::Tensor z = torch::randn({n, nz}, torch::kFloat64);
-  const torch::Tensor mixing = torch::randn({nz, d}, torch::kFloat64) *
-                               torch::pow(0.6, torch::arange(nz, torch::kFloat64)).view({nz, 1});
-  const torch::Tensor h = torch::mm(z, mixing) + 0.01 * torch::randn({n, d}, torch::kFloat64);
+  const auto [z, h] = plantedRows(300, 6, 5000, 0.6, 0.01);
   auto ours = SemanticDirections::principalOf(z, h, 3);
   QVERIFY2(ours, ours.error().c_str());
   const torch::Tensor centred = h - h.mean(0, true);
@@ -223,11 +231,8 @@ void TestSemanticDirections::principalIsTheSameOnAnyNumberOfThreads() {
   // 5,000 float32 rows of 4,608 values (subspace iteration, as a large model's outputs): LibTorch's
   // own sum of their squares differs in its last bit between 1 and 2 threads here.
   torch::manual_seed(10);
-  const std::int64_t n = 5000, nz = 8, d = 4608;
-  const torch::Tensor z = torch::randn({n, nz}, torch::kFloat64);
-  const torch::Tensor mixing = torch::randn({nz, d}, torch::kFloat64) *
-                               torch::pow(0.7, torch::arange(nz, torch::kFloat64)).view({nz, 1});
-  const torch::Tensor h = (torch::mm(z, mixing) + 0.1 * torch::randn({n, d}, torch::kFloat64)).to(torch::kFloat32);
+  const PlantedRows planted = plantedRows(5000, 8, 4608, 0.7, 0.1);
+  const torch::Tensor z = planted.z, h = planted.h.to(torch::kFloat32);
   std::vector<FoundDirection> one;
   for (int threads : {1, 2, 3}) {
     setComputeThreads(threads);
