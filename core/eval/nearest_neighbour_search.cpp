@@ -1,5 +1,7 @@
 #include "core/eval/nearest_neighbour_search.h"
 
+#include "core/util/row_norms.h"
+
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
@@ -11,8 +13,6 @@
 
 namespace streetgan {
 namespace {
-
-constexpr std::int64_t kRowChunk = 8192;  // rows per norm chunk (types other than float and double)
 
 std::string prefixedSearch(const std::string& text) { return "nearest neighbours: " + text; }
 
@@ -27,38 +27,6 @@ Status checkSearchRows(const torch::Tensor& t, const std::string& name) {
   return {};
 }
 
-template <class T>
-void squaredNormsOf(const T* data, std::int64_t cols, double* out, std::int64_t rows) {
-  at::parallel_for(0, rows, 256, [&](std::int64_t lo, std::int64_t hi) {
-    for (std::int64_t r = lo; r < hi; ++r) {
-      const T* x = data + r * cols;
-      double s[4] = {0, 0, 0, 0};  // four sums: independent additions the compiler can overlap
-      std::int64_t j = 0;
-      for (; j + 4 <= cols; j += 4)
-        for (int u = 0; u < 4; ++u) s[u] += static_cast<double>(x[j + u]) * static_cast<double>(x[j + u]);
-      for (; j < cols; ++j) s[0] += static_cast<double>(x[j]) * static_cast<double>(x[j]);
-      out[r] = (s[0] + s[1]) + (s[2] + s[3]);
-    }
-  });
-}
-
-// ‖row‖² in float64 of CPU rows, in one parallel pass (never a float64 copy of the whole matrix);
-// a row holding NaN or Inf gets a NaN or Inf norm, so the norms also check the values.
-torch::Tensor squaredNorms(const torch::Tensor& rows) {
-  torch::Tensor out = torch::empty({rows.size(0)}, torch::kFloat64);
-  const torch::Tensor x = rows.is_contiguous() ? rows : rows.contiguous();
-  if (x.scalar_type() == torch::kFloat32) {
-    squaredNormsOf(x.data_ptr<float>(), x.size(1), out.data_ptr<double>(), x.size(0));
-  } else if (x.scalar_type() == torch::kFloat64) {
-    squaredNormsOf(x.data_ptr<double>(), x.size(1), out.data_ptr<double>(), x.size(0));
-  } else {
-    for (std::int64_t i = 0; i < x.size(0); i += kRowChunk) {
-      const std::int64_t b = std::min(kRowChunk, x.size(0) - i);
-      out.narrow(0, i, b).copy_(x.narrow(0, i, b).to(torch::kFloat64).pow(2).sum(1));
-    }
-  }
-  return out;
-}
 
 struct Candidates {
   torch::Tensor keys;     // (m, width) ‖r‖² − 2·q·r in the product's type, unsorted
@@ -247,7 +215,7 @@ Result<NearestNeighbours> searchUnchecked(const torch::Tensor& queries, const to
   // Candidates kept per query: a margin beyond k, so that the float32 check rarely fails where
   // images crowd (a query is redone only when more than `width` rows lie within the bound).
   const std::int64_t width = std::min<std::int64_t>(available, std::max<std::int64_t>(64, 2 * std::int64_t{k} + 8));
-  const torch::Tensor q_sq = squaredNorms(q), reference_sq = squaredNorms(reference);
+  const torch::Tensor q_sq = squaredRowNorms(q), reference_sq = squaredRowNorms(reference);
   if (!torch::isfinite(q_sq).all().item<bool>()) return makeError(prefixedSearch("the queries contain NaN or Inf values"));
   if (!torch::isfinite(reference_sq).all().item<bool>())
     return makeError(prefixedSearch("the reference rows contain NaN or Inf values"));
@@ -273,10 +241,10 @@ Result<NearestNeighbours> searchBoundedUnchecked(const torch::Tensor& queries, c
   const std::int64_t available = reference.size(0) - (excluded.defined() ? 1 : 0);
   // A tight bound leaves few rows to measure: a narrower margin than the float32 search's.
   const std::int64_t width = std::min<std::int64_t>(available, std::max<std::int64_t>(16, 2 * std::int64_t{k} + 8));
-  if (!torch::isfinite(squaredNorms(q)).all().item<bool>()) return makeError(prefixedSearch("the queries contain NaN or Inf values"));
-  if (!torch::isfinite(squaredNorms(reference)).all().item<bool>())
+  if (!torch::isfinite(squaredRowNorms(q)).all().item<bool>()) return makeError(prefixedSearch("the queries contain NaN or Inf values"));
+  if (!torch::isfinite(squaredRowNorms(reference)).all().item<bool>())
     return makeError(prefixedSearch("the reference rows contain NaN or Inf values"));
-  const torch::Tensor bq_sq = squaredNorms(bq), bref_sq = squaredNorms(bref);
+  const torch::Tensor bq_sq = squaredRowNorms(bq), bref_sq = squaredRowNorms(bref);
   if (!torch::isfinite(bq_sq).all().item<bool>() || !torch::isfinite(bref_sq).all().item<bool>())
     return makeError(prefixedSearch("the bound rows contain NaN or Inf values"));
   const Pass pass = onePass(bq, bq_sq, excluded, bref, bref_sq, k, width, available, block, torch::kFloat32, q, reference);

@@ -1,18 +1,16 @@
 #include "core/latent/semantic_directions.h"
 
+#include "core/util/row_norms.h"
 #include "core/util/symmetric_eigen.h"
 #include "core/model/generator.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Dispatch.h>
-#include <ATen/Parallel.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <vector>
 
 namespace streetgan {
 namespace {
@@ -34,23 +32,13 @@ torch::Tensor signFixed(const torch::Tensor& v) {
 
 torch::Tensor unitVector(const torch::Tensor& v) { return v / v.norm(); }
 
-// Σ x² over contiguous rows (N, D), each row's sum on one thread and the rows' sums added in row
-// order: the same bits on any number of threads, where LibTorch's sum splits by the thread count.
+// Σ x² of the rows, their norms added in row order: the same bits on any number of threads, where
+// LibTorch's sum splits by the thread count.
 double orderedSquareSum(const torch::Tensor& rows) {
-  std::vector<double> row_sums(static_cast<std::size_t>(rows.size(0)));
-  const std::int64_t d = rows.size(1);
-  AT_DISPATCH_FLOATING_TYPES(rows.scalar_type(), "orderedSquareSum", [&] {
-    const scalar_t* data = rows.data_ptr<scalar_t>();
-    at::parallel_for(0, rows.size(0), 64, [&](std::int64_t lo, std::int64_t hi) {
-      for (std::int64_t r = lo; r < hi; ++r) {
-        double sum = 0;
-        for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(data[r * d + j]) * static_cast<double>(data[r * d + j]);
-        row_sums[static_cast<std::size_t>(r)] = sum;
-      }
-    });
-  });
+  const torch::Tensor norms = squaredRowNorms(rows);
+  const double* norm = norms.data_ptr<double>();
   double total = 0;
-  for (double sum : row_sums) total += sum;
+  for (std::int64_t r = 0; r < norms.size(0); ++r) total += norm[r];
   return total;
 }
 

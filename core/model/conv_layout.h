@@ -11,13 +11,16 @@
 
 namespace streetgan {
 
+/// Whether convolutions in reduced precision (fp16/bf16) on `device` run channels-last throughout:
+/// on CUDA and the CPU. Their weights are kept channels-last there too (core/train/dcgan_step.cpp).
+inline bool reducedPrecisionRunsChannelsLast(const c10::Device& device) { return device.is_cuda() || device.is_cpu(); }
+
 /// `x` in the layout a convolution from `in_size` to `out_size` pixels (square) runs fastest in.
 inline torch::Tensor inConvLayout(const torch::Tensor& x, std::int64_t in_size, std::int64_t out_size) {
-  if (x.device().is_cuda())
-    return x.scalar_type() == torch::kFloat32 ? x : x.contiguous(torch::MemoryFormat::ChannelsLast);
-  if (!x.device().is_cpu()) return x;
   const bool reduced = x.scalar_type() == torch::kBFloat16 || x.scalar_type() == torch::kHalf;
-  const bool large = reduced || std::max(in_size, out_size) >= 16;
+  if (reduced && reducedPrecisionRunsChannelsLast(x.device())) return x.contiguous(torch::MemoryFormat::ChannelsLast);
+  if (!x.device().is_cpu()) return x;  // CUDA in float32 keeps NCHW; other devices too
+  const bool large = std::max(in_size, out_size) >= 16;
   return x.contiguous(large ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous);
 }
 

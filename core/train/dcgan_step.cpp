@@ -1,5 +1,6 @@
 #include "core/train/dcgan_step.h"
 
+#include "core/model/conv_layout.h"
 #include "core/model/weight_init.h"
 #include "core/train/discriminator_augment.h"
 #include "core/train/generator_average.h"
@@ -133,7 +134,7 @@ DcganStep::DcganStep(const TrainConfig& config, const c10::Device& device, Preci
   discriminator_->to(device);
   // Our shapes are fixed for a run, so cuDNN's autotuner pays for itself after a few steps.
   if (device.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
-  if (precision != Precision::Fp32 && (device.is_cuda() || device.is_cpu())) {
+  if (precision != Precision::Fp32 && reducedPrecisionRunsChannelsLast(device)) {
     weightsToChannelsLast(*generator_);
     weightsToChannelsLast(*discriminator_);
   }

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -39,7 +40,14 @@ bool allFinite(const torch::Tensor& t) {
     if (t.scalar_type() == torch::kFloat64)
       return exponentsFinite<double, std::uint64_t, 0x7ff0000000000000ull>(t.data_ptr<double>(), t.numel());
   }
-  return torch::isfinite(t).all().item<bool>();
+  if (t.dim() == 0) return torch::isfinite(t).item<bool>();
+  // LibTorch's check writes a bool tensor of what it reads: a slice of rows at a time keeps it small.
+  constexpr std::int64_t kValuesPerSlice = std::int64_t{1} << 24;
+  const std::int64_t rows = t.size(0), per_row = std::max<std::int64_t>(1, t.numel() / rows);
+  const std::int64_t slice = std::max<std::int64_t>(1, kValuesPerSlice / per_row);
+  for (std::int64_t row = 0; row < rows; row += slice)
+    if (!torch::isfinite(t.narrow(0, row, std::min(slice, rows - row))).all().item<bool>()) return false;
+  return true;
 }
 
 }  // namespace streetgan
