@@ -3,6 +3,7 @@
 #include "core/eval/metric_inputs.h"
 
 #include "core/eval/nearest_neighbour_search.h"
+#include "core/util/row_norms.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -28,16 +29,6 @@ Status checkNdbImages(const torch::Tensor& images, const std::string& name) {
 }
 Status checkNdbRows(const torch::Tensor& rows, const std::string& name) {
   return MetricInputs::checkRows(rows, name, "NDB/JSD", "one row each");
-}
-
-// ‖x − centre‖² of every row, float64, from the differences.
-torch::Tensor squaredDistancesTo(const torch::Tensor& rows, const torch::Tensor& centre) {
-  torch::Tensor out = torch::empty({rows.size(0)}, torch::kFloat64);
-  for (std::int64_t i = 0; i < rows.size(0); i += kChunk) {
-    const std::int64_t b = std::min(kChunk, rows.size(0) - i);
-    out.narrow(0, i, b).copy_((rows.narrow(0, i, b).to(torch::kFloat64) - centre).pow(2).sum(1));
-  }
-  return out;
 }
 
 std::vector<std::int64_t> toVectorNdb(const torch::Tensor& counts) {
@@ -95,13 +86,16 @@ torch::Tensor NdbJsd::initialCentres(const torch::Tensor& rows, int bins, std::u
     return {};
   try {
     torch::NoGradGuard no_grad;
-    const torch::Tensor x = rows.cpu();
+    // Float and double rows are read as they are; others (half, bfloat16) widened to float, exactly.
+    torch::Tensor x = rows.cpu();
+    if (x.scalar_type() != torch::kFloat32 && x.scalar_type() != torch::kFloat64) x = x.to(torch::kFloat32);
+    x = x.contiguous();
     const std::int64_t n = x.size(0);
     at::Generator generator = at::detail::createCPUGenerator(seed);
     torch::Tensor centres = torch::empty({bins, x.size(1)}, torch::kFloat64);
     std::int64_t chosen = torch::randint(n, {1}, generator, torch::kLong).item<std::int64_t>();
     centres[0].copy_(x[chosen].to(torch::kFloat64));
-    torch::Tensor closest = squaredDistancesTo(x, centres[0]);
+    torch::Tensor closest = squaredRowDistances(x, centres[0]);
     for (int c = 1; c < bins; ++c) {
       const torch::Tensor cumulative = closest.cumsum(0);
       const double total = cumulative[n - 1].item<double>();
@@ -115,7 +109,7 @@ torch::Tensor NdbJsd::initialCentres(const torch::Tensor& rows, int bins, std::u
         chosen = torch::randint(n, {1}, generator, torch::kLong).item<std::int64_t>();
       }
       centres[c].copy_(x[chosen].to(torch::kFloat64));
-      closest = torch::minimum(closest, squaredDistancesTo(x, centres[c]));
+      squaredRowDistances(x, centres[c], closest);
     }
     return centres;
   } catch (const c10::Error&) {  // out of memory

@@ -72,22 +72,7 @@ template <class T>
 void exactSquaredOf(const T* q, const T* reference, const std::int64_t* indices, std::int64_t m, std::int64_t w,
                     std::int64_t d, double* out) {
   for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < w; ++j) {
-      const T* x = q + i * d;
-      const T* r = reference + indices[i * w + j] * d;
-      double s[4] = {0, 0, 0, 0};  // four sums: independent additions the compiler can overlap
-      std::int64_t k = 0;
-      for (; k + 4 <= d; k += 4)
-        for (int u = 0; u < 4; ++u) {
-          const double diff = static_cast<double>(x[k + u]) - static_cast<double>(r[k + u]);
-          s[u] += diff * diff;
-        }
-      for (; k < d; ++k) {
-        const double diff = static_cast<double>(x[k]) - static_cast<double>(r[k]);
-        s[0] += diff * diff;
-      }
-      out[i * w + j] = (s[0] + s[1]) + (s[2] + s[3]);
-    }
+    for (std::int64_t j = 0; j < w; ++j) out[i * w + j] = squaredDistanceOf(q + i * d, reference + indices[i * w + j] * d, d);
 }
 
 // ‖q_i − r_j‖² in float64 for every candidate j of every query i, from the differences (no

@@ -26,7 +26,37 @@ void squaredNormsOf(const T* data, std::int64_t cols, double* out, std::int64_t 
   });
 }
 
+template <class T>
+void squaredDistancesOf(const T* data, std::int64_t cols, const double* point, std::int64_t rows, double* out,
+                        bool keep_smaller) {
+  at::parallel_for(0, rows, 256, [&](std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t r = lo; r < hi; ++r) {
+      const double distance = squaredDistanceOf(data + r * cols, point, cols);
+      out[r] = keep_smaller ? std::min(out[r], distance) : distance;
+    }
+  });
+}
+
 }  // namespace
+
+torch::Tensor squaredRowDistances(const torch::Tensor& rows, const torch::Tensor& point, torch::Tensor nearest_so_far) {
+  TORCH_CHECK(rows.dim() == 2 && rows.is_contiguous() && point.is_contiguous() && point.numel() == rows.size(1) &&
+                  point.scalar_type() == torch::kFloat64,
+              "squaredRowDistances: a contiguous matrix and a float64 point of its width");
+  const bool keep_smaller = nearest_so_far.defined();
+  torch::Tensor out = keep_smaller ? nearest_so_far : torch::empty({rows.size(0)}, torch::kFloat64);
+  TORCH_CHECK(out.is_contiguous() && out.scalar_type() == torch::kFloat64 && out.numel() == rows.size(0),
+              "squaredRowDistances: the nearest distances so far must be float64, one per row");
+  if (rows.scalar_type() == torch::kFloat32)
+    squaredDistancesOf(rows.data_ptr<float>(), rows.size(1), point.data_ptr<double>(), rows.size(0),
+                       out.data_ptr<double>(), keep_smaller);
+  else if (rows.scalar_type() == torch::kFloat64)
+    squaredDistancesOf(rows.data_ptr<double>(), rows.size(1), point.data_ptr<double>(), rows.size(0),
+                       out.data_ptr<double>(), keep_smaller);
+  else
+    TORCH_CHECK(false, "squaredRowDistances: float or double rows");
+  return out;
+}
 
 torch::Tensor squaredRowNorms(const torch::Tensor& rows) {
   torch::Tensor out = torch::empty({rows.size(0)}, torch::kFloat64);

@@ -7,6 +7,7 @@
 #include "tests/support/python_reference.h"
 #include "tests/support/test_suite.h"
 
+#include <ATen/Parallel.h>
 #include <QJsonArray>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -201,6 +202,18 @@ void TestNdbJsd::initialCentresAreSeededRows() {
   QVERIFY(same.defined() && torch::equal(same, torch::ones({3, 3}, torch::kFloat64)));
   QVERIFY(!NdbJsd::initialCentres(rows, 51, 0).defined());
   QVERIFY(!NdbJsd::initialCentres(rows, 0, 0).defined());
+  // The same draws on any number of threads (rows in blocks of 256 per thread), and from half
+  // precision rows (widened to float, exactly) as from those rows in float.
+  const auto many = torch::rand({3000, 6});
+  const int threads_before = at::get_num_threads();
+  at::set_num_threads(1);
+  const auto on_one = NdbJsd::initialCentres(many, 20, 5);
+  at::set_num_threads(3);
+  const auto on_three = NdbJsd::initialCentres(many, 20, 5);
+  at::set_num_threads(threads_before);
+  QVERIFY(torch::equal(on_one, on_three));
+  const auto half = many.to(torch::kFloat16);
+  QVERIFY(torch::equal(NdbJsd::initialCentres(half, 20, 5), NdbJsd::initialCentres(half.to(torch::kFloat32), 20, 5)));
 }
 
 void TestNdbJsd::initialCentresSpreadOverClusters() {
