@@ -173,7 +173,9 @@ Result<ManifoldMetricsResult> ManifoldMetrics::compute(const torch::Tensor& real
     auto fake_radii = kthRadii(*fake, options.k, options.block);
     if (!fake_radii) return makeError("precision and recall: " + fake_radii.error());
     const Sides sides{*real, *fake, normsOf(*real), normsOf(*fake), squaredEdges(*real_radii), squaredEdges(*fake_radii)};
-    return merged(tiles(sides, options.block), real->size(0), fake->size(0), options.block, options.k);
+    // A tile larger than both sets changes nothing, and its arithmetic could overflow.
+    const std::int64_t block = std::min(options.block, std::max(real->size(0), fake->size(0)));
+    return merged(tiles(sides, block), real->size(0), fake->size(0), block, options.k);
   } catch (const c10::Error& e) {
     return makeError(std::string("precision and recall: ") + e.what_without_backtrace());
   }

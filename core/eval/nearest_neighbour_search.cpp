@@ -291,6 +291,7 @@ Result<NearestNeighbours> searchChecked(const torch::Tensor& queries, const torc
   if (excluded.defined() && k > n_ref - 1)
     return makeError(prefixedSearch("k = " + std::to_string(k) + " with each query's own row excluded needs at least " +
                               std::to_string(k + 1) + " reference rows, got " + std::to_string(n_ref)));
+  block = std::min(block, std::max(n, n_ref));  // a larger block changes nothing, and its arithmetic could overflow
   try {
     if (query_bounds.defined() || reference_bounds.defined()) {
       if (Status s = checkSearchBounds(query_bounds, reference_bounds, n, n_ref); !s) return makeError(s.error());

@@ -62,6 +62,7 @@ void TestManifoldMetrics::tiesCountAsOutside_data() {
   QTest::newRow("k 5, blocks of 64, 2 threads") << 2 << 5 << qint64(64) << 2;
   QTest::newRow("k 1, blocks of 100, 1 thread") << 3 << 1 << qint64(100) << 1;
   QTest::newRow("k 1, blocks of 7, 3 threads") << 3 << 1 << qint64(7) << 3;
+  QTest::newRow("k 3, the largest block, 2 threads") << 1 << 3 << std::numeric_limits<qint64>::max() << 2;
 }
 
 void TestManifoldMetrics::tiesCountAsOutside() {
