@@ -11,11 +11,14 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <string>
 #include <vector>
 
 namespace streetgan {
 namespace {
+
+constexpr std::int64_t kMinTile = 256;  // rows a side of the smallest distance tile
 
 Result<torch::Tensor> rowsOfFeatures(const torch::Tensor& rows, const char* name, int k) {
   if (!rows.defined() || rows.dim() != 2)
@@ -131,7 +134,8 @@ ManifoldMetricsResult merged(const std::vector<Tile>& all, std::int64_t n_real, 
     const std::int64_t f0 = (static_cast<std::int64_t>(t) % fake_tiles) * block;
     const Tile& tile = all[t];
     dense += tile.dense;
-    for (std::size_t j = 0; j < tile.fake_inside.size(); ++j) inside[static_cast<std::size_t>(f0) + j] |= tile.fake_inside[j];
+    for (std::size_t j = 0; j < tile.fake_inside.size(); ++j)
+      inside[static_cast<std::size_t>(f0) + j] |= tile.fake_inside[j];
     for (std::size_t i = 0; i < tile.real_recalled.size(); ++i) {
       recalled[static_cast<std::size_t>(r0) + i] |= tile.real_recalled[i];
       covered[static_cast<std::size_t>(r0) + i] |= tile.real_covered[i];
@@ -172,12 +176,17 @@ Result<ManifoldMetricsResult> ManifoldMetrics::compute(const torch::Tensor& real
     if (!real_radii) return makeError("precision and recall: " + real_radii.error());
     auto fake_radii = kthRadii(*fake, options.k, options.block);
     if (!fake_radii) return makeError("precision and recall: " + fake_radii.error());
-    const Sides sides{*real, *fake, normsOf(*real), normsOf(*fake), squaredEdges(*real_radii), squaredEdges(*fake_radii)};
-    // A tile larger than both sets changes nothing, and its arithmetic could overflow.
-    const std::int64_t block = std::min(options.block, std::max(real->size(0), fake->size(0)));
-    return merged(tiles(sides, block), real->size(0), fake->size(0), block, options.k);
+    const Sides sides{*real, *fake, normsOf(*real), normsOf(*fake), squaredEdges(*real_radii),
+                      squaredEdges(*fake_radii)};
+    // The figures do not depend on the tile: at least kMinTile rows a side keeps the tiles' own
+    // tallies small beside the pairs, and one larger than both sets changes nothing (and its
+    // arithmetic could overflow).
+    const std::int64_t tile = std::min(std::max(options.block, kMinTile), std::max(real->size(0), fake->size(0)));
+    return merged(tiles(sides, tile), real->size(0), fake->size(0), tile, options.k);
   } catch (const c10::Error& e) {
     return makeError(std::string("precision and recall: ") + e.what_without_backtrace());
+  } catch (const std::bad_alloc&) {
+    return makeError("precision and recall: out of memory");
   }
 }
 

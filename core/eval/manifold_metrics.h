@@ -21,7 +21,7 @@ namespace streetgan {
 
 struct ManifoldMetricsOptions {
   int k = 5;                  ///< the neighbour that sets each ball's radius
-  std::int64_t block = 1024;  ///< rows per side of a distance tile (and of the neighbour searches' blocks)
+  std::int64_t block = 1024;  ///< rows per side of a distance tile (at least 256) and of the neighbour searches' blocks
 };
 
 struct ManifoldMetricsResult {

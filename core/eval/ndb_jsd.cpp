@@ -86,9 +86,13 @@ torch::Tensor NdbJsd::initialCentres(const torch::Tensor& rows, int bins, std::u
     return {};
   try {
     torch::NoGradGuard no_grad;
-    // Float and double rows are read as they are; others (half, bfloat16) widened to float, exactly.
+    // Float and double rows are read as they are; half and bfloat16 widened to float, others to
+    // double (both exactly).
     torch::Tensor x = rows.cpu();
-    if (x.scalar_type() != torch::kFloat32 && x.scalar_type() != torch::kFloat64) x = x.to(torch::kFloat32);
+    if (x.scalar_type() == torch::kFloat16 || x.scalar_type() == torch::kBFloat16)
+      x = x.to(torch::kFloat32);
+    else if (x.scalar_type() != torch::kFloat32 && x.scalar_type() != torch::kFloat64)
+      x = x.to(torch::kFloat64);
     x = x.contiguous();
     const std::int64_t n = x.size(0);
     at::Generator generator = at::detail::createCPUGenerator(seed);

@@ -40,12 +40,15 @@ void squaredDistancesOf(const T* data, std::int64_t cols, const double* point, s
 }  // namespace
 
 torch::Tensor squaredRowDistances(const torch::Tensor& rows, const torch::Tensor& point, torch::Tensor nearest_so_far) {
+  TORCH_CHECK(rows.is_cpu() && point.is_cpu() && rows.layout() == torch::kStrided && point.layout() == torch::kStrided,
+              "squaredRowDistances: CPU tensors");
   TORCH_CHECK(rows.dim() == 2 && rows.is_contiguous() && point.is_contiguous() && point.numel() == rows.size(1) &&
                   point.scalar_type() == torch::kFloat64,
               "squaredRowDistances: a contiguous matrix and a float64 point of its width");
   const bool keep_smaller = nearest_so_far.defined();
   torch::Tensor out = keep_smaller ? nearest_so_far : torch::empty({rows.size(0)}, torch::kFloat64);
-  TORCH_CHECK(out.is_contiguous() && out.scalar_type() == torch::kFloat64 && out.numel() == rows.size(0),
+  TORCH_CHECK(out.is_cpu() && out.is_contiguous() && out.scalar_type() == torch::kFloat64 &&
+                  out.numel() == rows.size(0),
               "squaredRowDistances: the nearest distances so far must be float64, one per row");
   if (rows.scalar_type() == torch::kFloat32)
     squaredDistancesOf(rows.data_ptr<float>(), rows.size(1), point.data_ptr<double>(), rows.size(0),
