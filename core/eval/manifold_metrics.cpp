@@ -58,6 +58,7 @@ std::vector<double> squaredEdges(const torch::Tensor& radii) {
 
 // What one tile of (real rows × generated rows) adds to the four figures.
 struct Tile {
+  std::int64_t real_first = 0, fake_first = 0;  // the tile's first real and generated rows
   std::vector<std::uint8_t> fake_inside;    // per generated row: inside some real ball of the tile
   std::vector<std::uint8_t> real_recalled;  // per real row: inside some generated ball of the tile
   std::vector<std::uint8_t> real_covered;   // per real row: its ball holds a generated row of the tile
@@ -111,10 +112,12 @@ std::vector<Tile> tiles(const Sides& sides, std::int64_t block) {
       products.resize_({rows, cols});  // mm_out warns when it has to resize
       torch::mm_out(products, sides.real.narrow(0, r0, rows), sides.fake.narrow(0, f0, cols).t());
       Tile& tile = out[static_cast<std::size_t>(t)];
+      tile.real_first = r0;
+      tile.fake_first = f0;
       tile.fake_inside.assign(static_cast<std::size_t>(cols), 0);
       tile.real_recalled.assign(static_cast<std::size_t>(rows), 0);
       tile.real_covered.assign(static_cast<std::size_t>(rows), 0);
-      tally(products.contiguous().data_ptr<double>(), rows, cols,
+      tally(products.data_ptr<double>(), rows, cols,
             {sides.real_norms.data() + r0, sides.real_edges.data() + r0},
             {sides.fake_norms.data() + f0, sides.fake_edges.data() + f0}, tile);
     }
@@ -123,22 +126,17 @@ std::vector<Tile> tiles(const Sides& sides, std::int64_t block) {
 }
 
 // The tiles' tallies merged: counts add, and a row is inside, recalled or covered when any tile says so.
-ManifoldMetricsResult merged(const std::vector<Tile>& all, std::int64_t n_real, std::int64_t n_fake,
-                             std::int64_t block, int k) {
-  const std::int64_t fake_tiles = (n_fake + block - 1) / block;
+ManifoldMetricsResult merged(const std::vector<Tile>& all, std::int64_t n_real, std::int64_t n_fake, int k) {
   std::vector<std::uint8_t> inside(static_cast<std::size_t>(n_fake), 0), recalled(static_cast<std::size_t>(n_real), 0),
       covered(recalled);
   std::int64_t dense = 0;
-  for (std::size_t t = 0; t < all.size(); ++t) {
-    const std::int64_t r0 = (static_cast<std::int64_t>(t) / fake_tiles) * block;
-    const std::int64_t f0 = (static_cast<std::int64_t>(t) % fake_tiles) * block;
-    const Tile& tile = all[t];
+  for (const Tile& tile : all) {
+    const auto r0 = static_cast<std::size_t>(tile.real_first), f0 = static_cast<std::size_t>(tile.fake_first);
     dense += tile.dense;
-    for (std::size_t j = 0; j < tile.fake_inside.size(); ++j)
-      inside[static_cast<std::size_t>(f0) + j] |= tile.fake_inside[j];
+    for (std::size_t j = 0; j < tile.fake_inside.size(); ++j) inside[f0 + j] |= tile.fake_inside[j];
     for (std::size_t i = 0; i < tile.real_recalled.size(); ++i) {
-      recalled[static_cast<std::size_t>(r0) + i] |= tile.real_recalled[i];
-      covered[static_cast<std::size_t>(r0) + i] |= tile.real_covered[i];
+      recalled[r0 + i] |= tile.real_recalled[i];
+      covered[r0 + i] |= tile.real_covered[i];
     }
   }
   const auto count = [](const std::vector<std::uint8_t>& flags) {
@@ -182,7 +180,7 @@ Result<ManifoldMetricsResult> ManifoldMetrics::compute(const torch::Tensor& real
     // tallies small beside the pairs, and one larger than both sets changes nothing (and its
     // arithmetic could overflow).
     const std::int64_t tile = std::min(std::max(options.block, kMinTile), std::max(real->size(0), fake->size(0)));
-    return merged(tiles(sides, tile), real->size(0), fake->size(0), tile, options.k);
+    return merged(tiles(sides, tile), real->size(0), fake->size(0), options.k);
   } catch (const c10::Error& e) {
     return makeError(std::string("precision and recall: ") + e.what_without_backtrace());
   } catch (const std::bad_alloc&) {
